@@ -1,0 +1,38 @@
+# virtuebench: does a video-language model answer honestly when the frames lack the evidence?
+# Stages: sources -> frames -> inference -> judge -> report (docs/records.md for the formats).
+import sys
+from pathlib import Path
+
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+from virtuebench.config import ConfigError, check_config  # noqa: E402
+
+
+configfile: "config/config.yaml"
+
+
+try:
+    MODELS = check_config(config, Path(workflow.basedir) / "config", base_dir=".")
+except ConfigError as error:
+    sys.exit(f"virtuebench: {error}")
+validate(config, "config/schema.yaml")
+
+
+include: "rules/common.smk"
+include: "rules/sources.smk"
+include: "rules/frames.smk"
+include: "rules/inference.smk"
+include: "rules/judge.smk"
+include: "rules/report.smk"
+
+
+rule all:
+    input:
+        rules.make_tables.output,
+        rules.make_fig4.output,
+        rules.make_fig6.output,
+        rules.compute_scores.output,
+    default_target: True

@@ -1,0 +1,76 @@
+# Input functions and helpers shared by the rules. Rules hold no logic of their own.
+import json
+import os
+from functools import lru_cache
+
+from virtuebench.instances import read_instances
+from virtuebench.inference import items_for_level
+
+
+# The package is importable in any environment the rules run in, installed or not.
+shell.prefix("export PYTHONPATH=" + str(Path(workflow.basedir) / "src") + "${{PYTHONPATH:+:$PYTHONPATH}}; ")
+
+
+wildcard_constraints:
+    model=r"[A-Za-z0-9][A-Za-z0-9._-]*",
+    prompt=r"[a-z0-9_]+",
+    level=r"\d+",
+    judge=r"[a-z0-9_]+",
+    video_id=r"[A-Za-z0-9][A-Za-z0-9._-]*",
+
+
+@lru_cache(maxsize=4)
+def _instances_at(path, mtime):
+    return read_instances(path)
+
+
+def instances():
+    """The instances table, once the checkpoint that makes it has run."""
+    path = checkpoints.make_instances.get().output.instances
+    return _instances_at(path, os.path.getmtime(path))
+
+
+def video_path(wildcards):
+    for inst in instances():
+        if inst.video_id == wildcards.video_id:
+            return inst.video_path
+    raise ValueError(f"video_id {wildcards.video_id!r} is not in the instances table")
+
+
+def source_settings(wildcards):
+    return json.dumps(config["source"].get("settings", {}), sort_keys=True)
+
+
+def frames_options(wildcards):
+    frames = config.get("frames", {})
+    options = [f"--levels {' '.join(map(str, config['levels']))}", f"--jpeg-quality {frames.get('jpeg_quality', 90)}"]
+    if frames.get("max_side"):
+        options.append(f"--max-side {frames['max_side']}")
+    options.append(f"--on-error {frames.get('on_broken_video', 'record')}")
+    return " ".join(options)
+
+
+def model_levels(model):
+    """The levels a model runs at: configured, within its max_level, and held by some instance."""
+    max_level = MODELS[model].get("max_level")
+    present = {level for inst in instances() for level in inst.answers}
+    return [level for level in config["levels"] if level in present and (max_level is None or level <= max_level)]
+
+
+def frames_for_level(wildcards):
+    level = int(wildcards.level)
+    return sorted({f"results/frames/{inst.video_id}" for inst in items_for_level(instances(), level)})
+
+
+def model_config(wildcards):
+    """The model's registry entry: a tracked param, so editing it reruns exactly its jobs."""
+    return json.dumps(MODELS[wildcards.model], sort_keys=True)
+
+
+def judgments():
+    return [
+        f"results/judgments/{config['judge']}/{model}/{prompt}/{level}.jsonl"
+        for model in config["models"]
+        for prompt in config["prompts"]
+        for level in model_levels(model)
+    ]

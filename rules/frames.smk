@@ -1,0 +1,17 @@
+rule extract_frames:
+    input:
+        instances=rules.make_instances.output.instances,
+    output:
+        directory("results/frames/{video_id}"),
+    params:
+        video=video_path,
+        options=frames_options,
+    log:
+        "logs/frames/{video_id}.log",
+    threads: 1
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Extracting the frames of every level of {wildcards.video_id}"
+    shell:
+        "python -m virtuebench.frames {params.video:q} {output} {params.options} --threads {threads} > {log} 2>&1"

@@ -1,0 +1,101 @@
+"""Configuration checks with messages a person can act on.
+
+The JSON schemas (config/schema.yaml, config/models.schema.yaml) describe the shape; this module
+turns each violation into one line naming the key and the allowed values, and checks the
+references between config, model registry and the code's registries (backends, prompts, judges).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; the message lists every problem, one per line."""
+
+
+def _where(error: ValidationError, root: str) -> str:
+    path = root
+    for part in error.absolute_path:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+def _describe(error: ValidationError, root: str) -> str:
+    where = _where(error, root)
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        unknown = sorted(set(error.instance) - set(allowed))
+        return f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; allowed keys: {', '.join(allowed)}"
+    if error.validator == "enum":
+        return f"{where}: {error.instance!r} is not allowed; allowed values: {', '.join(map(str, error.validator_value))}"
+    if error.validator == "anyOf" and any("enum" in option for option in error.validator_value):
+        allowed = [value for option in error.validator_value for value in option.get("enum", [])]
+        return f"{where}: {error.instance!r} is not allowed; allowed values: {', '.join(allowed)} (or package.module:Class)"
+    if error.validator == "type":
+        return f"{where}: must be of type {error.validator_value}, got {error.instance!r}"
+    if error.validator == "required":
+        return f"{where}: {error.message}"
+    return f"{where}: {error.message}"
+
+
+def schema_errors(data: Any, schema_path: str | Path, root: str) -> list[str]:
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    validator = Draft202012Validator(schema)
+    return [_describe(error, root) for error in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))]
+
+
+def load_registry(path: str | Path, schema_path: str | Path) -> dict[str, dict[str, Any]]:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"model_registry: file {path} not found")
+    try:
+        registry = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML ({error})") from None
+    if not isinstance(registry, dict):
+        raise ConfigError(f"{path}: must map model names to entries")
+    errors = [line for name, entry in registry.items() for line in schema_errors(entry, schema_path, f"{path}: {name}")]
+    if errors:
+        raise ConfigError("\n".join(errors))
+    return registry
+
+
+def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str | Path = ".") -> dict[str, dict[str, Any]]:
+    """Validate `config` (schema and cross-references); return the registry entries of its models."""
+    from virtuebench.judge import JUDGES
+    from virtuebench.models import BACKENDS
+    from virtuebench.prompts import TEMPLATES
+    from virtuebench.sources import ADAPTERS
+
+    config_dir = Path(config_dir)
+    errors = schema_errors(config, config_dir / "schema.yaml", "config")
+    if errors:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
+
+    problems = []
+    if config["source"]["name"] not in ADAPTERS:
+        problems.append(f"config.source.name: {config['source']['name']!r} is not allowed; allowed values: {', '.join(sorted(ADAPTERS))}")
+    for i, prompt in enumerate(config["prompts"]):
+        if prompt not in TEMPLATES:
+            problems.append(f"config.prompts[{i}]: {prompt!r} is not allowed; allowed values: {', '.join(sorted(TEMPLATES))}")
+    if config["judge"] not in JUDGES:
+        problems.append(f"config.judge: {config['judge']!r} is not allowed; allowed values: {', '.join(sorted(JUDGES))}")
+    report_prompt = config.get("report", {}).get("prompt", "honest")
+    if report_prompt not in config["prompts"]:
+        problems.append(f"config.report.prompt: {report_prompt!r} is not allowed; allowed values (config.prompts): {', '.join(config['prompts'])}")
+    registry_path = Path(base_dir) / config.get("model_registry", "config/models.yaml")
+    registry = load_registry(registry_path, config_dir / "models.schema.yaml")
+    for i, model in enumerate(config["models"]):
+        if model not in registry:
+            problems.append(f"config.models[{i}]: {model!r} is not in the model registry {registry_path}; allowed values: {', '.join(sorted(registry))}")
+        elif ":" not in registry[model]["backend"] and registry[model]["backend"] not in BACKENDS:
+            problems.append(f"{registry_path}: {model}.backend: {registry[model]['backend']!r} is not allowed; allowed values: {', '.join(sorted(BACKENDS))}")
+    if problems:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+    return {model: registry[model] for model in config["models"]}

@@ -1,0 +1,165 @@
+"""Inference for one (model, prompt, level): every instance that has the level, one response record each.
+
+Responses are appended to a progress file as they finish; a rerun after a crash or kill redoes
+nothing that finished with the same settings, and the output file appears only when all items
+have a record. A missing video or level is an input error: recorded in the item's record, counted
+downstream, never retried. A backend failure is retried on the next run: the job then exits
+non-zero after finishing every other item, so nothing downstream sees an incomplete set.
+
+CLI: python -m virtuebench.inference --instances I --frames-dir D --model M --model-config JSON
+     --prompt P --level N --out results/responses/M/P/N.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from virtuebench.frames import FramesError, Manifest
+from virtuebench.instances import Instance, read_instances
+from virtuebench.models import Backend, Request, load_backend
+from virtuebench.progress import Progress
+from virtuebench.prompts import get_prompt
+from virtuebench.records import ProgressLog, Response, stable_hash
+
+
+@dataclass
+class Summary:
+    items: int
+    answered: int
+    reused: int
+    input_errors: int
+    backend_errors: int
+    wall_s: float
+
+    def line(self, label: str) -> str:
+        return (
+            f"[{label}] done: {self.items} items ({self.reused} reused from an interrupted run), "
+            f"{self.answered} answered, {self.input_errors} input errors, {self.backend_errors} backend errors, "
+            f"{self.wall_s:.1f} s"
+        )
+
+
+def fingerprint(model: str, model_config: dict[str, Any], prompt_hash: str, level: int) -> str:
+    return stable_hash({"model": model, "config": model_config, "prompt": prompt_hash, "level": level})
+
+
+def items_for_level(instances: list[Instance], level: int) -> list[Instance]:
+    return sorted((inst for inst in instances if level in inst.answers), key=lambda inst: inst.instance_id)
+
+
+def _is_done(record: dict[str, Any]) -> bool:
+    return record.get("error") is None or not record.get("retryable", False)
+
+
+def run_inference(
+    instances: list[Instance],
+    frames_dir: str | Path,
+    model: str,
+    model_config: dict[str, Any],
+    prompt_name: str,
+    level: int,
+    output: str | Path,
+    backend: Backend | None = None,
+) -> Summary:
+    prompt = get_prompt(prompt_name)
+    items = items_for_level(instances, level)
+    key = fingerprint(model, model_config, prompt.hash, level)
+    log = ProgressLog(output, key)
+    done = log.resume(_is_done)
+    label = f"{model}/{prompt_name}/{level}"
+    progress = Progress(label, len(items), already_done=sum(inst.instance_id in done for inst in items))
+    backend_name = model_config["backend"]
+    counts = {"answered": 0, "input": 0, "backend": 0}
+    manifests: dict[str, Manifest | str] = {}
+    records: dict[str, dict[str, Any]] = {}
+    if backend is None and len(done) < len(items):
+        backend = load_backend(backend_name, model_config.get("settings"))
+
+    def record(inst: Instance, response: str | None, error: str | None, retryable: bool, n_frames: int,
+               latency: float, usage: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+        return asdict(
+            Response(
+                instance_id=inst.instance_id, video_id=inst.video_id, model=model, backend=backend_name,
+                prompt=prompt.id, prompt_hash=prompt.hash, level=level, n_frames=n_frames,
+                response=response, error=error, latency_s=round(latency, 4), fingerprint=key,
+                retryable=retryable, usage=usage or None,
+            )
+        )  # fmt: skip
+
+    for inst in items:
+        if inst.instance_id in done:
+            records[inst.instance_id] = done[inst.instance_id]
+            continue
+        if inst.video_id not in manifests:
+            try:
+                manifests[inst.video_id] = Manifest.read(Path(frames_dir) / inst.video_id)
+            except FramesError as error:
+                manifests[inst.video_id] = str(error)
+        manifest = manifests[inst.video_id]
+        if isinstance(manifest, str) or manifest.error:
+            reason = manifest if isinstance(manifest, str) else manifest.error
+            result = record(inst, None, f"frames unavailable: {reason}", False, 0, 0.0)
+            counts["input"] += 1
+        elif str(level) not in manifest.levels:
+            result = record(inst, None, f"level {level} unavailable: video {manifest.video} has a grid of {manifest.grid_size} points", False, 0, 0.0)  # fmt: skip
+            counts["input"] += 1
+        else:
+            frames = manifest.frame_paths(Path(frames_dir) / inst.video_id, level)
+            request = Request(inst.instance_id, inst.question, prompt.render(inst.question), frames, manifest.levels[str(level)].timestamps, level)  # fmt: skip
+            started = time.monotonic()
+            try:
+                reply = backend.answer(request)
+                result = record(inst, reply.text, None, False, len(frames), time.monotonic() - started, reply.usage)
+                counts["answered"] += 1
+            except Exception as error:  # any backend failure is recorded per item and retried next run
+                result = record(inst, None, f"{type(error).__name__}: {error}", True, len(frames), time.monotonic() - started)
+                counts["backend"] += 1
+        log.append(result)
+        records[inst.instance_id] = result
+        progress.step()
+
+    summary = Summary(len(items), counts["answered"], len(done), counts["input"], counts["backend"], progress.elapsed_s)
+    if counts["backend"]:
+        log.close()  # keep the progress file: the next run retries only the failed items
+    else:
+        log.finish(records[inst.instance_id] for inst in items)
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m virtuebench.inference", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--instances", required=True)
+    parser.add_argument("--frames-dir", required=True)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--model-config", required=True, help="the model's config entry as a JSON object")
+    parser.add_argument("--prompt", required=True)
+    parser.add_argument("--level", type=int, required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    try:
+        model_config = json.loads(args.model_config)
+    except json.JSONDecodeError as error:
+        parser.error(f"--model-config is not valid JSON: {error}")
+    summary = run_inference(
+        read_instances(args.instances), args.frames_dir, args.model, model_config, args.prompt, args.level, args.out
+    )
+    label = f"{args.model}/{args.prompt}/{args.level}"
+    print(summary.line(label), file=sys.stderr)
+    if summary.backend_errors:
+        print(
+            f"error: {summary.backend_errors} of {summary.items} items failed in the backend; their errors are in "
+            f"{args.out}.partial. Rerun to retry only those items.",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""The paper's frame-level rule, made exact, and the per-level ground truth it implies.
+
+A video of duration D seconds is first downsampled to 1 FPS: the grid has T = floor(D) points at
+t_k = k + 0.5 s (the middle of each whole second). Level N takes the grid indices
+round(linspace(0, T - 1, N)) and is unavailable when N > T. An evidence interval [start, end) is
+seen at a level when at least one of the level's timestamps falls inside it; a question is
+answerable at a level when every one of its evidence intervals is seen there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from virtuebench import REFUSAL_ANSWER
+
+
+def grid_size(duration_s: float) -> int:
+    """Number of points on the 1 FPS grid of a video lasting `duration_s` seconds."""
+    if not math.isfinite(duration_s) or duration_s < 0:
+        raise ValueError(f"duration_s must be a finite, non-negative number, got {duration_s!r}")
+    return int(math.floor(duration_s + 1e-9))
+
+
+def grid_timestamp(index: int) -> float:
+    """Time in seconds of grid point `index` (the middle of that second)."""
+    return index + 0.5
+
+
+def is_available(level: int, duration_s: float) -> bool:
+    """A level exists for a video when the 1 FPS grid has at least `level` points."""
+    return 0 < level <= grid_size(duration_s)
+
+
+def available_levels(duration_s: float, levels: Iterable[int]) -> list[int]:
+    return sorted(level for level in levels if is_available(level, duration_s))
+
+
+def level_indices(level: int, duration_s: float) -> list[int]:
+    """Grid indices sampled at `level`: round(linspace(0, T - 1, level)), strictly increasing."""
+    size = grid_size(duration_s)
+    if level <= 0:
+        raise ValueError(f"level must be positive, got {level}")
+    if level > size:
+        raise ValueError(f"level {level} is unavailable for a video of {duration_s:g} s (grid of {size} points)")
+    # numpy rounds half to even; with level <= size the spacing is >= 1 so indices stay distinct.
+    return [int(i) for i in np.rint(np.linspace(0, size - 1, level))]
+
+
+def level_timestamps(level: int, duration_s: float) -> list[float]:
+    return [grid_timestamp(i) for i in level_indices(level, duration_s)]
+
+
+def interval_is_seen(interval: Sequence[float], timestamps: Sequence[float]) -> bool:
+    start, end = float(interval[0]), float(interval[1])
+    return any(start <= t < end for t in timestamps)
+
+
+def evidence_is_seen(evidence: Sequence[Sequence[float]], timestamps: Sequence[float]) -> bool:
+    """True when every evidence interval holds at least one sampled timestamp.
+
+    Empty evidence means "nothing is known about where the evidence is": it is not treated as
+    seen, so such questions get their per-level answers from annotation, not from this rule.
+    """
+    if len(evidence) == 0:
+        return False
+    return all(interval_is_seen(interval, timestamps) for interval in evidence)
+
+
+def answers_by_level(
+    answer: str, evidence: Sequence[Sequence[float]], duration_s: float, levels: Iterable[int]
+) -> dict[int, str]:
+    """Per-level ground truth: the answer where the evidence is seen, the refusal string elsewhere."""
+    return {
+        level: answer if evidence_is_seen(evidence, level_timestamps(level, duration_s)) else REFUSAL_ANSWER
+        for level in available_levels(duration_s, levels)
+    }

@@ -1,0 +1,185 @@
+"""Record formats at the stage boundaries, and the JSONL plumbing every long job shares.
+
+docs/records.md documents each format; the dataclasses here are their single definition.
+`ProgressLog` is how inference and judging survive a kill: finished items are appended to a
+`.partial` file beside the declared output as they finish, a rerun keeps the ones made with the
+same settings (same fingerprint), and the output appears atomically only when the job is done.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+class RecordError(ValueError):
+    """A record file is malformed; the message names the file, the line and the field."""
+
+
+@dataclass(frozen=True)
+class Response:
+    """One model answer for one (instance, level, prompt): a line of results/responses/{model}/{prompt}/{level}.jsonl."""
+
+    instance_id: str
+    video_id: str
+    model: str
+    backend: str
+    prompt: str
+    prompt_hash: str
+    level: int
+    n_frames: int
+    response: str | None
+    error: str | None
+    latency_s: float
+    fingerprint: str
+    retryable: bool = False  # True for a backend failure, which the next run tries again
+    usage: dict[str, Any] | None = None  # token counts and the like, where the backend reports them
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.response is not None
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One verdict: a line of results/judgments/{judge}/{model}/{prompt}/{level}.jsonl.
+
+    It carries the category, the ground truth and the response, so that metrics read only
+    judgments and every number in a table can be traced back to these lines.
+    """
+
+    instance_id: str
+    model: str
+    prompt: str
+    level: int
+    judge: str
+    category: str
+    task_type: str
+    answer: str
+    is_unanswerable: bool
+    response: str | None
+    refusal: int
+    judgement: int
+    valid: bool
+    reason: str
+    error: str | None
+    fingerprint: str
+
+
+def stable_hash(value: Any, length: int = 12) -> str:
+    """Hash of a JSON-able value that does not depend on dict key order."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+def to_json_line(record: Any) -> str:
+    data = dataclasses.asdict(record) if dataclasses.is_dataclass(record) else record
+    return json.dumps(data, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
+    path = Path(path)
+    try:
+        handle = path.open(encoding="utf-8")
+    except FileNotFoundError:
+        raise RecordError(f"{path}: file not found") from None
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise RecordError(f"{path}:{number}: not valid JSON ({error.msg})") from None
+            if not isinstance(value, dict):
+                raise RecordError(f"{path}:{number}: expected a JSON object, got {type(value).__name__}")
+            yield value
+
+
+def load_records(path: str | Path, cls: type) -> list[Any]:
+    """Read a JSONL file into dataclass records, naming file, line and field on any mismatch."""
+    fields = {field.name for field in dataclasses.fields(cls)}
+    records = []
+    for number, value in enumerate(iter_jsonl(path), start=1):
+        missing = fields - value.keys()
+        if missing:
+            raise RecordError(f"{path}: record {number} lacks field(s) {sorted(missing)} of a {cls.__name__}")
+        records.append(cls(**{name: value[name] for name in fields}))
+    return records
+
+
+def write_jsonl_atomic(path: str | Path, records: Iterable[Any]) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(to_json_line(record))
+    os.replace(tmp, path)
+
+
+class ProgressLog:
+    """Append-only progress for one output file; see the module docstring.
+
+    Records are keyed by `key_field`; a record is reused on a rerun only when its `fingerprint`
+    matches the current job's and `is_done(record)` holds (failed items are tried again).
+    """
+
+    def __init__(self, output: str | Path, fingerprint: str, key_field: str = "instance_id"):
+        self.output = Path(output)
+        self.partial = self.output.with_name(self.output.name + ".partial")
+        self.fingerprint = fingerprint
+        self.key_field = key_field
+        self._handle = None
+
+    def resume(self, is_done=lambda record: True) -> dict[str, dict[str, Any]]:
+        """Finished records of an earlier, interrupted run with the same fingerprint.
+
+        The partial file is rewritten with exactly those records, which drops a line cut short
+        by a kill and any record made with other settings.
+        """
+        kept: dict[str, dict[str, Any]] = {}
+        if self.partial.exists():
+            with self.partial.open(encoding="utf-8") as handle:
+                for line in handle:
+                    try:
+                        record = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue  # the last line of a killed run may be cut short
+                    if (
+                        isinstance(record, dict)
+                        and record.get("fingerprint") == self.fingerprint
+                        and self.key_field in record
+                        and is_done(record)
+                    ):
+                        kept[record[self.key_field]] = record
+        self.partial.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.partial.with_name(f".{self.partial.name}.tmp")
+        with tmp.open("w", encoding="utf-8") as handle:
+            for record in kept.values():
+                handle.write(to_json_line(record))
+        os.replace(tmp, self.partial)
+        return kept
+
+    def append(self, record: Any) -> None:
+        if self._handle is None:
+            self._handle = self.partial.open("a", encoding="utf-8")
+        self._handle.write(to_json_line(record))
+        self._handle.flush()  # on disk (page cache) before the next item starts: survives kill -9
+
+    def finish(self, records: Iterable[Any]) -> None:
+        """Write the complete output atomically, then drop the progress file."""
+        self.close()
+        write_jsonl_atomic(self.output, records)
+        self.partial.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None

@@ -1,0 +1,1 @@
+"""The paper's tables (LaTeX) and figures (PNG), made from results/scores.csv and the instances table only."""

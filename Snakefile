@@ -9,6 +9,7 @@ min_version("9.0")
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from virtuebench.config import ConfigError, check_config  # noqa: E402
+from virtuebench.metrics import summarize_invalid  # noqa: E402
 
 
 configfile: "config/config.yaml"
@@ -36,3 +37,10 @@ rule all:
         rules.make_fig6.output,
         rules.compute_scores.output,
     default_target: True
+
+
+onsuccess:
+    # Broken videos and failed items are counted in the tables; say so where the user looks.
+    warning = summarize_invalid("results/invalid_items.csv")
+    if warning:
+        print(f"virtuebench WARNING: {warning}", file=sys.stderr)

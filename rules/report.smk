@@ -9,7 +9,8 @@ rule compute_scores:
     input:
         lambda wildcards: judgments(),
     output:
-        "results/scores.csv",
+        scores="results/scores.csv",
+        invalid="results/invalid_items.csv",
     log:
         "logs/scores.log",
     conda:
@@ -17,12 +18,12 @@ rule compute_scores:
     message:
         "Scoring {input}"
     shell:
-        "python -m virtuebench.metrics {input} --out {output} > {log} 2>&1"
+        "python -m virtuebench.metrics {input} --out {output.scores} --invalid-out {output.invalid} > {log} 2>&1"
 
 
 rule make_tables:
     input:
-        scores=rules.compute_scores.output[0],
+        scores=rules.compute_scores.output.scores,
     output:
         table1="results/table1.tex",
         table2="results/table2.tex",
@@ -64,7 +65,7 @@ rule make_fig4:
 
 rule make_fig6:
     input:
-        scores=rules.compute_scores.output[0],
+        scores=rules.compute_scores.output.scores,
     output:
         png="results/fig6.png",
         csv="results/fig6.csv",

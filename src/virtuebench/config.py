@@ -66,6 +66,14 @@ def load_registry(path: str | Path, schema_path: str | Path) -> dict[str, dict[s
     return registry
 
 
+def resolve_registry(path: str | Path, work_dir: str | Path, workflow_dir: str | Path) -> Path:
+    """A relative registry path is looked up in the working directory first, then in the workflow's."""
+    path = Path(path)
+    if path.is_absolute() or (Path(work_dir) / path).exists():
+        return Path(work_dir) / path
+    return Path(workflow_dir) / path
+
+
 def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str | Path = ".") -> dict[str, dict[str, Any]]:
     """Validate `config` (schema and cross-references); return the registry entries of its models."""
     from virtuebench.judge import JUDGES
@@ -89,7 +97,7 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
     report_prompt = config.get("report", {}).get("prompt", "honest")
     if report_prompt not in config["prompts"]:
         problems.append(f"config.report.prompt: {report_prompt!r} is not allowed; allowed values (config.prompts): {', '.join(config['prompts'])}")
-    registry_path = Path(base_dir) / config.get("model_registry", "config/models.yaml")
+    registry_path = resolve_registry(config.get("model_registry", "config/models.yaml"), base_dir, config_dir.parent)
     registry = load_registry(registry_path, config_dir / "models.schema.yaml")
     for i, model in enumerate(config["models"]):
         if model not in registry:

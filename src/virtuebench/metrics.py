@@ -84,15 +84,48 @@ def read_scores(path: str | Path) -> list[Score]:
         ]
 
 
+INVALID_FIELDS = ("judge", "model", "prompt", "level", "instance_id", "reason", "error")
+
+
+def write_invalid(judgments: Iterable[Judgment], path: str | Path) -> int:
+    """List every judgment without a valid verdict, so each counted-as-wrong item can be traced."""
+    rows = [{name: getattr(j, name) for name in INVALID_FIELDS} for j in judgments if not j.valid]
+    with Path(path).open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=INVALID_FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+    return len(rows)
+
+
+def summarize_invalid(path: str | Path, examples: int = 3) -> str | None:
+    """A short warning about the invalid items listed in `path`, or None when there are none."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    if not rows:
+        return None
+    distinct = sorted({row["error"] or row["reason"] for row in rows})
+    lines = [f"{len(rows)} judged items have no valid verdict and count as wrong (listed in {path}):"]
+    lines += [f"  {text}" for text in distinct[:examples]]
+    if len(distinct) > examples:
+        lines.append(f"  ... and {len(distinct) - examples} more distinct errors")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m virtuebench.metrics", description=__doc__.split("\n\n")[0])
     parser.add_argument("judgments", nargs="+")
     parser.add_argument("--out", required=True)
+    parser.add_argument("--invalid-out", help="CSV listing every judgment without a valid verdict")
     args = parser.parse_args(argv)
     judgments = [j for path in args.judgments for j in load_records(path, Judgment)]
     scores = compute_scores(judgments)
     write_scores(scores, args.out)
     invalid = sum(not j.valid for j in judgments)
+    if args.invalid_out:
+        write_invalid(judgments, args.invalid_out)
     print(f"scores: {len(scores)} rows from {len(judgments)} judgments ({invalid} invalid) -> {args.out}", file=sys.stderr)
     return 0
 

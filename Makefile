@@ -1,0 +1,30 @@
+# The two set-up commands of the README: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(abspath $(VENV))/bin
+STAMP := $(VENV)/.installed
+# Rules call `python -m virtuebench...`: the virtual environment's python must come first.
+export PATH := $(BIN):$(PATH)
+
+.PHONY: demo test install lint clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	@touch $@
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	snakemake --profile profiles/default
+	@echo "Done: results/table1.tex results/table2.tex results/fig4.png results/fig6.png results/scores.csv"
+
+test: $(STAMP)
+	python -m pytest
+
+lint: $(STAMP)
+	snakemake --lint
+
+clean:
+	rm -rf results logs .snakemake

@@ -1,0 +1,76 @@
+import copy
+
+import pytest
+import yaml
+
+from conftest import REPO
+from virtuebench.config import ConfigError, check_config, schema_errors
+from virtuebench.judge import JUDGES
+from virtuebench.models import BACKENDS
+from virtuebench.prompts import TEMPLATES
+from virtuebench.sources import ADAPTERS
+
+DEFAULT = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+
+
+def check(config, base_dir=REPO):
+    return check_config(config, REPO / "config", base_dir=base_dir)
+
+
+def test_default_config_is_valid():
+    assert list(check(copy.deepcopy(DEFAULT))) == DEFAULT["models"]
+
+
+def test_schema_enums_match_the_code_registries():
+    schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
+    assert set(schema["properties"]["prompts"]["items"]["enum"]) == set(TEMPLATES)
+    assert set(schema["properties"]["judge"]["enum"]) == set(JUDGES)
+    assert set(schema["properties"]["source"]["properties"]["name"]["enum"]) == set(ADAPTERS)
+    model_schema = yaml.safe_load((REPO / "config" / "models.schema.yaml").read_text())
+    assert set(model_schema["properties"]["backend"]["anyOf"][0]["enum"]) == set(BACKENDS)
+
+
+@pytest.mark.parametrize(
+    "path,value,message",
+    [
+        (("frames", "quality"), 90, "config.frames: unknown key(s) 'quality'; allowed keys: jpeg_quality, max_side, on_broken_video"),
+        (("frames", "on_broken_video"), "skip", "config.frames.on_broken_video: 'skip' is not allowed; allowed values: record, fail"),
+        (("levels",), [64, "many"], "config.levels[1]: must be of type integer"),
+        (("models",), ["refuse", "nope"], "config.models[1]: 'nope' is not in the model registry"),
+        (("report", "prompt"), "plain", None),
+    ],
+)
+def test_errors_name_the_key_and_the_allowed_values(path, value, message):
+    config = copy.deepcopy(DEFAULT)
+    target = config
+    for key in path[:-1]:
+        target = target.setdefault(key, {})
+    target[path[-1]] = value
+    if message is None:
+        check(config)
+        return
+    with pytest.raises(ConfigError) as error:
+        check(config)
+    assert message in str(error.value)
+
+
+def test_report_prompt_must_be_run():
+    config = {**copy.deepcopy(DEFAULT), "prompts": ["plain"]}
+    with pytest.raises(ConfigError, match=r"config.report.prompt: 'honest' is not allowed; allowed values \(config.prompts\): plain"):
+        check(config)
+
+
+def test_registry_entries_are_checked(tmp_path):
+    (tmp_path / "models.yaml").write_text("mine:\n  backend: telepathy\n  gpu: 1\n")
+    config = {**copy.deepcopy(DEFAULT), "model_registry": str(tmp_path / "models.yaml"), "models": ["mine"]}
+    with pytest.raises(ConfigError) as error:
+        check(config)
+    assert "mine: unknown key(s) 'gpu'" in str(error.value)
+    assert "mine.backend: 'telepathy' is not allowed; allowed values: refuse, guess" in str(error.value)
+
+
+def test_schema_errors_are_listed_together():
+    errors = schema_errors({"levels": "x", "extra": 1}, REPO / "config" / "schema.yaml", "config")
+    assert any("unknown key(s) 'extra'" in e for e in errors)
+    assert any("config.levels: must be of type array" in e for e in errors)
+    assert any("'source' is a required property" in e for e in errors)

@@ -1,0 +1,93 @@
+import json
+import os
+import subprocess
+import sys
+from fractions import Fraction
+
+import pytest
+from PIL import Image
+
+from virtuebench.frames import FramesError, Manifest, extract, extract_or_record
+from virtuebench.levels import level_indices
+from virtuebench.sources.synthetic import read_second_code
+
+
+def _check_every_frame(outdir, manifest):
+    checked = 0
+    for level, frames in manifest.levels.items():
+        assert frames.grid_indices == level_indices(int(level), manifest.duration_s)
+        assert frames.files == sorted(frames.files), "file names sort in time order"
+        for timestamp, name in zip(frames.timestamps, frames.files):
+            second = read_second_code(Image.open(outdir / name))
+            # The frame displayed at t = k + 0.5 belongs to second k.
+            assert second == int(timestamp - 0.5), f"{name}: shows second {second}, expected {timestamp}"
+            checked += 1
+    return checked
+
+
+@pytest.mark.parametrize(
+    "duration,fps",
+    [(70.4, Fraction(30000, 1001)), (133.7, Fraction(24000, 1001)), (66.0, 25), (257.3, 6), (129.9, Fraction(25, 2))],
+)
+def test_each_jpeg_shows_the_second_its_timestamp_names(tmp_path, video_factory, duration, fps):
+    video = video_factory(duration, fps)
+    manifest = extract(video, tmp_path, levels=[64, 128, 256, 512])
+    assert abs(manifest.duration_s - duration) < 1 / float(fps) + 1e-6
+    assert manifest.error is None
+    expected = [level for level in (64, 128, 256, 512) if level <= int(manifest.duration_s)]
+    assert sorted(int(level) for level in manifest.levels) == expected
+    assert manifest.unavailable_levels == [level for level in (64, 128, 256, 512) if level not in expected]
+    for level in (64, 128, 256, 512):
+        assert (tmp_path / str(level)).is_dir() == (level in expected), "a folder only for available levels"
+    assert _check_every_frame(tmp_path, manifest) == sum(expected)
+
+
+def test_shared_frames_are_stored_once(tmp_path, video_factory):
+    manifest = extract(video_factory(257.3, 6), tmp_path, levels=[64, 128, 256])
+    unique = set().union(*(set(frames.grid_indices) for frames in manifest.levels.values()))
+    assert manifest.frames_written == len(unique)
+    inodes = {os.stat(tmp_path / name).st_ino for frames in manifest.levels.values() for name in frames.files}
+    assert len(inodes) == len(unique)
+
+
+def test_manifest_round_trips_and_resizes(tmp_path, video_factory):
+    extract(video_factory(70.4, 8), tmp_path, levels=[64], max_side=64, jpeg_quality=80)
+    manifest = Manifest.read(tmp_path)
+    assert manifest.frame_size == [64, 36]
+    assert Image.open(manifest.frame_paths(tmp_path, 64)[0]).size == (64, 36)
+    assert json.loads((tmp_path / "manifest.json").read_text())["settings"] == {"max_side": 64, "jpeg_quality": 80}
+    assert _check_every_frame(tmp_path, manifest) == 64
+
+
+def test_broken_and_missing_videos_name_the_file(tmp_path):
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes(b"\x00\x00\x00\x18ftypmp42 this is not a video" * 10)
+    with pytest.raises(FramesError, match="broken.mp4"):
+        extract(broken, tmp_path / "out")
+    with pytest.raises(FramesError, match="nothere.mp4: video file not found"):
+        extract(tmp_path / "nothere.mp4", tmp_path / "out")
+    manifest = extract_or_record(broken, tmp_path / "recorded", on_error="record")
+    assert "broken.mp4" in manifest.error and manifest.levels == {}
+    assert Manifest.read(tmp_path / "recorded").error == manifest.error
+
+
+def test_truncated_video_is_an_error_not_a_short_video(tmp_path, video_factory):
+    data = video_factory(133.7, Fraction(24000, 1001)).read_bytes()
+    cut = tmp_path / "cut.mp4"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(FramesError, match="cut.mp4"):
+        extract(cut, tmp_path / "out", levels=[64])
+
+
+def test_cli_contract(tmp_path, video_factory):
+    video = video_factory(133.7, Fraction(24000, 1001))
+    run = subprocess.run([sys.executable, "-m", "virtuebench.frames", str(video), str(tmp_path / "out"),
+                          "--levels", "64", "128", "256"], capture_output=True, text=True)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["128", "64", "manifest.json"]
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert len(manifest["levels"]["128"]["timestamps"]) == 128
+    bad = subprocess.run([sys.executable, "-m", "virtuebench.frames", str(tmp_path / "missing.mp4"), str(tmp_path / "o2")],
+                         capture_output=True, text=True)  # fmt: skip
+    assert bad.returncode == 1
+    assert "missing.mp4" in bad.stderr and "Traceback" not in bad.stderr

@@ -1,0 +1,122 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from virtuebench.frames import extract_or_record
+from virtuebench.inference import items_for_level, run_inference
+from virtuebench.instances import read_instances, write_instances
+from virtuebench.prompts import get_prompt
+from virtuebench.sources.synthetic import SyntheticSettings, generate
+
+TESTS = Path(__file__).parent
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bench")
+    instances = generate(root / "videos", SyntheticSettings(n_videos=3, max_duration_s=300, width=128, height=72))
+    write_instances(instances, root / "instances.parquet")
+    for video_id, path in {i.video_id: i.video_path for i in instances}.items():
+        extract_or_record(path, root / "frames" / video_id, levels=[64, 128, 256])
+    return root
+
+
+def _lines(path):
+    return [json.loads(line) for line in Path(path).read_text().splitlines()]
+
+
+def test_reference_backends_write_one_record_per_item(bench, tmp_path):
+    instances = read_instances(bench / "instances.parquet")
+    out = tmp_path / "refuse.jsonl"
+    summary = run_inference(instances, bench / "frames", "refuse", {"backend": "refuse"}, "honest", 64, out)
+    records = _lines(out)
+    assert [r["instance_id"] for r in records] == [i.instance_id for i in items_for_level(instances, 64)]
+    assert summary.answered == len(records) == 15
+    assert all(r["prompt_hash"] == get_prompt("honest").hash and r["n_frames"] == 64 and r["error"] is None for r in records)
+    assert not (tmp_path / "refuse.jsonl.partial").exists()
+
+
+def test_backend_failure_keeps_progress_and_retries_only_failed_items(bench, tmp_path):
+    instances = read_instances(bench / "instances.parquet")
+    calls, out = tmp_path / "calls.txt", tmp_path / "out.jsonl"
+    failing = items_for_level(instances, 128)[1].instance_id
+    config = {"backend": "vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls), "fail_on": [failing]}}
+    summary = run_inference(instances, bench / "frames", "m", config, "plain", 128, out)
+    assert summary.backend_errors == 1 and not out.exists()
+    first_calls = calls.read_text().split()
+    # The outage is over: the same settings, without the failure injection, would change the
+    # fingerprint, so inject a backend object instead and count what it is asked.
+    from vb_test_backends import RecordingBackend
+
+    backend = RecordingBackend({"calls_file": str(calls)})
+    summary = run_inference(instances, bench / "frames", "m", config, "plain", 128, out, backend=backend)
+    assert summary.backend_errors == 0 and summary.reused == len(first_calls) - 1
+    assert calls.read_text().split() == first_calls + [failing]
+    assert len(_lines(out)) == len(first_calls)
+
+
+def test_changed_settings_are_not_reused(bench, tmp_path):
+    instances = read_instances(bench / "instances.parquet")
+    out, calls = tmp_path / "out.jsonl", tmp_path / "calls.txt"
+    config = {"backend": "vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls), "fail_on": ["none"]}}
+    run_inference(instances, bench / "frames", "m", config, "honest", 64, out)
+    (tmp_path / "out.jsonl").rename(tmp_path / "out.jsonl.partial")  # as if the job had died at the very end
+    config["settings"]["delay_s"] = 0.0
+    summary = run_inference(instances, bench / "frames", "m", config, "honest", 64, out)
+    assert summary.reused == 0 and summary.answered == 15
+
+
+def test_broken_video_items_are_recorded_not_retried(bench, tmp_path):
+    instances = read_instances(bench / "instances.parquet")
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    broken = instances[0].video_id
+    for video_id in {i.video_id for i in instances} - {broken}:
+        os.symlink(bench / "frames" / video_id, frames / video_id)
+    bad = tmp_path / "bad.mp4"
+    bad.write_bytes(b"not a video")
+    extract_or_record(bad, frames / broken, on_error="record")
+    out = tmp_path / "out.jsonl"
+    summary = run_inference(instances, frames, "refuse", {"backend": "refuse"}, "honest", 64, out)
+    records = {r["instance_id"]: r for r in _lines(out)}
+    broken_items = [i.instance_id for i in instances if i.video_id == broken]
+    assert summary.input_errors == len(broken_items) == 5
+    for instance_id in broken_items:
+        assert records[instance_id]["response"] is None
+        assert "frames unavailable" in records[instance_id]["error"] and "bad.mp4" in records[instance_id]["error"]
+        assert records[instance_id]["retryable"] is False
+
+
+def test_kill_minus_nine_resumes_without_redoing_or_duplicating(bench, tmp_path):
+    calls, out = tmp_path / "calls.txt", tmp_path / "responses.jsonl"
+    config = json.dumps({"backend": "vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls), "delay_s": 0.15}})
+    command = [sys.executable, "-m", "virtuebench.inference", "--instances", str(bench / "instances.parquet"),
+               "--frames-dir", str(bench / "frames"), "--model", "slow", "--model-config", config,
+               "--prompt", "honest", "--level", "64", "--out", str(out)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE)
+    partial = Path(f"{out}.partial")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (not partial.exists() or len(partial.read_text().splitlines()) < 5):
+        time.sleep(0.05)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert not out.exists()
+    done_before = [json.loads(line)["instance_id"] for line in partial.read_text().splitlines() if line.strip()]
+    assert 5 <= len(done_before) < 15
+    rerun = subprocess.run(command, env=env, capture_output=True, text=True)
+    assert rerun.returncode == 0, rerun.stderr
+    assert "resuming" in rerun.stderr
+    records = _lines(out)
+    ids = [r["instance_id"] for r in records]
+    assert len(ids) == len(set(ids)) == 15
+    asked = calls.read_text().split()
+    # Each finished item was asked exactly once; only the one in flight at the kill may be asked twice.
+    assert len(asked) - len(set(asked)) <= 1 and set(asked) == set(ids)
+    assert all(asked.count(i) == 1 for i in done_before)

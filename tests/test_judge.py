@@ -1,0 +1,107 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from virtuebench import REFUSAL_ANSWER
+from virtuebench.judge.rules import RulesJudge, detect_refusal, normalize
+
+judge = RulesJudge()
+
+# The supplementary's Fig. 2 responses (shared/seeds/004), shortened.
+QWEN3_32B = ('Looking at the sequence: At "0:04", Challengers = 0. At "0:24", Challengers = 5. There is no frame '
+             'showing the challengers scoring their "first" point. Therefore, based strictly on the visual evidence, '
+             '"the frames do not provide enough information" to determine the exact score. **Answer: Not enough information.**')  # fmt: skip
+QWEN3_8B = ("At 0:04, the scoreboard shows 3 and 0. However, the scoreboard update is not shown immediately after this "
+            "event in the provided frames. Therefore, Bugs & Daffy had already scored 3 points. The answer is: 3 points.")  # fmt: skip
+GEMINI = ("The provided frames do not show the exact moment when the challenger scores for the first time. "
+          "Therefore, the frames do not provide enough information to answer when Bugs & Daffy scored.")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "response,refusal",
+    [
+        (REFUSAL_ANSWER, 1),
+        (QWEN3_32B, 1),
+        (GEMINI, 1),
+        (QWEN3_8B, 0),
+        ("I cannot determine the colour from these frames.", 1),
+        ("There is insufficient visual information to answer.", 1),
+        ("The circle is red.", 0),
+        ("Maybe red, I'm not sure.", 0),
+        ("", 0),
+    ],
+)
+def test_refusal_detection(response, refusal):
+    assert detect_refusal(response)[0] == refusal
+
+
+def test_case_b_needs_a_refusal():
+    question = "What colour is the star?"
+    assert judge.judge(question, REFUSAL_ANSWER, GEMINI) .judgement == 1
+    verdict = judge.judge(question, REFUSAL_ANSWER, "The star is red.")
+    assert (verdict.refusal, verdict.judgement) == (0, 0)
+
+
+def test_case_a_refusal_is_wrong():
+    verdict = judge.judge("What colour is the star?", "red", "The video does not provide enough information.")
+    assert (verdict.refusal, verdict.judgement) == (1, 0)
+
+
+@pytest.mark.parametrize(
+    "question,answer,response,correct",
+    [
+        ("What colour is the star?", "red", "It is red.", 1),
+        ("What colour is the star?", "red", "The star is not red, it is blue.", 0),
+        ("What colour is the border?", "grey", "A gray border.", 1),
+        ("How many squares of different colours appear?", "3", "Three squares appear.", 1),
+        ("How many squares of different colours appear?", "3", "I count 2 squares.", 0),
+        ("How many points?", "7", "Step 1: 3 points... The answer is: 7", 1),
+        ("Which appears first, the red circle or the blue square?", "the blue square",
+         "The blue square appears first, then the red circle.", 1),
+        ("Which appears first, the red circle or the blue square?", "the red circle",
+         "The blue square appears first, then the red circle.", 0),
+        ("Does the cyan star appear before or after the blue hexagon?", "after", "It appears after it.", 1),
+        ("Does the cyan star appear before or after the blue hexagon?", "after", "Before.", 0),
+        ("What shape is the green object?", "square", "circle", 0),
+    ],
+)  # fmt: skip
+def test_case_a_correctness(question, answer, response, correct):
+    verdict = judge.judge(question, answer, response)
+    assert verdict.valid and verdict.refusal == 0
+    assert verdict.judgement == correct, verdict.reason
+
+
+def test_normalize():
+    assert normalize("The Colour is GREY, twice!") == ["color", "is", "gray", "2"]
+
+
+def _run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "virtuebench.judge", *map(str, args)], capture_output=True, text=True)
+
+
+def test_cli_contract(tmp_path):
+    items = [
+        {"id": "a", "question": "What colour is the star?", "answer": "red", "response": "Red."},
+        {"id": "b", "question": "What colour is the star?", "answer": REFUSAL_ANSWER, "response": "Red."},
+        {"id": "c", "question": "What colour is the star?", "answer": REFUSAL_ANSWER, "response": GEMINI},
+        {"id": 4, "question": "What colour is the star?", "answer": "red", "response": None},
+    ]
+    source = tmp_path / "items.jsonl"
+    source.write_text("".join(json.dumps(item) + "\n" for item in items))
+    run = _run_cli(source, "--judge", "rules", "--out", tmp_path / "out.jsonl")
+    assert run.returncode == 0, run.stderr
+    out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [(o["id"], o["refusal"], o["judgement"], o["valid"]) for o in out] == [
+        ("a", 0, 1, True), ("b", 0, 0, True), ("c", 1, 1, True), (4, 0, 0, False)]  # fmt: skip
+
+
+def test_cli_names_the_bad_line(tmp_path):
+    source = tmp_path / "items.jsonl"
+    source.write_text('{"id": "a", "question": "q", "answer": "a"}\n')
+    run = _run_cli(source, "--out", tmp_path / "out.jsonl")
+    assert run.returncode == 1 and "items.jsonl: item 1 lacks field(s) ['response']" in run.stderr
+    source.write_text('{"id": "a", "question": "q"\n')
+    run = _run_cli(source, "--out", tmp_path / "out.jsonl")
+    assert run.returncode == 1 and "items.jsonl:1: not valid JSON" in run.stderr and "Traceback" not in run.stderr

@@ -1,0 +1,65 @@
+import numpy as np
+import pytest
+
+from virtuebench import REFUSAL_ANSWER
+from virtuebench.levels import (
+    answers_by_level,
+    available_levels,
+    evidence_is_seen,
+    grid_size,
+    level_indices,
+    level_timestamps,
+)
+
+
+def test_grid_is_one_point_per_whole_second():
+    assert grid_size(65.0) == 65
+    assert grid_size(65.999) == 65
+    assert grid_size(0.4) == 0
+    with pytest.raises(ValueError, match="duration_s"):
+        grid_size(float("nan"))
+
+
+@pytest.mark.parametrize("duration", [64.0, 64.9, 100.5, 333.3, 1023.9, 1024.0, 4000.2])
+@pytest.mark.parametrize("level", [64, 128, 256, 512, 1024])
+def test_level_indices_follow_the_documented_rule(duration, level):
+    size = int(np.floor(duration))
+    if level > size:
+        assert level not in available_levels(duration, [level])
+        with pytest.raises(ValueError, match="unavailable"):
+            level_indices(level, duration)
+        return
+    indices = level_indices(level, duration)
+    assert indices == [int(i) for i in np.rint(np.linspace(0, size - 1, level))]
+    assert len(indices) == level and len(set(indices)) == level
+    assert indices[0] == 0 and indices[-1] == size - 1
+    assert level_timestamps(level, duration) == [i + 0.5 for i in indices]
+
+
+def test_levels_unavailable_for_short_videos():
+    assert available_levels(300.2, [64, 128, 256, 512, 1024]) == [64, 128, 256]
+    assert available_levels(63.9, [64]) == []
+
+
+def test_evidence_is_seen_only_when_every_interval_holds_a_timestamp():
+    stamps = [0.5, 10.5, 20.5]
+    assert evidence_is_seen([[10, 11]], stamps)
+    assert not evidence_is_seen([[11, 20]], stamps)
+    assert not evidence_is_seen([[10, 11], [11, 20]], stamps)
+    assert not evidence_is_seen([[20.5, 20.5]], stamps)  # empty interval [a, a)
+    assert not evidence_is_seen([], stamps)  # no evidence known: not derivable
+
+
+def test_answers_by_level_gives_the_papers_three_situations():
+    duration = 1100.4
+    t64, t1024 = set(level_indices(64, duration)), set(level_indices(1024, duration))
+    only_high = next(k for k in sorted(t1024) if k not in t64 and k not in set(level_indices(512, duration)))
+    never = next(k for k in range(1100) if k not in t1024 and k not in set(level_indices(512, duration))
+                 and k not in set(level_indices(256, duration)) and k not in set(level_indices(128, duration)) and k not in t64)  # fmt: skip
+    levels = [64, 128, 256, 512, 1024]
+    always = answers_by_level("red", [[0, 1100]], duration, levels)
+    assert set(always.values()) == {"red"}
+    nowhere = answers_by_level("red", [[never, never + 1]], duration, levels)
+    assert set(nowhere.values()) == {REFUSAL_ANSWER}
+    higher = answers_by_level("red", [[only_high, only_high + 1]], duration, levels)
+    assert higher[1024] == "red" and higher[64] == REFUSAL_ANSWER and higher[512] == REFUSAL_ANSWER

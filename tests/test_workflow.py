@@ -1,0 +1,152 @@
+"""Snakemake end to end on a tiny config: outputs, the analytic check on `refuse`, frame codes,
+traceability of every score, resumability of the whole run, broken videos, lint and config errors."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from PIL import Image
+
+from conftest import REPO
+from virtuebench.instances import read_instances
+from virtuebench.metrics import compute_scores
+from virtuebench.records import Judgment, load_records
+from virtuebench.sources.synthetic import read_second_code
+
+pytestmark = pytest.mark.workflow
+
+TINY = {
+    "source": {"name": "synthetic", "settings": {"seed": 7, "n_videos": 3, "max_duration_s": 300, "width": 128, "height": 72}},
+    "levels": [64, 128, 256],
+    "models": ["refuse", "guess"],
+    "prompts": ["honest", "plain"],
+    "judge": "rules",
+}
+OUTPUTS = ["table1.tex", "table2.tex", "fig4.png", "fig6.png", "scores.csv"]
+
+
+def snakemake(workdir: Path, *args: str, config: dict | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config or TINY))
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
+               "--configfile", str(workdir / "config.yaml"), "--cores", "2", *args]  # fmt: skip
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("workflow")
+    result = snakemake(workdir)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return workdir
+
+
+def test_demo_outputs_exist(run):
+    for name in OUTPUTS:
+        assert (run / "results" / name).stat().st_size > 0, name
+    table2 = (run / "results" / "table2.tex").read_text()
+    assert "refuse &" in table2 and "guess &" in table2 and "256 frames" in table2
+
+
+def test_refuse_scores_match_the_analytic_values(run):
+    instances = read_instances(run / "results" / "instances.parquet")
+    rows = list(csv.DictReader((run / "results" / "scores.csv").open()))
+    refuse = {(r["prompt"], r["level"], r["subset"]): float(r["accuracy"]) for r in rows if r["model"] == "refuse"}
+    for level in TINY["levels"]:
+        present = [i for i in instances if level in i.answers]
+        share = 100 * sum(i.is_unanswerable(level) for i in present) / len(present)
+        for prompt in TINY["prompts"]:
+            assert refuse[(prompt, str(level), "refusal")] == 100.0
+            assert refuse[(prompt, str(level), "non_refusal")] == 0.0
+            assert refuse[(prompt, str(level), "overall")] == pytest.approx(share, abs=1e-3)
+    guess = [r for r in rows if r["model"] == "guess" and r["subset"] == "refusal"]
+    assert guess and all(float(r["accuracy"]) == 0.0 for r in guess)
+
+
+def test_every_extracted_frame_shows_its_second(run):
+    checked = 0
+    for manifest_path in (run / "results" / "frames").glob("*/manifest.json"):
+        manifest = json.loads(manifest_path.read_text())
+        for frames in manifest["levels"].values():
+            for timestamp, name in zip(frames["timestamps"], frames["files"]):
+                assert read_second_code(Image.open(manifest_path.parent / name)) == int(timestamp)
+                checked += 1
+    assert checked > 64 * 3
+
+
+def test_every_score_traces_back_to_judgment_records(run):
+    judgments = [j for path in (run / "results" / "judgments").rglob("*.jsonl") for j in load_records(path, Judgment)]
+    recomputed = {(s.model, s.prompt, s.level, s.subset): (s.n_correct, s.n) for s in compute_scores(judgments)}
+    rows = list(csv.DictReader((run / "results" / "scores.csv").open()))
+    assert {(r["model"], r["prompt"], r["level"], r["subset"]): (int(r["n_correct"]), int(r["n"])) for r in rows} == recomputed
+    # and every judgment's response is the one in the responses file
+    for path in (run / "results" / "judgments" / "rules").rglob("*.jsonl"):
+        responses_path = run / "results" / "responses" / path.relative_to(run / "results" / "judgments" / "rules")
+        responses = {json.loads(line)["instance_id"]: json.loads(line)["response"] for line in responses_path.read_text().splitlines()}
+        assert {j.instance_id: j.response for j in load_records(path, Judgment)} == responses
+
+
+def test_second_run_has_nothing_to_do(run):
+    result = snakemake(run, "-n")
+    assert result.returncode == 0
+    assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_broken_video_is_recorded_counted_and_named(tmp_path):
+    first = snakemake(tmp_path, "results/instances.parquet")
+    assert first.returncode == 0, first.stderr[-3000:]
+    broken = tmp_path / "results" / "videos" / "syn01.mp4"
+    broken.write_bytes(b"\x00" * 1000)  # in place: the checkpoint's output folder stays as it was
+    result = snakemake(tmp_path, "--keep-going")
+    assert result.returncode == 0, result.stderr[-3000:]
+    manifest = json.loads((tmp_path / "results" / "frames" / "syn01" / "manifest.json").read_text())
+    assert "syn01.mp4" in manifest["error"]
+    assert "syn01.mp4" in result.stderr and "no valid verdict" in result.stderr
+    invalid = list(csv.DictReader((tmp_path / "results" / "invalid_items.csv").open()))
+    assert invalid and all(row["instance_id"].startswith("syn01_") for row in invalid)
+    scores = list(csv.DictReader((tmp_path / "results" / "scores.csv").open()))
+    overall64 = next(r for r in scores if (r["model"], r["prompt"], r["level"], r["subset"]) == ("refuse", "honest", "64", "overall"))
+    assert int(overall64["n"]) == 15 and int(overall64["n_invalid"]) == 5
+    honest_invalid = sum(row["prompt"] == "honest" for row in invalid)
+    assert f", {honest_invalid} without a valid verdict" in (tmp_path / "results" / "table2.tex").read_text()
+
+    # Strict mode: that video's frame job fails naming the file; --keep-going extracts the others.
+    shutil.rmtree(tmp_path / "results" / "frames")
+    strict = {**TINY, "frames": {"on_broken_video": "fail"}}
+    result = snakemake(tmp_path, "--keep-going", config=strict)
+    assert result.returncode != 0
+    assert "syn01.mp4" in result.stdout + result.stderr
+    assert (tmp_path / "results" / "frames" / "syn00" / "manifest.json").exists()
+    assert (tmp_path / "results" / "frames" / "syn02" / "manifest.json").exists()
+    assert not (tmp_path / "results" / "frames" / "syn01").exists()
+
+
+def test_lint_is_clean(tmp_path):
+    result = snakemake(tmp_path, "--lint")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Lints for" not in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        ({"colour": 1}, "config: unknown key(s) 'colour'"),
+        ({"prompts": ["honest", "sneaky"]}, "config.prompts[1]: 'sneaky' is not allowed; allowed values: honest, plain"),
+        ({"models": ["refuse", "gpt-9"]}, "config.models[1]: 'gpt-9' is not in the model registry"),
+        ({"levels": "64"}, "config.levels: must be of type array"),
+        ({"judge": "oracle"}, "config.judge: 'oracle' is not allowed; allowed values: rules"),
+    ],
+)
+def test_bad_config_stops_the_run_naming_the_key(tmp_path, change, message):
+    result = snakemake(tmp_path, "-n", config={**TINY, **change})
+    assert result.returncode != 0
+    assert message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,6 +1,7 @@
 checkpoint make_instances:
     output:
         instances="results/instances.parquet",
+        excluded="results/instances_excluded.csv",
         videos=directory("results/videos"),
     params:
         source=config["source"]["name"],
@@ -14,4 +15,4 @@ checkpoint make_instances:
         "Building the instances table from source {params.source}"
     shell:
         "python -m virtuebench.sources {params.source} --settings {params.settings:q} "
-        "--videos-dir {output.videos} --out {output.instances} --threads {threads} > {log} 2>&1"
+        "--videos-dir {output.videos} --out {output.instances} --excluded {output.excluded} --threads {threads} > {log} 2>&1"

@@ -4,6 +4,7 @@ from conftest import SHARED
 from virtuebench.prompts import TEMPLATES, get_prompt
 
 PAPER = SHARED / "seeds" / "001_d35fb11d0490f6b7.txt"
+CVRR_PAPER = SHARED / "seeds" / "002_5da9834067173b40.txt"
 
 
 def test_prompts_render_and_hash():
@@ -18,8 +19,26 @@ def test_prompts_render_and_hash():
 @pytest.mark.skipif(not PAPER.exists(), reason="shared/seeds is not beside the repository")
 def test_prompts_are_verbatim_from_the_paper():
     text = " ".join(PAPER.read_text().split())
-    for name, template in TEMPLATES.items():
-        instruction = template.split("\nQuestion:")[0]
+    for name in ("honest", "plain"):
+        instruction = TEMPLATES[name].split("\nQuestion:")[0]
         assert instruction in text, name
     # The paper's honest prompt is followed by the question line exactly as rendered here.
     assert " ".join(TEMPLATES["honest"].split()) in text
+
+
+@pytest.mark.skipif(not CVRR_PAPER.exists(), reason="shared/seeds is not beside the repository")
+def test_dscp_prompts_are_verbatim_from_the_cvrr_paper():
+    text = " ".join(CVRR_PAPER.read_text().split())
+    dscp = get_prompt("dscp")
+    assert " ".join(dscp.context_template.split()) in text
+    step2 = " ".join(dscp.template.split()).replace("{context}", "{step 1 response}").replace("{question}", "{User question}")
+    assert step2 in text
+    assert " ".join(TEMPLATES["dscp_step1"].split()).removesuffix(" Question: {question}") in text
+
+
+def test_two_step_prompt_needs_its_context():
+    dscp = get_prompt("dscp")
+    with pytest.raises(ValueError, match="context"):
+        dscp.render("Why?")
+    assert dscp.render("Why?", "A man runs.").startswith("Context for the given video is: A man runs.. Now answer")
+    assert dscp.hash != get_prompt("dscp_step1").hash

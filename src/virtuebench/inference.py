@@ -45,6 +45,9 @@ class Summary:
         )
 
 
+CONTEXT_PREFIX = "context:"  # progress-file key of a video's context step (two-step prompts)
+
+
 def fingerprint(model: str, model_config: dict[str, Any], prompt_hash: str, level: int) -> str:
     return stable_hash({"model": model, "config": model_config, "prompt": prompt_hash, "level": level})
 
@@ -78,19 +81,38 @@ def run_inference(
     counts = {"answered": 0, "input": 0, "backend": 0}
     manifests: dict[str, Manifest | str] = {}
     records: dict[str, dict[str, Any]] = {}
-    if backend is None and len(done) < len(items):
+    if backend is None and any(inst.instance_id not in done for inst in items):
         backend = load_backend(backend_name, model_config.get("settings"))
 
     def record(inst: Instance, response: str | None, error: str | None, retryable: bool, n_frames: int,
-               latency: float, usage: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+               latency: float, usage: dict[str, Any] | None = None, context: str | None = None) -> dict[str, Any]:  # fmt: skip
         return asdict(
             Response(
                 instance_id=inst.instance_id, video_id=inst.video_id, model=model, backend=backend_name,
                 prompt=prompt.id, prompt_hash=prompt.hash, level=level, n_frames=n_frames,
                 response=response, error=error, latency_s=round(latency, 4), fingerprint=key,
-                retryable=retryable, usage=usage or None,
+                retryable=retryable, usage=usage or None, context=context,
             )
         )  # fmt: skip
+
+    # Two-step prompts: the context step runs once per video and is kept in the progress file.
+    contexts: dict[str, tuple[str | None, str | None]] = {
+        record["instance_id"].removeprefix(CONTEXT_PREFIX): (record["context"], None)
+        for record in done.values()
+        if record["instance_id"].startswith(CONTEXT_PREFIX)
+    }
+
+    def context_for(inst: Instance, frames: list[Path], timestamps: list[float]) -> tuple[str | None, str | None]:
+        if inst.video_id not in contexts:
+            request = Request(CONTEXT_PREFIX + inst.video_id, "", prompt.context_template, frames, timestamps, level)
+            try:
+                reply = backend.answer(request)
+                log.append({"instance_id": CONTEXT_PREFIX + inst.video_id, "fingerprint": key, "context": reply.text,
+                            "error": None, "usage": reply.usage or None})  # fmt: skip
+                contexts[inst.video_id] = (reply.text, None)
+            except Exception as error:  # recorded on each of the video's items, retried next run
+                contexts[inst.video_id] = (None, f"context step failed: {type(error).__name__}: {error}")
+        return contexts[inst.video_id]
 
     for inst in items:
         if inst.instance_id in done:
@@ -111,20 +133,26 @@ def run_inference(
             counts["input"] += 1
         else:
             frames = manifest.frame_paths(Path(frames_dir) / inst.video_id, level)
-            request = Request(inst.instance_id, inst.question, prompt.render(inst.question), frames, manifest.levels[str(level)].timestamps, level)  # fmt: skip
+            timestamps = manifest.levels[str(level)].timestamps
+            context, error_text = context_for(inst, frames, timestamps) if prompt.context_template else (None, None)
             started = time.monotonic()
-            try:
-                reply = backend.answer(request)
-                result = record(inst, reply.text, None, False, len(frames), time.monotonic() - started, reply.usage)
-                counts["answered"] += 1
-            except Exception as error:  # any backend failure is recorded per item and retried next run
-                result = record(inst, None, f"{type(error).__name__}: {error}", True, len(frames), time.monotonic() - started)
+            if error_text is None:
+                try:
+                    request = Request(inst.instance_id, inst.question, prompt.render(inst.question, context), frames, timestamps, level)  # fmt: skip
+                    reply = backend.answer(request)
+                    result = record(inst, reply.text, None, False, len(frames), time.monotonic() - started, reply.usage, context)
+                    counts["answered"] += 1
+                except Exception as error:  # any backend failure is recorded per item and retried next run
+                    error_text = f"{type(error).__name__}: {error}"
+            if error_text is not None:
+                result = record(inst, None, error_text, True, len(frames), time.monotonic() - started, None, context)
                 counts["backend"] += 1
         log.append(result)
         records[inst.instance_id] = result
         progress.step()
 
-    summary = Summary(len(items), counts["answered"], len(done), counts["input"], counts["backend"], progress.elapsed_s)
+    reused = sum(inst.instance_id in done for inst in items)
+    summary = Summary(len(items), counts["answered"], reused, counts["input"], counts["backend"], progress.elapsed_s)
     if counts["backend"]:
         log.close()  # keep the progress file: the next run retries only the failed items
     else:

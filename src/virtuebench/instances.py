@@ -16,7 +16,10 @@ import polars as pl
 
 from virtuebench import REFUSAL_ANSWER
 
-CATEGORIES = ("perception", "reasoning")
+from virtuebench.cvrr import DIMENSIONS as CVRR_DIMENSIONS  # noqa: E402
+
+#: VirtueBench's two categories; CVRR-ES instances carry their dimension instead.
+CATEGORIES = ("perception", "reasoning", *CVRR_DIMENSIONS)
 
 SCHEMA = {
     "instance_id": pl.String,

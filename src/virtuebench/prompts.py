@@ -1,7 +1,9 @@
-"""Inference prompts, verbatim from the VirtueBench paper (shared/seeds/001, section 4.1 and the prompt ablation).
+"""Inference prompts: VirtueBench's (shared/seeds/001, section 4.1 and the prompt ablation) and
+CVRR-ES's prompting methods (shared/seeds/002, Fig. 3 and Table 3), verbatim where the papers give them.
 
-Every response records the prompt's id and the hash of its template, so a changed text can never
-be mistaken for the one a result was made with.
+A prompt may have two steps (DSCP): a context step asked once per video, whose answer fills the
+`{context}` of the question step. Every response records the prompt's id and the hash of its
+templates, so a changed text can never be mistaken for the one a result was made with.
 """
 
 from __future__ import annotations
@@ -25,21 +27,60 @@ TEMPLATES: dict[str, str] = {
 }
 
 
+# CVRR-ES, Fig. 3: the ten principled instructions of DSCP step 1.
+DSCP_GUIDELINES = (
+    "As an intelligent video comprehension model, focus on these guidelines:\n"
+    "1. Differentiate recurring objects, count accurately, and identify movements and poses.\n"
+    "2. Understand directional movements and temporal order.\n"
+    "3. Pay attention to fine-grained actions with precision.\n"
+    "4. Assess incomplete actions without assuming completion.\n"
+    "5. Detect emotional, social, and visual cues.\n"
+    "6. Capture and analyze all relevant actions.\n"
+    "7. Identify unusual actions accurately.\n"
+    "8. Disagree with incorrect information given in question.\n"
+    "9. If you do not find the evidence in the frames, you can give a definite answer by assuming that "
+    "the asked action/attribute is not present.\n"
+    "10. Provide to the point and concise response.\n"
+    "Now, proceed with answering the following question faithfully while keeping above guidelines in mind:\n"
+)
+
+TEMPLATES.update(
+    {
+        # Standard prompting: the question itself.
+        "standard": "{question}",
+        # Chain of thought. The CVRR-ES paper does not print its CoT prompt; this is the usual
+        # zero-shot CoT suffix (Kojima et al., 2022), an assumption recorded in the prompt hash.
+        "cot": "{question}\nLet's think step by step.",
+        # DSCP step 1 alone: the guidelines as a prefix to the user's question (Table 3).
+        "dscp_step1": DSCP_GUIDELINES + "Question: {question}",
+        # DSCP, step 2: the question conditioned on the step-1 context.
+        "dscp": "Context for the given video is: {context}. Now answer a question truthfully based on the "
+        "video and the provided context.\nQuestion: {question}",
+    }
+)
+
+#: The context step of two-step prompts: asked once per (model, video, frames), independent of the question.
+CONTEXT_TEMPLATES: dict[str, str] = {"dscp": DSCP_GUIDELINES + "Question: What is happening in the video?"}
+
+
 @dataclass(frozen=True)
 class Prompt:
     id: str
     template: str
+    context_template: str | None = None
 
     @property
     def hash(self) -> str:
-        return stable_hash(self.template)
+        return stable_hash([self.template, self.context_template] if self.context_template else self.template)
 
-    def render(self, question: str) -> str:
-        return self.template.format(question=question)
+    def render(self, question: str, context: str | None = None) -> str:
+        if self.context_template is not None and context is None:
+            raise ValueError(f"prompt {self.id!r} needs the context of its first step")
+        return self.template.format(question=question, context=context)
 
 
 def get_prompt(name: str) -> Prompt:
     try:
-        return Prompt(name, TEMPLATES[name])
+        return Prompt(name, TEMPLATES[name], CONTEXT_TEMPLATES.get(name))
     except KeyError:
         raise KeyError(f"unknown prompt {name!r}; known prompts: {sorted(TEMPLATES)}") from None

@@ -40,6 +40,7 @@ class Response:
     fingerprint: str
     retryable: bool = False  # True for a backend failure, which the next run tries again
     usage: dict[str, Any] | None = None  # token counts and the like, where the backend reports them
+    context: str | None = None  # a two-step prompt's first answer (DSCP step 1), shared by the video's items
 
     @property
     def ok(self) -> bool:
@@ -70,6 +71,7 @@ class Judgment:
     reason: str
     error: str | None
     fingerprint: str
+    score: int | None = None  # a graded score where the judge gives one (CVRR-ES: 0-5)
 
 
 def stable_hash(value: Any, length: int = 12) -> str:

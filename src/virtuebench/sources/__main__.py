@@ -1,11 +1,14 @@
-"""CLI: python -m virtuebench.sources NAME --settings JSON --videos-dir DIR --out results/instances.parquet"""
+"""CLI: python -m virtuebench.sources NAME --settings JSON --videos-dir DIR --out results/instances.parquet
+[--excluded results/instances_excluded.csv]"""
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import sys
 import time
+from pathlib import Path
 
 from virtuebench.instances import write_instances
 from virtuebench.sources import ADAPTERS
@@ -17,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--settings", default="{}", help="adapter settings as a JSON object")
     parser.add_argument("--videos-dir", required=True, help="where the adapter puts (or finds) videos")
     parser.add_argument("--out", required=True, help="instances table to write (.parquet)")
+    parser.add_argument("--excluded", help="CSV of the items left out, with the reason (default: beside --out)")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
     try:
@@ -24,14 +28,25 @@ def main(argv: list[str] | None = None) -> int:
     except json.JSONDecodeError as error:
         parser.error(f"--settings is not valid JSON: {error}")
     started = time.monotonic()
-    instances = ADAPTERS[args.source](settings, args.videos_dir, args.threads)
+    try:
+        instances, excluded = ADAPTERS[args.source](settings, args.videos_dir, args.threads)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     write_instances(instances, args.out)
+    excluded_path = args.excluded or str(Path(args.out).with_name(Path(args.out).stem + "_excluded.csv"))
+    with open(excluded_path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["item", "reason"])
+        writer.writeheader()
+        writer.writerows(excluded)
     n_videos = len({inst.video_id for inst in instances})
     print(
         f"{args.source}: wrote {len(instances)} instances over {n_videos} videos to {args.out} "
-        f"in {time.monotonic() - started:.1f} s",
+        f"in {time.monotonic() - started:.1f} s; {len(excluded)} items left out (listed in {excluded_path})",
         file=sys.stderr,
     )
+    for row in excluded[:20]:
+        print(f"  left out {row['item']}: {row['reason']}", file=sys.stderr)
     return 0
 
 

@@ -1,0 +1,167 @@
+"""CVRR-ES scores and tables from Judgment records (published imports and new runs alike).
+
+accuracy(dimension) = correct / (correct + incorrect), over valid verdicts; an empty prediction is a
+valid, incorrect verdict, never dropped. The average is the mean over the 11 dimensions and exists
+only when all 11 are present.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from virtuebench.cvrr import DIMENSIONS, SETTINGS, TITLES
+from virtuebench.records import Judgment
+from virtuebench.report.tables import latex_escape
+
+PROMPT_TO_SETTING = {prompt: setting for setting, prompt in SETTINGS.items()}
+TABLE3_PROMPTS = (("standard", "Standard prompting"), ("cot", "Chain of Thought (CoT) prompting"),
+                  ("dscp_step1", "DSCP (Stage 1)"), ("dscp", "DSCP (Both stages)"))  # fmt: skip
+
+
+def setting_of(prompt: str) -> str:
+    return PROMPT_TO_SETTING.get(prompt, f"{prompt}_prompting")
+
+
+@dataclass(frozen=True)
+class DimensionScore:
+    setting: str
+    model: str
+    judge: str
+    dimension: str
+    accuracy: float | None
+    n_correct: int
+    n_incorrect: int
+    n_invalid: int
+
+
+def dimension_scores(judgments: Iterable[Judgment]) -> list[DimensionScore]:
+    groups: dict[tuple[str, str, str, str], list[Judgment]] = defaultdict(list)
+    for judgment in judgments:
+        groups[(setting_of(judgment.prompt), judgment.model, judgment.judge, judgment.category)].append(judgment)
+    scores = []
+    for (setting, model, judge, dimension), members in sorted(groups.items()):
+        valid = [j for j in members if j.valid]
+        correct = sum(j.judgement for j in valid)
+        accuracy = 100 * correct / len(valid) if valid else None
+        scores.append(DimensionScore(setting, model, judge, dimension, accuracy, correct, len(valid) - correct, len(members) - len(valid)))
+    return scores
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    setting: str
+    model: str
+    judge: str
+    accuracies: dict[str, float | None]
+
+    @property
+    def average(self) -> float | None:
+        values = [self.accuracies.get(d) for d in DIMENSIONS]
+        return None if any(v is None for v in values) else sum(values) / len(values)
+
+
+def model_rows(scores: Sequence[DimensionScore]) -> list[ModelRow]:
+    rows: dict[tuple[str, str, str], dict[str, float | None]] = defaultdict(dict)
+    for score in scores:
+        rows[(score.setting, score.model, score.judge)][score.dimension] = score.accuracy
+    settings = list(SETTINGS) + sorted({key[0] for key in rows} - set(SETTINGS))
+    return sorted((ModelRow(s, m, j, acc) for (s, m, j), acc in rows.items()), key=lambda r: (settings.index(r.setting), r.model, r.judge))
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _label(row: ModelRow, rows: Sequence[ModelRow]) -> str:
+    """The model's name, with the judge added where two judges scored the same (setting, model)."""
+    shared = sum(r.setting == row.setting and r.model == row.model for r in rows) > 1
+    return f"{row.model} [{row.judge}]" if shared else row.model
+
+
+def write_table2_csv(rows: Sequence[ModelRow], path: str | Path) -> None:
+    """Columns: setting, model, the 11 dimension folder names, average (shared/CONTRACT.md)."""
+    with Path(path).open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["setting", "model", *DIMENSIONS, "average"])
+        for row in rows:
+            writer.writerow([row.setting, _label(row, rows), *(_fmt(row.accuracies.get(d)) for d in DIMENSIONS), _fmt(row.average)])
+
+
+def write_scores_csv(scores: Sequence[DimensionScore], path: str | Path) -> None:
+    with Path(path).open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["setting", "model", "judge", "dimension", "accuracy", "n_correct", "n_incorrect", "n_invalid"])
+        for s in scores:
+            writer.writerow([s.setting, s.model, s.judge, s.dimension, "" if s.accuracy is None else round(s.accuracy, 4), s.n_correct, s.n_incorrect, s.n_invalid])
+
+
+def table2_tex(rows: Sequence[ModelRow]) -> str:
+    """Dimensions as rows and models as columns, as in the paper; one block per setting."""
+    blocks = []
+    for setting in dict.fromkeys(row.setting for row in rows):
+        chosen = [row for row in rows if row.setting == setting]
+        judges = sorted({row.judge for row in chosen})
+        header = " & ".join(latex_escape(_label(row, rows)) for row in chosen)
+        lines = [
+            rf"\begin{{tabular}}{{l{'c' * len(chosen)}}}", r"\toprule",
+            rf"\multicolumn{{{len(chosen) + 1}}}{{l}}{{\texttt{{{latex_escape(setting)}}} (judge: {latex_escape(', '.join(judges))})}} \\",
+            rf"Benchmark category & {header} \\", r"\midrule",
+        ]  # fmt: skip
+        for dimension in DIMENSIONS:
+            lines.append(f"{TITLES[dimension]} & " + " & ".join(_fmt(row.accuracies.get(dimension)) for row in chosen) + r" \\")
+        lines += [r"\midrule", "Average & " + " & ".join(_fmt(row.average) for row in chosen) + r" \\", r"\bottomrule", r"\end{tabular}"]
+        blocks.append("\n".join(lines))
+    return "\n".join([
+        "% Generated by virtuebench.cvrr; do not edit by hand.",
+        r"\begin{table}[t]", r"\centering", r"\scriptsize",
+        r"\caption{CVRR-ES accuracy (\%) per evaluation dimension: correct / (correct + incorrect) of the judge's verdicts; Average is the mean over the 11 dimensions.}",
+        r"\label{tab:cvrr-main}", r"\resizebox{\textwidth}{!}{%", r"\begin{tabular}{c}",
+        "\n\\\\[1ex]\n".join(blocks), r"\end{tabular}}", r"\end{table}", "",
+    ])  # fmt: skip
+
+
+def table3_rows(rows: Sequence[ModelRow]) -> tuple[list[str], dict[tuple[str, str], float | None]]:
+    averages = {(row.setting, row.model): row.average for row in rows}
+    models = sorted({row.model for row in rows if any((setting_of(p), row.model) in averages for p, _ in TABLE3_PROMPTS)})
+    return models, averages
+
+
+def table3_tex(rows: Sequence[ModelRow]) -> str:
+    models, averages = table3_rows(rows)
+    lines = [
+        "% Generated by virtuebench.cvrr; do not edit by hand.",
+        r"\begin{table}[t]", r"\centering", r"\small",
+        r"\caption{CVRR-ES average accuracy (\%) by prompting method. DSCP (Stage 1) uses only the principled instructions of step 1 as a prefix; DSCP (Both stages) uses the complete dual-step technique.}",
+        r"\label{tab:cvrr-prompting}", rf"\begin{{tabular}}{{l{'c' * len(models)}}}", r"\toprule",
+        "Prompting method & " + " & ".join(latex_escape(m) for m in models) + r" \\", r"\midrule",
+    ]  # fmt: skip
+    for prompt, title in TABLE3_PROMPTS:
+        lines.append(f"{title} & " + " & ".join(_fmt(averages.get((setting_of(prompt), m))) for m in models) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def write_table3_csv(rows: Sequence[ModelRow], path: str | Path) -> None:
+    models, averages = table3_rows(rows)
+    with Path(path).open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["prompt", *models])
+        for prompt, _ in TABLE3_PROMPTS:
+            writer.writerow([prompt, *(_fmt(averages.get((setting_of(prompt), m))) for m in models)])
+
+
+def write_tables(judgments: Iterable[Judgment], out_dir: str | Path) -> list[ModelRow]:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    scores = dimension_scores(judgments)
+    rows = model_rows(scores)
+    write_scores_csv(scores, out_dir / "scores.csv")
+    write_table2_csv(rows, out_dir / "table2.csv")
+    (out_dir / "table2.tex").write_text(table2_tex(rows))
+    write_table3_csv(rows, out_dir / "table3.csv")
+    (out_dir / "table3.tex").write_text(table3_tex(rows))
+    return rows

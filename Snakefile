@@ -16,10 +16,13 @@ configfile: "config/config.yaml"
 
 
 try:
-    MODELS = check_config(config, Path(workflow.basedir) / "config", base_dir=".")
+    CHECKED = check_config(config, Path(workflow.basedir) / "config", base_dir=".")
 except ConfigError as error:
     sys.exit(f"virtuebench: {error}")
 validate(config, "config/schema.yaml")
+for warning in CHECKED.warnings:
+    print(f"virtuebench WARNING: {warning}", file=sys.stderr)
+MODELS, JUDGE = CHECKED.models, CHECKED.judge
 
 
 include: "rules/common.smk"
@@ -36,6 +39,7 @@ rule all:
         rules.make_fig4.output,
         rules.make_fig6.output,
         rules.compute_scores.output,
+        expand("results/judge_agreement/{pair}.json", pair=[f"{a}__vs__{b}" for a, b in CHECKED.compare]),
     default_target: True
 
 

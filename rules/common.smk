@@ -15,7 +15,9 @@ wildcard_constraints:
     model=r"[A-Za-z0-9][A-Za-z0-9._-]*",
     prompt=r"[a-z0-9_]+",
     level=r"\d+",
-    judge=r"[a-z0-9_]+",
+    judge=r"[A-Za-z0-9][A-Za-z0-9._-]*",
+    a=r"[A-Za-z0-9][A-Za-z0-9._-]*",
+    b=r"[A-Za-z0-9][A-Za-z0-9._-]*",
     video_id=r"[A-Za-z0-9][A-Za-z0-9._-]*",
 
 
@@ -67,10 +69,15 @@ def model_config(wildcards):
     return json.dumps(MODELS[wildcards.model], sort_keys=True)
 
 
-def judgments():
+def judgments(judge=None):
     return [
-        f"results/judgments/{config['judge']}/{model}/{prompt}/{level}.jsonl"
+        f"results/judgments/{judge or JUDGE}/{model}/{prompt}/{level}.jsonl"
         for model in config["models"]
         for prompt in config["prompts"]
         for level in model_levels(model)
     ]
+
+
+def judge_config(wildcards):
+    """The judge's settings: a tracked param, so changing them re-judges (the cache keeps what still holds)."""
+    return json.dumps(CHECKED.judges.get(wildcards.judge, {"kind": "rules"}), sort_keys=True)

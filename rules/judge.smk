@@ -4,6 +4,9 @@ rule judge_responses:
         instances=rules.make_instances.output.instances,
     output:
         "results/judgments/{judge}/{model}/{prompt}/{level}.jsonl",
+    params:
+        judge_config=judge_config,
+        cache=config["judge_cache"],
     log:
         "logs/judgments/{judge}/{model}/{prompt}/{level}.log",
     conda:
@@ -12,4 +15,23 @@ rule judge_responses:
         "Judging {wildcards.model}/{wildcards.prompt}/{wildcards.level} with {wildcards.judge}"
     shell:
         "python -m virtuebench.judge {input.responses} --instances {input.instances} "
-        "--judge {wildcards.judge} --out {output} > {log} 2>&1"
+        "--judge {wildcards.judge} --judge-config {params.judge_config:q} --cache {params.cache} "
+        "--out {output} > {log} 2>&1"
+
+
+rule compare_judges:
+    input:
+        a=lambda wildcards: judgments(wildcards.a),
+        b=lambda wildcards: judgments(wildcards.b),
+    output:
+        summary="results/judge_agreement/{a}__vs__{b}.json",
+        disagreements="results/judge_agreement/{a}__vs__{b}.disagreements.jsonl",
+    log:
+        "logs/judge_agreement/{a}__vs__{b}.log",
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Measuring agreement of judges {wildcards.a} and {wildcards.b}"
+    shell:
+        "python -m virtuebench.judge agree --a {input.a} --b {input.b} --out {output.summary} "
+        "--disagreements {output.disagreements} > {log} 2>&1"

@@ -3,6 +3,7 @@ localrules:
     make_tables,
     make_fig4,
     make_fig6,
+    compare_judges,
 
 
 rule compute_scores:
@@ -31,7 +32,7 @@ rule make_tables:
         models=config["models"],
         levels=config["levels"],
         prompt=config["report"]["prompt"],
-        judge=config["judge"],
+        judge=JUDGE,
     log:
         "logs/tables.log",
     conda:
@@ -72,7 +73,7 @@ rule make_fig6:
     params:
         models=config["models"],
         prompts=config["prompts"],
-        judge=config["judge"],
+        judge=JUDGE,
     log:
         "logs/fig6.log",
     conda:

@@ -5,7 +5,8 @@ import yaml
 
 from conftest import REPO
 from virtuebench.config import ConfigError, check_config, schema_errors
-from virtuebench.judge import JUDGES
+from virtuebench.judge import KINDS
+from virtuebench.judge.prompts import JUDGE_PROMPTS
 from virtuebench.models import BACKENDS
 from virtuebench.prompts import TEMPLATES
 from virtuebench.sources import ADAPTERS
@@ -13,18 +14,19 @@ from virtuebench.sources import ADAPTERS
 DEFAULT = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 
 
-def check(config, base_dir=REPO):
-    return check_config(config, REPO / "config", base_dir=base_dir)
+def check(config, base_dir=REPO, environ=None):
+    return check_config(config, REPO / "config", base_dir=base_dir, environ=environ or {})
 
 
 def test_default_config_is_valid():
-    assert list(check(copy.deepcopy(DEFAULT))) == DEFAULT["models"]
+    assert list(check(copy.deepcopy(DEFAULT)).models) == DEFAULT["models"]
 
 
 def test_schema_enums_match_the_code_registries():
     schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
     assert set(schema["properties"]["prompts"]["items"]["enum"]) == set(TEMPLATES)
-    assert set(schema["properties"]["judge"]["enum"]) == set(JUDGES)
+    assert set(schema["properties"]["judges"]["additionalProperties"]["properties"]["kind"]["enum"]) == set(KINDS)
+    assert set(schema["properties"]["judges"]["additionalProperties"]["properties"]["prompt"]["enum"]) == set(JUDGE_PROMPTS)
     assert set(schema["properties"]["source"]["properties"]["name"]["enum"]) == set(ADAPTERS)
     model_schema = yaml.safe_load((REPO / "config" / "models.schema.yaml").read_text())
     assert set(model_schema["properties"]["backend"]["anyOf"][0]["enum"]) == set(BACKENDS)
@@ -74,3 +76,29 @@ def test_schema_errors_are_listed_together():
     assert any("unknown key(s) 'extra'" in e for e in errors)
     assert any("config.levels: must be of type array" in e for e in errors)
     assert any("'source' is a required property" in e for e in errors)
+
+
+def test_an_llm_judge_without_its_key_stops_before_any_job():
+    config = {**copy.deepcopy(DEFAULT), "judge": "gpt-4o"}
+    with pytest.raises(ConfigError, match="config.judges.gpt-4o: the judge needs an API key: set the environment variable OPENAI_API_KEY"):
+        check(config)
+    checked = check(config, environ={"OPENAI_API_KEY": "sk-x"})
+    assert checked.judge == "gpt-4o" and checked.judges["gpt-4o"]["model"] == "gpt-4o-2024-08-06"
+
+
+def test_if_no_key_rules_falls_back_with_a_warning():
+    config = copy.deepcopy(DEFAULT)
+    config["judge"] = "gpt-4o"
+    config["judges"]["gpt-4o"]["if_no_key"] = "rules"
+    checked = check(config)
+    assert checked.judge == "rules" and "OPENAI_API_KEY is not set" in checked.warnings[0]
+
+
+def test_unknown_judge_settings_are_named():
+    config = copy.deepcopy(DEFAULT)
+    config["judges"]["gpt-4o"]["temperature"] = 0.7
+    with pytest.raises(ConfigError, match=r"config.judges.gpt-4o: unknown key\(s\) 'temperature'"):
+        check(config)
+    config = {**copy.deepcopy(DEFAULT), "compare_judges": [["rules", "gpt-5"]]}
+    with pytest.raises(ConfigError, match=r"config.compare_judges\[0\]\[1\]: 'gpt-5' is not allowed"):
+        check(config)

@@ -105,3 +105,18 @@ def test_cli_names_the_bad_line(tmp_path):
     source.write_text('{"id": "a", "question": "q"\n')
     run = _run_cli(source, "--out", tmp_path / "out.jsonl")
     assert run.returncode == 1 and "items.jsonl:1: not valid JSON" in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    "answer,response,correct",
+    [
+        ("No, the video focuses solely on moving the snack.", "No, the person does not eat it.", 1),
+        ("No, the video focuses solely on moving the snack.", "Yes, he eats the snack.", 0),
+        ("The boy does not use any blanket in the video.", "The boy uses a red woollen blanket.", 0),
+        ("The boy does not use any blanket in the video.", "There is no blanket; the boy uses ashes.", 1),
+        ("The man climbs the ladder to fix the roof.", "A man climbs a ladder and repairs the roof.", 1),
+        ("The man climbs the ladder to fix the roof.", "A woman is cooking dinner in a kitchen.", 0),
+    ],
+)
+def test_sentence_long_ground_truths(answer, response, correct):
+    assert judge.judge("What happens?", answer, response).judgement == correct

@@ -150,3 +150,36 @@ def test_bad_config_stops_the_run_naming_the_key(tmp_path, change, message):
     assert result.returncode != 0
     assert message in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_llm_judge_in_the_workflow(tmp_path, monkeypatch):
+    from fake_openai import FakeOpenAI
+
+    secret = "sk-workflow-SECRET-123"
+    with FakeOpenAI() as server:
+        config = {**TINY, "levels": [64], "prompts": ["honest"], "judge": "fake-gpt", "compare_judges": [["rules", "fake-gpt"]],
+                  "judges": {"fake-gpt": {"kind": "llm", "model": "gpt-fake", "base_url": server.base_url, "api_key_env": "VB_TEST_KEY"}}}  # fmt: skip
+        monkeypatch.delenv("VB_TEST_KEY", raising=False)
+        refused = snakemake(tmp_path, config=config)
+        assert refused.returncode != 0
+        assert "set the environment variable VB_TEST_KEY" in refused.stderr
+        assert not (tmp_path / "results").exists(), "no job started"
+
+        monkeypatch.setenv("VB_TEST_KEY", secret)
+        result = snakemake(tmp_path, config=config)
+        assert result.returncode == 0, result.stderr[-3000:]
+        asked = server.total
+        n_items = sum(len(p.read_text().splitlines()) for p in (tmp_path / "results" / "responses").rglob("*.jsonl"))
+        assert asked == n_items == 30
+        agreement = json.loads((tmp_path / "results" / "judge_agreement" / "rules__vs__fake-gpt.json").read_text())
+        assert agreement["n_shared"] == 30 and agreement["judgement"]["kappa"] is not None
+        judgment = json.loads(next((tmp_path / "results" / "judgments" / "fake-gpt").rglob("*.jsonl")).read_text().splitlines()[0])
+        assert judgment["judge_model"] == "gpt-fake-snapshot" and judgment["judge_version"].startswith("virtuebench-judge/1@")
+
+        # Judging again from scratch (outputs removed) asks the API nothing: the cache answers.
+        shutil.rmtree(tmp_path / "results" / "judgments" / "fake-gpt")
+        again = snakemake(tmp_path, config=config)
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert server.total == asked
+        texts = [p.read_text(errors="replace") for folder in ("results", "logs") for p in (tmp_path / folder).rglob("*") if p.is_file()]
+        assert all(secret not in text for text in texts + [result.stdout, result.stderr, again.stderr])

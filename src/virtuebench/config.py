@@ -7,6 +7,8 @@ references between config, model registry and the code's registries (backends, p
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,29 +76,70 @@ def resolve_registry(path: str | Path, work_dir: str | Path, workflow_dir: str |
     return Path(workflow_dir) / path
 
 
-def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str | Path = ".") -> dict[str, dict[str, Any]]:
-    """Validate `config` (schema and cross-references); return the registry entries of its models."""
-    from virtuebench.judge import JUDGES
+@dataclass
+class Checked:
+    """The validated configuration's resolved parts."""
+
+    models: dict[str, dict[str, Any]]  # registry entries of the models to run
+    judges: dict[str, dict[str, Any]]  # settings of every judge in use, by name
+    judge: str  # the judge the tables report (after any fallback)
+    compare: list[tuple[str, str]]  # judge pairs to measure agreement of
+    warnings: list[str] = field(default_factory=list)
+
+
+def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str | Path = ".", environ: dict[str, str] | None = None) -> Checked:
+    """Validate `config` (schema, cross-references, API keys of the judges in use)."""
+    from virtuebench.judge.llm import JudgeSetupError, LlmJudgeSettings
     from virtuebench.models import BACKENDS
     from virtuebench.prompts import TEMPLATES
     from virtuebench.sources import ADAPTERS
 
+    environ = os.environ if environ is None else environ
     config_dir = Path(config_dir)
     errors = schema_errors(config, config_dir / "schema.yaml", "config")
     if errors:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
 
-    problems = []
+    problems, warnings = [], []
     if config["source"]["name"] not in ADAPTERS:
         problems.append(f"config.source.name: {config['source']['name']!r} is not allowed; allowed values: {', '.join(sorted(ADAPTERS))}")
     for i, prompt in enumerate(config["prompts"]):
         if prompt not in TEMPLATES:
             problems.append(f"config.prompts[{i}]: {prompt!r} is not allowed; allowed values: {', '.join(sorted(TEMPLATES))}")
-    if config["judge"] not in JUDGES:
-        problems.append(f"config.judge: {config['judge']!r} is not allowed; allowed values: {', '.join(sorted(JUDGES))}")
     report_prompt = config.get("report", {}).get("prompt", "honest")
     if report_prompt not in config["prompts"]:
         problems.append(f"config.report.prompt: {report_prompt!r} is not allowed; allowed values (config.prompts): {', '.join(config['prompts'])}")
+
+    defined = {"rules": {"kind": "rules"}, **config.get("judges", {})}
+    wanted = [config["judge"]] + [name for pair in config.get("compare_judges", []) for name in pair]
+    for where, name in [("config.judge", config["judge"])] + [
+        (f"config.compare_judges[{i}][{j}]", name) for i, pair in enumerate(config.get("compare_judges", [])) for j, name in enumerate(pair)
+    ]:
+        if name not in defined:
+            problems.append(f"{where}: {name!r} is not allowed; allowed values: {', '.join(defined)} (define others under config.judges)")
+    judge, judges = config["judge"], {}
+    for name in dict.fromkeys(wanted):
+        settings = defined.get(name)
+        if settings is None or settings["kind"] != "llm":
+            judges[name] = {"kind": "rules"}
+            continue
+        try:
+            parsed = LlmJudgeSettings.from_dict(settings)
+        except JudgeSetupError as error:
+            problems.append(f"config.judges.{name}: {error}")
+            continue
+        if parsed.api_key_env and not environ.get(parsed.api_key_env):
+            if settings.get("if_no_key", "fail") == "rules" and name == judge:
+                warnings.append(f"{parsed.api_key_env} is not set: judging with rules instead of {name} (config.judges.{name}.if_no_key: rules)")
+                judge = "rules"
+                judges["rules"] = {"kind": "rules"}
+                continue
+            problems.append(
+                f"config.judges.{name}: the judge needs an API key: set the environment variable {parsed.api_key_env} "
+                f"(or set config.judge: rules, or config.judges.{name}.if_no_key: rules)"
+            )
+        judges[name] = settings
+
     registry_path = resolve_registry(config.get("model_registry", "config/models.yaml"), base_dir, config_dir.parent)
     registry = load_registry(registry_path, config_dir / "models.schema.yaml")
     for i, model in enumerate(config["models"]):
@@ -106,4 +149,5 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
             problems.append(f"{registry_path}: {model}.backend: {registry[model]['backend']!r} is not allowed; allowed values: {', '.join(sorted(BACKENDS))}")
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
-    return {model: registry[model] for model in config["models"]}
+    compare = [(a, b) for a, b in config.get("compare_judges", [])]
+    return Checked({model: registry[model] for model in config["models"]}, judges, judge, compare, warnings)

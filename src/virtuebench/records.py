@@ -72,6 +72,10 @@ class Judgment:
     error: str | None
     fingerprint: str
     score: int | None = None  # a graded score where the judge gives one (CVRR-ES: 0-5)
+    judge_version: str | None = None  # the judge's rules version, or prompt id@hash/model for an LLM judge
+    judge_model: str | None = None  # the model snapshot an LLM judge reported
+    raw: str | None = None  # an LLM judge's reply, verbatim
+    question: str | None = None  # the question as asked, so a judgment can be read on its own
 
 
 def stable_hash(value: Any, length: int = 12) -> str:

@@ -10,6 +10,9 @@
         Tables from Judgment records (imports and new runs together).
     python -m virtuebench.cvrr download --commit SHA --out DIR
         The published judge outputs from the authors' public repository.
+    python -m virtuebench.cvrr agree PUBLISHED_DIR --judge rules --out DIR
+        How far an offline judge is from the published GPT-3.5 verdicts: agreement and Cohen's kappa per
+        (setting, model) and overall (DIR/agreement.json, DIR/agreement.csv, DIR/disagreements.jsonl).
 """
 
 from __future__ import annotations
@@ -36,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     download.add_argument("--out", required=True)
     download.add_argument("--commit", default=None, help="repository commit (default: the pinned one)")
     download.add_argument("--url", default=None, help="archive URL (default: the authors' repository on GitHub)")
+    agree = commands.add_parser("agree", help="an offline judge against the published verdicts")
+    agree.add_argument("published_dir")
+    agree.add_argument("--judge", default="rules")
+    agree.add_argument("--out", required=True)
     args = parser.parse_args(argv)
 
     from virtuebench.cvrr.published import read_published
@@ -53,6 +60,12 @@ def main(argv: list[str] | None = None) -> int:
             judgments = [j for path in args.judgments for j in load_records(path, Judgment)]
             rows = write_tables(judgments, args.out)
             print(f"cvrr: {len(rows)} (setting, model) rows from {len(judgments)} judgments -> {args.out}", file=sys.stderr)
+        elif args.command == "agree":
+            from virtuebench.cvrr.agreement import measure
+
+            overall = measure(read_published(args.published_dir), args.judge, args.out)
+            print(f"cvrr: {args.judge} vs published: agreement {overall['agreement']}, kappa {overall['kappa']} "
+                  f"over {overall['n']} items -> {args.out}/agreement.csv", file=sys.stderr)  # fmt: skip
         else:
             from virtuebench.cvrr.download import download_published
 

@@ -67,6 +67,7 @@ def read_file(path: Path, setting: str, model: str, dimension: str) -> list[Judg
                 error=None if valid else f"published verdict {pred!r} is neither 'correct' nor 'incorrect'",
                 fingerprint=stable_hash([setting, model, dimension, index]),
                 score=int(score) if isinstance(score, (int, float)) else None,
+                judge_version="cvrr-judge/1 (published)", question=str(item["q"]),
             )
         )  # fmt: skip
     return judgments

@@ -1,20 +1,30 @@
 """Judges: decide refusal and correctness of a response against a per-level ground truth.
 
-Only the offline `rules` judge exists so far; LLM judges plug in here by name.
+`rules` is offline and built in; `llm` judges (virtuebench.judge.llm) are defined by name in config
+with their model, endpoint and prompt.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from virtuebench.judge.base import Judge, Verdict
 from virtuebench.judge.rules import RulesJudge
 
-JUDGES: dict[str, type] = {"rules": RulesJudge}
+KINDS = ("rules", "llm")
 
-__all__ = ["JUDGES", "Judge", "Verdict", "get_judge"]
+__all__ = ["KINDS", "Judge", "Verdict", "get_judge"]
 
 
-def get_judge(name: str) -> Judge:
-    try:
-        return JUDGES[name]()
-    except KeyError:
-        raise ValueError(f"unknown judge {name!r}; known judges: {sorted(JUDGES)}") from None
+def get_judge(name: str, settings: dict[str, Any] | None = None, cache_path: str | None = None) -> Judge:
+    """The judge called `name`: `rules`, or one whose settings say `kind: llm`."""
+    settings = dict(settings or {})
+    kind = settings.get("kind", name if name in KINDS else None)
+    if kind == "rules":
+        return RulesJudge()
+    if kind == "llm":
+        from virtuebench.judge.cache import VerdictCache
+        from virtuebench.judge.llm import LlmJudge
+
+        return LlmJudge(name, settings, VerdictCache(cache_path) if cache_path else None)
+    raise ValueError(f"unknown judge {name!r}: give its settings with kind one of {list(KINDS)}")

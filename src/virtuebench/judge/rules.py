@@ -4,7 +4,9 @@ Stage 1, refusal detection: refusal = 1 when the response says the video lacks t
 an explicit final answer ("Answer: 3") decides over earlier hedging. Stage 2, correctness:
 Case A (a definite ground truth) needs refusal = 0 and the ground truth stated in the response
 (numbers compared as numbers; where the question offers alternatives, the one the response names
-first); Case B (the refusal ground truth) is correct exactly when refusal = 1.
+first); for a sentence-long ground truth (CVRR-ES style), yes/no and negation must agree and at least
+30% of the ground truth's content words must appear. Case B (the refusal ground truth) is correct
+exactly when refusal = 1.
 It is a cheap stand-in for the LLM judge, not its equal; its agreement with an LLM judge is measured
 separately.
 """
@@ -16,7 +18,7 @@ import re
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.judge.base import Verdict
 
-VERSION = "rules/1"
+VERSION = "rules/2"
 
 _REFUSAL_PATTERNS = [
     r"\b(?:does|do|did|can) ?(?:not|n't) (?:provide|contain|include|show|give|offer|have|present|reveal) (?:enough|sufficient|adequate|clear|the necessary)\b",
@@ -97,6 +99,41 @@ def question_options(question: str) -> list[str]:
     return [match.group(1), match.group(2)] if match else []
 
 
+_STOPWORDS = set(
+    "is are was were be been being do does did to of in on at by for with from and or but that this these those it its "
+    "there their they them he she his her him we you your i me my as video shown shows show seen see frames frame into "
+    "out up down over about than then so such can could would should will may might also only just very what which who "
+    "whom whose when where why how any some all".split()
+)
+_SENTENCE_NEGATIONS = _NEGATIONS | {"none", "nothing", "nobody", "neither", "without", "didn't", "cannot", "can't", "wasn't", "weren't"}
+#: Share of the ground truth's content words a sentence-long response must contain. Measured against
+#: the CVRR-ES authors' GPT-3.5 verdicts (README, "How far the rules judge is from an LLM judge").
+CONTENT_RECALL = 0.3
+
+
+def _first_sentence(text: str) -> list[str]:
+    return normalize(re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0])
+
+
+def _polarity(tokens: list[str]) -> str | None:
+    return next((token for token in tokens[:3] if token in ("yes", "no")), None)
+
+
+def sentence_matches(answer: str, response: str) -> tuple[int, str]:
+    """For a sentence-long ground truth: yes/no, then negation, then content-word recall."""
+    expected, tokens = normalize(answer), normalize(response)
+    wanted, said = _polarity(expected), _polarity(tokens)
+    if wanted and said:
+        return (1, f"answers {said!r} as the ground truth") if wanted == said else (0, f"answers {said!r}, ground truth {wanted!r}")
+    if bool(_SENTENCE_NEGATIONS & set(_first_sentence(answer))) != bool(_SENTENCE_NEGATIONS & set(_first_sentence(response))):
+        return 0, "negates where the ground truth affirms, or the reverse"
+    content = {t for t in expected if t not in _STOPWORDS and len(t) > 2}
+    if not content:
+        return 0, "no content words to compare"
+    recall = len(content & {t for t in tokens if t not in _STOPWORDS}) / len(content)
+    return int(recall >= CONTENT_RECALL), f"{recall:.0%} of the ground truth's content words"
+
+
 def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]:
     segment = final_answer(response) or response
     tokens, expected = normalize(segment), normalize(answer)
@@ -117,6 +154,8 @@ def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]
         return (1, f"names {' '.join(chosen)!r} first") if chosen == expected else (0, f"names {' '.join(chosen)!r} first, expected {' '.join(expected)!r}")
     if _find(tokens, expected):
         return 1, f"states {' '.join(expected)!r}"
+    if len(expected) >= 4:
+        return sentence_matches(answer, segment)
     return 0, f"does not state {' '.join(expected)!r}"
 
 

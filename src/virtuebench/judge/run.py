@@ -1,13 +1,20 @@
-"""Running a judge over a file: contract items, or a responses file joined with the instances table."""
+"""Running a judge over a file: contract items, or a responses file joined with the instances table.
+
+Verdicts are appended to a progress file as they arrive (in completion order, from up to
+`max_concurrency` requests at once), so a killed job resumes without asking again; before a run the
+job states how many items it will request and an estimate of the tokens, after it the real count.
+"""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from virtuebench.instances import read_instances
 from virtuebench.judge.base import Judge, Verdict
+from virtuebench.judge.llm import judge_concurrently
 from virtuebench.judge.rules import is_refusal_answer
 from virtuebench.progress import Progress
 from virtuebench.records import Judgment, ProgressLog, RecordError, Response, iter_jsonl, load_records, stable_hash, write_jsonl_atomic
@@ -15,14 +22,28 @@ from virtuebench.records import Judgment, ProgressLog, RecordError, Response, it
 ITEM_FIELDS = ("id", "question", "answer", "response")
 
 
-def _verdict(judge: Judge, question: str, answer: str, response: str | None, error: str | None) -> Verdict:
-    if response is None or error is not None:
-        return Verdict(0, 0, False, f"no response: {error or 'response is null'}")
-    return judge.judge(question, answer, response)
+def _no_response(error: str | None) -> Verdict:
+    return Verdict(0, 0, False, f"no response: {error or 'response is null'}")
+
+
+def _announce(judge: Judge, label: str, pending: list[tuple[Any, str, str, str]]) -> None:
+    """Before an LLM judge runs: how many requests it will make and roughly how many tokens."""
+    if not hasattr(judge, "cached"):
+        return
+    uncached = [item for item in pending if item[3].strip() and judge.cached(item[1], item[2], item[3]) is None]
+    tokens = sum(judge.estimate_tokens(q, a, r) for _, q, a, r in uncached)
+    print(f"[{label}] {len(pending)} items to judge, {len(pending) - len(uncached)} cached, "
+          f"{len(uncached)} to request (~{tokens} tokens, estimated as characters / 4)", file=sys.stderr, flush=True)  # fmt: skip
+
+
+def _spent(judge: Judge) -> str:
+    if not hasattr(judge, "requests"):
+        return ""
+    return f", {judge.requests} API requests, {judge.tokens['prompt_tokens']} prompt + {judge.tokens['completion_tokens']} completion tokens"
 
 
 def judge_items(path: str | Path, judge: Judge, out: str | Path) -> str:
-    results = []
+    items, results = [], {}
     for number, item in enumerate(iter_jsonl(path), start=1):
         missing = [name for name in ITEM_FIELDS if name not in item]
         if missing:
@@ -32,16 +53,23 @@ def judge_items(path: str | Path, judge: Judge, out: str | Path) -> str:
                 raise RecordError(f"{path}: item {number} (id {item['id']!r}): field {name!r} must be a string")
         if item["response"] is not None and not isinstance(item["response"], str):
             raise RecordError(f"{path}: item {number} (id {item['id']!r}): field 'response' must be a string or null")
-        verdict = _verdict(judge, item["question"], item["answer"], item["response"], item.get("error"))
-        results.append({"id": item["id"], **asdict(verdict)})
-    write_jsonl_atomic(out, results)
-    return f"judged {len(results)} items from {path} with {judge.name}: {sum(not r['valid'] for r in results)} invalid"
+        items.append(item)
+    pending = [(n, item["question"], item["answer"], item["response"]) for n, item in enumerate(items) if item["response"] is not None and item.get("error") is None]
+    _announce(judge, str(path), pending)
+    for n, item in enumerate(items):
+        if item["response"] is None or item.get("error") is not None:
+            results[n] = _no_response(item.get("error"))
+    for n, verdict in judge_concurrently(judge, pending, getattr(judge, "max_concurrency", 1)):
+        results[n] = verdict
+    rows = [{"id": item["id"], **{k: v for k, v in asdict(results[n]).items() if v is not None}} for n, item in enumerate(items)]
+    write_jsonl_atomic(out, rows)
+    return f"judged {len(rows)} items from {path} with {judge.name}: {sum(not r['valid'] for r in rows)} invalid{_spent(judge)}"
 
 
 def judge_responses(responses_path: str | Path, instances_path: str | Path, judge: Judge, out: str | Path) -> str:
     responses: list[Response] = load_records(responses_path, Response)
     instances = {inst.instance_id: inst for inst in read_instances(instances_path)}
-    items: list[tuple[Response, Any, str]] = []
+    items = []
     for response in responses:
         inst = instances.get(response.instance_id)
         if inst is None:
@@ -56,23 +84,39 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
     done = log.resume(lambda r: current.get(r["instance_id"]) == (r["response"], r["answer"]))
     label = f"{judge.name}: {responses_path}"
     progress = Progress(label, len(items), already_done=len(done))
-    records = []
+    by_id = {response.instance_id: (response, inst, answer) for response, inst, answer in items}
+
+    def record(instance_id: str, verdict: Verdict) -> dict[str, Any]:
+        response, inst, answer = by_id[instance_id]
+        return asdict(
+            Judgment(
+                instance_id=inst.instance_id, model=response.model, prompt=response.prompt, level=response.level,
+                judge=judge.name, category=inst.category, task_type=inst.task_type, answer=answer,
+                is_unanswerable=is_refusal_answer(answer), response=response.response,
+                refusal=verdict.refusal, judgement=verdict.judgement, valid=verdict.valid,
+                reason=verdict.reason, error=response.error, fingerprint=key, score=verdict.score,
+                judge_version=judge.version, judge_model=verdict.judge_model, raw=verdict.raw, question=inst.question,
+            )
+        )  # fmt: skip
+
+    pending = []
     for response, inst, answer in items:
-        record = done.get(inst.instance_id)
-        if record is None:
-            verdict = _verdict(judge, inst.question, answer, response.response, response.error)
-            record = asdict(
-                Judgment(
-                    instance_id=inst.instance_id, model=response.model, prompt=response.prompt, level=response.level,
-                    judge=judge.name, category=inst.category, task_type=inst.task_type, answer=answer,
-                    is_unanswerable=is_refusal_answer(answer), response=response.response,
-                    refusal=verdict.refusal, judgement=verdict.judgement, valid=verdict.valid,
-                    reason=verdict.reason, error=response.error, fingerprint=key,
-                )
-            )  # fmt: skip
-            log.append(record)
+        if inst.instance_id in done:
+            continue
+        if not response.ok:
+            result = record(inst.instance_id, _no_response(response.error))
+            log.append(result)
+            done[inst.instance_id] = result
             progress.step()
-        records.append(record)
+        else:
+            pending.append((inst.instance_id, inst.question, answer, response.response))
+    _announce(judge, label, pending)
+    for instance_id, verdict in judge_concurrently(judge, pending, getattr(judge, "max_concurrency", 1)):
+        result = record(instance_id, verdict)
+        log.append(result)
+        done[instance_id] = result
+        progress.step()
+    records = [done[response.instance_id] for response, _, _ in items]
     log.finish(records)
-    invalid = sum(not record["valid"] for record in records)
-    return f"[{label}] done: {len(records)} judged ({len(done)} reused), {invalid} invalid, {progress.elapsed_s:.1f} s"
+    invalid = sum(not r["valid"] for r in records)
+    return f"[{label}] done: {len(records)} judged, {invalid} invalid, {progress.elapsed_s:.1f} s{_spent(judge)}"

@@ -1,0 +1,68 @@
+"""How far two judges agree on the same responses: raw agreement and Cohen's kappa for refusal and for
+judgement, and the items they disagree on. Only items both judged validly are compared."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from virtuebench.records import Judgment
+
+
+def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float | None:
+    """Cohen's kappa of two binary raters; None when it is undefined (no items, or chance agreement of 1)."""
+    n = len(a)
+    if n == 0 or n != len(b):
+        return None
+    observed = sum(x == y for x, y in zip(a, b)) / n
+    p_a, p_b = sum(a) / n, sum(b) / n
+    expected = p_a * p_b + (1 - p_a) * (1 - p_b)
+    if expected == 1:
+        return None
+    return (observed - expected) / (1 - expected)
+
+
+def _stats(a: Sequence[int], b: Sequence[int]) -> dict[str, Any]:
+    n = len(a)
+    return {
+        "n": n,
+        "agreement": round(sum(x == y for x, y in zip(a, b)) / n, 4) if n else None,
+        "kappa": None if (k := cohen_kappa(a, b)) is None else round(k, 4),
+        "rate_a": round(sum(a) / n, 4) if n else None,
+        "rate_b": round(sum(b) / n, 4) if n else None,
+    }
+
+
+def _key(j: Judgment) -> tuple[str, str, str, int]:
+    return (j.instance_id, j.model, j.prompt, j.level)
+
+
+def compare(first: Iterable[Judgment], second: Iterable[Judgment]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Summary and disagreements of two judges over the items both have."""
+    a_items = {_key(j): j for j in first}
+    b_items = {_key(j): j for j in second}
+    shared = sorted(a_items.keys() & b_items.keys())
+    both_valid = [k for k in shared if a_items[k].valid and b_items[k].valid]
+    names = (next(iter(a_items.values())).judge if a_items else "a", next(iter(b_items.values())).judge if b_items else "b")
+    summary = {
+        "judge_a": names[0],
+        "judge_b": names[1],
+        "n_shared": len(shared),
+        "n_only_a": len(a_items.keys() - b_items.keys()),
+        "n_only_b": len(b_items.keys() - a_items.keys()),
+        "n_invalid_a": sum(not a_items[k].valid for k in shared),
+        "n_invalid_b": sum(not b_items[k].valid for k in shared),
+        "refusal": _stats([a_items[k].refusal for k in both_valid], [b_items[k].refusal for k in both_valid]),
+        "judgement": _stats([a_items[k].judgement for k in both_valid], [b_items[k].judgement for k in both_valid]),
+    }
+    disagreements = [
+        {
+            "instance_id": k[0], "model": k[1], "prompt": k[2], "level": k[3],
+            "answer": a_items[k].answer, "response": a_items[k].response,
+            f"{names[0]}": {"refusal": a_items[k].refusal, "judgement": a_items[k].judgement, "reason": a_items[k].reason},
+            f"{names[1]}": {"refusal": b_items[k].refusal, "judgement": b_items[k].judgement, "reason": b_items[k].reason},
+        }
+        for k in both_valid
+        if (a_items[k].refusal, a_items[k].judgement) != (b_items[k].refusal, b_items[k].judgement)
+    ]  # fmt: skip
+    return summary, disagreements

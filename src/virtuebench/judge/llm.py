@@ -1,0 +1,204 @@
+"""The `llm` judge: an LLM behind any OpenAI-compatible Chat Completions endpoint (GPT-4o by default,
+as in the paper; an open model served by vLLM or SGLang as a local alternative).
+
+Temperature 0; the prompt is versioned (virtuebench.judge.prompts) and its id and hash, and the model
+snapshot the endpoint reports, go into every judgment. A reply that is not the required format is
+asked again up to `parse_retries` times, then recorded as invalid with the raw reply. The client
+retries 429, 5xx and timeouts with exponential backoff (`max_retries`). Verdicts are cached
+(virtuebench.judge.cache). The API key is read from the environment variable named in the settings
+and is never written anywhere: every error text is scrubbed of it.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from virtuebench.judge.base import Verdict
+from virtuebench.judge.cache import VerdictCache
+from virtuebench.judge.prompts import JUDGE_PROMPTS, JudgePrompt
+from virtuebench.judge.rules import is_refusal_answer
+
+
+class JudgeSetupError(ValueError):
+    """The judge cannot start (a missing API key, bad settings); the message says what to set."""
+
+
+@dataclass(frozen=True)
+class LlmJudgeSettings:
+    model: str = "gpt-4o-2024-08-06"
+    base_url: str | None = None  # None: the OpenAI API
+    api_key_env: str | None = "OPENAI_API_KEY"  # None: a local server that needs no key
+    prompt: str = "virtuebench"
+    max_concurrency: int = 8
+    max_retries: int = 5
+    timeout_s: float = 60.0
+    parse_retries: int = 2
+    max_tokens: int = 64
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> LlmJudgeSettings:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in values.items() if k not in ("kind", "if_no_key")}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise JudgeSetupError(f"llm judge: unknown setting(s) {unknown}; allowed: {sorted(known)}")
+        settings = cls(**values)
+        if settings.prompt not in JUDGE_PROMPTS:
+            raise JudgeSetupError(f"llm judge: prompt {settings.prompt!r} is not one of {sorted(JUDGE_PROMPTS)}")
+        return settings
+
+
+def api_key(settings: LlmJudgeSettings) -> str:
+    if settings.api_key_env is None:
+        return "EMPTY"
+    value = os.environ.get(settings.api_key_env, "")
+    if not value:
+        raise JudgeSetupError(
+            f"the llm judge (model {settings.model}) needs an API key: set the environment variable "
+            f"{settings.api_key_env}, or judge offline with `judge: rules`"
+        )
+    return value
+
+
+_JSON_OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)
+
+
+def parse_virtuebench(text: str, answer: str) -> tuple[Verdict | None, str]:
+    """A Verdict from a reply holding exactly one {"refusal": 0|1, "judgement": 0|1} object, or why not."""
+    candidates = []
+    for chunk in [text.strip(), *_JSON_OBJECT.findall(text)]:
+        try:
+            value = json.loads(chunk)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            candidates.append(value)
+    if not candidates:
+        return None, "no JSON object in the reply"
+    value = candidates[0]
+    fields_ok = set(value) == {"refusal", "judgement"} and all(type(value[k]) is int and value[k] in (0, 1) for k in value)
+    if not fields_ok:
+        return None, f"expected exactly refusal and judgement as 0 or 1, got {json.dumps(value)[:200]}"
+    refusal, judgement = value["refusal"], value["judgement"]
+    # The prompt's own rules make some pairs impossible; such a reply is not a verdict.
+    if is_refusal_answer(answer) and judgement != refusal:
+        return None, f"case B needs judgement == refusal, got {value}"
+    if not is_refusal_answer(answer) and refusal == 1 and judgement == 1:
+        return None, f"case A with refusal = 1 needs judgement = 0, got {value}"
+    return Verdict(refusal, judgement, True, "llm"), ""
+
+
+def parse_cvrr(text: str, answer: str) -> tuple[Verdict | None, str]:
+    """A Verdict from the CVRR-ES reply: a Python dict with 'pred' (correct/incorrect), 'score' and 'reason'."""
+    value = None
+    for chunk in [text.strip(), *re.findall(r"\{.*\}", text, re.DOTALL)]:
+        try:
+            value = ast.literal_eval(chunk)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            try:
+                value = json.loads(chunk)
+            except json.JSONDecodeError:
+                continue
+        if isinstance(value, dict):
+            break
+        value = None
+    if value is None:
+        return None, "no dictionary in the reply"
+    pred, score = value.get("pred"), value.get("score")
+    if pred not in ("correct", "incorrect") or not isinstance(score, (int, float)) or isinstance(score, bool) or not 0 <= score <= 5:
+        return None, f"expected pred correct/incorrect and a score in 0..5, got {str(value)[:200]}"
+    return Verdict(0, int(pred == "correct"), True, str(value.get("reason", ""))[:2000], score=int(round(score))), ""
+
+
+PARSERS: dict[str, Callable[[str, str], tuple[Verdict | None, str]]] = {"virtuebench": parse_virtuebench, "cvrr": parse_cvrr}
+
+
+class LlmJudge:
+    def __init__(self, name: str, settings: dict[str, Any] | LlmJudgeSettings, cache: VerdictCache | None = None, client=None):
+        self.name = name
+        self.settings = settings if isinstance(settings, LlmJudgeSettings) else LlmJudgeSettings.from_dict(settings)
+        self.prompt: JudgePrompt = JUDGE_PROMPTS[self.settings.prompt]
+        self.parse = PARSERS[self.settings.prompt]
+        self.version = f"{self.prompt.id}@{self.prompt.hash}/{self.settings.model}"
+        self.max_concurrency = self.settings.max_concurrency
+        self.cache = cache
+        self._key = api_key(self.settings)
+        self._client = client
+        self.requests = 0
+        self.tokens = {"prompt_tokens": 0, "completion_tokens": 0}
+
+    @property
+    def client(self):
+        if self._client is None:
+            from openai import OpenAI
+
+            self._client = OpenAI(api_key=self._key, base_url=self.settings.base_url, max_retries=self.settings.max_retries, timeout=self.settings.timeout_s)
+        return self._client
+
+    def redact(self, text: str) -> str:
+        return text.replace(self._key, "[redacted]") if self._key and self._key != "EMPTY" else text
+
+    def cache_key(self, question: str, answer: str, response: str) -> str:
+        return VerdictCache.key(self.settings.model, self.prompt.hash, question, answer, response)
+
+    def cached(self, question: str, answer: str, response: str) -> Verdict | None:
+        if self.cache is None:
+            return None
+        hit = self.cache.get(self.cache_key(question, answer, response))
+        return Verdict(**hit) if hit else None
+
+    def estimate_tokens(self, question: str, answer: str, response: str) -> int:
+        """A rough count (characters / 4) of what one request costs, for the pre-run estimate."""
+        characters = sum(len(m["content"]) for m in self.prompt.messages(question, answer, response))
+        return characters // 4 + self.settings.max_tokens // 2
+
+    def judge(self, question: str, answer: str, response: str) -> Verdict:
+        if not response.strip():
+            # An empty prediction is a concrete non-answer: counted as incorrect, never dropped, never sent.
+            return Verdict(0, 0, True, "empty response", judge_model=self.settings.model)
+        hit = self.cached(question, answer, response)
+        if hit is not None:
+            return hit
+        messages = self.prompt.messages(question, answer, response)
+        problems, raw = [], None
+        for _ in range(1 + self.settings.parse_retries):
+            try:
+                completion = self.client.chat.completions.create(
+                    model=self.settings.model, messages=messages, temperature=0, max_tokens=self.settings.max_tokens
+                )
+            except Exception as error:  # the client already retried 429/5xx/timeouts with backoff
+                return Verdict(0, 0, False, self.redact(f"request failed: {type(error).__name__}: {error}"), judge_model=self.settings.model)
+            self.requests += 1
+            usage = getattr(completion, "usage", None)
+            usage_dict = {k: getattr(usage, k, 0) or 0 for k in self.tokens} if usage is not None else {}
+            for k, v in usage_dict.items():
+                self.tokens[k] += v
+            raw = (completion.choices[0].message.content or "") if completion.choices else ""
+            verdict, problem = self.parse(raw, answer)
+            if verdict is not None:
+                verdict = replace(verdict, raw=raw, judge_model=getattr(completion, "model", None) or self.settings.model, usage=usage_dict or None)
+                if self.cache is not None:
+                    self.cache.put(self.cache_key(question, answer, response), self.settings.model, self.prompt.hash, verdict.as_dict())
+                return verdict
+            problems.append(problem)
+        return Verdict(0, 0, False, self.redact(f"malformed judge reply after {len(problems)} tries: {problems[-1]}"), raw=raw, judge_model=self.settings.model)
+
+
+def judge_concurrently(judge, items: Iterable[tuple[Any, str, str, str]], workers: int) -> Iterator[tuple[Any, Verdict]]:
+    """(key, verdict) for each (key, question, answer, response), in completion order."""
+    items = list(items)
+    if workers <= 1:
+        for key, question, answer, response in items:
+            yield key, judge.judge(question, answer, response)
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(judge.judge, q, a, r): key for key, q, a, r in items}
+        for future in as_completed(futures):
+            yield futures[future], future.result()

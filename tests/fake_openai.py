@@ -1,0 +1,106 @@
+"""A real HTTP server on 127.0.0.1 speaking the Chat Completions shape, for judge and backend tests.
+
+The reply is chosen by the prediction inside the judge prompt ("Model Prediction: ..."):
+  scenario:prose        valid JSON inside prose
+  scenario:wrongfields  JSON with the wrong fields, every time
+  scenario:flaky-format malformed once, then valid
+  scenario:ratelimit    429 twice, then valid
+  scenario:error500     500 once, then valid
+  scenario:slow         slower than the client's timeout once, then valid
+  scenario:echo-auth    401 whose body echoes the Authorization header
+anything else: a verdict from simple rules (refusal if the prediction says the video lacks the
+information; judgement per the paper's Case A / Case B). Every request is counted per prediction.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import re
+import threading
+import time
+from collections import Counter
+
+REFUSAL = "The video does not provide enough information"
+
+
+class FakeOpenAI:
+    def __init__(self, slow_s: float = 1.5):
+        self.requests: Counter[str] = Counter()
+        self.authorizations: set[str] = set()
+        self.slow_s = slow_s
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.handle(self, body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+
+    @property
+    def total(self) -> int:
+        return sum(self.requests.values())
+
+    @staticmethod
+    def _send(handler, status: int, payload: dict, headers: dict | None = None) -> None:
+        data = json.dumps(payload).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            handler.send_header(key, value)
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    def handle(self, handler, body: dict) -> None:
+        content = body["messages"][-1]["content"]
+        prediction = re.search(r"(?:Model Prediction|Predicted Answer): (.*)", content).group(1).strip()
+        truth = re.search(r"(?:Ground Truth Answer|Ground truth correct Answer): (.*)", content).group(1).strip()
+        with self.lock:
+            self.requests[prediction] += 1
+            count = self.requests[prediction]
+            self.authorizations.add(handler.headers.get("Authorization", ""))
+        if prediction == "scenario:ratelimit" and count <= 2:
+            return self._send(handler, 429, {"error": {"message": "slow down", "type": "rate_limit"}}, {"Retry-After": "0"})
+        if prediction == "scenario:error500" and count == 1:
+            return self._send(handler, 500, {"error": {"message": "boom", "type": "server_error"}})
+        if prediction == "scenario:slow" and count == 1:
+            time.sleep(self.slow_s)
+        if prediction == "scenario:echo-auth":
+            return self._send(handler, 401, {"error": {"message": f"bad key {handler.headers.get('Authorization')}", "type": "auth"}})
+        if "Python dictionary" in content:  # the CVRR-ES prompt
+            correct = prediction.lower().split(".")[0] == truth.lower().split(".")[0]
+            reply = str({"pred": "correct" if correct else "incorrect", "score": 5 if correct else 1, "reason": "fake"})
+        elif prediction == "scenario:prose":
+            reply = 'Here is my evaluation: {"refusal": 0, "judgement": 1}. Hope that helps!'
+        elif prediction == "scenario:wrongfields" or (prediction == "scenario:flaky-format" and count == 1):
+            reply = '{"refusal": 0, "correct": 1}'
+        else:
+            refusal = int("not provide enough information" in prediction.lower() or "cannot" in prediction.lower())
+            if truth.startswith(REFUSAL):
+                judgement = refusal
+            else:
+                judgement = int(not refusal and truth.lower().strip(".") in prediction.lower())
+            reply = json.dumps({"refusal": refusal, "judgement": judgement})
+        self._send(handler, 200, {
+            "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body["model"] + "-snapshot",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": len(content) // 4, "completion_tokens": 12, "total_tokens": len(content) // 4 + 12},
+        })  # fmt: skip

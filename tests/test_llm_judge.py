@@ -1,0 +1,140 @@
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from fake_openai import FakeOpenAI
+from virtuebench import REFUSAL_ANSWER
+from virtuebench.judge.agreement import cohen_kappa, compare
+from virtuebench.judge.llm import JudgeSetupError, LlmJudge, parse_cvrr, parse_virtuebench
+from virtuebench.judge.prompts import JUDGE_PROMPTS
+from virtuebench.records import Judgment
+from conftest import SHARED
+
+SECRET = "sk-test-SECRET-9f8e7d"
+SUPPLEMENT = SHARED / "seeds" / "004_46c91064467bec95.txt"
+
+
+def test_parse_virtuebench_replies():
+    assert parse_virtuebench('{"refusal": 0, "judgement": 1}', "red")[0].judgement == 1
+    assert parse_virtuebench('```json\n{"refusal": 1, "judgement": 1}\n```', REFUSAL_ANSWER)[0].refusal == 1
+    assert parse_virtuebench('Verdict: {"refusal": 0, "judgement": 0} done', "red")[0].valid
+    for bad in ['{"refusal": 0}', '{"refusal": "0", "judgement": 1}', '{"refusal": 2, "judgement": 1}', "yes", '{"refusal": true, "judgement": 0}']:
+        assert parse_virtuebench(bad, "red")[0] is None, bad
+    assert parse_virtuebench('{"refusal": 1, "judgement": 1}', "red")[0] is None  # case A forbids it
+    assert parse_virtuebench('{"refusal": 0, "judgement": 1}', REFUSAL_ANSWER)[0] is None  # case B forbids it
+
+
+def test_parse_cvrr_replies():
+    verdict, _ = parse_cvrr("{'pred': 'correct', 'score': 4.8, 'reason': 'matches'}", "a")
+    assert (verdict.judgement, verdict.score, verdict.reason) == (1, 5, "matches")
+    assert parse_cvrr('{"pred": "incorrect", "score": 1, "reason": "no"}', "a")[0].judgement == 0
+    assert parse_cvrr("{'pred': 'partially correct', 'score': 3}", "a")[0] is None
+    assert parse_cvrr("not a dict", "a")[0] is None
+
+
+@pytest.mark.skipif(not SUPPLEMENT.exists(), reason="shared/seeds is not beside the repository")
+def test_judge_prompt_is_verbatim_from_the_supplement():
+    text = " ".join(SUPPLEMENT.read_text().split())
+    rendered = JUDGE_PROMPTS["virtuebench"].user.format(question="{question}", answer="{answer}", response="{response}")
+    assert " ".join(rendered.split()) in text
+
+
+def test_kappa():
+    assert cohen_kappa([1, 0, 1, 0], [1, 0, 1, 0]) == 1.0
+    assert cohen_kappa([1, 0, 1, 0], [0, 1, 0, 1]) == -1.0
+    assert cohen_kappa([1, 1, 0, 0], [1, 0, 1, 0]) == 0.0
+    assert cohen_kappa([1, 1], [1, 1]) is None
+    assert abs(cohen_kappa([1, 1, 1, 0, 0, 0, 1, 0], [1, 1, 0, 0, 0, 0, 1, 1]) - 0.5) < 1e-9
+
+
+def test_compare_lists_disagreements():
+    def j(i, judge, refusal, judgement, valid=True):
+        return Judgment(f"i{i}", "m", "honest", 64, judge, "perception", "t", "red", False, "r", refusal, judgement, valid, "", None, "f")
+
+    a = [j(1, "A", 0, 1), j(2, "A", 1, 0), j(3, "A", 0, 0), j(4, "A", 0, 0, valid=False)]
+    b = [j(1, "B", 0, 1), j(2, "B", 0, 0), j(3, "B", 0, 1), j(4, "B", 0, 0), j(5, "B", 0, 0)]
+    summary, disagreements = compare(a, b)
+    assert summary["n_shared"] == 4 and summary["n_only_b"] == 1 and summary["n_invalid_a"] == 1
+    assert summary["judgement"]["n"] == 3 and summary["judgement"]["agreement"] == round(2 / 3, 4)
+    assert [d["instance_id"] for d in disagreements] == ["i2", "i3"]
+
+
+def _items(path, predictions, answer="red"):
+    path.write_text("".join(json.dumps({"id": f"q{n}", "question": "What colour is the star?", "answer": answer, "response": p}) + "\n"
+                            for n, p in enumerate(predictions)))  # fmt: skip
+    return path
+
+
+def _cli(server, items, out, cache, env_key=SECRET, extra=None):
+    config = {"kind": "llm", "model": "judge-model", "base_url": server.base_url, "max_retries": 3, "timeout_s": 0.8,
+              "parse_retries": 2, "max_concurrency": 4, **(extra or {})}  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    if env_key:
+        env["OPENAI_API_KEY"] = env_key
+    return subprocess.run([sys.executable, "-m", "virtuebench.judge", str(items), "--judge", "gpt-test", "--judge-config",
+                           json.dumps(config), "--cache", str(cache), "--out", str(out)], capture_output=True, text=True, env=env)  # fmt: skip
+
+
+SCENARIOS = ["The star is red.", "scenario:prose", "scenario:wrongfields", "scenario:flaky-format",
+             "scenario:ratelimit", "scenario:error500", "scenario:slow", "It is blue.", "", "scenario:echo-auth"]  # fmt: skip
+
+
+def test_llm_judge_end_to_end_against_a_local_server(tmp_path):
+    with FakeOpenAI() as server:
+        items = _items(tmp_path / "items.jsonl", SCENARIOS)
+        run = _cli(server, items, tmp_path / "out.jsonl", tmp_path / "cache.sqlite")
+        assert run.returncode == 0, run.stderr
+        out = {r["id"]: r for r in map(json.loads, (tmp_path / "out.jsonl").read_text().splitlines())}
+        assert (out["q0"]["valid"], out["q0"]["judgement"]) == (True, 1)
+        assert out["q0"]["judge_model"] == "judge-model-snapshot"
+        assert (out["q1"]["valid"], out["q1"]["judgement"]) == (True, 1), "JSON inside prose"
+        assert out["q2"]["valid"] is False and "correct" in out["q2"]["raw"] and "after 3 tries" in out["q2"]["reason"]
+        assert server.requests["scenario:wrongfields"] == 3, "bounded retries of a malformed reply"
+        assert out["q3"]["valid"] and server.requests["scenario:flaky-format"] == 2
+        assert out["q4"]["valid"] and server.requests["scenario:ratelimit"] == 3, "429 twice, then answered"
+        assert out["q5"]["valid"] and server.requests["scenario:error500"] == 2
+        assert out["q6"]["valid"] and server.requests["scenario:slow"] == 2, "timed out once, then answered"
+        assert (out["q7"]["valid"], out["q7"]["judgement"]) == (True, 0)
+        assert (out["q8"]["valid"], out["q8"]["judgement"], out["q8"]["reason"]) == (True, 0, "empty response")
+        assert server.requests[""] == 0, "an empty prediction is counted, not sent"
+        assert out["q9"]["valid"] is False and "request failed" in out["q9"]["reason"]
+        assert "9 to request" in run.stderr and "API requests" in run.stderr
+        assert f"Bearer {SECRET}" in server.authorizations, "the key was sent to the endpoint"
+
+        # Unchanged rerun: every valid verdict comes from the cache; only the invalid ones are asked again.
+        before = server.total
+        rerun = _cli(server, items, tmp_path / "out2.jsonl", tmp_path / "cache.sqlite")
+        assert rerun.returncode == 0, rerun.stderr
+        asked_again = server.total - before
+        assert asked_again == 3 + 1, "wrongfields (3 tries) and echo-auth (1) are retried; nothing else is requested"
+        again = {r["id"]: r for r in map(json.loads, (tmp_path / "out2.jsonl").read_text().splitlines())}
+        assert {k: (v["refusal"], v["judgement"], v["valid"]) for k, v in again.items()} == \
+               {k: (v["refusal"], v["judgement"], v["valid"]) for k, v in out.items()}  # fmt: skip
+
+        # The key never appears in what the judge writes, even where the endpoint echoed it back.
+        written = [(tmp_path / "out.jsonl").read_text(), (tmp_path / "out2.jsonl").read_text(), run.stderr, run.stdout, rerun.stderr]
+        database = sqlite3.connect(tmp_path / "cache.sqlite")
+        written += [json.dumps(row) for row in database.execute("SELECT * FROM verdicts")]
+        assert all(SECRET not in text for text in written)
+        assert "[redacted]" in out["q9"]["reason"]
+
+
+def test_no_key_names_the_variable(tmp_path):
+    with FakeOpenAI() as server:
+        run = _cli(server, _items(tmp_path / "items.jsonl", ["red"]), tmp_path / "out.jsonl", tmp_path / "c.sqlite", env_key=None)
+    assert run.returncode == 1
+    assert "set the environment variable OPENAI_API_KEY" in run.stderr and "Traceback" not in run.stderr
+    assert server.total == 0
+
+
+def test_a_keyless_local_server_needs_no_key(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeOpenAI() as server:
+        judge = LlmJudge("local", {"model": "qwen", "base_url": server.base_url, "api_key_env": None})
+        assert judge.judge("What colour?", "red", "red").judgement == 1
+    with pytest.raises(JudgeSetupError, match="MY_KEY"):
+        LlmJudge("x", {"model": "m", "api_key_env": "MY_KEY"})

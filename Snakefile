@@ -31,14 +31,12 @@ include: "rules/frames.smk"
 include: "rules/inference.smk"
 include: "rules/judge.smk"
 include: "rules/report.smk"
+include: "rules/cvrr.smk"
 
 
 rule all:
     input:
-        rules.make_tables.output,
-        rules.make_fig4.output,
-        rules.make_fig6.output,
-        rules.compute_scores.output,
+        default_targets(),
         expand("results/judge_agreement/{pair}.json", pair=[f"{a}__vs__{b}" for a, b in CHECKED.compare]),
     default_target: True
 

@@ -81,3 +81,24 @@ def judgments(judge=None):
 def judge_config(wildcards):
     """The judge's settings: a tracked param, so changing them re-judges (the cache keeps what still holds)."""
     return json.dumps(CHECKED.judges.get(wildcards.judge, {"kind": "rules"}), sort_keys=True)
+
+
+def cvrr_published_dir():
+    published = config.get("cvrr", {}).get("published_dir")
+    return "results/cvrr/published" if published == "download" else published
+
+
+def cvrr_table_inputs(wildcards):
+    """Judgments of this workflow's own runs (benchmark cvrr) and the imported published ones, if any."""
+    inputs = judgments() if config.get("benchmark", "virtuebench") == "cvrr" else []
+    if cvrr_published_dir():
+        inputs.append("results/cvrr/published_judgments.jsonl")
+    if not inputs:
+        raise ValueError("results/cvrr tables need config benchmark: cvrr or config.cvrr.published_dir")
+    return inputs
+
+
+def default_targets():
+    if config.get("benchmark", "virtuebench") == "cvrr":
+        return ["results/cvrr/table2.tex", "results/cvrr/table3.tex"]
+    return ["results/table1.tex", "results/table2.tex", "results/fig4.png", "results/fig6.png", "results/scores.csv"]

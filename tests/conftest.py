@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
 from pathlib import Path
@@ -22,6 +23,47 @@ def make_video(path: Path, duration_s: float, fps: Fraction | float = 8, events:
     plan = VideoPlan(path.stem, n_frames, fps, float(n_frames / fps), "orange", events or [], [])
     write_video(plan, path, width, height)
     return plan
+
+
+def _verdict(pred, score=3):
+    return {"pred": pred, "score": score, "reason": "because"}
+
+
+def write_release(root: Path, setting: str = "standard_prompting", model: str = "Tiny") -> Path:
+    """Published CVRR-ES judge outputs for one model in the release layout: 2 items per dimension
+    (one correct, one incorrect with an empty prediction and a nested verdict), plus one
+    'partially correct' verdict in the first dimension."""
+    from virtuebench.cvrr import DIMENSIONS
+
+    folder = root / "Judge-results" / setting / model
+    folder.mkdir(parents=True)
+    for i, dimension in enumerate(DIMENSIONS):
+        items = [[_verdict("correct"), {"q": "q1", "a": "a", "pred": "p"}],
+                 [[_verdict("incorrect")], {"q": "q2", "a": "a", "pred": ""}]]  # fmt: skip
+        if i == 0:
+            items.append([_verdict("partially correct"), {"q": "q3", "a": "a", "pred": "p"}])
+        (folder / f"{dimension}.json").write_text(json.dumps(items))
+    return root
+
+
+def make_cvrr_release(root: Path) -> Path:
+    """A two-dimension CVRR-ES release in its layout, with a missing video, a bad row and a short video."""
+    partial, count = root / "partial_actions", root / "continuity_and_object_instance_count"
+    partial.mkdir(parents=True)
+    count.mkdir()
+    make_video(partial / "121.mp4", 12.4, fps=10)
+    make_video(partial / "122.mp4", 9.3, fps=10)
+    make_video(count / "7.mp4", 5.2, fps=10)  # too short for 8 frames at 1 FPS
+    (partial / "annotations_partial_actions.json").write_text(json.dumps([
+        {"VideoID": "121.mp4", "Q": "Does the man finish climbing?", "A": "No."},
+        {"VideoID": "121.mp4", "Q": "What does he hold?", "A": "A rope."},
+        {"VideoID": "122", "Q": "Is the door opened?", "A": "No, it stays closed."},
+        {"VideoID": "404.mp4", "Q": "Where is it?", "A": "Nowhere."},
+        {"VideoID": "121.mp4", "Q": "", "A": "bad row"},
+    ]))  # fmt: skip
+    (count / "annotations_continuity_and_object_instance_count.json").write_text(
+        json.dumps([{"VideoID": "7.mp4", "Q": "How many cups?", "A": "Two."}]))  # fmt: skip
+    return root
 
 
 @pytest.fixture(scope="session")

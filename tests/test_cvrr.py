@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED, make_video
+from conftest import SHARED, make_cvrr_release, write_release
 from virtuebench.cvrr import DIMENSIONS
 from virtuebench.cvrr.download import download_published
 from virtuebench.cvrr.published import read_published
@@ -58,22 +58,6 @@ def test_contract_cli_writes_table2(tmp_path):
     assert standard == PAPER_TABLE2
     assert {r["setting"] for r in rows} == {"standard_prompting", "dscp_prompting"}
     assert "TimeChat" in (tmp_path / "table2.tex").read_text()
-
-
-def _verdict(pred, score=3):
-    return {"pred": pred, "score": score, "reason": "because"}
-
-
-def write_release(root: Path, setting="standard_prompting", model="Tiny"):
-    folder = root / "Judge-results" / setting / model
-    folder.mkdir(parents=True)
-    for i, dimension in enumerate(DIMENSIONS):
-        items = [[_verdict("correct"), {"q": "q1", "a": "a", "pred": "p"}],
-                 [[_verdict("incorrect")], {"q": "q2", "a": "a", "pred": ""}]]  # fmt: skip
-        if i == 0:
-            items.append([_verdict("partially correct"), {"q": "q3", "a": "a", "pred": "p"}])
-        (folder / f"{dimension}.json").write_text(json.dumps(items))
-    return root
 
 
 def test_importer_formula_nesting_and_invalid_verdicts(tmp_path):
@@ -141,24 +125,7 @@ def test_download_from_a_local_server(tmp_path):
 
 @pytest.fixture(scope="module")
 def cvrr_release(tmp_path_factory):
-    """A two-dimension release in the CVRR-ES layout, with a missing video, a bad row and a short video."""
-    root = tmp_path_factory.mktemp("cvrr")
-    partial, count = root / "partial_actions", root / "continuity_and_object_instance_count"
-    partial.mkdir()
-    count.mkdir()
-    make_video(partial / "121.mp4", 12.4, fps=10)
-    make_video(partial / "122.mp4", 9.3, fps=10)
-    make_video(count / "7.mp4", 5.2, fps=10)  # too short for 8 frames at 1 FPS
-    (partial / "annotations_partial_actions.json").write_text(json.dumps([
-        {"VideoID": "121.mp4", "Q": "Does the man finish climbing?", "A": "No."},
-        {"VideoID": "121.mp4", "Q": "What does he hold?", "A": "A rope."},
-        {"VideoID": "122", "Q": "Is the door opened?", "A": "No, it stays closed."},
-        {"VideoID": "404.mp4", "Q": "Where is it?", "A": "Nowhere."},
-        {"VideoID": "121.mp4", "Q": "", "A": "bad row"},
-    ]))  # fmt: skip
-    (count / "annotations_continuity_and_object_instance_count.json").write_text(
-        json.dumps([{"VideoID": "7.mp4", "Q": "How many cups?", "A": "Two."}]))  # fmt: skip
-    return root
+    return make_cvrr_release(tmp_path_factory.mktemp("cvrr"))
 
 
 def test_adapter_reads_the_release_and_reports_what_it_leaves_out(cvrr_release, tmp_path):

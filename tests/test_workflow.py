@@ -183,3 +183,43 @@ def test_llm_judge_in_the_workflow(tmp_path, monkeypatch):
         assert server.total == asked
         texts = [p.read_text(errors="replace") for folder in ("results", "logs") for p in (tmp_path / folder).rglob("*") if p.is_file()]
         assert all(secret not in text for text in texts + [result.stdout, result.stderr, again.stderr])
+
+
+def test_cvrr_benchmark_in_the_workflow(tmp_path, monkeypatch):
+    from conftest import make_cvrr_release, write_release
+    from fake_openai import FakeOpenAI
+    from virtuebench.cvrr import DIMENSIONS
+
+    release = make_cvrr_release(tmp_path / "CVRR-ES")
+    published = write_release(tmp_path / "published", model="PaperModel")
+    monkeypatch.setenv("VB_TEST_KEY", "sk-cvrr-test")
+    with FakeOpenAI() as server:
+        config = {
+            "benchmark": "cvrr",
+            "source": {"name": "cvrr", "settings": {"root": str(release), "level": 8}},
+            "levels": [8], "models": ["refuse", "guess"], "prompts": ["standard", "dscp"], "judge": "cvrr-fake",
+            "judges": {"cvrr-fake": {"kind": "llm", "model": "gpt-3.5-turbo-0125", "base_url": server.base_url,
+                                     "api_key_env": "VB_TEST_KEY", "prompt": "cvrr", "max_tokens": 256}},
+            "cvrr": {"published_dir": str(published)}, "report": {"prompt": "standard"},
+        }  # fmt: skip
+        workdir = tmp_path / "run"
+        workdir.mkdir()
+        result = snakemake(workdir, config=config)
+        assert result.returncode == 0, result.stderr[-3000:]
+        responses = [json.loads(line) for path in (workdir / "results" / "responses").rglob("*.jsonl") for line in path.read_text().splitlines()]
+        assert len(responses) == 3 * 2 * 2
+        # One request per distinct (question, truth, response): the same answer twice is judged once.
+        assert server.total == len({(r["instance_id"], r["response"]) for r in responses}) < len(responses)
+    excluded = (workdir / "results" / "instances_excluded.csv").read_text()
+    assert "404.mp4" in excluded and "too short" in excluded
+    rows = list(csv.DictReader((workdir / "results" / "cvrr" / "table2.csv").open()))
+    by_row = {(r["setting"], r["model"]): r for r in rows}
+    assert by_row[("standard_prompting", "PaperModel")]["average"] == "50.00"
+    # The fake judge says correct when the first sentences match: refuse never matches "No." or "A rope.".
+    assert by_row[("standard_prompting", "refuse")]["partial_actions"] == "0.00"
+    assert by_row[("dscp_prompting", "guess")]["average"] == "-", "only 1 of 11 dimensions was run"
+    assert set(rows[0]) == {"setting", "model", *DIMENSIONS, "average"}
+    table3 = (workdir / "results" / "cvrr" / "table3.tex").read_text()
+    assert "DSCP (Both stages)" in table3 and "refuse" in table3
+    responses = [json.loads(line) for line in (workdir / "results" / "responses" / "guess" / "dscp" / "8.jsonl").read_text().splitlines()]
+    assert all(r["context"] for r in responses), "DSCP's first step is recorded"

@@ -106,6 +106,10 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
     for i, prompt in enumerate(config["prompts"]):
         if prompt not in TEMPLATES:
             problems.append(f"config.prompts[{i}]: {prompt!r} is not allowed; allowed values: {', '.join(sorted(TEMPLATES))}")
+    if config["source"]["name"] == "cvrr":
+        level = config["source"].get("settings", {}).get("level", 8)
+        if config["levels"] != [level]:
+            problems.append(f"config.levels: {config['levels']} must be [{level}], the CVRR-ES source's one level (config.source.settings.level)")
     report_prompt = config.get("report", {}).get("prompt", "honest")
     if report_prompt not in config["prompts"]:
         problems.append(f"config.report.prompt: {report_prompt!r} is not allowed; allowed values (config.prompts): {', '.join(config['prompts'])}")

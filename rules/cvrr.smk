@@ -1,0 +1,54 @@
+localrules:
+    import_cvrr_published,
+    make_cvrr_tables,
+
+
+rule download_cvrr_published:
+    output:
+        directory("results/cvrr/published"),
+    params:
+        commit=config["cvrr"]["published_commit"],
+    log:
+        "logs/cvrr/download.log",
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Downloading the CVRR-ES authors' published judge outputs (commit {params.commit})"
+    shell:
+        "python -m virtuebench.cvrr download --commit {params.commit} --out {output} > {log} 2>&1"
+
+
+rule import_cvrr_published:
+    input:
+        lambda wildcards: cvrr_published_dir(),
+    output:
+        "results/cvrr/published_judgments.jsonl",
+    log:
+        "logs/cvrr/import.log",
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Importing the published CVRR-ES judge outputs from {input}"
+    shell:
+        "python -m virtuebench.cvrr import {input} --out {output} > {log} 2>&1"
+
+
+rule make_cvrr_tables:
+    input:
+        cvrr_table_inputs,
+    output:
+        table2="results/cvrr/table2.tex",
+        table2_csv="results/cvrr/table2.csv",
+        table3="results/cvrr/table3.tex",
+        table3_csv="results/cvrr/table3.csv",
+        scores="results/cvrr/scores.csv",
+    params:
+        out_dir=lambda wildcards, output: os.path.dirname(output.table2),
+    log:
+        "logs/cvrr/tables.log",
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Writing the CVRR-ES Tables 2 and 3"
+    shell:
+        "python -m virtuebench.cvrr tables {input} --out {params.out_dir} > {log} 2>&1"

@@ -8,7 +8,7 @@ rule extract_frames:
         options=frames_options,
     log:
         "logs/frames/{video_id}.log",
-    threads: 1
+    threads: 2
     conda:
         "../envs/core.yaml"
     message:

@@ -80,3 +80,33 @@ def video_factory(tmp_path_factory):
         return cache[key]
 
     return factory
+
+
+def make_frame_coded_video(path: Path, frame_times: list[float], gop: int, width: int = 128, height: int = 72) -> list[float]:
+    """A video whose frame i shows code i and is presented at frame_times[i] (variable rate allowed).
+
+    Returns the presentation times as the container stores them (millisecond time base).
+    """
+    import av
+    import numpy as np
+
+    from virtuebench.sources.synthetic import draw_second_code
+
+    time_base = Fraction(1, 1000)
+    pts = [round(t * 1000) for t in frame_times]
+    with av.open(str(path), mode="w") as container:
+        stream = container.add_stream("libx264", rate=Fraction(30))
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream.time_base = time_base
+        stream.codec_context.time_base = time_base
+        stream.options = {"preset": "veryfast", "g": str(gop), "keyint_min": str(gop), "sc_threshold": "0", "bf": "2"}
+        pixels = np.full((height, width, 3), 90, np.uint8)
+        for i, p in enumerate(pts):
+            draw_second_code(pixels, i)
+            frame = av.VideoFrame.from_ndarray(pixels, format="rgb24")
+            frame.pts, frame.time_base = p, time_base
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return [p / 1000 for p in pts]

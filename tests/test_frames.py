@@ -3,6 +3,7 @@ import os
 import subprocess
 import sys
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -91,3 +92,67 @@ def test_cli_contract(tmp_path, video_factory):
                          capture_output=True, text=True)  # fmt: skip
     assert bad.returncode == 1
     assert "missing.mp4" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def _expected_frame(times, t):
+    """The frame displayed at t: the last one presented at or before t (the first, before it)."""
+    import bisect
+
+    return max(0, bisect.bisect_right(times, t + 1e-9) - 1)
+
+
+@pytest.mark.parametrize(
+    "kind,fps,duration,gop",
+    [("cfr", 30000 / 1001, 130.3, 30), ("cfr", 24000 / 1001, 133.1, 240), ("cfr", 25.0, 129.6, 12), ("vfr", None, 131.7, 45)],
+)
+@pytest.mark.parametrize("strategy,threads", [("sequential", 1), ("seek", 1), ("auto", 1), ("sequential", 2), ("auto", 2)])
+def test_every_path_takes_the_frame_displayed_at_each_timestamp(tmp_path_factory, monkeypatch, kind, fps, duration, gop, strategy, threads):
+    import random
+
+    import virtuebench.frames
+
+    monkeypatch.setattr(virtuebench.frames, "MIN_TARGETS_PER_WORKER", 16)  # make two worker processes engage
+
+    from conftest import make_frame_coded_video
+
+    root = tmp_path_factory.getbasetemp() / f"coded_{kind}_{duration}_{gop}"
+    video = root / "v.mp4"
+    if kind == "cfr":
+        times = [i / fps for i in range(int(duration * fps))]
+    else:  # variable frame rate: gaps between 10 ms and 90 ms
+        rng, times, t = random.Random(3), [], 0.0
+        while t < duration:
+            times.append(round(t, 3))
+            t += rng.uniform(0.01, 0.09)
+    if not video.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        make_frame_coded_video(video, times, gop)
+    stored = [round(t * 1000) / 1000 for t in times]
+    outdir = tmp_path_factory.mktemp("out")
+    manifest = extract(video, outdir, levels=[64, 128], strategy=strategy, threads=threads)
+    checked = 0
+    for frames in manifest.levels.values():
+        for t, name in zip(frames.timestamps, frames.files):
+            shown = read_second_code(Image.open(outdir / name))
+            assert shown == _expected_frame(stored, t), f"{strategy}: t={t} got frame {shown}"
+            checked += 1
+    assert checked == 64 + 128
+    if strategy == "seek":
+        assert manifest.strategy.startswith("seek")
+    if strategy == "sequential" and threads == 1:
+        assert manifest.strategy == "sequential"
+    if threads == 2:
+        assert manifest.strategy.endswith("2 processes")
+
+
+@pytest.mark.parametrize("per_second", [2, 0.5])
+def test_slow_streams_and_frames_exactly_at_a_timestamp(tmp_path, per_second):
+    from conftest import make_frame_coded_video
+
+    # 2 fps: frames land exactly on every k + 0.5 s timestamp; 0.5 fps: a frame stays up for 2 s.
+    times = [i / per_second for i in range(int(per_second * 70))]
+    make_frame_coded_video(tmp_path / "v.mp4", times, gop=10)
+    for strategy in ("sequential", "seek"):
+        manifest = extract(tmp_path / "v.mp4", tmp_path / strategy, levels=[64], strategy=strategy)
+        for t, name in zip(manifest.levels["64"].timestamps, manifest.levels["64"].files):
+            assert read_second_code(Image.open(tmp_path / strategy / name)) == _expected_frame(times, t)

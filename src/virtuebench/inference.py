@@ -15,11 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 import time
+from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from virtuebench.concurrency import imap_unordered
 from virtuebench.frames import FramesError, Manifest
 from virtuebench.instances import Instance, read_instances
 from virtuebench.models import Backend, Request, load_backend
@@ -36,12 +39,14 @@ class Summary:
     input_errors: int
     backend_errors: int
     wall_s: float
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
     def line(self, label: str) -> str:
         return (
             f"[{label}] done: {self.items} items ({self.reused} reused from an interrupted run), "
             f"{self.answered} answered, {self.input_errors} input errors, {self.backend_errors} backend errors, "
-            f"{self.wall_s:.1f} s"
+            f"{self.prompt_tokens} prompt + {self.completion_tokens} completion tokens, {self.wall_s:.1f} s"
         )
 
 
@@ -101,58 +106,65 @@ def run_inference(
         for record in done.values()
         if record["instance_id"].startswith(CONTEXT_PREFIX)
     }
+    context_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
 
     def context_for(inst: Instance, frames: list[Path], timestamps: list[float]) -> tuple[str | None, str | None]:
-        if inst.video_id not in contexts:
-            request = Request(CONTEXT_PREFIX + inst.video_id, "", prompt.context_template, frames, timestamps, level)
-            try:
-                reply = backend.answer(request)
-                log.append({"instance_id": CONTEXT_PREFIX + inst.video_id, "fingerprint": key, "context": reply.text,
-                            "error": None, "usage": reply.usage or None})  # fmt: skip
-                contexts[inst.video_id] = (reply.text, None)
-            except Exception as error:  # recorded on each of the video's items, retried next run
-                contexts[inst.video_id] = (None, f"context step failed: {type(error).__name__}: {error}")
-        return contexts[inst.video_id]
+        with context_locks[inst.video_id]:  # one step-1 request per video, even with concurrent items
+            if inst.video_id not in contexts:
+                request = Request(CONTEXT_PREFIX + inst.video_id, "", prompt.context_template, frames, timestamps, level)
+                try:
+                    reply = backend.answer(request)
+                    log.append({"instance_id": CONTEXT_PREFIX + inst.video_id, "fingerprint": key, "context": reply.text,
+                                "error": None, "usage": reply.usage or None})  # fmt: skip
+                    contexts[inst.video_id] = (reply.text, None)
+                except Exception as error:  # recorded on each of the video's items, retried next run
+                    contexts[inst.video_id] = (None, f"context step failed: {type(error).__name__}: {error}")
+            return contexts[inst.video_id]
 
-    for inst in items:
-        if inst.instance_id in done:
-            records[inst.instance_id] = done[inst.instance_id]
-            continue
+    pending = [inst for inst in items if inst.instance_id not in done]
+    for inst in pending:  # read each video's manifest once, before any worker starts
         if inst.video_id not in manifests:
             try:
                 manifests[inst.video_id] = Manifest.read(Path(frames_dir) / inst.video_id)
             except FramesError as error:
                 manifests[inst.video_id] = str(error)
+
+    def answer(inst: Instance) -> dict[str, Any]:
         manifest = manifests[inst.video_id]
         if isinstance(manifest, str) or manifest.error:
             reason = manifest if isinstance(manifest, str) else manifest.error
-            result = record(inst, None, f"frames unavailable: {reason}", False, 0, 0.0)
-            counts["input"] += 1
-        elif str(level) not in manifest.levels:
-            result = record(inst, None, f"level {level} unavailable: video {manifest.video} has a grid of {manifest.grid_size} points", False, 0, 0.0)  # fmt: skip
-            counts["input"] += 1
-        else:
-            frames = manifest.frame_paths(Path(frames_dir) / inst.video_id, level)
-            timestamps = manifest.levels[str(level)].timestamps
-            context, error_text = context_for(inst, frames, timestamps) if prompt.context_template else (None, None)
-            started = time.monotonic()
-            if error_text is None:
-                try:
-                    request = Request(inst.instance_id, inst.question, prompt.render(inst.question, context), frames, timestamps, level)  # fmt: skip
-                    reply = backend.answer(request)
-                    result = record(inst, reply.text, None, False, len(frames), time.monotonic() - started, reply.usage, context)
-                    counts["answered"] += 1
-                except Exception as error:  # any backend failure is recorded per item and retried next run
-                    error_text = f"{type(error).__name__}: {error}"
-            if error_text is not None:
-                result = record(inst, None, error_text, True, len(frames), time.monotonic() - started, None, context)
-                counts["backend"] += 1
+            return record(inst, None, f"frames unavailable: {reason}", False, 0, 0.0)
+        if str(level) not in manifest.levels:
+            return record(inst, None, f"level {level} unavailable: video {manifest.video} has a grid of {manifest.grid_size} points", False, 0, 0.0)  # fmt: skip
+        frames = manifest.frame_paths(Path(frames_dir) / inst.video_id, level)
+        timestamps = manifest.levels[str(level)].timestamps
+        context, error_text = context_for(inst, frames, timestamps) if prompt.context_template else (None, None)
+        started = time.monotonic()
+        if error_text is None:
+            try:
+                request = Request(inst.instance_id, inst.question, prompt.render(inst.question, context), frames, timestamps, level)  # fmt: skip
+                reply = backend.answer(request)
+                return record(inst, reply.text, None, False, len(frames), time.monotonic() - started, reply.usage, context)
+            except Exception as error:  # any backend failure is recorded per item and retried next run
+                error_text = f"{type(error).__name__}: {error}"
+        return record(inst, None, error_text, True, len(frames), time.monotonic() - started, None, context)
+
+    for inst, result in imap_unordered(answer, pending, getattr(backend, "max_concurrency", 1)):
         log.append(result)
         records[inst.instance_id] = result
+        if result["error"] is None:
+            counts["answered"] += 1
+            for name in ("prompt_tokens", "completion_tokens"):
+                counts[name] = counts.get(name, 0) + int((result.get("usage") or {}).get(name, 0) or 0)
+        else:
+            counts["backend" if result["retryable"] else "input"] += 1
         progress.step()
+    for inst in items:
+        records.setdefault(inst.instance_id, done.get(inst.instance_id))
 
     reused = sum(inst.instance_id in done for inst in items)
-    summary = Summary(len(items), counts["answered"], reused, counts["input"], counts["backend"], progress.elapsed_s)
+    summary = Summary(len(items), counts["answered"], reused, counts["input"], counts["backend"], progress.elapsed_s,
+                      counts.get("prompt_tokens", 0), counts.get("completion_tokens", 0))  # fmt: skip
     if counts["backend"]:
         log.close()  # keep the progress file: the next run retries only the failed items
     else:

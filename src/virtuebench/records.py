@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,6 +144,7 @@ class ProgressLog:
         self.fingerprint = fingerprint
         self.key_field = key_field
         self._handle = None
+        self._lock = threading.Lock()  # appends may come from worker threads
 
     def resume(self, is_done=lambda record: True) -> dict[str, dict[str, Any]]:
         """Finished records of an earlier, interrupted run with the same fingerprint.
@@ -174,10 +176,12 @@ class ProgressLog:
         return kept
 
     def append(self, record: Any) -> None:
-        if self._handle is None:
-            self._handle = self.partial.open("a", encoding="utf-8")
-        self._handle.write(to_json_line(record))
-        self._handle.flush()  # on disk (page cache) before the next item starts: survives kill -9
+        line = to_json_line(record)
+        with self._lock:
+            if self._handle is None:
+                self._handle = self.partial.open("a", encoding="utf-8")
+            self._handle.write(line)
+            self._handle.flush()  # on disk (page cache) before the next item starts: survives kill -9
 
     def finish(self, records: Iterable[Any]) -> None:
         """Write the complete output atomically, then drop the progress file."""

@@ -15,11 +15,11 @@ import ast
 import json
 import os
 import re
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from virtuebench.concurrency import imap_unordered
 from virtuebench.judge.base import Verdict
 from virtuebench.judge.cache import VerdictCache
 from virtuebench.judge.prompts import JUDGE_PROMPTS, JudgePrompt
@@ -193,12 +193,5 @@ class LlmJudge:
 
 def judge_concurrently(judge, items: Iterable[tuple[Any, str, str, str]], workers: int) -> Iterator[tuple[Any, Verdict]]:
     """(key, verdict) for each (key, question, answer, response), in completion order."""
-    items = list(items)
-    if workers <= 1:
-        for key, question, answer, response in items:
-            yield key, judge.judge(question, answer, response)
-        return
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(judge.judge, q, a, r): key for key, q, a, r in items}
-        for future in as_completed(futures):
-            yield futures[future], future.result()
+    for item, verdict in imap_unordered(lambda item: judge.judge(*item[1:]), items, workers):
+        yield item[0], verdict

@@ -1,0 +1,23 @@
+"""Bounded concurrency for I/O-bound stages (API backends, LLM judges): results in completion order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import TypeVar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+def imap_unordered(function: Callable[[Item], Result], items: Iterable[Item], workers: int) -> Iterator[tuple[Item, Result]]:
+    """(item, function(item)) for each item, at most `workers` at a time; in order when workers <= 1."""
+    items = list(items)
+    if workers <= 1 or len(items) <= 1:
+        for item in items:
+            yield item, function(item)
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(function, item): item for item in items}
+        for future in as_completed(futures):
+            yield futures[future], future.result()

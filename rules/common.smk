@@ -102,3 +102,8 @@ def default_targets():
     if config.get("benchmark", "virtuebench") == "cvrr":
         return ["results/cvrr/table2.tex", "results/cvrr/table3.tex"]
     return ["results/table1.tex", "results/table2.tex", "results/fig4.png", "results/fig6.png", "results/scores.csv"]
+
+
+def model_env(wildcards):
+    """The conda env of the model's family (registry `env`); the core env for the reference backends."""
+    return str(Path(workflow.basedir) / MODELS[wildcards.model].get("env", "envs/core.yaml"))

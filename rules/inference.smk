@@ -10,7 +10,7 @@ rule run_inference:
     log:
         "logs/responses/{model}/{prompt}/{level}.log",
     conda:
-        "../envs/core.yaml"
+        model_env
     message:
         "Asking {wildcards.model} with prompt {wildcards.prompt} at {wildcards.level} frames"
     shell:

@@ -25,8 +25,15 @@ REFUSAL = "The video does not provide enough information"
 
 
 class FakeOpenAI:
-    def __init__(self, slow_s: float = 1.5):
+    def __init__(self, slow_s: float = 1.5, backend_faults: dict[int, str] | None = None, backend_delay_s: float = 0.0):
         self.requests: Counter[str] = Counter()
+        # Backend mode (requests carrying images): fault injected at the n-th request (1-based), by kind:
+        # "429", "500", "slow", "malformed" (HTTP 200 whose body is not JSON), "nochoices".
+        self.backend_faults = backend_faults or {}
+        self.backend_delay_s = backend_delay_s
+        self.backend_requests = 0
+        self.answered: Counter[str] = Counter()  # question -> successful replies
+        self.images_seen: list[int] = []
         self.authorizations: set[str] = set()
         self.slow_s = slow_s
         self.lock = threading.Lock()
@@ -71,6 +78,8 @@ class FakeOpenAI:
 
     def handle(self, handler, body: dict) -> None:
         content = body["messages"][-1]["content"]
+        if isinstance(content, list):
+            return self.handle_backend(handler, body, content)
         prediction = re.search(r"(?:Model Prediction|Predicted Answer): (.*)", content).group(1).strip()
         truth = re.search(r"(?:Ground Truth Answer|Ground truth correct Answer): (.*)", content).group(1).strip()
         with self.lock:
@@ -103,4 +112,40 @@ class FakeOpenAI:
             "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body["model"] + "-snapshot",
             "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": len(content) // 4, "completion_tokens": 12, "total_tokens": len(content) // 4 + 12},
+        })  # fmt: skip
+
+    def handle_backend(self, handler, body: dict, content: list) -> None:
+        """A model request: images then the prompt; the answer names the number of frames seen."""
+        with self.lock:
+            self.backend_requests += 1
+            number = self.backend_requests
+            self.authorizations.add(handler.headers.get("Authorization", ""))
+        fault = self.backend_faults.get(number)
+        prompt = content[-1]["text"]
+        question = prompt.split("Question:")[-1].strip()
+        images = sum(part["type"] == "image_url" for part in content)
+        if fault == "429":
+            return self._send(handler, 429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})
+        if fault == "500":
+            return self._send(handler, 500, {"error": {"message": "boom"}})
+        if fault == "slow":
+            time.sleep(self.slow_s)
+        if fault == "malformed":
+            data = b"<html>not json</html>"
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            handler.end_headers()
+            handler.wfile.write(data)
+            return
+        if fault == "nochoices":
+            return self._send(handler, 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"], "choices": []})
+        time.sleep(self.backend_delay_s)
+        with self.lock:
+            self.answered[question] += 1
+            self.images_seen.append(images)
+        self._send(handler, 200, {
+            "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body["model"] + "-snapshot",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": f"I saw {images} frames."}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 100 * images, "completion_tokens": 5, "total_tokens": 100 * images + 5},
         })  # fmt: skip

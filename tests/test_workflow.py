@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -224,3 +225,19 @@ def test_cvrr_benchmark_in_the_workflow(tmp_path, monkeypatch):
     assert "DSCP (Both stages)" in table3 and "refuse" in table3
     responses = [json.loads(line) for line in (workdir / "results" / "responses" / "guess" / "dscp" / "8.jsonl").read_text().splitlines()]
     assert all(r["context"] for r in responses), "DSCP's first step is recorded"
+
+
+def test_dry_run_with_the_papers_25_models_schedules_exactly_what_the_registry_allows(tmp_path):
+    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+    config = {**TINY, "levels": [64, 128, 256, 512, 1024], "models": list(registry),
+              "source": {"name": "synthetic", "settings": {"seed": 1, "n_videos": 2, "width": 64, "height": 36}}}  # fmt: skip
+    built = snakemake(tmp_path, "results/instances.parquet", config=config)
+    assert built.returncode == 0, built.stderr[-3000:]
+    dry = snakemake(tmp_path, "-n", config=config)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = re.findall(r"Asking (\S+) with prompt (\w+) at (\d+) frames", dry.stdout + dry.stderr)
+    scheduled = {(m, p, int(level)) for m, p, level in jobs}
+    expected = {(m, p, level) for m, entry in registry.items() for p in TINY["prompts"] for level in config["levels"]
+                if level <= entry.get("max_level", 10**9)}  # fmt: skip
+    assert len(jobs) == len(scheduled) and scheduled == expected
+    assert len(scheduled) == 2 * (2 * 5 + sum(len([lv for lv in config["levels"] if lv <= e.get("max_level", 10**9)]) for n, e in registry.items() if n not in ("refuse", "guess")))

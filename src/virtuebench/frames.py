@@ -187,7 +187,7 @@ def extract(
 #: refill after each seek) against about 0.8 ms per 640x360 frame.
 SEEK_COST_FRAMES = 25
 #: Fewest targets that justify a worker process of their own (a process costs about 0.2 s to start).
-MIN_TARGETS_PER_WORKER = 96
+MIN_TARGETS_PER_WORKER = 32
 #: strategy -> the seek cost the planner assumes (0: seek to every GOP that holds a target; inf: never seek)
 STRATEGIES = {"auto": SEEK_COST_FRAMES, "sequential": float("inf"), "seek": 0.0}
 

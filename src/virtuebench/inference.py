@@ -57,6 +57,15 @@ def fingerprint(model: str, model_config: dict[str, Any], prompt_hash: str, leve
     return stable_hash({"model": model, "config": model_config, "prompt": prompt_hash, "level": level})
 
 
+def backend_settings(model_config: dict[str, Any]) -> dict[str, Any]:
+    """What a backend is built with: the entry's settings, plus its hub id and revision where it has them."""
+    settings = dict(model_config.get("settings") or {})
+    for key in ("hub_id", "revision"):
+        if model_config.get(key) is not None:
+            settings.setdefault(key, model_config[key])
+    return settings
+
+
 def items_for_level(instances: list[Instance], level: int) -> list[Instance]:
     return sorted((inst for inst in instances if level in inst.answers), key=lambda inst: inst.instance_id)
 
@@ -87,7 +96,7 @@ def run_inference(
     manifests: dict[str, Manifest | str] = {}
     records: dict[str, dict[str, Any]] = {}
     if backend is None and any(inst.instance_id not in done for inst in items):
-        backend = load_backend(backend_name, model_config.get("settings"))
+        backend = load_backend(backend_name, backend_settings(model_config))
 
     def record(inst: Instance, response: str | None, error: str | None, retryable: bool, n_frames: int,
                latency: float, usage: dict[str, Any] | None = None, context: str | None = None) -> dict[str, Any]:  # fmt: skip
@@ -129,27 +138,57 @@ def run_inference(
             except FramesError as error:
                 manifests[inst.video_id] = str(error)
 
-    def answer(inst: Instance) -> dict[str, Any]:
+    def prepare(inst: Instance) -> tuple[dict[str, Any] | None, Request | None, str | None]:
+        """An input-error record, or the request to send (with the context step's answer)."""
         manifest = manifests[inst.video_id]
         if isinstance(manifest, str) or manifest.error:
             reason = manifest if isinstance(manifest, str) else manifest.error
-            return record(inst, None, f"frames unavailable: {reason}", False, 0, 0.0)
+            return record(inst, None, f"frames unavailable: {reason}", False, 0, 0.0), None, None
         if str(level) not in manifest.levels:
-            return record(inst, None, f"level {level} unavailable: video {manifest.video} has a grid of {manifest.grid_size} points", False, 0, 0.0)  # fmt: skip
+            return record(inst, None, f"level {level} unavailable: video {manifest.video} has a grid of {manifest.grid_size} points", False, 0, 0.0), None, None  # fmt: skip
         frames = manifest.frame_paths(Path(frames_dir) / inst.video_id, level)
         timestamps = manifest.levels[str(level)].timestamps
         context, error_text = context_for(inst, frames, timestamps) if prompt.context_template else (None, None)
-        started = time.monotonic()
-        if error_text is None:
-            try:
-                request = Request(inst.instance_id, inst.question, prompt.render(inst.question, context), frames, timestamps, level)  # fmt: skip
-                reply = backend.answer(request)
-                return record(inst, reply.text, None, False, len(frames), time.monotonic() - started, reply.usage, context)
-            except Exception as error:  # any backend failure is recorded per item and retried next run
-                error_text = f"{type(error).__name__}: {error}"
-        return record(inst, None, error_text, True, len(frames), time.monotonic() - started, None, context)
+        if error_text is not None:
+            return record(inst, None, error_text, True, len(frames), 0.0, None, context), None, context
+        request = Request(inst.instance_id, inst.question, prompt.render(inst.question, context), frames, timestamps, level)
+        return None, request, context
 
-    for inst, result in imap_unordered(answer, pending, getattr(backend, "max_concurrency", 1)):
+    def answer(inst: Instance) -> dict[str, Any]:
+        done_record, request, context = prepare(inst)
+        if done_record is not None:
+            return done_record
+        started = time.monotonic()
+        try:
+            reply = backend.answer(request)
+            return record(inst, reply.text, None, False, len(request.frames), time.monotonic() - started, reply.usage, context)
+        except Exception as error:  # any backend failure is recorded per item and retried next run
+            return record(inst, None, f"{type(error).__name__}: {error}", True, len(request.frames), time.monotonic() - started, None, context)
+
+    def answer_batch(batch: list[Instance]) -> list[tuple[Instance, dict[str, Any]]]:
+        """For backends that take several requests at once (vLLM): one call per batch."""
+        prepared = [(inst, *prepare(inst)) for inst in batch]
+        results = [(inst, done_record) for inst, done_record, _, _ in prepared if done_record is not None]
+        todo = [(inst, request, context) for inst, done_record, request, context in prepared if done_record is None]
+        if todo:
+            started = time.monotonic()
+            try:
+                replies = backend.answer_batch([request for _, request, _ in todo])
+                latency = (time.monotonic() - started) / len(todo)
+                results += [(inst, record(inst, reply.text, None, False, len(request.frames), latency, reply.usage, context))
+                            for (inst, request, context), reply in zip(todo, replies)]  # fmt: skip
+            except Exception as error:  # the whole batch is retried next run
+                results += [(inst, record(inst, None, f"{type(error).__name__}: {error}", True, len(request.frames), 0.0, None, context))
+                            for inst, request, context in todo]  # fmt: skip
+        return results
+
+    batch_size = getattr(backend, "batch_size", 1) if hasattr(backend, "answer_batch") else 1
+    if batch_size > 1:
+        batches = [pending[i : i + batch_size] for i in range(0, len(pending), batch_size)]
+        results = (pair for batch in batches for pair in answer_batch(batch))
+    else:
+        results = imap_unordered(answer, pending, getattr(backend, "max_concurrency", 1))
+    for inst, result in results:
         log.append(result)
         records[inst.instance_id] = result
         if result["error"] is None:
@@ -186,9 +225,13 @@ def main(argv: list[str] | None = None) -> int:
         model_config = json.loads(args.model_config)
     except json.JSONDecodeError as error:
         parser.error(f"--model-config is not valid JSON: {error}")
-    summary = run_inference(
-        read_instances(args.instances), args.frames_dir, args.model, model_config, args.prompt, args.level, args.out
-    )
+    try:
+        summary = run_inference(
+            read_instances(args.instances), args.frames_dir, args.model, model_config, args.prompt, args.level, args.out
+        )
+    except ValueError as error:  # a backend that cannot start (missing key, bad settings), a bad instances table
+        print(f"error: {args.model}: {error}", file=sys.stderr)
+        return 1
     label = f"{args.model}/{args.prompt}/{args.level}"
     print(summary.line(label), file=sys.stderr)
     if summary.backend_errors:

@@ -1,7 +1,8 @@
 """Model backends behind one interface (virtuebench.models.base.Backend), picked by name from config.
 
-A model's `backend` in config is a registered name, or `package.module:Class` for a backend that
-lives outside this package.
+A model's `backend` in the registry is a name below, or `package.module:Class` for a backend that
+lives outside this package. Backends are imported only when used, so torch, transformers and vLLM
+are needed only by the jobs that run such models.
 """
 
 from __future__ import annotations
@@ -10,26 +11,27 @@ import importlib
 from typing import Any
 
 from virtuebench.models.base import Backend, Reply, Request
-from virtuebench.models.reference import GuessBackend, RefuseBackend
 
-BACKENDS: dict[str, type] = {
-    "refuse": RefuseBackend,
-    "guess": GuessBackend,
+BACKENDS: dict[str, str] = {
+    "refuse": "virtuebench.models.reference:RefuseBackend",
+    "guess": "virtuebench.models.reference:GuessBackend",
+    "openai": "virtuebench.models.openai_api:OpenAIBackend",
+    "transformers": "virtuebench.models.hf:TransformersBackend",
+    "vllm": "virtuebench.models.vllm_engine:VllmBackend",
 }
 
 __all__ = ["BACKENDS", "Backend", "Reply", "Request", "load_backend"]
 
 
 def backend_class(name: str) -> type:
-    if name in BACKENDS:
-        return BACKENDS[name]
-    if ":" in name:
-        module_name, _, class_name = name.partition(":")
-        try:
-            return getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError) as error:
-            raise ValueError(f"backend {name!r} cannot be imported: {error}") from None
-    raise ValueError(f"unknown backend {name!r}; known backends: {sorted(BACKENDS)} or 'package.module:Class'")
+    target = BACKENDS.get(name, name)
+    if ":" not in target:
+        raise ValueError(f"unknown backend {name!r}; known backends: {sorted(BACKENDS)} or 'package.module:Class'")
+    module_name, _, class_name = target.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f"backend {name!r} cannot be imported ({error}); is its environment installed?") from None
 
 
 def load_backend(name: str, settings: dict[str, Any] | None = None) -> Backend:

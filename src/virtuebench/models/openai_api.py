@@ -1,0 +1,125 @@
+"""The `openai` backend: any OpenAI-compatible Chat Completions endpoint (OpenAI, Gemini's compatible
+endpoint, a vLLM or SGLang server).
+
+The level's frames go as base64 JPEG image parts, in time order, after an optional line naming each
+frame's timestamp, followed by the prompt. Frames larger than `max_pixels` are shrunk first (the
+paper caps the pixels per frame). The client retries 429, 5xx and timeouts with exponential backoff;
+a request that still fails raises, and inference records the item as failed and retries it on the
+next run, never as an answer. The key comes from the environment variable `api_key_env` names and is
+scrubbed from every error text.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from virtuebench.models.base import Reply, Request
+from virtuebench.models.frames_io import load_frames
+
+
+class BackendSetupError(ValueError):
+    """The backend cannot start (a missing API key, bad settings); the message says what to set."""
+
+
+@dataclass(frozen=True)
+class OpenAISettings:
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    max_pixels: int | None = None
+    jpeg_quality: int = 85
+    detail: str | None = None  # OpenAI's image detail ("low", "high", "auto"); None: the endpoint's default
+    timestamps: bool = False  # precede each frame with "Frame at m:ss"
+    temperature: float | None = 0.0
+    max_tokens: int | None = None
+    max_completion_tokens: int | None = None  # reasoning models take this instead of max_tokens
+    max_concurrency: int = 4
+    max_retries: int = 5
+    timeout_s: float = 120.0
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> OpenAISettings:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise BackendSetupError(f"openai backend: unknown setting(s) {unknown}; allowed: {sorted(known)}")
+        if "model" not in values:
+            raise BackendSetupError("openai backend: setting 'model' is required")
+        return cls(**values)
+
+
+def encode_frame(path: Path, max_pixels: int | None, quality: int) -> str:
+    """A frame as a JPEG data URL, shrunk (aspect kept) so that width x height <= max_pixels."""
+    (image,) = load_frames([path], max_pixels)
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG", quality=quality)
+    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
+def build_messages(request: Request, settings: OpenAISettings) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = []
+    for path, timestamp in zip(request.frames, request.timestamps):
+        if settings.timestamps:
+            content.append({"type": "text", "text": f"Frame at {int(timestamp) // 60}:{int(timestamp) % 60:02d}"})
+        image: dict[str, Any] = {"url": encode_frame(path, settings.max_pixels, settings.jpeg_quality)}
+        if settings.detail:
+            image["detail"] = settings.detail
+        content.append({"type": "image_url", "image_url": image})
+    content.append({"type": "text", "text": request.prompt})
+    return [{"role": "user", "content": content}]
+
+
+class OpenAIBackend:
+    def __init__(self, settings: dict[str, Any], client=None) -> None:
+        self.settings = OpenAISettings.from_dict(settings)
+        self.max_concurrency = self.settings.max_concurrency
+        if self.settings.api_key_env is None:
+            self._key = "EMPTY"
+        else:
+            self._key = os.environ.get(self.settings.api_key_env, "")
+            if not self._key:
+                raise BackendSetupError(
+                    f"the openai backend (model {self.settings.model}) needs an API key: set the environment variable {self.settings.api_key_env}"
+                )
+        self._client = client
+
+    @property
+    def client(self):
+        if self._client is None:
+            from openai import OpenAI
+
+            self._client = OpenAI(api_key=self._key, base_url=self.settings.base_url, max_retries=self.settings.max_retries, timeout=self.settings.timeout_s)
+        return self._client
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._key, "[redacted]") if self._key not in ("", "EMPTY") else text
+
+    def answer(self, request: Request) -> Reply:
+        options: dict[str, Any] = {}
+        for name in ("temperature", "max_tokens", "max_completion_tokens"):
+            value = getattr(self.settings, name)
+            if value is not None:
+                options[name] = value
+        try:
+            completion = self.client.chat.completions.create(model=self.settings.model, messages=build_messages(request, self.settings), **options)
+        except Exception as error:  # the client already retried 429/5xx/timeouts with backoff
+            raise RuntimeError(self._redact(f"{type(error).__name__}: {error}")) from None
+        if not getattr(completion, "choices", None):
+            raise RuntimeError(f"malformed reply from {self.settings.model}: no choices")
+        text = completion.choices[0].message.content
+        if text is None:
+            raise RuntimeError(f"malformed reply from {self.settings.model}: no message content")
+        usage = getattr(completion, "usage", None)
+        return Reply(
+            text,
+            usage={
+                "prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
+                "completion_tokens": getattr(usage, "completion_tokens", 0) or 0,
+                "model": getattr(completion, "model", None) or self.settings.model,
+            },
+        )

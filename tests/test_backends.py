@@ -1,0 +1,152 @@
+import base64
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from PIL import Image
+
+from conftest import REPO
+from fake_openai import FakeOpenAI
+from virtuebench.frames import extract_or_record
+from virtuebench.instances import read_instances, write_instances
+from virtuebench.models import BACKENDS, backend_class
+from virtuebench.models.base import Request
+from virtuebench.models.frames_io import fit_pixels
+from virtuebench.models.openai_api import OpenAISettings, build_messages
+from virtuebench.models.vllm_engine import VllmSettings, build_inputs, sampling_arguments
+from virtuebench.sources.synthetic import SyntheticSettings, generate
+
+TESTS = Path(__file__).parent
+REGISTRY = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bench")
+    instances = generate(root / "videos", SyntheticSettings(n_videos=2, max_duration_s=140, width=128, height=72))
+    write_instances(instances, root / "instances.parquet")
+    for video_id, path in {i.video_id: i.video_path for i in instances}.items():
+        extract_or_record(path, root / "frames" / video_id, levels=[64])
+    return root
+
+
+def _request(bench, n=3):
+    frames = sorted((bench / "frames" / "syn00" / "64").glob("*.jpg"))[:n]
+    return Request("syn00_q0", "What colour is the star?", "Prompt text\\nQuestion: What colour is the star?", frames, [0.5, 1.5, 2.5][:n], 64)
+
+
+def test_registry_lists_the_papers_25_models():
+    paper = [name for name in REGISTRY if name not in ("refuse", "guess")]
+    assert len(paper) == 25
+    assert {REGISTRY[m]["max_level"] for m in ("LLaVA-Video-7B", "LLaVA-Video-72B")} == {128}
+    assert {REGISTRY[m]["max_level"] for m in paper if m.startswith("InternVL3.5") or m.startswith("GPT")} == {256}
+    for name, entry in REGISTRY.items():
+        assert entry["backend"] in BACKENDS, name
+        if entry.get("env"):
+            assert (REPO / entry["env"]).is_file(), f"{name}: env {entry['env']} missing"
+
+
+def test_pixel_budget():
+    assert fit_pixels(640, 360, None) == (640, 360)
+    assert fit_pixels(640, 360, 640 * 360) == (640, 360)
+    width, height = fit_pixels(1920, 1080, 448 * 448)
+    assert width * height <= 448 * 448 and abs(width / height - 16 / 9) < 0.01
+
+
+def test_openai_messages_hold_the_frames_in_order_then_the_prompt(bench):
+    settings = OpenAISettings.from_dict({"model": "m", "max_pixels": 64 * 36, "timestamps": True, "detail": "low"})
+    (message,) = build_messages(_request(bench), settings)
+    parts = message["content"]
+    assert [p["type"] for p in parts] == ["text", "image_url"] * 3 + ["text"]
+    assert parts[0]["text"] == "Frame at 0:00" and parts[-1]["text"].endswith("What colour is the star?")
+    image = Image.open(io.BytesIO(base64.b64decode(parts[1]["image_url"]["url"].split(",", 1)[1])))
+    assert image.width * image.height <= 64 * 36 and parts[1]["image_url"]["detail"] == "low"
+
+
+def test_vllm_request_building_needs_no_vllm(bench):
+    class Processor:
+        def apply_chat_template(self, messages, tokenize, add_generation_prompt):
+            (turn,) = messages
+            assert [part["type"] for part in turn["content"]] == ["video", "text"] and not tokenize and add_generation_prompt
+            return "<|vision_start|><|video_pad|><|vision_end|>" + turn["content"][1]["text"] + "<|assistant|>"
+
+    settings = VllmSettings.from_dict({"hub_id": "Qwen/Qwen2.5-VL-7B-Instruct", "max_pixels": 64 * 36, "max_new_tokens": 77, "system_suffix": "/think"})
+    inputs = build_inputs(_request(bench), Processor(), settings)
+    assert inputs["prompt"].startswith("<|vision_start|><|video_pad|>") and inputs["prompt"].endswith("/think<|assistant|>")
+    video = inputs["multi_modal_data"]["video"]
+    assert video.dtype == np.uint8 and video.shape[0] == 3 and video.shape[3] == 3 and video.shape[1] * video.shape[2] <= 64 * 36
+    assert sampling_arguments(settings) == {"temperature": 0.0, "max_tokens": 77}
+    with pytest.raises(ValueError, match="hub_id"):
+        VllmSettings.from_dict({})
+    with pytest.raises(ValueError, match="unknown setting"):
+        VllmSettings.from_dict({"hub_id": "x", "beam_width": 4})
+
+
+def test_heavy_backends_are_imported_only_when_used():
+    # In a fresh interpreter: other tests in this session may have imported torch themselves.
+    code = ("import sys, virtuebench.models, virtuebench.inference, virtuebench.judge.run; "
+            "from virtuebench.models import backend_class; backend_class('openai'); "
+            "print(sorted(m for m in ('torch', 'vllm', 'transformers') if m in sys.modules))")  # fmt: skip
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "[]"
+    assert backend_class("openai").__name__ == "OpenAIBackend"
+
+
+def _inference(bench, out, server, env, extra=None):
+    config = {"backend": "openai", "settings": {"model": "fake-vlm", "base_url": server.base_url, "api_key_env": "VB_MODEL_KEY",
+                                                 "max_concurrency": 2, "max_retries": 2, "timeout_s": 0.8, **(extra or {})}}  # fmt: skip
+    command = [sys.executable, "-m", "virtuebench.inference", "--instances", str(bench / "instances.parquet"), "--frames-dir",
+               str(bench / "frames"), "--model", "fake", "--model-config", json.dumps(config), "--prompt", "honest", "--level", "64", "--out", str(out)]  # fmt: skip
+    return command
+
+
+def test_openai_backend_with_faults_and_a_restart(bench, tmp_path):
+    secret = "sk-model-SECRET-42"
+    env = {**os.environ, "VB_MODEL_KEY": secret}
+    out = tmp_path / "responses.jsonl"
+    # 429 and 500 are retried by the client; a slow reply times out and is retried; a malformed body
+    # and a reply without choices fail the item, which is recorded and retried on the next run.
+    faults = {2: "429", 3: "500", 5: "slow", 7: "malformed", 8: "nochoices"}
+    with FakeOpenAI(backend_faults=faults, backend_delay_s=0.2) as server:
+        command = _inference(bench, out, server, env)
+        process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+        partial = Path(f"{out}.partial")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (not partial.exists() or len(partial.read_text().splitlines()) < 3):
+            time.sleep(0.05)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        finished_before = {json.loads(line)["instance_id"] for line in partial.read_text().splitlines()
+                           if line.strip() and json.loads(line)["error"] is None}  # fmt: skip
+        answered_before = sum(server.answered.values())
+        first = subprocess.run(command, env=env, capture_output=True, text=True)
+        second = subprocess.run(command, env=env, capture_output=True, text=True)
+    instances = [i for i in read_instances(bench / "instances.parquet") if 64 in i.answers]
+    assert first.returncode in (0, 1) and second.returncode == 0, second.stderr
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["instance_id"] for r in records) == sorted(i.instance_id for i in instances), "each item exactly once"
+    assert all(r["error"] is None and r["response"] == "I saw 64 frames." for r in records)
+    assert all(r["usage"]["prompt_tokens"] == 6400 for r in records)
+    # No item that had finished before the kill was asked again after the restart.
+    questions = {i.instance_id: i.question for i in instances}
+    for instance_id in finished_before:
+        assert server.answered[questions[instance_id]] == 1, instance_id
+    assert sum(server.answered.values()) >= answered_before
+    assert "backend errors" in first.stderr
+    everything = out.read_text() + first.stderr + second.stderr
+    assert secret not in everything
+
+
+def test_openai_backend_needs_its_key(bench, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "VB_MODEL_KEY"}
+    with FakeOpenAI() as server:
+        run = subprocess.run(_inference(bench, tmp_path / "r.jsonl", server, env), env=env, capture_output=True, text=True)
+    assert run.returncode != 0 and "VB_MODEL_KEY" in run.stderr and server.backend_requests == 0

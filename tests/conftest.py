@@ -66,6 +66,19 @@ def make_cvrr_release(root: Path) -> Path:
     return root
 
 
+def build_bench(root: Path, n_videos: int, max_duration_s: float, levels: list[int]) -> Path:
+    """A small synthetic benchmark under `root`: videos, instances.parquet and frames for `levels`."""
+    from virtuebench.frames import extract_or_record
+    from virtuebench.instances import write_instances
+    from virtuebench.sources.synthetic import SyntheticSettings, generate
+
+    instances = generate(root / "videos", SyntheticSettings(n_videos=n_videos, max_duration_s=max_duration_s, width=128, height=72))
+    write_instances(instances, root / "instances.parquet")
+    for video_id, path in {i.video_id: i.video_path for i in instances}.items():
+        extract_or_record(path, root / "frames" / video_id, levels=levels)
+    return root
+
+
 @pytest.fixture(scope="session")
 def video_factory(tmp_path_factory):
     cache: dict[tuple, Path] = {}

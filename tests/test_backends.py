@@ -13,16 +13,14 @@ import pytest
 import yaml
 from PIL import Image
 
-from conftest import REPO
+from conftest import REPO, build_bench
 from fake_openai import FakeOpenAI
-from virtuebench.frames import extract_or_record
-from virtuebench.instances import read_instances, write_instances
+from virtuebench.instances import read_instances
 from virtuebench.models import BACKENDS, backend_class
 from virtuebench.models.base import Request
 from virtuebench.models.frames_io import fit_pixels
 from virtuebench.models.openai_api import OpenAISettings, build_messages
 from virtuebench.models.vllm_engine import VllmSettings, build_inputs, sampling_arguments
-from virtuebench.sources.synthetic import SyntheticSettings, generate
 
 TESTS = Path(__file__).parent
 REGISTRY = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
@@ -30,12 +28,7 @@ REGISTRY = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
-    root = tmp_path_factory.mktemp("bench")
-    instances = generate(root / "videos", SyntheticSettings(n_videos=2, max_duration_s=140, width=128, height=72))
-    write_instances(instances, root / "instances.parquet")
-    for video_id, path in {i.video_id: i.video_path for i in instances}.items():
-        extract_or_record(path, root / "frames" / video_id, levels=[64])
-    return root
+    return build_bench(tmp_path_factory.mktemp("bench"), 2, 140, [64])
 
 
 def _request(bench, n=3):

@@ -7,16 +7,16 @@ import time
 
 import pytest
 
+from conftest import build_bench
+
 torch = pytest.importorskip("torch", reason="the hf extra is not installed (pip install -e '.[hf]')")
 pytest.importorskip("torchvision", reason="the hf extra is not installed (pip install -e '.[hf]')")
 transformers = pytest.importorskip("transformers", reason="the hf extra is not installed (pip install -e '.[hf]')")
 
-from virtuebench.frames import extract_or_record  # noqa: E402
 from virtuebench.inference import run_inference  # noqa: E402
-from virtuebench.instances import read_instances, write_instances  # noqa: E402
+from virtuebench.instances import read_instances  # noqa: E402
 from virtuebench.models.hf import TransformersBackend  # noqa: E402
 from virtuebench.prompts import TEMPLATES  # noqa: E402
-from virtuebench.sources.synthetic import SyntheticSettings, generate  # noqa: E402
 
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
 CHAT_TEMPLATE = (
@@ -57,17 +57,12 @@ def tiny_qwen():
         vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"], **special,
     )  # fmt: skip
     torch.manual_seed(0)
-    return transformers.Qwen2_5_VLForConditionalGeneration(config), processor
+    return Qwen2_5_VLForConditionalGeneration(config), processor
 
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hf")
-    instances = generate(root / "videos", SyntheticSettings(n_videos=2, max_duration_s=140, width=128, height=72))
-    write_instances(instances, root / "instances.parquet")
-    for video_id, path in {i.video_id: i.video_path for i in instances}.items():
-        extract_or_record(path, root / "frames" / video_id, levels=[64])
-    return root
+    return build_bench(tmp_path_factory.mktemp("bench"), 2, 140, [64])
 
 
 def test_tiny_qwen_through_the_transformers_backend(bench, tmp_path):

@@ -8,23 +8,19 @@ from pathlib import Path
 
 import pytest
 
+from conftest import build_bench
+
 from virtuebench.frames import extract_or_record
 from virtuebench.inference import items_for_level, run_inference
-from virtuebench.instances import read_instances, write_instances
+from virtuebench.instances import read_instances
 from virtuebench.prompts import get_prompt
-from virtuebench.sources.synthetic import SyntheticSettings, generate
 
 TESTS = Path(__file__).parent
 
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
-    root = tmp_path_factory.mktemp("bench")
-    instances = generate(root / "videos", SyntheticSettings(n_videos=3, max_duration_s=300, width=128, height=72))
-    write_instances(instances, root / "instances.parquet")
-    for video_id, path in {i.video_id: i.video_path for i in instances}.items():
-        extract_or_record(path, root / "frames" / video_id, levels=[64, 128, 256])
-    return root
+    return build_bench(tmp_path_factory.mktemp("bench"), 3, 300, [64, 128, 256])
 
 
 def _lines(path):

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from virtuebench.concurrency import imap_unordered
@@ -24,6 +23,8 @@ from virtuebench.judge.base import Verdict
 from virtuebench.judge.cache import VerdictCache
 from virtuebench.judge.prompts import JUDGE_PROMPTS, JudgePrompt
 from virtuebench.judge.rules import is_refusal_answer
+from virtuebench.openai_client import make_client, read_api_key, redact
+from virtuebench.settings import settings_from_dict
 
 
 class JudgeSetupError(ValueError):
@@ -44,27 +45,19 @@ class LlmJudgeSettings:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> LlmJudgeSettings:
-        known = {f.name for f in fields(cls)}
         values = {k: v for k, v in values.items() if k not in ("kind", "if_no_key")}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise JudgeSetupError(f"llm judge: unknown setting(s) {unknown}; allowed: {sorted(known)}")
-        settings = cls(**values)
+        settings = settings_from_dict(cls, values, "llm judge", JudgeSetupError)
         if settings.prompt not in JUDGE_PROMPTS:
             raise JudgeSetupError(f"llm judge: prompt {settings.prompt!r} is not one of {sorted(JUDGE_PROMPTS)}")
         return settings
 
 
 def api_key(settings: LlmJudgeSettings) -> str:
-    if settings.api_key_env is None:
-        return "EMPTY"
-    value = os.environ.get(settings.api_key_env, "")
-    if not value:
-        raise JudgeSetupError(
-            f"the llm judge (model {settings.model}) needs an API key: set the environment variable "
-            f"{settings.api_key_env}, or judge offline with `judge: rules`"
-        )
-    return value
+    purpose = f"the llm judge (model {settings.model})"
+    try:
+        return read_api_key(settings.api_key_env, purpose, JudgeSetupError)
+    except JudgeSetupError as error:
+        raise JudgeSetupError(f"{error}, or judge offline with `judge: rules`") from None
 
 
 _JSON_OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)
@@ -137,13 +130,11 @@ class LlmJudge:
     @property
     def client(self):
         if self._client is None:
-            from openai import OpenAI
-
-            self._client = OpenAI(api_key=self._key, base_url=self.settings.base_url, max_retries=self.settings.max_retries, timeout=self.settings.timeout_s)
+            self._client = make_client(self._key, self.settings.base_url, self.settings.max_retries, self.settings.timeout_s)
         return self._client
 
     def redact(self, text: str) -> str:
-        return text.replace(self._key, "[redacted]") if self._key and self._key != "EMPTY" else text
+        return redact(text, self._key)
 
     def cache_key(self, question: str, answer: str, response: str) -> str:
         return VerdictCache.key(self.settings.model, self.prompt.hash, question, answer, response)

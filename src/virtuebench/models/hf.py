@@ -8,12 +8,13 @@ records prompt and completion token counts. torch and transformers are imported 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from virtuebench.models.base import Reply, Request
 from virtuebench.models.frames_io import load_frames
 from virtuebench.models.vllm_engine import chat_messages
+from virtuebench.settings import settings_from_dict
 
 
 @dataclass(frozen=True)
@@ -30,11 +31,7 @@ class TransformersSettings:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TransformersSettings:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"transformers backend: unknown setting(s) {unknown}; allowed: {sorted(known)}")
-        return cls(**values)
+        return settings_from_dict(cls, values, "transformers backend")
 
 
 class TransformersBackend:

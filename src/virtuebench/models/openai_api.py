@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import base64
 import io
-import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from virtuebench.models.base import Reply, Request
 from virtuebench.models.frames_io import load_frames
+from virtuebench.openai_client import make_client, read_api_key, redact
+from virtuebench.settings import settings_from_dict
 
 
 class BackendSetupError(ValueError):
@@ -44,13 +45,7 @@ class OpenAISettings:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> OpenAISettings:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise BackendSetupError(f"openai backend: unknown setting(s) {unknown}; allowed: {sorted(known)}")
-        if "model" not in values:
-            raise BackendSetupError("openai backend: setting 'model' is required")
-        return cls(**values)
+        return settings_from_dict(cls, values, "openai backend", BackendSetupError)
 
 
 def encode_frame(path: Path, max_pixels: int | None, quality: int) -> str:
@@ -78,26 +73,17 @@ class OpenAIBackend:
     def __init__(self, settings: dict[str, Any], client=None) -> None:
         self.settings = OpenAISettings.from_dict(settings)
         self.max_concurrency = self.settings.max_concurrency
-        if self.settings.api_key_env is None:
-            self._key = "EMPTY"
-        else:
-            self._key = os.environ.get(self.settings.api_key_env, "")
-            if not self._key:
-                raise BackendSetupError(
-                    f"the openai backend (model {self.settings.model}) needs an API key: set the environment variable {self.settings.api_key_env}"
-                )
+        self._key = read_api_key(self.settings.api_key_env, f"the openai backend (model {self.settings.model})", BackendSetupError)
         self._client = client
 
     @property
     def client(self):
         if self._client is None:
-            from openai import OpenAI
-
-            self._client = OpenAI(api_key=self._key, base_url=self.settings.base_url, max_retries=self.settings.max_retries, timeout=self.settings.timeout_s)
+            self._client = make_client(self._key, self.settings.base_url, self.settings.max_retries, self.settings.timeout_s)
         return self._client
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._key, "[redacted]") if self._key not in ("", "EMPTY") else text
+        return redact(text, self._key)
 
     def answer(self, request: Request) -> Reply:
         options: dict[str, Any] = {}

@@ -8,11 +8,12 @@ backend's, so the two can be compared item by item.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from virtuebench.models.base import Reply, Request
 from virtuebench.models.frames_io import load_frames
+from virtuebench.settings import settings_from_dict
 
 
 @dataclass(frozen=True)
@@ -31,13 +32,9 @@ class VllmSettings:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> VllmSettings:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"vllm backend: unknown setting(s) {unknown}; allowed: {sorted(known)}")
         if not values.get("hub_id"):
             raise ValueError("vllm backend: the registry entry needs a hub_id")
-        return cls(**values)
+        return settings_from_dict(cls, values, "vllm backend")
 
 
 def chat_messages(request: Request, settings) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import random
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from PIL import Image, ImageDraw
 from virtuebench import LEVELS
 from virtuebench.instances import Instance
 from virtuebench.levels import answers_by_level, available_levels, grid_size, level_indices
+from virtuebench.settings import settings_from_dict
 
 # ---------------------------------------------------------------------------------------------
 # The second code
@@ -193,11 +194,7 @@ class SyntheticSettings:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> SyntheticSettings:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"synthetic source: unknown setting(s) {unknown}; allowed: {sorted(known)}")
-        return cls(**values)
+        return settings_from_dict(cls, values, "synthetic source")
 
 
 @dataclass

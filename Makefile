@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # Rules call `python -m virtuebench...`: the virtual environment's python must come first.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: demo test install lint clean
+.PHONY: demo test install lint clean slurm-profile
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	snakemake --lint
+
+# Installs profiles/slurm as ~/.config/snakemake/slurm, so that `snakemake --profile slurm` finds it.
+slurm-profile: $(STAMP)
+	python -m virtuebench.cluster install-profile
 
 clean:
 	rm -rf results logs .snakemake

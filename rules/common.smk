@@ -107,3 +107,13 @@ def default_targets():
 def model_env(wildcards):
     """The conda env of the model's family (registry `env`); the core env for the reference backends."""
     return str(Path(workflow.basedir) / MODELS[wildcards.model].get("env", "envs/core.yaml"))
+
+
+def model_resource(key, default):
+    """A per-model cluster resource from the registry entry (gpus, mem_gb, runtime_min)."""
+    return lambda wildcards: MODELS[wildcards.model].get(key, default)
+
+
+def gpu_partition(wildcards):
+    """GPU jobs go to VB_SLURM_GPU_PARTITION when it is set; empty leaves the cluster's default."""
+    return os.environ.get("VB_SLURM_GPU_PARTITION", "") if MODELS[wildcards.model].get("gpus", 0) else ""

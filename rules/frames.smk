@@ -9,6 +9,8 @@ rule extract_frames:
     log:
         "logs/frames/{video_id}.log",
     threads: 2
+    group:
+        "frames"
     conda:
         "../envs/core.yaml"
     message:

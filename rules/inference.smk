@@ -9,6 +9,12 @@ rule run_inference:
         frames_dir="results/frames",
     log:
         "logs/responses/{model}/{prompt}/{level}.log",
+    resources:
+        gpu=model_resource("gpus", 0),
+        cpus_per_gpu=lambda wildcards: 8 if MODELS[wildcards.model].get("gpus", 0) else 0,
+        mem_mb=lambda wildcards: 1024 * MODELS[wildcards.model].get("mem_gb", 4),
+        runtime=model_resource("runtime_min", 60),
+        slurm_partition=gpu_partition,
     conda:
         model_env
     message:

@@ -1,3 +1,8 @@
+# Judging is light (rules) or network-bound (an LLM API, which compute nodes often cannot reach): local.
+localrules:
+    judge_responses,
+
+
 rule judge_responses:
     input:
         responses=rules.run_inference.output[0],

@@ -1,3 +1,7 @@
+localrules:
+    make_instances,
+
+
 checkpoint make_instances:
     output:
         instances="results/instances.parquet",

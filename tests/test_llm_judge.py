@@ -138,3 +138,25 @@ def test_a_keyless_local_server_needs_no_key(tmp_path, monkeypatch):
         assert judge.judge("What colour?", "red", "red").judgement == 1
     with pytest.raises(JudgeSetupError, match="MY_KEY"):
         LlmJudge("x", {"model": "m", "api_key_env": "MY_KEY"})
+
+
+def _open_and_use_cache(path: str) -> str:
+    from virtuebench.judge.cache import VerdictCache
+
+    try:
+        cache = VerdictCache(path)
+        for k in range(20):
+            cache.put(f"{id(cache)}-{k}", "m", "h", {"k": k})
+        return "ok"
+    except Exception as error:  # reported, so the assertion shows what went wrong
+        return f"{type(error).__name__}: {error}"
+
+
+def test_many_jobs_can_create_and_use_one_cache_at_once(tmp_path):
+    import multiprocessing
+
+    for trial in range(5):
+        path = str(tmp_path / f"cache{trial}.sqlite")
+        with multiprocessing.get_context("spawn").Pool(6) as pool:
+            results = pool.map(_open_and_use_cache, [path] * 6)
+        assert results == ["ok"] * 6

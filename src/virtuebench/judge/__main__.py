@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -77,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
             summary = judge_items(args.input, judge, args.out)
     except (RecordError, JudgeSetupError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
+        return 1
+    except sqlite3.Error as error:
+        print(f"error: judge cache {args.cache}: {error}", file=sys.stderr)
         return 1
     print(summary, file=sys.stderr)
     return 0

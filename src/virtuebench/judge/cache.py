@@ -8,6 +8,7 @@ API nothing, and changed responses are judged anew. WAL mode and a busy timeout 
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 import threading
 import time
@@ -23,12 +24,26 @@ class VerdictCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA busy_timeout=60000")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, judge_model TEXT, prompt_hash TEXT, "
-            "verdict TEXT NOT NULL, created REAL)"
-        )
+        self._set_up()
+
+    def _set_up(self) -> None:
+        """WAL mode and the table. Switching to WAL can answer "locked" at once, without waiting, while
+        another job sets up the same new file: retry for a while rather than fail."""
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self._db.execute("PRAGMA busy_timeout=60000")
+                if self._db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, judge_model TEXT, prompt_hash TEXT, "
+                    "verdict TEXT NOT NULL, created REAL)"
+                )
+                return
+            except sqlite3.OperationalError as error:
+                if not any(word in str(error) for word in ("locked", "busy")) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05 + random.random() * 0.2)
 
     @staticmethod
     def key(judge_model: str, prompt_hash: str, question: str, answer: str, response: str) -> str:

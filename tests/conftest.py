@@ -123,3 +123,18 @@ def make_frame_coded_video(path: Path, frame_times: list[float], gop: int, width
         for packet in stream.encode():
             container.mux(packet)
     return [p / 1000 for p in pts]
+
+
+def kill_after_progress(command: list[str], env: dict, partial: Path, lines: int, timeout_s: float = 30) -> None:
+    """Start `command`, wait until its progress file holds `lines` lines, then kill -9 it."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and (not partial.exists() or len(partial.read_text().splitlines()) < lines):
+        time.sleep(0.05)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()

@@ -2,10 +2,8 @@ import base64
 import io
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +11,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from conftest import REPO, build_bench
+from conftest import REPO, build_bench, kill_after_progress
 from fake_openai import FakeOpenAI
 from virtuebench.instances import read_instances
 from virtuebench.models import BACKENDS, backend_class
@@ -110,13 +108,8 @@ def test_openai_backend_with_faults_and_a_restart(bench, tmp_path):
     faults = {2: "429", 3: "500", 5: "slow", 7: "malformed", 8: "nochoices"}
     with FakeOpenAI(backend_faults=faults, backend_delay_s=0.2) as server:
         command = _inference(bench, out, server, env)
-        process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
         partial = Path(f"{out}.partial")
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and (not partial.exists() or len(partial.read_text().splitlines()) < 3):
-            time.sleep(0.05)
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait()
+        kill_after_progress(command, env, partial, lines=3)
         finished_before = {json.loads(line)["instance_id"] for line in partial.read_text().splitlines()
                            if line.strip() and json.loads(line)["error"] is None}  # fmt: skip
         answered_before = sum(server.answered.values())

@@ -148,11 +148,17 @@ def test_adapter_settings_are_checked():
         CvrrSettings.from_dict({"root": "x", "dimensions": ["sports"]})
 
 
-def test_dscp_asks_step_one_once_per_video(cvrr_release, tmp_path):
-    settings = CvrrSettings.from_dict({"root": str(cvrr_release), "dimensions": ["partial_actions"]})
-    instances, _ = load(settings, tmp_path / "videos")
+def _partial_actions_with_frames(release, root):
+    """The fixture release's partial_actions instances, with their frames extracted at 8 frames."""
+    settings = CvrrSettings.from_dict({"root": str(release), "dimensions": ["partial_actions"]})
+    instances, _ = load(settings, root / "videos")
     for video_id, path in {i.video_id: i.video_path for i in instances}.items():
-        extract(path, tmp_path / "frames" / video_id, levels=[8])
+        extract(path, root / "frames" / video_id, levels=[8])
+    return instances
+
+
+def test_dscp_asks_step_one_once_per_video(cvrr_release, tmp_path):
+    instances = _partial_actions_with_frames(cvrr_release, tmp_path)
     calls = tmp_path / "calls.txt"
     config = {"backend": "vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls)}}
     summary = run_inference(instances, tmp_path / "frames", "tiny", config, "dscp", 8, tmp_path / "dscp.jsonl")
@@ -168,10 +174,7 @@ def test_dscp_asks_step_one_once_per_video(cvrr_release, tmp_path):
 
 
 def test_dscp_resume_keeps_step_one(cvrr_release, tmp_path):
-    settings = CvrrSettings.from_dict({"root": str(cvrr_release), "dimensions": ["partial_actions"]})
-    instances, _ = load(settings, tmp_path / "videos")
-    for video_id, path in {i.video_id: i.video_path for i in instances}.items():
-        extract(path, tmp_path / "frames" / video_id, levels=[8])
+    instances = _partial_actions_with_frames(cvrr_release, tmp_path)
     calls = tmp_path / "calls.txt"
     config = {"backend": "vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls), "fail_on": ["partial_actions/0001"]}}
     first = run_inference(instances, tmp_path / "frames", "tiny", config, "dscp", 8, tmp_path / "dscp.jsonl")

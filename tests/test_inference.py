@@ -1,14 +1,12 @@
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import build_bench
+from conftest import build_bench, kill_after_progress
 
 from virtuebench.frames import extract_or_record
 from virtuebench.inference import items_for_level, run_inference
@@ -96,13 +94,8 @@ def test_kill_minus_nine_resumes_without_redoing_or_duplicating(bench, tmp_path)
                "--frames-dir", str(bench / "frames"), "--model", "slow", "--model-config", config,
                "--prompt", "honest", "--level", "64", "--out", str(out)]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
-    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE)
     partial = Path(f"{out}.partial")
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and (not partial.exists() or len(partial.read_text().splitlines()) < 5):
-        time.sleep(0.05)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
+    kill_after_progress(command, env, partial, lines=5)
     assert not out.exists()
     done_before = [json.loads(line)["instance_id"] for line in partial.read_text().splitlines() if line.strip()]
     assert 5 <= len(done_before) < 15

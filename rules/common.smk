@@ -39,6 +39,16 @@ def video_path(wildcards):
     raise ValueError(f"video_id {wildcards.video_id!r} is not in the instances table")
 
 
+def video_stamp(wildcards):
+    """Size and modification time of the video: a tracked param, so a changed file re-extracts its frames."""
+    path = video_path(wildcards)
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return "missing"
+    return f"{stat.st_size}-{int(stat.st_mtime)}"
+
+
 def source_settings(wildcards):
     return json.dumps(config["source"].get("settings", {}), sort_keys=True)
 
@@ -64,9 +74,14 @@ def frames_for_level(wildcards):
     return sorted({f"results/frames/{inst.video_id}" for inst in items_for_level(instances(), level)})
 
 
+# Registry keys that change how a model is scheduled or described, not what it answers.
+SCHEDULING_KEYS = {"description", "family", "gpus", "mem_gb", "runtime_min", "max_level"}
+
+
 def model_config(wildcards):
-    """The model's registry entry: a tracked param, so editing it reruns exactly its jobs."""
-    return json.dumps(MODELS[wildcards.model], sort_keys=True)
+    """The model's registry entry: a tracked param, so editing it reruns exactly its jobs (scheduling keys excepted)."""
+    entry = {key: value for key, value in MODELS[wildcards.model].items() if key not in SCHEDULING_KEYS}
+    return json.dumps(entry, sort_keys=True)
 
 
 def judgments(judge=None):

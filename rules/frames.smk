@@ -1,10 +1,12 @@
 rule extract_frames:
     input:
-        instances=rules.make_instances.output.instances,
+        # ancient: a new table re-extracts a video only if the video itself (stamp), its path or the settings change
+        instances=ancient(rules.make_instances.output.instances),
     output:
         directory("results/frames/{video_id}"),
     params:
         video=video_path,
+        stamp=video_stamp,
         options=frames_options,
     log:
         "logs/frames/{video_id}.log",

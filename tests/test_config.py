@@ -102,3 +102,17 @@ def test_unknown_judge_settings_are_named():
     config = {**copy.deepcopy(DEFAULT), "compare_judges": [["rules", "gpt-5"]]}
     with pytest.raises(ConfigError, match=r"config.compare_judges\[0\]\[1\]: 'gpt-5' is not allowed"):
         check(config)
+
+
+def test_names_must_fit_the_workflows_folders():
+    config = {**copy.deepcopy(DEFAULT), "models": ["refuse", "Qwen2 VL"]}
+    with pytest.raises(ConfigError, match="name 'Qwen2 VL' must be letters, digits"):
+        check(config)
+
+
+def test_no_fallback_for_a_judge_that_is_compared():
+    config = copy.deepcopy(DEFAULT)
+    config.update({"judge": "gpt-4o", "compare_judges": [["rules", "gpt-4o"]]})
+    config["judges"]["gpt-4o"]["if_no_key"] = "rules"
+    with pytest.raises(ConfigError, match="set the environment variable OPENAI_API_KEY"):
+        check(config)

@@ -186,3 +186,16 @@ def test_dscp_resume_keeps_step_one(cvrr_release, tmp_path):
     assert second.backend_errors == 0
     asked = calls.read_text().split()
     assert asked.count("partial_actions/0001") == 2 and sum(a.startswith("context:") for a in asked) == 2
+
+
+def test_table3_keeps_two_judges_of_one_model_apart(tmp_path):
+    import dataclasses
+
+    from virtuebench.cvrr.scoring import write_table3_csv
+
+    published = read_published(write_release(tmp_path / "a", model="M"))
+    other = [dataclasses.replace(j, judge="rules", judgement=1, valid=True) for j in published]
+    rows = model_rows(dimension_scores(published + other))
+    write_table3_csv(rows, tmp_path / "t3.csv")
+    table = {r["prompt"]: r for r in csv.DictReader((tmp_path / "t3.csv").open())}
+    assert table["standard"]["M [rules]"] == "100.00" and table["standard"]["M [gpt-3.5-turbo-0125-published]"] == "50.00"

@@ -155,3 +155,25 @@ def test_slow_streams_and_frames_exactly_at_a_timestamp(tmp_path, per_second):
         manifest = extract(tmp_path / "v.mp4", tmp_path / strategy, levels=[64], strategy=strategy)
         for t, name in zip(manifest.levels["64"].timestamps, manifest.levels["64"].files):
             assert read_second_code(Image.open(tmp_path / strategy / name)) == _expected_frame(times, t)
+
+
+def test_a_long_gap_in_a_variable_rate_stream_keeps_the_frame_on_screen(tmp_path):
+    from conftest import make_frame_coded_video
+
+    # 30 fps up to 9.933 s, then nothing until 14.0 s: the frame at 9.933 s stays on screen for 4 s.
+    times = [i / 30 for i in range(299)] + [14.0 + i / 30 for i in range(1800)]
+    make_frame_coded_video(tmp_path / "v.mp4", times, gop=60)
+    for threads in (1, 2):
+        manifest = extract(tmp_path / "v.mp4", tmp_path / f"out{threads}", levels=[64], threads=threads)
+        for t, name in zip(manifest.levels["64"].timestamps, manifest.levels["64"].files):
+            assert read_second_code(Image.open(tmp_path / f"out{threads}" / name)) == _expected_frame(times, t), t
+
+
+def test_extracting_again_into_the_same_folder_replaces_the_frames(tmp_path, video_factory):
+    video = video_factory(133.7, Fraction(24000, 1001))
+    for levels in (["64", "128"], ["64", "64"]):
+        run = subprocess.run([sys.executable, "-m", "virtuebench.frames", str(video), str(tmp_path / "out"), "--levels", *levels],
+                             capture_output=True, text=True)  # fmt: skip
+        assert run.returncode == 0, run.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["64", "manifest.json"]
+    assert len(list((tmp_path / "out" / "64").iterdir())) == 64

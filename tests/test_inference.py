@@ -109,3 +109,33 @@ def test_kill_minus_nine_resumes_without_redoing_or_duplicating(bench, tmp_path)
     # Each finished item was asked exactly once; only the one in flight at the kill may be asked twice.
     assert len(asked) - len(set(asked)) <= 1 and set(asked) == set(ids)
     assert all(asked.count(i) == 1 for i in done_before)
+
+
+def test_an_edited_question_is_asked_again_on_resume(bench, tmp_path):
+    import dataclasses
+
+    instances = read_instances(bench / "instances.parquet")
+    calls, out = tmp_path / "calls.txt", tmp_path / "out.jsonl"
+    config = {"backend": "vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls), "fail_on": [items_for_level(instances, 64)[0].instance_id]}}
+    run_inference(instances, bench / "frames", "m", config, "honest", 64, out)  # one failure: the progress file stays
+    edited_id = items_for_level(instances, 64)[3].instance_id
+    edited = [dataclasses.replace(i, question=i.question + " Answer briefly.") if i.instance_id == edited_id else i for i in instances]
+    from vb_test_backends import RecordingBackend
+
+    before = len(calls.read_text().split())
+    run_inference(edited, bench / "frames", "m", config, "honest", 64, out, backend=RecordingBackend({"calls_file": str(calls)}))
+    assert sorted(calls.read_text().split()[before:]) == sorted([items_for_level(instances, 64)[0].instance_id, edited_id])
+
+
+def test_a_batch_backend_that_loses_replies_fails_the_batch(bench, tmp_path):
+    from virtuebench.models.base import Reply
+
+    class Lossy:
+        batch_size = 4
+
+        def answer_batch(self, requests):
+            return [Reply("red")] * (len(requests) - 1)
+
+    instances = read_instances(bench / "instances.parquet")
+    summary = run_inference(instances, bench / "frames", "lossy", {"backend": "x:Lossy"}, "honest", 64, tmp_path / "o.jsonl", backend=Lossy())
+    assert summary.answered == 0 and summary.backend_errors == 15 and not (tmp_path / "o.jsonl").exists()

@@ -120,3 +120,9 @@ def test_cli_names_the_bad_line(tmp_path):
 )
 def test_sentence_long_ground_truths(answer, response, correct):
     assert judge.judge("What happens?", answer, response).judgement == correct
+
+
+def test_the_last_explicit_answer_decides():
+    response = "Answer: The video does not provide enough information. On a second look... Final answer: 3"
+    assert detect_refusal(response)[0] == 0
+    assert judge.judge("How many cups?", "3", response).judgement == 1

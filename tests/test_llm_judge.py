@@ -160,3 +160,22 @@ def test_many_jobs_can_create_and_use_one_cache_at_once(tmp_path):
         with multiprocessing.get_context("spawn").Pool(6) as pool:
             results = pool.map(_open_and_use_cache, [path] * 6)
         assert results == ["ok"] * 6
+
+
+def test_failed_requests_fail_the_job_and_only_they_are_asked_again(tmp_path):
+    from conftest import build_bench
+    from virtuebench.inference import run_inference
+    from virtuebench.instances import read_instances
+    from virtuebench.judge.run import JudgeRequestsFailed, judge_responses
+
+    bench = build_bench(tmp_path / "bench", 1, 70, [64])
+    run_inference(read_instances(bench / "instances.parquet"), bench / "frames", "refuse", {"backend": "refuse"}, "honest", 64, tmp_path / "r.jsonl")
+    with FakeOpenAI() as server:
+        down = LlmJudge("g", {"model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None, "max_retries": 0, "timeout_s": 0.5})
+        with pytest.raises(JudgeRequestsFailed, match="5 of 5 requests failed"):
+            judge_responses(tmp_path / "r.jsonl", bench / "instances.parquet", down, tmp_path / "j.jsonl")
+        assert not (tmp_path / "j.jsonl").exists()
+        up = LlmJudge("g", {"model": "m", "base_url": server.base_url, "api_key_env": None})
+        judge_responses(tmp_path / "r.jsonl", bench / "instances.parquet", up, tmp_path / "j.jsonl")
+        assert server.total == 5
+    assert all(json.loads(line)["valid"] for line in (tmp_path / "j.jsonl").read_text().splitlines())

@@ -17,7 +17,11 @@ def imap_unordered(function: Callable[[Item], Result], items: Iterable[Item], wo
         for item in items:
             yield item, function(item)
         return
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
         futures = {pool.submit(function, item): item for item in items}
         for future in as_completed(futures):
             yield futures[future], future.result()
+    finally:
+        # On an error (or an abandoned generator) queued items are not started: they may be paid requests.
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -8,6 +8,7 @@ references between config, model registry and the code's registries (backends, p
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -133,7 +134,8 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
             problems.append(f"config.judges.{name}: {error}")
             continue
         if parsed.api_key_env and not environ.get(parsed.api_key_env):
-            if settings.get("if_no_key", "fail") == "rules" and name == judge:
+            compared = any(name in pair for pair in config.get("compare_judges", []))
+            if settings.get("if_no_key", "fail") == "rules" and name == judge and not compared:
                 warnings.append(f"{parsed.api_key_env} is not set: judging with rules instead of {name} (config.judges.{name}.if_no_key: rules)")
                 judge = "rules"
                 judges["rules"] = {"kind": "rules"}
@@ -144,6 +146,11 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
             )
         judges[name] = settings
 
+    name_pattern = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # the workflow's wildcard constraints
+    for where, names in (("config.models", config["models"]), ("config.judges", list(config.get("judges", {})))):
+        for name in names:
+            if not name_pattern.match(name):
+                problems.append(f"{where}: name {name!r} must be letters, digits, '.', '_' or '-' (it becomes a folder name)")
     registry_path = resolve_registry(config.get("model_registry", "config/models.yaml"), base_dir, config_dir.parent)
     registry = load_registry(registry_path, config_dir / "models.schema.yaml")
     for i, model in enumerate(config["models"]):

@@ -118,7 +118,9 @@ def extract(
 
     started = time.monotonic()
     video, outdir = Path(video), Path(outdir)
+    levels = sorted(set(levels))
     manifest = Manifest(video=str(video), settings={"max_side": max_side, "jpeg_quality": jpeg_quality})
+    _clear(outdir)  # a previous run's frames and manifest: never mixed with this run's
     if not video.is_file():
         raise FramesError(f"{video}: video file not found")
     try:
@@ -154,13 +156,16 @@ def extract(
             (outdir / str(level)).mkdir(parents=True, exist_ok=True)
 
         targets = sorted(placements)
-        keyframes, frame_rate = _keyframe_times(container, stream, stream.start_time or 0)
+        try:
+            keyframes, frame_rate, largest_gap = _keyframe_times(container, stream, stream.start_time or 0)
+        except av.error.FFmpegError as error:
+            raise FramesError(f"{video}: reading the stream failed ({error})") from None
 
     # Contiguous chunks of targets, one per worker process when there are enough to pay for one.
     workers = max(1, min(threads, len(targets) // MIN_TARGETS_PER_WORKER))
     chunks = [list(chunk) for chunk in _split(targets, workers)]
     jobs = [
-        _Chunk(str(video), str(outdir), chunk, {i: placements[i] for i in chunk}, keyframes, frame_rate,
+        _Chunk(str(video), str(outdir), chunk, {i: placements[i] for i in chunk}, keyframes, frame_rate, largest_gap,
                STRATEGIES[strategy], n == 0, max_side, jpeg_quality, threads if workers == 1 else 1)
         for n, chunk in enumerate(chunks)
     ]  # fmt: skip
@@ -192,21 +197,24 @@ MIN_TARGETS_PER_WORKER = 32
 STRATEGIES = {"auto": SEEK_COST_FRAMES, "sequential": float("inf"), "seek": 0.0}
 
 
-def _keyframe_times(container, stream, start_pts: int) -> tuple[list[float], float]:
-    """Keyframe times (s) and the mean frame rate, from one demux pass that decodes nothing."""
-    keyframes, count, last = [], 0, 0.0
+def _keyframe_times(container, stream, start_pts: int) -> tuple[list[float], float, float]:
+    """Keyframe times (s), the mean frame rate and the largest gap between frames, from one demux pass
+    that decodes nothing."""
+    keyframes, times = [], []
     time_base = float(stream.time_base)  # Fraction arithmetic per packet costs more than the demuxing
     for packet in container.demux(stream):
         if packet.pts is None:
             continue
         time_s = (packet.pts - start_pts) * time_base
-        count += 1
-        last = max(last, time_s)
+        times.append(time_s)
         if packet.is_keyframe:
             keyframes.append(time_s)
     container.seek(start_pts, stream=stream, backward=True, any_frame=False)
-    frame_rate = (count - 1) / last if count > 1 and last > 0 else float(stream.average_rate or 25)
-    return sorted(keyframes), frame_rate
+    times.sort()
+    last = times[-1] if times else 0.0
+    frame_rate = (len(times) - 1) / last if len(times) > 1 and last > 0 else float(stream.average_rate or 25)
+    largest_gap = max((b - a for a, b in zip(times, times[1:])), default=0.0)
+    return sorted(keyframes), frame_rate, largest_gap
 
 
 def plan_runs(targets: list[float], keyframes: list[float], frame_rate: float, seek_cost_frames: float = SEEK_COST_FRAMES,
@@ -254,6 +262,7 @@ class _Chunk:
     placements: dict[int, list[tuple[int, int]]]  # grid index -> (level, position) it fills; the first is stored
     keyframes: list[float]
     frame_rate: float
+    largest_gap: float  # seconds between the two furthest-apart consecutive frames (variable frame rate)
     seek_cost_frames: float
     from_start: bool  # the first chunk may decode from the stream's start; later ones begin with a seek
     max_side: int | None
@@ -305,10 +314,15 @@ def _extract_chunk(job: _Chunk) -> _ChunkResult:
         for run_start, run_count in runs:
             if run_start > first_keyframe:
                 result.sequential = False
-                container.seek(start_pts + int(run_start / stream.time_base), stream=stream, backward=True, any_frame=False)
+                # round, not truncate: a truncated pts lands one keyframe early and decodes a whole GOP for nothing
+                try:
+                    container.seek(start_pts + round(run_start / stream.time_base), stream=stream, backward=True, any_frame=False)
+                except av.error.FFmpegError as error:
+                    raise FramesError(f"{video}: seeking to {run_start:.2f} s failed ({error})") from None
             chunk_targets = job.targets[position : position + run_count]
-            # The window spans at least two frame durations, so a slow stream's displayed frame is kept.
-            near_s = max(NEAR_TARGET_S, 2.0 / job.frame_rate) if job.frame_rate > 0 else float("inf")
+            # The window spans at least two frame durations and the stream's largest gap between frames,
+            # so the frame on screen at a timestamp is never skipped, however long it stays up.
+            near_s = max(NEAR_TARGET_S, 2.0 / job.frame_rate, 2.0 * job.largest_gap) if job.frame_rate > 0 else float("inf")
             decoded, _ = _decode_run(container, stream, start_pts, chunk_targets, store, video, job.decoder_threads == 1, near_s)
             result.frames_decoded += decoded
             position += run_count
@@ -384,6 +398,17 @@ def _decode_run(container, stream, start_pts: int, targets: list[int], store, vi
     return decoded, previous
 
 
+def _clear(outdir: Path) -> None:
+    """Remove what an earlier extraction left in `outdir`: level folders (digits only) and the manifest."""
+    if not outdir.is_dir():
+        return
+    for child in outdir.iterdir():
+        if child.is_dir() and child.name.isdigit():
+            shutil.rmtree(child)
+        elif child.name in (MANIFEST, f".{MANIFEST}.tmp"):
+            child.unlink()
+
+
 def _link(source: Path, target: Path) -> None:
     try:
         os.link(source, target)
@@ -396,13 +421,16 @@ def extract_or_record(video: str | Path, outdir: str | Path, on_error: str = "fa
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     try:
-        return extract(video, outdir, **options)
+        try:
+            return extract(video, outdir, **options)
+        except FramesError:
+            raise
+        except Exception as error:  # PIL, the disk, or PyAV somewhere unexpected: still name the video
+            raise FramesError(f"{video}: {type(error).__name__}: {error}") from error
     except FramesError as error:
         if on_error != "record":
             raise
-        for child in outdir.iterdir():
-            if child.is_dir():
-                shutil.rmtree(child)
+        _clear(outdir)
         manifest = Manifest(video=str(video), error=str(error), settings={k: options.get(k) for k in ("max_side", "jpeg_quality")})
         manifest.write(outdir)
         return manifest

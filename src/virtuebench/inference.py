@@ -87,13 +87,31 @@ def run_inference(
     prompt = get_prompt(prompt_name)
     items = items_for_level(instances, level)
     key = fingerprint(model, model_config, prompt.hash, level)
+    manifests: dict[str, Manifest | str] = {}
+    for inst in items:  # read each video's manifest once, before anything else
+        if inst.video_id not in manifests:
+            try:
+                manifests[inst.video_id] = Manifest.read(Path(frames_dir) / inst.video_id)
+            except FramesError as error:
+                manifests[inst.video_id] = str(error)
+
+    def frames_hash(video_id: str) -> str:
+        manifest = manifests[video_id]
+        if isinstance(manifest, str):
+            return stable_hash(manifest)
+        frames = manifest.levels.get(str(level))
+        return stable_hash([manifest.error, manifest.settings, manifest.frame_size, frames.timestamps if frames else None])
+
+    # A resumed record must match its question and frames too: an edited question or re-extracted
+    # frames are asked again even where the model and prompt are unchanged.
+    item_hashes = {inst.instance_id: stable_hash([inst.question, frames_hash(inst.video_id)]) for inst in items}
+    item_hashes.update({CONTEXT_PREFIX + video_id: frames_hash(video_id) for video_id in manifests})
     log = ProgressLog(output, key)
-    done = log.resume(_is_done)
+    done = log.resume(lambda record: _is_done(record) and record.get("item_hash") == item_hashes.get(record["instance_id"]))
     label = f"{model}/{prompt_name}/{level}"
     progress = Progress(label, len(items), already_done=sum(inst.instance_id in done for inst in items))
     backend_name = model_config["backend"]
     counts = {"answered": 0, "input": 0, "backend": 0}
-    manifests: dict[str, Manifest | str] = {}
     records: dict[str, dict[str, Any]] = {}
     if backend is None and any(inst.instance_id not in done for inst in items):
         backend = load_backend(backend_name, backend_settings(model_config))
@@ -105,7 +123,7 @@ def run_inference(
                 instance_id=inst.instance_id, video_id=inst.video_id, model=model, backend=backend_name,
                 prompt=prompt.id, prompt_hash=prompt.hash, level=level, n_frames=n_frames,
                 response=response, error=error, latency_s=round(latency, 4), fingerprint=key,
-                retryable=retryable, usage=usage or None, context=context,
+                retryable=retryable, usage=usage or None, context=context, item_hash=item_hashes[inst.instance_id],
             )
         )  # fmt: skip
 
@@ -123,20 +141,14 @@ def run_inference(
                 request = Request(CONTEXT_PREFIX + inst.video_id, "", prompt.context_template, frames, timestamps, level)
                 try:
                     reply = backend.answer(request)
-                    log.append({"instance_id": CONTEXT_PREFIX + inst.video_id, "fingerprint": key, "context": reply.text,
-                                "error": None, "usage": reply.usage or None})  # fmt: skip
+                    log.append({"instance_id": CONTEXT_PREFIX + inst.video_id, "fingerprint": key, "context": reply.text, "error": None,
+                                "usage": reply.usage or None, "item_hash": item_hashes[CONTEXT_PREFIX + inst.video_id]})  # fmt: skip
                     contexts[inst.video_id] = (reply.text, None)
                 except Exception as error:  # recorded on each of the video's items, retried next run
                     contexts[inst.video_id] = (None, f"context step failed: {type(error).__name__}: {error}")
             return contexts[inst.video_id]
 
     pending = [inst for inst in items if inst.instance_id not in done]
-    for inst in pending:  # read each video's manifest once, before any worker starts
-        if inst.video_id not in manifests:
-            try:
-                manifests[inst.video_id] = Manifest.read(Path(frames_dir) / inst.video_id)
-            except FramesError as error:
-                manifests[inst.video_id] = str(error)
 
     def prepare(inst: Instance) -> tuple[dict[str, Any] | None, Request | None, str | None]:
         """An input-error record, or the request to send (with the context step's answer)."""
@@ -174,6 +186,8 @@ def run_inference(
             started = time.monotonic()
             try:
                 replies = backend.answer_batch([request for _, request, _ in todo])
+                if len(replies) != len(todo):
+                    raise RuntimeError(f"the backend returned {len(replies)} replies for {len(todo)} requests")
                 latency = (time.monotonic() - started) / len(todo)
                 results += [(inst, record(inst, reply.text, None, False, len(request.frames), latency, reply.usage, context))
                             for (inst, request, context), reply in zip(todo, replies)]  # fmt: skip

@@ -42,6 +42,7 @@ class Response:
     retryable: bool = False  # True for a backend failure, which the next run tries again
     usage: dict[str, Any] | None = None  # token counts and the like, where the backend reports them
     context: str | None = None  # a two-step prompt's first answer (DSCP step 1), shared by the video's items
+    item_hash: str | None = None  # hash of the question and the frames it was asked with: resume reuses only a match
 
     @property
     def ok(self) -> bool:
@@ -77,6 +78,7 @@ class Judgment:
     judge_model: str | None = None  # the model snapshot an LLM judge reported
     raw: str | None = None  # an LLM judge's reply, verbatim
     question: str | None = None  # the question as asked, so a judgment can be read on its own
+    retryable: bool = False  # the judge's request failed: the next run asks again
 
 
 def stable_hash(value: Any, length: int = 12) -> str:

@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--instances", help="instances table: switches to workflow mode")
     args = parser.parse_args(argv)
     from virtuebench.judge.llm import JudgeSetupError
-    from virtuebench.judge.run import judge_items, judge_responses
+    from virtuebench.judge.run import JudgeRequestsFailed, judge_items, judge_responses
 
     try:
         judge = get_judge(args.judge, json.loads(args.judge_config), args.cache)
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             summary = judge_responses(args.input, args.instances, judge, args.out)
         else:
             summary = judge_items(args.input, judge, args.out)
-    except (RecordError, JudgeSetupError, ValueError) as error:
+    except (RecordError, JudgeSetupError, ValueError, JudgeRequestsFailed) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     except sqlite3.Error as error:

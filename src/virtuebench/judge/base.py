@@ -16,6 +16,7 @@ class Verdict:
     raw: str | None = None  # the judge's reply, verbatim, for an LLM judge
     judge_model: str | None = None  # the model snapshot that gave the verdict
     usage: dict[str, int] | None = None  # tokens of the request that gave it
+    retryable: bool = False  # a failed request (not a verdict): asked again on the next run
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -94,7 +94,7 @@ def parse_cvrr(text: str, answer: str) -> tuple[Verdict | None, str]:
     for chunk in [text.strip(), *re.findall(r"\{.*\}", text, re.DOTALL)]:
         try:
             value = ast.literal_eval(chunk)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+        except Exception:  # literal_eval raises ValueError, SyntaxError, TypeError and others on odd text
             try:
                 value = json.loads(chunk)
             except json.JSONDecodeError:
@@ -104,7 +104,7 @@ def parse_cvrr(text: str, answer: str) -> tuple[Verdict | None, str]:
         value = None
     if value is None:
         return None, "no dictionary in the reply"
-    pred, score = value.get("pred"), value.get("score")
+    pred, score = str(value.get("pred", "")).strip().lower(), value.get("score")
     if pred not in ("correct", "incorrect") or not isinstance(score, (int, float)) or isinstance(score, bool) or not 0 <= score <= 5:
         return None, f"expected pred correct/incorrect and a score in 0..5, got {str(value)[:200]}"
     return Verdict(0, int(pred == "correct"), True, str(value.get("reason", ""))[:2000], score=int(round(score))), ""
@@ -165,7 +165,8 @@ class LlmJudge:
                     model=self.settings.model, messages=messages, temperature=0, max_tokens=self.settings.max_tokens
                 )
             except Exception as error:  # the client already retried 429/5xx/timeouts with backoff
-                return Verdict(0, 0, False, self.redact(f"request failed: {type(error).__name__}: {error}"), judge_model=self.settings.model)
+                return Verdict(0, 0, False, self.redact(f"request failed: {type(error).__name__}: {error}"),
+                               judge_model=self.settings.model, retryable=True)  # fmt: skip
             self.requests += 1
             usage = getattr(completion, "usage", None)
             usage_dict = {k: getattr(usage, k, 0) or 0 for k in self.tokens} if usage is not None else {}

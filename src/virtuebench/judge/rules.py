@@ -33,7 +33,7 @@ _REFUSAL_PATTERNS = [
     r"\bnot (?:clearly )?(?:visible|shown|depicted|captured) in (?:the|any of the) (?:provided |given |sampled )?(?:frames|video|images)\b",
 ]
 _REFUSAL = re.compile("|".join(f"(?:{p})" for p in _REFUSAL_PATTERNS), re.IGNORECASE)
-_FINAL_ANSWER = re.compile(r"(?:final answer|the answer is|answer)\s*(?:is)?\s*[:：]\s*(.+)$|the answer is\s+(.+)$", re.IGNORECASE | re.DOTALL)
+_FINAL_ANSWER = re.compile(r"(?:final answer|the answer is|answer)\s*(?:is)?\s*[:：]|the answer is\b", re.IGNORECASE)
 
 _NUMBER_WORDS = {
     "zero": "0", "none": "0", "one": "1", "once": "1", "two": "2", "twice": "2", "three": "3", "thrice": "3",
@@ -61,11 +61,10 @@ def is_refusal_answer(answer: str) -> bool:
 
 def final_answer(response: str) -> str | None:
     """The text after the last explicit 'Answer:' / 'the answer is', if the response has one."""
-    matches = list(_FINAL_ANSWER.finditer(response))
-    if not matches:
+    markers = list(_FINAL_ANSWER.finditer(response))
+    if not markers:
         return None
-    last = matches[-1]
-    return (last.group(1) or last.group(2) or "").strip() or None
+    return response[markers[-1].end() :].strip() or None
 
 
 def detect_refusal(response: str) -> tuple[int, str]:

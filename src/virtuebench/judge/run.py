@@ -81,7 +81,7 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
     key = stable_hash({"judge": judge.name, "version": judge.version})
     current = {response.instance_id: (response.response, answer) for response, _, answer in items}
     log = ProgressLog(out, key)
-    done = log.resume(lambda r: current.get(r["instance_id"]) == (r["response"], r["answer"]))
+    done = log.resume(lambda r: current.get(r["instance_id"]) == (r["response"], r["answer"]) and not r.get("retryable"))
     label = f"{judge.name}: {responses_path}"
     progress = Progress(label, len(items), already_done=len(done))
     by_id = {response.instance_id: (response, inst, answer) for response, inst, answer in items}
@@ -96,6 +96,7 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
                 refusal=verdict.refusal, judgement=verdict.judgement, valid=verdict.valid,
                 reason=verdict.reason, error=response.error, fingerprint=key, score=verdict.score,
                 judge_version=judge.version, judge_model=verdict.judge_model, raw=verdict.raw, question=inst.question,
+                retryable=verdict.retryable,
             )
         )  # fmt: skip
 
@@ -117,6 +118,15 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
         done[instance_id] = result
         progress.step()
     records = [done[response.instance_id] for response, _, _ in items]
+    failed = sum(bool(r.get("retryable")) for r in records)
+    if failed:
+        log.close()  # keep the progress file: the next run asks only for the failed items
+        raise JudgeRequestsFailed(f"[{label}] {failed} of {len(records)} requests failed after retries; "
+                                  f"rerun to ask for only those ({log.partial})")  # fmt: skip
     log.finish(records)
     invalid = sum(not r["valid"] for r in records)
     return f"[{label}] done: {len(records)} judged, {invalid} invalid, {progress.elapsed_s:.1f} s{_spent(judge)}"
+
+
+class JudgeRequestsFailed(RuntimeError):
+    """Some judge requests failed after the client's retries; their items are asked again next run."""

@@ -126,3 +126,23 @@ def test_the_last_explicit_answer_decides():
     response = "Answer: The video does not provide enough information. On a second look... Final answer: 3"
     assert detect_refusal(response)[0] == 0
     assert judge.judge("How many cups?", "3", response).judgement == 1
+
+
+
+@pytest.mark.parametrize(
+    "response,refusal",
+    [
+        ("No, there is no evidence of rain; the sky stays clear.", 0),
+        ("He cannot answer the phone because his hands are full.", 0),
+        ("She is unable to tell it to stop.", 0),
+        ("There is no information in the provided frames about the score.", 1),
+        ("I cannot tell from these frames which team scored.", 1),
+        ("This question cannot be answered from the video.", 1),
+    ],
+)
+def test_refusal_phrases_about_the_frames_only(response, refusal):
+    assert detect_refusal(response)[0] == refusal
+
+
+def test_timestamps_are_not_the_number():
+    assert judge.judge("How many cups are there?", "3", "At 0:15 the table holds 3 cups.").judgement == 1

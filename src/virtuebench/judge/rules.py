@@ -18,15 +18,20 @@ import re
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.judge.base import Verdict
 
-VERSION = "rules/2"
+VERSION = "rules/3"
 
 _REFUSAL_PATTERNS = [
     r"\b(?:does|do|did|can) ?(?:not|n't) (?:provide|contain|include|show|give|offer|have|present|reveal) (?:enough|sufficient|adequate|clear|the necessary)\b",
     r"\b(?:not|n't) (?:enough|sufficient) (?:visual )?(?:information|evidence|details?|context|frames|clues|info)\b",
     r"\binsufficient (?:visual )?(?:information|evidence|details?|context)\b",
     r"\black(?:s|ing)? (?:of )?(?:sufficient|enough|the necessary|clear|any) (?:visual )?(?:information|evidence|details?)\b",
-    r"\b(?:cannot|can't|can not|could not|couldn't|unable to|impossible to|not possible to) (?:be )?(?:determined?|tell|answer(?:ed)?|identif(?:y|ied)|confirm(?:ed)?|infer(?:red)?|know|say)\b",
-    r"\bno (?:visual )?(?:information|evidence|indication) (?:about|of|on|regarding|to)\b",
+    r"\b(?:cannot|can't|can not|could not|couldn't|unable to|impossible to|not possible to) (?:be )?(?:determined?|identif(?:y|ied)|confirm(?:ed)?|infer(?:red)?)\b",
+    # "cannot answer/tell/say/know" only about the question or the frames ("he cannot answer the phone" is an answer)
+    r"\b(?:cannot|can't|can not|could not|couldn't|unable to|impossible to|not possible to) (?:answer|tell|say|know)(?:ed)? (?:the question|this question|from|based on|with certainty|for sure|for certain|whether|which|what|how|if|who|when|where)\b",
+    r"\b(?:question|this) cannot be answered\b",
+    # "no information about ..." is a refusal; "no evidence of rain" is an answer unless it is about the frames
+    r"\bno (?:visual )?(?:information|details?) (?:about|on|regarding|to determine|to answer)\b",
+    r"\bno (?:visual )?(?:information|evidence|indication) (?:in|from|within) the (?:provided |given |sampled )?(?:frames|video|images|clip)\b",
     r"\b(?:i|we) (?:do not|don't) know\b",
     r"\bunanswerable\b",
     r"\bnot (?:enough|sufficient) info(?:rmation)?\b",
@@ -135,6 +140,8 @@ def sentence_matches(answer: str, response: str) -> tuple[int, str]:
 
 def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]:
     segment = final_answer(response) or response
+    # Timestamps ("at 0:15") are not the answer's number.
+    segment = re.sub(r"\b\d{1,2}:\d{2}(?::\d{2})?\b", " ", segment)
     tokens, expected = normalize(segment), normalize(answer)
     if not expected:
         return 0, "empty ground truth"

@@ -230,12 +230,10 @@ def plan_runs(targets: list[float], keyframes: list[float], frame_rate: float, s
         return []
     if not keyframes:
         return [(0.0, len(targets))]
-    from bisect import bisect_right
-
     runs: list[list[float | int]] = []
     previous_gop, previous_time = None, 0.0
     for t in targets:
-        gop = max(0, bisect_right(keyframes, t) - 1)
+        gop = max(0, bisect.bisect_right(keyframes, t) - 1)
         if previous_gop is None:
             runs.append([keyframes[0], 1])  # the first run starts at the stream's first keyframe...
             if gop > 0 and (not from_start or (keyframes[gop] - keyframes[0]) * frame_rate > seek_cost_frames):
@@ -310,6 +308,9 @@ def _extract_chunk(job: _Chunk) -> _ChunkResult:
         first_keyframe = job.keyframes[0] if job.keyframes else 0.0
         runs = plan_runs([grid_timestamp(i) for i in job.targets], job.keyframes, job.frame_rate, job.seek_cost_frames, job.from_start)
         result.runs = len(runs)
+        # The window spans at least two frame durations and the stream's largest gap between frames,
+        # so the frame on screen at a timestamp is never skipped, however long it stays up.
+        near_s = max(NEAR_TARGET_S, 2.0 / job.frame_rate, 2.0 * job.largest_gap) if job.frame_rate > 0 else float("inf")
         position = 0
         for run_start, run_count in runs:
             if run_start > first_keyframe:
@@ -320,10 +321,7 @@ def _extract_chunk(job: _Chunk) -> _ChunkResult:
                 except av.error.FFmpegError as error:
                     raise FramesError(f"{video}: seeking to {run_start:.2f} s failed ({error})") from None
             chunk_targets = job.targets[position : position + run_count]
-            # The window spans at least two frame durations and the stream's largest gap between frames,
-            # so the frame on screen at a timestamp is never skipped, however long it stays up.
-            near_s = max(NEAR_TARGET_S, 2.0 / job.frame_rate, 2.0 * job.largest_gap) if job.frame_rate > 0 else float("inf")
-            decoded, _ = _decode_run(container, stream, start_pts, chunk_targets, store, video, job.decoder_threads == 1, near_s)
+            decoded = _decode_run(container, stream, start_pts, chunk_targets, store, video, job.decoder_threads == 1, near_s)
             result.frames_decoded += decoded
             position += run_count
     return result
@@ -338,7 +336,7 @@ def _decode_run(container, stream, start_pts: int, targets: list[int], store, vi
                 near_s: float = NEAR_TARGET_S):  # fmt: skip
     """Decode forward from the current position and store the frame displayed at each target's time.
 
-    Returns (frames decoded, last frame). The frame displayed at t is the last frame whose
+    Returns the number of frames decoded. The frame displayed at t is the last frame whose
     presentation time is <= t; a target before the first decoded frame takes that frame. With
     skip_far (only for a decoder without frame threads, where the setting applies to exactly the
     packet sent), non-reference frames far from the next target are not decoded: no frame the
@@ -359,7 +357,7 @@ def _decode_run(container, stream, start_pts: int, targets: list[int], store, vi
         for packet in container.demux(stream):
             if packet.pts is not None:
                 # Packets arrive in decode order, ahead of the frames coming out: a packet is near
-                # when any target not yet served lies within NEAR_TARGET_S of its time.
+                # when any target not yet served lies within near_s of its time.
                 packet_time = (packet.pts - start_pts) * time_base
                 at = bisect.bisect_left(target_times, packet_time - near_s, lo=next_target)
                 near = at < len(target_times) and target_times[at] <= packet_time + near_s
@@ -373,11 +371,11 @@ def _decode_run(container, stream, start_pts: int, targets: list[int], store, vi
                 continue
             frame_time = (frame.pts - start_pts) * time_base
             # A frame presented exactly at t counts as displayed at t (1 ns absorbs float rounding).
-            while next_target < len(targets) and grid_timestamp(targets[next_target]) < frame_time - 1e-9:
+            while next_target < len(targets) and target_times[next_target] < frame_time - 1e-9:
                 store(previous if previous is not None else frame, targets[next_target])
                 next_target += 1
             if next_target == len(targets):
-                return decoded, previous
+                return decoded
             previous = frame
     except av.error.FFmpegError as error:
         raise FramesError(f"{video}: decoding failed after {decoded} frames ({error})") from None
@@ -385,7 +383,7 @@ def _decode_run(container, stream, start_pts: int, targets: list[int], store, vi
         context.skip_frame = "DEFAULT"
     if next_target < len(targets):
         last_time = (previous.pts - start_pts) * time_base if previous is not None else None
-        missing_from = grid_timestamp(targets[next_target])
+        missing_from = target_times[next_target]
         # The last frame stays on screen to the end; only a stream that stops more than a second
         # short of the needed time is broken.
         if last_time is None or missing_from - last_time > 1.0:
@@ -395,7 +393,7 @@ def _decode_run(container, stream, start_pts: int, targets: list[int], store, vi
             )
         for index in targets[next_target:]:
             store(previous, index)
-    return decoded, previous
+    return decoded
 
 
 def _clear(outdir: Path) -> None:

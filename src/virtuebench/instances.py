@@ -3,7 +3,8 @@
 Columns (docs/records.md has the full description):
 instance_id, video_id, source, category, task_type, question, answer (full-video answer),
 options (MCQ options where the source had them, else empty), duration_s, video_path,
-answers (list of {level, answer}: the per-level ground truth) and evidence (list of [start_s, end_s]).
+answers (list of {level, answer}: the per-level ground truth), evidence (list of [start_s, end_s]) and
+source_id (the question's id in its source benchmark; empty for the demo).
 """
 
 from __future__ import annotations
@@ -34,7 +35,10 @@ SCHEMA = {
     "video_path": pl.String,
     "answers": pl.List(pl.Struct({"level": pl.Int64, "answer": pl.String})),
     "evidence": pl.List(pl.List(pl.Float64)),
+    "source_id": pl.String,
 }
+#: Columns added after the first release: a table without them reads with this default.
+OPTIONAL_COLUMNS = {"source_id": ""}
 
 
 class InstancesError(ValueError):
@@ -55,6 +59,7 @@ class Instance:
     answers: dict[int, str]
     evidence: list[list[float]] = field(default_factory=list)
     options: list[str] = field(default_factory=list)
+    source_id: str = ""
 
     def is_unanswerable(self, level: int) -> bool:
         return self.answers[level] == REFUSAL_ANSWER
@@ -75,6 +80,7 @@ def to_frame(instances: Sequence[Instance]) -> pl.DataFrame:
             "video_path": inst.video_path,
             "answers": [{"level": level, "answer": text} for level, text in sorted(inst.answers.items())],
             "evidence": [[float(start), float(end)] for start, end in inst.evidence],
+            "source_id": inst.source_id,
         }
         for inst in instances
     ]
@@ -98,7 +104,7 @@ def read_instances(path: str | Path) -> list[Instance]:
         frame = pl.read_parquet(path)
     except Exception as error:  # polars raises several unrelated types for a bad file
         raise InstancesError(f"{path}: not a readable parquet file ({error})") from None
-    missing = [name for name in SCHEMA if name not in frame.columns]
+    missing = [name for name in SCHEMA if name not in frame.columns and name not in OPTIONAL_COLUMNS]
     if missing:
         raise InstancesError(f"{path}: missing column(s) {missing}; expected {list(SCHEMA)}")
     instances = []
@@ -118,6 +124,7 @@ def read_instances(path: str | Path) -> list[Instance]:
                     answers={int(item["level"]): item["answer"] for item in row["answers"] or []},
                     evidence=[list(interval) for interval in row["evidence"] or []],
                     options=list(row["options"] or []),
+                    source_id=row.get("source_id") or OPTIONAL_COLUMNS["source_id"],
                 )
             )
         except (TypeError, KeyError, ValueError) as error:

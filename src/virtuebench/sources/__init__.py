@@ -7,7 +7,9 @@ broken item is reported, never allowed to break the run.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from virtuebench.instances import Instance
@@ -27,8 +29,46 @@ def _cvrr(settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list
     return cvrr.load(cvrr.CvrrSettings.from_dict(settings), videos_dir)
 
 
+#: The six public long-video benchmarks VirtueBench is built from (seed 001, section 3.2): source name ->
+#: adapter module in this package (its interface is described in virtuebench.sources.base).
+REAL_SOURCES = {
+    "mlvu": "mlvu",
+    "lvbench": "lvbench",
+    "longvideobench": "longvideobench",
+    "moviechat-1k": "moviechat",
+    "video-mme": "videomme",
+    "allvb": "allvb",
+}
+
+
+def real_source(name: str) -> ModuleType:
+    if name not in REAL_SOURCES:
+        raise ValueError(f"unknown source {name!r}; known: {', '.join(REAL_SOURCES)}")
+    return importlib.import_module(f"virtuebench.sources.{REAL_SOURCES[name]}")
+
+
+def _real(name: str) -> Callable[[dict[str, Any], str, int], tuple[list[Instance], Excluded]]:
+    def adapter(settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list[Instance], Excluded]:
+        from pathlib import Path
+
+        from virtuebench import LEVELS
+
+        unknown = sorted(set(settings) - {"raw_dir", "levels"})
+        if unknown:
+            raise ValueError(f"{name} source: unknown setting(s) {unknown}; allowed: ['levels', 'raw_dir']")
+        if "raw_dir" not in settings:
+            raise ValueError(f"{name} source: setting 'raw_dir' (the downloaded release) is required")
+        raw_dir = Path(settings["raw_dir"])
+        if not raw_dir.is_dir():
+            raise ValueError(f"{name} source: raw_dir {raw_dir} is not a folder (download the release first)")
+        return real_source(name).convert(raw_dir, Path(videos_dir), list(settings.get("levels", LEVELS)))
+
+    return adapter
+
+
 #: name -> adapter(settings, videos_dir, threads) -> (instances, excluded)
 ADAPTERS: dict[str, Callable[[dict[str, Any], str, int], tuple[list[Instance], Excluded]]] = {
     "synthetic": _synthetic,
     "cvrr": _cvrr,
+    **{name: _real(name) for name in REAL_SOURCES},
 }

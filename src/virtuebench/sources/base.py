@@ -1,0 +1,204 @@
+"""What the real source adapters share: the release they download, MCQ -> open-ended conversion, and
+a `Conversion` that probes and links each video and keeps the report of what had to be left out.
+
+Every adapter module (`virtuebench.sources.<name>`) defines:
+
+- `SOURCE`: the value of the `source` column (e.g. "video-mme");
+- `RELEASE`: a `HubRelease` (hub repository, pinned revision, the files it needs, whether it is gated);
+- `TASK_CATEGORIES`: the source's task type -> "perception" or "reasoning" (VirtueBench's two categories;
+  the paper does not publish this mapping, so each adapter states its own);
+- `prepare(raw_dir)`: turn the downloaded files into a readable layout (join tar parts, unzip chunks);
+  idempotent, and a no-op where the release needs nothing;
+- `convert(raw_dir, videos_dir, levels) -> (instances, excluded)`: the candidate instances, one per
+  question, with the source's own question id (`source_id`) and task type, the open-ended question,
+  the correct option as the answer (MCQ -> OE, as the paper does) and the options kept beside it.
+
+Candidate instances carry the full-video answer at every available level: that is the ground truth
+existing benchmarks use, and what the curation stages (filters, per-level reference answers) start
+from; the per-level truth comes from annotation (virtuebench.curation).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from virtuebench.instances import Instance
+from virtuebench.levels import available_levels
+
+Excluded = list[dict[str, str]]  # rows of {"item", "reason"}
+
+
+@dataclass(frozen=True)
+class HubRelease:
+    """A dataset repository on the Hugging Face hub, pinned.
+
+    `revision` is a commit sha where it was confirmed, else a branch name (stated in the adapter).
+    `allow_patterns` limits the download to what the adapter reads. `gated` repositories need the
+    user to accept their terms on the hub and a token in the environment (HF_TOKEN).
+    """
+
+    repo_id: str
+    revision: str
+    allow_patterns: tuple[str, ...] = ()
+    gated: bool = False
+
+    @property
+    def url(self) -> str:
+        return f"https://huggingface.co/datasets/{self.repo_id}"
+
+
+_OPTION_PREFIX = re.compile(r"^\s*(?:\(([A-Za-z])\)|([A-Za-z])[.:)]|\[([A-Za-z])\])\s*")
+_EMBEDDED_OPTION = re.compile(r"^\s*\(([A-Z])\)\s*(.*?)\s*$")
+
+
+def option_letter(index: int) -> str:
+    return chr(ord("A") + index)
+
+
+def strip_option_prefix(text: str) -> str:
+    """'A. red' / '(A) red' / 'A) red' / '[A] red' -> 'red'."""
+    return _OPTION_PREFIX.sub("", str(text), count=1).strip()
+
+
+def split_embedded_options(question: str) -> tuple[str, list[str]]:
+    """A question whose options follow it on their own lines ('...?\\n(A) x\\n(B) y') -> (stem, [x, y])."""
+    stem_lines: list[str] = []
+    options: list[str] = []
+    for line in str(question).splitlines():
+        match = _EMBEDDED_OPTION.match(line)
+        if match and match.group(1) == option_letter(len(options)):
+            options.append(match.group(2))
+        elif options:  # a continuation line of the last option
+            options[-1] = f"{options[-1]} {line.strip()}".strip()
+        else:
+            stem_lines.append(line)
+    return "\n".join(stem_lines).strip(), options
+
+
+def correct_option(options: Sequence[str], correct: str | int) -> str:
+    """The text of the correct option, given its letter ('B'), its index (1) or its text."""
+    if isinstance(correct, int) and not isinstance(correct, bool):
+        if not 0 <= correct < len(options):
+            raise ValueError(f"correct option index {correct} is outside the {len(options)} options")
+        return options[correct]
+    text = str(correct).strip()
+    letter = text.strip("().").upper()
+    if len(letter) == 1 and letter.isalpha():
+        index = ord(letter) - ord("A")
+        if not 0 <= index < len(options):
+            raise ValueError(f"correct option {text!r} is outside the {len(options)} options")
+        return options[index]
+    if text in options:
+        return text
+    raise ValueError(f"correct answer {text!r} is neither an option letter nor one of the options")
+
+
+def video_id_for(source: str, stem: str) -> str:
+    """A wildcard-safe, source-unique video id."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", f"{source}_{stem}")
+
+
+def probe_duration(path: Path) -> float:
+    """Duration in seconds from the container; raises on a file PyAV cannot open."""
+    import av
+
+    with av.open(str(path)) as container:
+        if not container.streams.video:
+            raise ValueError("no video stream")
+        stream = container.streams.video[0]
+        if stream.duration is not None and stream.time_base is not None:
+            return float(stream.duration * stream.time_base)
+        if container.duration is not None:
+            return container.duration / 1_000_000
+    raise ValueError("no duration in the container")
+
+
+class Conversion:
+    """Collects one source's candidate instances; a bad row or a missing/unreadable video is reported.
+
+    Each distinct video file is probed once and symlinked into `videos_dir` as `<video_id><suffix>`.
+    """
+
+    def __init__(self, source: str, videos_dir: str | Path, levels: Iterable[int], task_categories: dict[str, str]):
+        self.source = source
+        self.videos_dir = Path(videos_dir)
+        self.levels = list(levels)
+        self.task_categories = task_categories
+        self.instances: list[Instance] = []
+        self.excluded: Excluded = []
+        self._videos: dict[Path, tuple[str, float, Path] | str] = {}
+        self._ids: set[str] = set()
+        self.videos_dir.mkdir(parents=True, exist_ok=True)
+
+    def exclude(self, item: str, reason: str) -> None:
+        self.excluded.append({"item": f"{self.source}:{item}", "reason": reason})
+
+    def _video(self, path: Path) -> tuple[str, float, Path] | str:
+        if path not in self._videos:
+            if not path.exists():
+                self._videos[path] = f"{path}: video file not found"
+            else:
+                try:
+                    duration = probe_duration(path)
+                except Exception as error:  # PyAV raises many types for a broken file
+                    self._videos[path] = f"{path}: unreadable video ({type(error).__name__}: {error})"
+                else:
+                    video_id = video_id_for(self.source, path.stem)
+                    linked = self.videos_dir / f"{video_id}{path.suffix}"
+                    if linked.is_symlink() and Path(os.readlink(linked)) != path.resolve():
+                        linked.unlink()
+                    if not linked.exists() and not linked.is_symlink():
+                        os.symlink(path.resolve(), linked)
+                    self._videos[path] = (video_id, duration, linked)
+        return self._videos[path]
+
+    def add(
+        self,
+        source_id: str,
+        video_file: str | Path,
+        task_type: str,
+        question: str,
+        answer: str,
+        options: Sequence[str] = (),
+        evidence: Sequence[Sequence[float]] = (),
+    ) -> bool:
+        """Add one question; False (and a report row) when it had to be left out."""
+        source_id = str(source_id)
+        if source_id in self._ids:
+            self.exclude(source_id, "duplicate question id")
+            return False
+        category = self.task_categories.get(task_type)
+        if category is None:
+            self.exclude(source_id, f"task type {task_type!r} has no category (known: {sorted(self.task_categories)})")
+            return False
+        if not str(question).strip() or not str(answer).strip():
+            self.exclude(source_id, "bad row: empty question or answer")
+            return False
+        video = self._video(Path(video_file))
+        if isinstance(video, str):
+            self.exclude(source_id, video)
+            return False
+        video_id, duration, linked = video
+        levels = available_levels(duration, self.levels)
+        if not levels:
+            self.exclude(source_id, f"{video_file}: {duration:.1f} s is too short for any level {self.levels}")
+            return False
+        self._ids.add(source_id)
+        answer = str(answer).strip()
+        self.instances.append(
+            Instance(
+                instance_id=f"{self.source}/{source_id}", video_id=video_id, source=self.source, category=category,
+                task_type=task_type, question=str(question).strip(), answer=answer, duration_s=duration,
+                video_path=str(linked), answers=dict.fromkeys(levels, answer),
+                evidence=[[float(start), float(end)] for start, end in evidence],
+                options=[str(option).strip() for option in options], source_id=source_id,
+            )
+        )  # fmt: skip
+        return True
+
+    def result(self) -> tuple[list[Instance], Excluded]:
+        return self.instances, self.excluded

@@ -202,3 +202,63 @@ class Conversion:
 
     def result(self) -> tuple[list[Instance], Excluded]:
         return self.instances, self.excluded
+
+
+def join_parts(parts: Sequence[Path], out: Path) -> Path:
+    """Concatenate split archive parts (`videos.tar.part.aa`, `.ab`, ...) in name order into `out`.
+
+    Idempotent: an `out` already as long as the parts together is kept. Written through a temporary
+    file, so an interrupted join never leaves a truncated archive under the final name.
+    """
+    parts = sorted(parts, key=lambda part: part.name)
+    if not parts:
+        raise ValueError(f"no archive parts to join into {out}")
+    total = sum(part.stat().st_size for part in parts)
+    if out.exists() and out.stat().st_size == total:
+        return out
+    tmp = out.with_name(f".{out.name}.joining")
+    with open(tmp, "wb") as sink:
+        for part in parts:
+            with open(part, "rb") as piece:
+                while chunk := piece.read(1 << 24):
+                    sink.write(chunk)
+    tmp.replace(out)
+    return out
+
+
+def extract_archive(archive: Path, dest: Path) -> Path:
+    """Unpack a .zip or .tar(.gz) into `dest` once (a `.<name>.extracted` marker records it).
+
+    Members that would land outside `dest` (absolute paths, `..`, links out) are refused.
+    """
+    import shutil
+    import tarfile
+    import zipfile
+
+    marker = dest / f".{archive.name}.extracted"
+    if marker.exists():
+        return dest
+    dest.mkdir(parents=True, exist_ok=True)
+    root = dest.resolve()
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as zipped:
+            for member in zipped.infolist():
+                target = (root / member.filename).resolve()
+                if not target.is_relative_to(root):
+                    raise ValueError(f"{archive}: member {member.filename!r} would be written outside {dest}")
+                if member.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with zipped.open(member) as source, open(target, "wb") as sink:
+                    shutil.copyfileobj(source, sink, 1 << 24)
+    elif tarfile.is_tarfile(archive):
+        with tarfile.open(archive) as tarred:
+            try:
+                tarred.extractall(dest, filter="data")
+            except tarfile.FilterError as error:
+                raise ValueError(f"{archive}: unsafe member ({error})") from None
+    else:
+        raise ValueError(f"{archive}: neither a zip nor a tar archive")
+    marker.write_text("")
+    return dest

@@ -130,31 +130,31 @@ class Conversion:
         self.task_categories = task_categories
         self.instances: list[Instance] = []
         self.excluded: Excluded = []
-        self._videos: dict[Path, tuple[str, float, Path] | str] = {}
+        self._videos: dict[tuple[Path, str], tuple[str, float, Path] | str] = {}
         self._ids: set[str] = set()
         self.videos_dir.mkdir(parents=True, exist_ok=True)
 
     def exclude(self, item: str, reason: str) -> None:
         self.excluded.append({"item": f"{self.source}:{item}", "reason": reason})
 
-    def _video(self, path: Path) -> tuple[str, float, Path] | str:
-        if path not in self._videos:
+    def _video(self, path: Path, key: str) -> tuple[str, float, Path] | str:
+        if (path, key) not in self._videos:
             if not path.exists():
-                self._videos[path] = f"{path}: video file not found"
+                self._videos[path, key] = f"{path}: video file not found"
             else:
                 try:
                     duration = probe_duration(path)
                 except Exception as error:  # PyAV raises many types for a broken file
-                    self._videos[path] = f"{path}: unreadable video ({type(error).__name__}: {error})"
+                    self._videos[path, key] = f"{path}: unreadable video ({type(error).__name__}: {error})"
                 else:
-                    video_id = video_id_for(self.source, path.stem)
+                    video_id = video_id_for(self.source, key)
                     linked = self.videos_dir / f"{video_id}{path.suffix}"
                     if linked.is_symlink() and Path(os.readlink(linked)) != path.resolve():
                         linked.unlink()
                     if not linked.exists() and not linked.is_symlink():
                         os.symlink(path.resolve(), linked)
-                    self._videos[path] = (video_id, duration, linked)
-        return self._videos[path]
+                    self._videos[path, key] = (video_id, duration, linked)
+        return self._videos[path, key]
 
     def add(
         self,
@@ -165,8 +165,13 @@ class Conversion:
         answer: str,
         options: Sequence[str] = (),
         evidence: Sequence[Sequence[float]] = (),
+        video_key: str | None = None,
     ) -> bool:
-        """Add one question; False (and a report row) when it had to be left out."""
+        """Add one question; False (and a report row) when it had to be left out.
+
+        The video id is `<source>_<video_key>`; `video_key` defaults to the file's stem (a source whose
+        file names repeat across folders passes a key that tells them apart).
+        """
         source_id = str(source_id)
         if source_id in self._ids:
             self.exclude(source_id, "duplicate question id")
@@ -178,7 +183,7 @@ class Conversion:
         if not str(question).strip() or not str(answer).strip():
             self.exclude(source_id, "bad row: empty question or answer")
             return False
-        video = self._video(Path(video_file))
+        video = self._video(Path(video_file), video_key or Path(video_file).stem)
         if isinstance(video, str):
             self.exclude(source_id, video)
             return False

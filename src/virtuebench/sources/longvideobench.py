@@ -1,0 +1,183 @@
+"""LongVideoBench source adapter: the validation split of the hub release into candidate instances.
+
+Role: one of VirtueBench's six long-video sources (interface in virtuebench.sources.base). Only the
+validation split has answers, so only it is read; `lvb_test_wo_gt.json` is never opened.
+
+Layout read (under `raw_dir`, as `huggingface-cli download longvideobench/LongVideoBench` leaves it):
+
+- `lvb_val.json`: a JSON list, one object per question, with (among others) `id` (e.g.
+  "86CxyhFV9MI_0"; the question id used as `source_id`), `video_id`, `question`,
+  `question_wo_referring_query`, `candidates` (list of option texts, no letter prefix),
+  `correct_choice` (0-based index into `candidates`), `question_category` (17 codes such as "S2E",
+  "T3O"; the task type), `level` ("L1-Perception" or "L2-Relation"), `topic_category`, `position`,
+  `video_path` (e.g. "86CxyhFV9MI.mp4", relative to `videos/`), `subtitle_path`, `duration_group`,
+  `starting_timestamp_for_subtitles`, `duration`, `view_count`;
+- `videos.tar.part.aa`, `.ab`, ... (up to `.be`): one tar split into parts. `prepare` joins them into
+  `videos.tar` and unpacks it into `raw_dir`, which gives `videos/<video_path>` (the release's README:
+  `cat videos.tar.part.* > videos.tar; tar -xvf videos.tar`; its dataloader opens
+  `<data_path>/videos/<video_path>`). `subtitles.tar` is not needed: VirtueBench shows frames only.
+
+Confirmed from stored sources: the field names and value shapes above from a copy of `lvb_val.json`
+(travis-xia/vc2605, lmms-eval_videochat/eval_annotations/LongVideoBench/lvb_val.json); the part names,
+the join-and-untar step and `videos/<video_path>` from the release README and dataloader
+(longvideobench/LongVideoBench, README.md and longvideobench/longvideobench_dataset.py) and from
+lmms-eval (lmms_eval/tasks/longvideobench/utils.py: answer letter = chr(65 + correct_choice)).
+
+Not confirmed: the hub revision (no commit sha of the dataset repo was found, so RELEASE follows
+"main"); whether the tar members carry the `videos/` prefix (a member stored without it is found at
+`<raw_dir>/<video_path>` as a fallback); the unit of `position` (frame indices at an undocumented
+frame rate), so no evidence intervals are derived and `evidence` stays empty; the level of three of
+the 17 categories (T2E, O3O, SOS; the other 14 were seen with their `level` in the data) and the
+categories' long names (the glosses in TASK_CATEGORIES are read off the codes).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from virtuebench.instances import Instance
+from virtuebench.sources.base import Conversion, Excluded, HubRelease, extract_archive, join_parts
+
+SOURCE = "longvideobench"
+
+#: The dataset repository is gated (accept its terms on the hub; HF_TOKEN in the environment). No commit
+#: sha of it could be confirmed from stored sources, so this follows the branch; pin it once downloaded.
+RELEASE = HubRelease(
+    repo_id="longvideobench/LongVideoBench",
+    revision="main",
+    allow_patterns=("lvb_val.json", "videos.tar.part.*"),
+    gated=True,
+)
+
+ANNOTATIONS = "lvb_val.json"
+PARTS_GLOB = "videos.tar.part.*"
+ARCHIVE = "videos.tar"
+VIDEOS = "videos"
+
+#: question_category -> VirtueBench category. Principle: recognizing, reading or counting what is visible
+#: at the one moment the referring query points to = perception; relating two or more moments (order,
+#: change, tracking, before/after) = reasoning. It coincides with the release's own `level` field:
+#: every L1-Perception code is perception, every L2-Relation code is reasoning. Code letters: S scene,
+#: E event, O object, T text (subtitle), A attribute; "2" = what is at the referred moment, "3" =
+#: what comes before/after it.
+TASK_CATEGORIES = {
+    # L1-Perception: one referred moment, read off what is there.
+    "S2E": "perception",  # scene-referred event
+    "S2O": "perception",  # scene-referred object
+    "S2A": "perception",  # scene-referred attribute
+    "E2O": "perception",  # event-referred object
+    "O2E": "perception",  # object-referred event
+    "T2E": "perception",  # subtitle-referred event
+    "T2O": "perception",  # subtitle-referred object
+    "T2A": "perception",  # subtitle-referred attribute
+    # L2-Relation: two or more moments put in relation.
+    "E3E": "reasoning",  # event before/after event
+    "O3O": "reasoning",  # object before/after object
+    "T3E": "reasoning",  # event before/after a subtitle
+    "T3O": "reasoning",  # object before/after a subtitle
+    "SSS": "reasoning",  # order of a sequence of scenes
+    "SOS": "reasoning",  # scene-referred object tracking
+    "TOS": "reasoning",  # subtitle-referred object tracking
+    "SAA": "reasoning",  # scene-referred attribute change
+    "TAA": "reasoning",  # subtitle-referred attribute change
+}
+
+
+def prepare(raw_dir: str | Path) -> Path:
+    """Join `videos.tar.part.*` into `videos.tar` and unpack it into `raw_dir`; returns the videos folder.
+
+    Idempotent: once unpacked (extract_archive's marker), nothing is joined or read again, so the
+    joined tar (as large as the parts together, about 160 GB for the full release) may be deleted
+    afterwards, and so may the parts. A release already unpacked by hand (a `videos/` folder, no parts)
+    needs nothing.
+    """
+    raw_dir = Path(raw_dir)
+    archive = raw_dir / ARCHIVE
+    videos = raw_dir / VIDEOS
+    if (raw_dir / f".{ARCHIVE}.extracted").exists():
+        return videos
+    parts = sorted(raw_dir.glob(PARTS_GLOB))
+    if not parts:
+        if archive.exists():  # joined already, parts removed
+            extract_archive(archive, raw_dir)
+            return videos
+        if videos.is_dir():
+            return videos
+        raise ValueError(f"{SOURCE}: {raw_dir} has neither {PARTS_GLOB} nor a {VIDEOS}/ folder (download {RELEASE.url} first)")
+    join_parts(parts, archive)
+    extract_archive(archive, raw_dir)
+    return videos
+
+
+def _bad_row(entry: object) -> str | None:
+    """Why an entry of lvb_val.json cannot become an instance, or None when it can."""
+    if not isinstance(entry, dict):
+        return "not an object"
+    for name in ("id", "question", "question_category", "video_path"):
+        if not isinstance(entry.get(name), str) or not entry[name].strip():
+            return f"'{name}' is missing or not a non-empty string"
+    candidates = entry.get("candidates")
+    if not isinstance(candidates, list) or len(candidates) < 2:
+        return "'candidates' is not a list of at least two options"
+    if not all(isinstance(option, str | int | float) and not isinstance(option, bool) and str(option).strip() for option in candidates):
+        return "'candidates' holds an empty or non-text option"
+    choice = entry.get("correct_choice")
+    if not isinstance(choice, int) or isinstance(choice, bool):
+        return f"'correct_choice' {choice!r} is not an option index"
+    if not 0 <= choice < len(candidates):
+        return f"'correct_choice' {choice} is outside the {len(candidates)} candidates"
+    if Path(entry["video_path"]).is_absolute() or ".." in Path(entry["video_path"]).parts:
+        return f"'video_path' {entry['video_path']!r} points outside the release"
+    return None
+
+
+def _video_file(raw_dir: Path, video_path: str) -> Path:
+    expected = raw_dir / VIDEOS / video_path
+    if not expected.exists() and (raw_dir / video_path).is_file():  # a tar whose members lack videos/
+        return raw_dir / video_path
+    return expected
+
+
+def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int]) -> tuple[list[Instance], Excluded]:
+    """Candidate instances from `lvb_val.json`: one per question, the correct candidate as the answer.
+
+    The open-ended question is `question`, not `question_wo_referring_query`: the referring query
+    ("when the subtitle says ...", "in front of the red building ...") is what points to the moment the
+    question is about; without it many questions are ambiguous in a long video ("What is he doing?")
+    and some stored variants are truncated fragments (", what objects are present in this scene?").
+    Some referring queries quote subtitles, which VirtueBench does not show; where the frames cannot
+    locate the moment, the per-level annotation (virtuebench.curation) marks the question unanswerable.
+    Questions that only make sense with their options ("Which of the following sequences ...") are
+    kept as they are; the options stay beside the answer.
+    """
+    raw_dir = Path(raw_dir)
+    annotations = raw_dir / ANNOTATIONS
+    if not annotations.is_file():
+        raise ValueError(f"{SOURCE}: {annotations} not found (download {RELEASE.url} into {raw_dir})")
+    try:
+        entries = json.loads(annotations.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{SOURCE}: {annotations} is not valid JSON ({error})") from None
+    if not isinstance(entries, list):
+        raise ValueError(f"{SOURCE}: {annotations} should hold a list of questions")  # noqa: TRY004 (the CLI reports ValueError)
+    if not (raw_dir / VIDEOS).is_dir() and any(raw_dir.glob(PARTS_GLOB)):
+        raise ValueError(f"{SOURCE}: {raw_dir} still holds {PARTS_GLOB} only; unpack them first (longvideobench.prepare)")
+    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES)
+    for index, entry in enumerate(entries):
+        reason = _bad_row(entry)
+        if reason is not None:
+            has_id = isinstance(entry, dict) and isinstance(entry.get("id"), str) and entry["id"].strip()
+            item = entry["id"] if has_id else f"{ANNOTATIONS}#{index}"
+            conversion.exclude(item, f"bad row: {reason}")
+            continue
+        candidates = [str(option).strip() for option in entry["candidates"]]
+        conversion.add(
+            source_id=entry["id"].strip(),
+            video_file=_video_file(raw_dir, entry["video_path"].strip()),
+            task_type=entry["question_category"].strip(),
+            question=entry["question"],
+            answer=candidates[entry["correct_choice"]],
+            options=candidates,
+        )
+    return conversion.result()

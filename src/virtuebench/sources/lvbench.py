@@ -1,0 +1,316 @@
+"""LVBench source adapter: the authors' annotation file and the YouTube videos it names, as candidate instances.
+
+Role: one of VirtueBench's six long-video sources (interface in virtuebench.sources.base). The release
+holds annotations only; the videos are YouTube videos that the user fetches once, outside the workflow:
+
+    python -m virtuebench.sources.lvbench fetch RAW_DIR [--command 'yt-dlp ... -o {out} ...{key}']
+
+`fetch` runs the configured downloader for every video not yet in `RAW_DIR/videos/`, never stops on
+a video that cannot be had (some are gone from YouTube) and writes `RAW_DIR/videos_missing.csv`
+(key, reason). `prepare` and `convert` never touch the network; a question whose video is missing is
+reported and left out.
+
+Layout read (under `raw_dir`):
+
+- `video_info.meta.jsonl`: one JSON object per line and video: `key` (the YouTube id), `type` (genre,
+  e.g. "cartoon"), `qa` (list of {`uid`, `question` (stem, then the options on their own lines as
+  "(A) ...", "(B) ...", ...), `answer` (the letter), `question_type` (list of one or more of the six
+  capabilities: "entity recognition", "event understanding", "key information retrieval",
+  "temporal grounding", "reasoning", "summarization"), `time_reference` ("mm:ss-mm:ss", minutes may
+  exceed 59, e.g. "77:02-77:15")}) and `video_info` (duration, fps, resolution; not read);
+- `videos/<key>.mp4`: the videos, as `fetch` (or the user) puts them.
+
+Choices: the task type is the first entry of `question_type` (the annotators list the main capability
+first; the official scorer counts a question under every listed type, which a single task type
+cannot); `source_id` is `uid`. `time_reference` becomes the evidence: "mm:ss" and "hh:mm:ss" stamps
+(comma- or semicolon-separated ranges allowed) have whole-second resolution, so the end second is
+included: "00:15-00:19" -> [[15, 20]] and "01:01-01:01" -> [[61, 62]] (intervals are half-open). A
+reference that does not parse (or ends before it starts) gives empty evidence, not a bad row; how many
+did so is printed to stderr by `convert`.
+
+Confirmed from stored sources: the file name and line layout (THUDM/LVBench README.md, data/README.md,
+scripts/save_video_txt.py: `key` -> https://www.youtube.com/watch?v=<key>;
+lvbench/metrics/compute_accuracy.py: `qa`, `uid`, `answer`, `question_type` as a list); four options
+embedded as "(A) ".."(D) " on the lines after the stem with a letter answer (VideoMind's LVBench loader,
+hub space yeliudev/VideoMind-2B, videomind/dataset/sub_classes/lvbench.py); the six question types and
+the time_reference format, with minutes over 59 and zero-length ranges (a per-question copy of the
+annotations, travis-xia/vc2605, lmms-eval_videochat/eval_annotations/LVBench/json/lvbench_clean.json);
+the hub revision below (the hub's tree page for commit 5059bb7a..., "Upload video_info.meta.jsonl",
+the commit that last changed the file on main).
+
+Not confirmed: whether any time_reference uses hours ("h:mm:ss") or several ranges (both are parsed
+if they occur); whether a video fetched today is the version that was annotated (a re-encoded or
+trimmed upload shifts or cuts the evidence); the file naming inside the hub copies that rehost the
+videos (lmms-lab/LVBench `video_chunks/*.zip`, AIWinter/LVBench `all_videos_split.zip.*`), so they
+are not the release read here; unpacking one into `videos/` as `<key>.mp4` would serve the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from virtuebench.instances import Instance
+from virtuebench.sources.base import Conversion, Excluded, HubRelease, correct_option, split_embedded_options
+
+SOURCE = "lvbench"
+
+#: The authors' release (the THUDM organisation is now zai-org on the hub; the old name redirects).
+#: 5059bb7a... is the commit that uploaded video_info.meta.jsonl, unchanged on main since.
+RELEASE = HubRelease(
+    repo_id="THUDM/LVBench",
+    revision="5059bb7a722f6ab14b3636d53ad93bd0559bcbf8",
+    allow_patterns=("video_info.meta.jsonl",),
+    gated=False,
+)
+
+ANNOTATIONS = "video_info.meta.jsonl"
+VIDEOS = "videos"
+MISSING = "videos_missing.csv"
+DEFAULT_COMMAND = 'yt-dlp -f "bv*[height<=720][ext=mp4]/b[ext=mp4]" -o {out} https://www.youtube.com/watch?v={key}'
+
+#: question_type (first entry) -> VirtueBench category. Principle: recognizing, reading or counting what
+#: is visible = perception; causal, temporal-order, plot or relational inference = reasoning.
+TASK_CATEGORIES = {
+    "entity recognition": "perception",  # who/what is there, how many
+    "key information retrieval": "perception",  # reading visible text and numbers
+    "event understanding": "perception",  # what happens in the located segment
+    "temporal grounding": "perception",  # what is visible at a stated time / when it is visible: locating, not inferring
+    "reasoning": "reasoning",  # why, intentions, consequences
+    "summarization": "reasoning",  # integrating a plot over a long segment
+}
+
+_KEY = re.compile(r"^[A-Za-z0-9_-]+$")  # YouTube ids; also keeps a key from naming a path outside videos/
+_STAMP = re.compile(r"^(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
+_RANGE_SEPARATOR = re.compile(r"\s*[-\u2013~]\s*")
+
+
+def _seconds(stamp: str) -> float | None:
+    match = _STAMP.match(stamp.strip())
+    if not match:
+        return None
+    hours, minutes, seconds = match.groups()
+    minutes_i, seconds_f = int(minutes), float(seconds)
+    if seconds_f >= 60 or (hours is not None and minutes_i >= 60):
+        return None
+    return int(hours or 0) * 3600 + minutes_i * 60 + seconds_f
+
+
+def parse_time_reference(text: object) -> list[list[float]] | None:
+    """'00:15-00:19' -> [[15.0, 20.0]] (end second included); None where it does not parse."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    intervals = []
+    for piece in re.split(r"[,;]", text):
+        bounds = _RANGE_SEPARATOR.split(piece.strip())
+        if len(bounds) != 2:
+            return None
+        start, end = _seconds(bounds[0]), _seconds(bounds[1])
+        if start is None or end is None or end < start:
+            return None
+        intervals.append([start, end + 1.0])
+    return intervals
+
+
+def read_annotations(raw_dir: Path) -> tuple[list[tuple[int, dict]], list[tuple[int, str]]]:
+    """(line number, video entry) for each readable line, and (line number, why) for the others."""
+    path = raw_dir / ANNOTATIONS
+    if not path.is_file():
+        raise ValueError(f"{SOURCE}: {path} not found (download {RELEASE.url} into {raw_dir})")
+    entries: list[tuple[int, dict]] = []
+    broken: list[tuple[int, str]] = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError as error:
+                broken.append((number, f"not valid JSON ({error})"))
+                continue
+            if not isinstance(entry, dict):
+                broken.append((number, "not a JSON object"))
+            elif not isinstance(entry.get("key"), str) or not _KEY.match(entry["key"]):
+                broken.append((number, f"'key' {entry.get('key')!r} is not a YouTube id"))
+            elif not isinstance(entry.get("qa"), list):
+                broken.append((number, "'qa' is not a list"))
+            else:
+                entries.append((number, entry))
+    return entries, broken
+
+
+def video_file(raw_dir: Path, key: str) -> Path:
+    return raw_dir / VIDEOS / f"{key}.mp4"
+
+
+def prepare(raw_dir: str | Path) -> Path:
+    """Nothing to unpack: make sure `videos/` exists for `fetch`. Never uses the network; idempotent."""
+    videos = Path(raw_dir) / VIDEOS
+    videos.mkdir(parents=True, exist_ok=True)
+    return videos
+
+
+def _read_missing(raw_dir: Path) -> dict[str, str]:
+    path = raw_dir / MISSING
+    if not path.is_file():
+        return {}
+    with open(path, newline="", encoding="utf-8") as handle:
+        return {row["key"]: row.get("reason", "") for row in csv.DictReader(handle) if row.get("key")}
+
+
+def _question(qa: object) -> tuple[str, str, str, list[str], str] | str:
+    """(uid, stem, answer text, options, task type) from one `qa` item, or why it is a bad row."""
+    if not isinstance(qa, dict):
+        return "not an object"
+    uid = qa.get("uid")
+    if isinstance(uid, bool) or not isinstance(uid, str | int) or not str(uid).strip():
+        return f"'uid' {uid!r} is not an id"
+    if not isinstance(qa.get("question"), str):
+        return "'question' is not a string"
+    stem, options = split_embedded_options(qa["question"])
+    if not stem:
+        return "the question has no text before its options"
+    if len(options) < 2 or not all(option.strip() for option in options):
+        return f"the question holds {len(options)} well-formed options ('(A) ...' lines), at least two needed"
+    answer = qa.get("answer")
+    if not isinstance(answer, str) or not answer.strip():
+        return f"'answer' {answer!r} is not an option letter"
+    try:
+        text = correct_option(options, answer)
+    except ValueError as error:
+        return str(error)
+    types = qa.get("question_type")
+    if isinstance(types, str):
+        types = [types]
+    if not isinstance(types, list) or not types or not all(isinstance(t, str) and t.strip() for t in types):
+        return f"'question_type' {qa.get('question_type')!r} is not a list of task types"
+    return str(uid).strip(), stem, text, options, types[0].strip()
+
+
+def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int]) -> tuple[list[Instance], Excluded]:
+    """Candidate instances from `video_info.meta.jsonl` and `videos/<key>.mp4` (see the module docstring)."""
+    raw_dir = Path(raw_dir)
+    entries, broken = read_annotations(raw_dir)
+    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES)
+    for number, reason in broken:
+        conversion.exclude(f"{ANNOTATIONS}:{number}", f"bad line: {reason}")
+    not_fetched = _read_missing(raw_dir)
+    unparsed: list[str] = []
+    for number, entry in entries:
+        key = entry["key"]
+        path = video_file(raw_dir, key)
+        for index, qa in enumerate(entry["qa"]):
+            parsed = _question(qa)
+            if isinstance(parsed, str):
+                uid = qa.get("uid") if isinstance(qa, dict) else None
+                has_uid = isinstance(uid, str | int) and not isinstance(uid, bool) and str(uid).strip()
+                item = str(uid) if has_uid else f"{ANNOTATIONS}:{number}#{index}"
+                conversion.exclude(item, f"bad row: {parsed}")
+                continue
+            uid, stem, answer, options, task_type = parsed
+            if not path.exists() and key in not_fetched:
+                conversion.exclude(uid, f"{path}: video not downloaded ({not_fetched[key] or 'see ' + MISSING})")
+                continue
+            evidence = parse_time_reference(qa.get("time_reference"))
+            if evidence is None:
+                unparsed.append(f"{uid}: {qa.get('time_reference')!r}")
+            conversion.add(uid, path, task_type, stem, answer, options, evidence or [])
+    if unparsed:
+        print(
+            f"{SOURCE}: {len(unparsed)} time_reference value(s) did not parse; those questions keep empty evidence "
+            f"(e.g. {'; '.join(unparsed[:3])})",
+            file=sys.stderr,
+        )
+    return conversion.result()
+
+
+def _command(template: str, out: Path, key: str) -> list[str]:
+    """The downloader's argv: the template split like a shell line, then {out} and {key} filled in."""
+    return [token.replace("{out}", str(out)).replace("{key}", key) for token in shlex.split(template)]
+
+
+def _why(result: subprocess.CompletedProcess[str]) -> str:
+    lines = [line.strip() for line in (result.stderr or result.stdout or "").splitlines() if line.strip()]
+    detail = f": {lines[-1][:300]}" if lines else ""
+    return f"downloader exited with status {result.returncode}{detail}"
+
+
+def fetch_videos(
+    raw_dir: str | Path, command_template: str = DEFAULT_COMMAND, timeout_s: float | None = None
+) -> list[dict[str, str]]:
+    """Download every video named in the annotations that is not in `videos/` yet; never raises for one video.
+
+    `command_template` is a shell-like line with `{out}` (the file to write) and `{key}` (the YouTube
+    id); it runs without a shell. A download counts when the command exits 0 and leaves a non-empty
+    file; it writes to a temporary name first, so an interrupted run never leaves a truncated
+    `<key>.mp4`. Writes `videos_missing.csv` (key, reason) for the videos still missing and returns
+    its rows.
+    """
+    raw_dir = Path(raw_dir)
+    entries, _ = read_annotations(raw_dir)
+    videos = prepare(raw_dir)
+    missing: list[dict[str, str]] = []
+    for key in dict.fromkeys(entry["key"] for _, entry in entries):
+        final = video_file(raw_dir, key)
+        if final.is_file() and final.stat().st_size > 0:
+            continue
+        partial = videos / f".{key}.partial.mp4"
+        partial.unlink(missing_ok=True)
+        try:
+            result = subprocess.run(
+                _command(command_template, partial, key), capture_output=True, text=True, timeout=timeout_s, check=False
+            )
+        except FileNotFoundError as error:
+            reason = f"downloader not found ({error.filename or error})"
+        except subprocess.TimeoutExpired:
+            reason = f"downloader timed out after {timeout_s:g} s"
+        except (OSError, ValueError) as error:
+            reason = f"downloader could not run ({type(error).__name__}: {error})"
+        else:
+            if result.returncode != 0:
+                reason = _why(result)
+            elif not partial.is_file() or partial.stat().st_size == 0:
+                reason = "downloader exited with status 0 but wrote no file"
+            else:
+                os.replace(partial, final)
+                continue
+        partial.unlink(missing_ok=True)
+        missing.append({"key": key, "reason": reason})
+    tmp = raw_dir / f".{MISSING}.tmp"
+    with open(tmp, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["key", "reason"])
+        writer.writeheader()
+        writer.writerows(missing)
+    tmp.replace(raw_dir / MISSING)
+    return missing
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m virtuebench.sources.lvbench", description="LVBench videos")
+    commands = parser.add_subparsers(dest="command", required=True)
+    fetch = commands.add_parser("fetch", help=f"download the videos missing from RAW_DIR/{VIDEOS}/")
+    fetch.add_argument("raw_dir", help=f"the folder holding {ANNOTATIONS}")
+    fetch.add_argument("--command", default=DEFAULT_COMMAND, help="downloader line with {out} and {key} (default: %(default)s)")
+    fetch.add_argument("--timeout", type=float, default=None, help="seconds allowed per video (default: no limit)")
+    args = parser.parse_args(argv)
+    try:
+        missing = fetch_videos(args.raw_dir, args.command, args.timeout)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(f"{SOURCE}: {len(missing)} video(s) missing, listed in {Path(args.raw_dir) / MISSING}", file=sys.stderr)
+    for row in missing[:20]:
+        print(f"  {row['key']}: {row['reason']}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""MovieChat-1K source adapter: the test release (Enxin/MovieChat-1K-test) into candidate instances.
+
+Layout read (release revision pinned below), one JSON file per video, same stem in every folder:
+
+- `gt/gt/<stem>.json`: the ground truth, `{"caption", "info": {"video_path", "num_frame", "fps", ...},
+  "global": [{"question", "answer"}], "breakpoint": [{"time", "question", "answer"}]}`. `time` is a
+  frame index at `info.fps`. Questions and answers are read from here.
+- `annotations/<stem>.json`: the same questions with the answers withheld (they were hidden for the
+  CVPR 2024 LOVEU challenge, and the release added `gt/` afterwards). Read only to report a video
+  whose ground truth is missing.
+- `videos/<info.video_path>`: the video (single .mp4 files; the release ships no archives).
+
+Confirmed from: the hub tree at the pinned revision (annotations/, gt/ holding gt/ from the commit
+"Upload 170 files", videos/<name>.mp4); wenhaochai/MovieChat issues #47 and #63 (test answers withheld,
+released after the challenge); the LOVEU 2024 track-1 page (the per-video JSON fields); the MovieChat
+eval script eval_code/result_prepare/run_inference_qa_moviechat+.py (videos/<info.video_path>,
+breakpoint `time` / info.fps = seconds); third-party loaders that read gt/gt/*.json (same stems as
+annotations/) with info.video_path, global and breakpoint. Not confirmed: the content of the gt files
+themselves (no copy was readable); issue #68 reports breakpoint times past the end of some videos.
+
+MovieChat's questions are open-ended already: no options, the answer as given. Questions have no id
+in the source, so one is built: `<stem>/<task type>/<index in its list>`.
+
+Breakpoint questions are left out (one report row per video says how many): each asks about one
+moment, given only by `time`, that its text does not name ("what is he doing now?"); asked of the
+whole video it is ill-posed, and it is the timestamp-specific kind the paper's filter discards. The
+paper's whole-video mode is MovieChat's "global" mode. `convert(..., include_breakpoint=True)` keeps
+them, with the moment as evidence [t, t + 1) seconds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from virtuebench.instances import Instance
+from virtuebench.sources.base import Conversion, Excluded, HubRelease
+
+SOURCE = "moviechat-1k"
+
+#: The tree of the hub's main branch at the commit that added the ground truth ("Upload 170 files",
+#: gt/gt), the newest commit seen.
+RELEASE = HubRelease(
+    repo_id="Enxin/MovieChat-1K-test",
+    revision="beab351b12474f795e22f94beb82290da8389050",
+    allow_patterns=("annotations/*.json", "gt/gt/*.json", "videos/*"),
+)
+
+GT_DIR = Path("gt") / "gt"
+ANNOTATIONS_DIR = Path("annotations")
+VIDEOS_DIR = Path("videos")
+#: Top-level keys that are not question lists (any other list of questions is a task type).
+METADATA_KEYS = ("caption", "info")
+#: The alternative extensions lmms-eval's MovieChat task also tries when `info.video_path` is missing.
+VIDEO_SUFFIXES = (".mp4", ".MP4", ".mkv")
+
+#: The paper does not publish its mapping. Principle: recognizing, reading or counting what is visible
+#: is perception; causal, temporal, plot or relational inference is reasoning. MovieChat has no finer
+#: task type than its two modes, and both are mostly "what / where / how many / is there" questions
+#: about what is shown, so both are perception.
+TASK_CATEGORIES = {"global": "perception", "breakpoint": "perception"}
+
+
+def prepare(raw_dir: str | Path) -> Path:
+    """Nothing to unpack: the release ships plain JSON files and single videos."""
+    return Path(raw_dir)
+
+
+def _text(value: Any) -> str | None:
+    """A question or answer as text; numbers are accepted (an answer may be a bare count)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _video_file(raw_dir: Path, info: Any, stem: str) -> Path:
+    name = info.get("video_path") if isinstance(info, dict) else None
+    path = raw_dir / VIDEOS_DIR / (name if isinstance(name, str) and name.strip() else f"{stem}.mp4")
+    if not path.exists():
+        for suffix in VIDEO_SUFFIXES:
+            if (candidate := path.with_suffix(suffix)).exists():
+                return candidate
+    return path
+
+
+def _moment(entry: dict[str, Any], info: Any) -> tuple[float, str | None]:
+    """A breakpoint's time in seconds, or the reason it has none."""
+    time, fps = entry.get("time"), info.get("fps") if isinstance(info, dict) else None
+    if isinstance(time, bool) or not isinstance(time, (int, float)) or time < 0:
+        return 0.0, f"bad row: breakpoint 'time' {time!r} is not a frame index"
+    if isinstance(fps, bool) or not isinstance(fps, (int, float)) or fps <= 0:
+        return 0.0, f"bad row: info 'fps' {fps!r} is not a positive number"
+    return time / fps, None
+
+
+def _convert_file(conversion: Conversion, raw_dir: Path, path: Path, include_breakpoint: bool) -> None:
+    stem = path.stem
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        conversion.exclude(stem, f"{path}: unreadable ground-truth file ({error})")
+        return
+    if not isinstance(data, dict):
+        conversion.exclude(stem, f"{path}: expected an object with 'info' and question lists")
+        return
+    info = data.get("info")
+    video = _video_file(raw_dir, info, stem)
+    for task_type, entries in data.items():
+        if task_type in METADATA_KEYS:
+            continue
+        is_questions = isinstance(entries, list) and any(isinstance(e, dict) and "question" in e for e in entries)
+        if task_type not in TASK_CATEGORIES and not is_questions:
+            continue  # metadata, not a list of questions
+        if not isinstance(entries, list):
+            conversion.exclude(f"{stem}/{task_type}", f"bad row in {path}: '{task_type}' is not a list")
+            continue
+        if task_type == "breakpoint" and not include_breakpoint:
+            if entries:
+                conversion.exclude(f"{stem}/breakpoint", f"{len(entries)} breakpoint question(s) left out: each asks "
+                                   "about one moment ('time') that its text does not name; only whole-video "
+                                   "(global) questions are kept")  # fmt: skip
+            continue
+        for index, entry in enumerate(entries):
+            source_id = f"{stem}/{task_type}/{index}"
+            question = _text(entry.get("question")) if isinstance(entry, dict) else None
+            answer = _text(entry.get("answer")) if isinstance(entry, dict) else None
+            if question is None or answer is None:
+                conversion.exclude(source_id, f"bad row in {path}: needs a text 'question' and 'answer'")
+                continue
+            evidence: list[tuple[float, float]] = []
+            if task_type == "breakpoint":
+                seconds, problem = _moment(entry, info)
+                if problem:
+                    conversion.exclude(source_id, problem)
+                    continue
+                evidence = [(seconds, seconds + 1.0)]
+            if not conversion.add(source_id, video, task_type, question, answer, evidence=evidence):
+                continue
+            added = conversion.instances[-1]
+            if evidence and evidence[0][0] >= added.duration_s:
+                conversion.instances.pop()
+                conversion.exclude(source_id, f"breakpoint at {evidence[0][0]:.1f} s is past the end of {video} "
+                                   f"({added.duration_s:.1f} s)")  # fmt: skip
+
+
+def convert(raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int], *,
+            include_breakpoint: bool = False) -> tuple[list[Instance], Excluded]:  # fmt: skip
+    """Candidate instances from the global questions (and the breakpoint ones when asked), and the report."""
+    raw_dir = Path(raw_dir)
+    gt_files = sorted((raw_dir / GT_DIR).glob("*.json"))
+    if not gt_files:
+        raise ValueError(f"{SOURCE}: no ground-truth files {raw_dir / GT_DIR}/*.json (download {RELEASE.repo_id} "
+                         f"at {RELEASE.revision}, which ships the answers there)")  # fmt: skip
+    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES)
+    for path in gt_files:
+        _convert_file(conversion, raw_dir, path, include_breakpoint)
+    answered = {path.stem for path in gt_files}
+    for path in sorted((raw_dir / ANNOTATIONS_DIR).glob("*.json")):
+        if path.stem not in answered:
+            conversion.exclude(path.stem, f"{path} has no ground truth {raw_dir / GT_DIR / path.name}")
+    return conversion.result()

@@ -1,0 +1,143 @@
+"""LVBench adapter: video_info.meta.jsonl + videos/<key>.mp4 -> instances; fetching videos with a fake downloader."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shlex
+import shutil
+import sys
+
+import pytest
+
+from virtuebench.instances import read_instances
+from virtuebench.sources import lvbench, real_source
+from virtuebench.sources.__main__ import main as sources_main
+
+
+def _qa(uid, question, answer, types, time_reference):
+    return {"uid": uid, "question": question, "answer": answer, "question_type": types, "time_reference": time_reference}
+
+
+OPTIONS = "\n(A) 1636\n(B) 1366\n(C) 1363\n(D) 1633"
+VIDEO_INFO = {"duration_minutes": 1.17, "fps": 1.0, "resolution": {"width": 128, "height": 72}}
+LINES = [
+    {"key": "kept_vid_01", "type": "cartoon", "video_info": VIDEO_INFO, "qa": [
+        _qa(101, "What year appears in the opening caption?" + OPTIONS, "D", ["key information retrieval"], "00:15-00:19"),
+        _qa(102, "How many cups are on the table?\n(A) 2\n(B) 3", "A", ["entity recognition", "reasoning"], "01:01-01:01"),
+        _qa(103, "Why does she leave?\n(A) She is late\n(B) She is\nangry\n(C) It rains\n(D) No reason", "B", ["reasoning"],
+            "0:00:30-0:00:45"),
+        _qa(104, "What happens first?" + OPTIONS, "C", ["event understanding"], "around a minute in"),
+        _qa(105, "What year is shown?" + OPTIONS, "E", ["key information retrieval"], "00:10-00:12"),
+        _qa(106, "What year is shown, with no options?", "A", ["key information retrieval"], "00:10-00:12"),
+        _qa(107, "What is the story?" + OPTIONS, "A", ["summarization"], "00:50-00:40"),
+    ]},
+    {"key": "gone_vid_01", "type": "sport", "video_info": VIDEO_INFO, "qa": [
+        _qa(201, "Who scores?\n(A) Red\n(B) Blue", "B", ["temporal grounding"], "00:05-00:09"),
+    ]},
+    {"key": "fetch_vid_1", "type": "tv", "video_info": VIDEO_INFO, "qa": [
+        _qa(301, "What is on the wall?\n(A) A clock\n(B) A map", "A", ["entity recognition"], "1:00:05-1:00:09"),
+    ]},
+]  # fmt: skip
+
+FAKE_DOWNLOADER = """\
+import shutil, sys
+out, key, source = sys.argv[1], sys.argv[2], sys.argv[3]
+if key == "fetch_vid_1":
+    shutil.copy(source, out)
+    sys.exit(0)
+print(f"ERROR: [youtube] {key}: Video unavailable", file=sys.stderr)
+sys.exit(1)
+"""
+
+
+@pytest.fixture
+def release(tmp_path, video_factory):
+    raw = tmp_path / "LVBench"
+    (raw / "videos").mkdir(parents=True)
+    text = "\n".join(json.dumps(line) for line in LINES)
+    (raw / "video_info.meta.jsonl").write_text(text + "\n{not json\n")
+    shutil.copy(video_factory(70, fps=1), raw / "videos" / "kept_vid_01.mp4")
+    return raw
+
+
+def test_release_is_described():
+    assert real_source("lvbench") is lvbench
+    assert lvbench.RELEASE.repo_id == "THUDM/LVBench" and len(lvbench.RELEASE.revision) == 40
+    assert set(lvbench.TASK_CATEGORIES) == {"entity recognition", "event understanding", "key information retrieval",
+                                            "temporal grounding", "reasoning", "summarization"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("00:15-00:19", [[15.0, 20.0]]), ("01:01-01:01", [[61.0, 62.0]]), ("77:02-77:15", [[4622.0, 4636.0]]),
+     ("1:02:03 - 1:02:05", [[3723.0, 3726.0]]), ("00:01-00:02, 00:10-00:11", [[1.0, 3.0], [10.0, 12.0]]),
+     ("00:50-00:40", None), ("00:61-00:62", None), ("1:60:00-1:61:00", None), ("soon", None), ("", None), (None, None)],
+)  # fmt: skip
+def test_time_reference(text, expected):
+    assert lvbench.parse_time_reference(text) == expected
+
+
+def test_prepare_is_offline_and_idempotent(release):
+    assert lvbench.prepare(release) == release / "videos"
+    assert lvbench.prepare(release) == release / "videos"
+    assert (release / "videos" / "kept_vid_01.mp4").is_file()
+
+
+def test_convert(release, tmp_path, capsys):
+    instances, excluded = lvbench.convert(release, tmp_path / "linked", [8, 64, 128])
+    by_id = {inst.source_id: inst for inst in instances}
+    assert sorted(by_id) == ["101", "102", "103", "104", "107"]
+    kir = by_id["101"]
+    assert kir.instance_id == "lvbench/101" and kir.video_id == "lvbench_kept_vid_01"
+    assert (kir.task_type, kir.category) == ("key information retrieval", "perception")
+    assert kir.question == "What year appears in the opening caption?"
+    assert kir.answer == "1633" and kir.options == ["1636", "1366", "1363", "1633"]
+    assert kir.answers == {8: "1633", 64: "1633"} and kir.evidence == [[15.0, 20.0]]
+    assert (by_id["102"].task_type, by_id["102"].category) == ("entity recognition", "perception")  # first type
+    assert by_id["102"].evidence == [[61.0, 62.0]] and by_id["102"].options == ["2", "3"]
+    assert by_id["103"].category == "reasoning" and by_id["103"].answer == "She is angry"  # a wrapped option
+    assert by_id["103"].evidence == [[30.0, 46.0]]
+    assert by_id["104"].evidence == [] and by_id["107"].evidence == []  # unparseable: kept, no evidence
+    assert by_id["107"].category == "reasoning"
+    assert (tmp_path / "linked" / "lvbench_kept_vid_01.mp4").resolve() == (release / "videos" / "kept_vid_01.mp4").resolve()
+    assert "2 time_reference value(s) did not parse" in capsys.readouterr().err
+    reasons = {row["item"]: row["reason"] for row in excluded}
+    assert set(reasons) == {"lvbench:105", "lvbench:106", "lvbench:201", "lvbench:301", "lvbench:video_info.meta.jsonl:4"}
+    assert reasons["lvbench:105"].startswith("bad row") and "outside the 4 options" in reasons["lvbench:105"]
+    assert reasons["lvbench:106"].startswith("bad row") and "options" in reasons["lvbench:106"]
+    assert "video file not found" in reasons["lvbench:201"] and "video file not found" in reasons["lvbench:301"]
+    assert reasons["lvbench:video_info.meta.jsonl:4"].startswith("bad line: not valid JSON")
+
+
+def test_fetch_videos_with_a_fake_downloader(release, tmp_path, video_factory):
+    script = tmp_path / "fake_ytdlp.py"
+    script.write_text(FAKE_DOWNLOADER)
+    source = video_factory(70, fps=1)
+    template = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{out}} {{key}} {shlex.quote(str(source))}"
+    assert lvbench.main(["fetch", str(release), "--command", template]) == 0
+    videos = release / "videos"
+    assert sorted(p.name for p in videos.iterdir()) == ["fetch_vid_1.mp4", "kept_vid_01.mp4"]  # no partial files left
+    with open(release / "videos_missing.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["key"] for row in rows] == ["gone_vid_01"]
+    assert "status 1" in rows[0]["reason"] and "Video unavailable" in rows[0]["reason"]
+    # Missing downloader: reported per video, never raised.
+    missing = lvbench.fetch_videos(release, "no-such-downloader-xyz -o {out} {key}")
+    assert [row["key"] for row in missing] == ["gone_vid_01"] and "not found" in missing[0]["reason"]
+
+    # The CLI of all sources: the fetched video converts, the gone one is reported with the fetch reason.
+    out, excluded_csv = tmp_path / "instances.parquet", tmp_path / "excluded.csv"
+    settings = json.dumps({"raw_dir": str(release), "levels": [64]})
+    rc = sources_main(["lvbench", "--settings", settings, "--videos-dir", str(tmp_path / "v"), "--out", str(out),
+                       "--excluded", str(excluded_csv)])  # fmt: skip
+    assert rc == 0
+    instances = {inst.source_id: inst for inst in read_instances(out)}
+    assert sorted(instances) == ["101", "102", "103", "104", "107", "301"]
+    fetched = instances["301"]
+    assert (fetched.task_type, fetched.category, fetched.answer) == ("entity recognition", "perception", "A clock")
+    assert fetched.answers == {64: "A clock"} and fetched.evidence == [[3605.0, 3610.0]]
+    assert fetched.options == ["A clock", "A map"] and fetched.source == "lvbench"
+    with open(excluded_csv, newline="") as handle:
+        excluded = {row["item"]: row["reason"] for row in csv.DictReader(handle)}
+    assert "video not downloaded" in excluded["lvbench:201"] and "not found" in excluded["lvbench:201"]

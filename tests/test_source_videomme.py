@@ -1,0 +1,130 @@
+"""Video-MME adapter (virtuebench.sources.videomme) on a small release in its layout:
+videomme/test-00000-of-00001.parquet with the questions, videos_chunked_NN.zip holding data/<videoID>.mp4."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import polars as pl
+import pytest
+from conftest import make_video
+
+from virtuebench.instances import read_instances
+from virtuebench.sources import REAL_SOURCES, real_source, videomme
+from virtuebench.sources.__main__ import main
+
+OPTIONS = ["A. Two.", "B. Three.", "C. Four.", "D. Five."]
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory) -> bytes:
+    path = tmp_path_factory.mktemp("videomme_video") / "clip.mp4"
+    make_video(path, 70, fps=1)  # 70 s: level 64 is available, 128 is not
+    return path.read_bytes()
+
+
+def _row(question_id: str, video: str, task_type: str, question: str, options: list[str], answer: str) -> dict:
+    number = question_id.split("-")[0]
+    return {"video_id": number, "duration": "short", "domain": "Life Record", "sub_category": "Food",
+            "url": f"https://www.youtube.com/watch?v={video}", "videoID": video, "question_id": question_id,
+            "task_type": task_type, "question": question, "options": options, "answer": answer}  # fmt: skip
+
+
+def make_release(root: Path, clip: bytes) -> Path:
+    """Questions on two videos in two chunks, one on a video no chunk holds, two bad rows and an unknown task type."""
+    (root / "videomme").mkdir(parents=True)
+    rows = [
+        _row("001-1", "fFjv93ACGo8", "Counting Problem", "How many cups are on the table?", OPTIONS, "C"),
+        _row("001-2", "fFjv93ACGo8", "Temporal Reasoning", "What does the man do after pouring the tea?",
+             ["A. He drinks it.", "B. He leaves.", "C. He sings.", "D. He sleeps."], "A"),
+        _row("002-1", "Zt0pQ3vY9Kc", "OCR Problems", "What word is written on the sign?",
+             ["A. Open.", "B. Closed.", "C. Exit.", "D. Sale."], "B"),
+        _row("003-1", "NoSuchVideo", "Object Recognition", "What is on the shelf?", OPTIONS, "D"),
+        _row("004-1", "fFjv93ACGo8", "Attribute Perception", "What colour is the cup?", OPTIONS, "E"),
+        _row("004-2", "fFjv93ACGo8", "Attribute Perception", "What colour is the pot?",
+             ["Red.", "Blue.", "Green.", "White."], "A"),
+        _row("004-3", "fFjv93ACGo8", "Music Perception", "Which instrument plays?", OPTIONS, "A"),
+    ]  # fmt: skip
+    pl.DataFrame(rows).write_parquet(root / "videomme" / "test-00000-of-00001.parquet")
+    for number, video in (("01", "fFjv93ACGo8"), ("02", "Zt0pQ3vY9Kc")):
+        with zipfile.ZipFile(root / f"videos_chunked_{number}.zip", "w") as chunk:
+            chunk.writestr("data/", "")
+            chunk.writestr(f"data/{video}.mp4", clip)
+    return root
+
+
+def _reasons(excluded: list[dict[str, str]]) -> dict[str, str]:
+    return {row["item"]: row["reason"] for row in excluded}
+
+
+def test_registered():
+    assert REAL_SOURCES["video-mme"] == "videomme" and real_source("video-mme") is videomme
+    assert videomme.SOURCE == "video-mme"
+    assert len(videomme.RELEASE.revision) == 40 and not videomme.RELEASE.gated
+    assert set(videomme.TASK_CATEGORIES.values()) == {"perception", "reasoning"}
+    assert len(videomme.TASK_CATEGORIES) == 12
+
+
+def test_prepare_unzips_chunks_once(tmp_path, clip):
+    raw = make_release(tmp_path / "raw", clip)
+    assert videomme.prepare(raw) == raw
+    video = raw / "data" / "fFjv93ACGo8.mp4"
+    assert video.read_bytes() == clip and (raw / "data" / "Zt0pQ3vY9Kc.mp4").exists()
+    stamp = video.stat().st_mtime_ns
+    (raw / "videos_chunked_01.zip").write_bytes(b"not a zip any more")  # unzipped once: never read again
+    videomme.prepare(raw)
+    assert video.stat().st_mtime_ns == stamp
+
+
+def test_convert(tmp_path, clip):
+    raw = videomme.prepare(make_release(tmp_path / "raw", clip))
+    instances, excluded = videomme.convert(raw, tmp_path / "videos", [64, 128])
+    assert [inst.instance_id for inst in instances] == ["video-mme/001-1", "video-mme/001-2", "video-mme/002-1"]
+    count, order, ocr = instances
+    assert (count.source, count.source_id, count.category) == ("video-mme", "001-1", "perception")
+    assert count.task_type == "Counting Problem"
+    assert (order.task_type, order.category, ocr.category) == ("Temporal Reasoning", "reasoning", "perception")
+    assert count.question == "How many cups are on the table?"  # the options are not in the question
+    assert (count.answer, count.options) == ("Four.", ["Two.", "Three.", "Four.", "Five."])
+    assert (order.answer, ocr.answer) == ("He drinks it.", "Closed.")
+    assert count.answers == {64: "Four."}  # the full-video answer at every available level; 128 is not
+    assert count.duration_s == pytest.approx(70.0) and count.evidence == []
+    assert count.video_id == order.video_id == "video-mme_fFjv93ACGo8" and ocr.video_id == "video-mme_Zt0pQ3vY9Kc"
+    linked = Path(count.video_path)
+    assert linked.parent == tmp_path / "videos" and linked.is_symlink()
+    assert Path(os.readlink(linked)) == (raw / "data" / "fFjv93ACGo8.mp4").resolve()
+
+    reasons = _reasons(excluded)
+    assert set(reasons) == {"video-mme:003-1", "video-mme:004-1", "video-mme:004-2", "video-mme:004-3"}
+    assert "video file not found" in reasons["video-mme:003-1"] and "NoSuchVideo.mp4" in reasons["video-mme:003-1"]
+    assert reasons["video-mme:004-1"].startswith("bad row") and "outside the 4 options" in reasons["video-mme:004-1"]
+    assert reasons["video-mme:004-2"].startswith("bad row") and "'A. <text>'" in reasons["video-mme:004-2"]
+    assert "task type 'Music Perception' has no category" in reasons["video-mme:004-3"]
+
+
+def test_missing_or_unreadable_table(tmp_path):
+    with pytest.raises(ValueError, match=r"videomme/test-\*\.parquet"):
+        videomme.convert(tmp_path, tmp_path / "videos", [64])
+    (tmp_path / "videomme").mkdir()
+    broken = tmp_path / "videomme" / "test-00000-of-00001.parquet"
+    broken.write_text("not parquet")
+    with pytest.raises(ValueError, match="not a readable parquet file") as error:
+        videomme.convert(tmp_path, tmp_path / "videos", [64])
+    assert str(broken) in str(error.value)
+
+
+def test_cli(tmp_path, clip):
+    raw = videomme.prepare(make_release(tmp_path / "raw", clip))
+    out, excluded = tmp_path / "instances.parquet", tmp_path / "excluded.csv"
+    settings = json.dumps({"raw_dir": str(raw), "levels": [64]})
+    assert main(["video-mme", "--settings", settings, "--videos-dir", str(tmp_path / "videos"),
+                 "--out", str(out), "--excluded", str(excluded)]) == 0  # fmt: skip
+    instances = read_instances(out)
+    assert [inst.source_id for inst in instances] == ["001-1", "001-2", "002-1"]
+    assert instances[0].options == ["Two.", "Three.", "Four.", "Five."] and instances[0].answers == {64: "Four."}
+    with open(excluded, newline="") as handle:
+        assert len(list(csv.DictReader(handle))) == 4

@@ -16,17 +16,23 @@ configfile: "config/config.yaml"
 
 
 try:
-    CHECKED = check_config(config, Path(workflow.basedir) / "config", base_dir=".")
+    CHECKED = check_config(config, Path(workflow.basedir) / "config", base_dir=".", defer_keys=True)
 except ConfigError as error:
     sys.exit(f"virtuebench: {error}")
 validate(config, "config/schema.yaml")
 for warning in CHECKED.warnings:
     print(f"virtuebench WARNING: {warning}", file=sys.stderr)
 MODELS, JUDGE = CHECKED.models, CHECKED.judge
+# Source virtuebench: the benchmark is curated from the real sources (rules/curation.smk).
+CURATED = config["source"]["name"] == "virtuebench"
+CURATION = config.get("curation", {})
+CURATION_SOURCES = CURATION.get("sources", []) if CURATED else []
+SUPPLEMENT = config.get("supplement", {})
 
 
 include: "rules/common.smk"
 include: "rules/sources.smk"
+include: "rules/curation.smk"
 include: "rules/frames.smk"
 include: "rules/inference.smk"
 include: "rules/judge.smk"
@@ -39,6 +45,12 @@ rule all:
         default_targets(),
         expand("results/judge_agreement/{pair}.json", pair=[f"{a}__vs__{b}" for a, b in CHECKED.compare]),
     default_target: True
+
+
+onstart:
+    # A missing API key stops the run before the first job; a dry run (which skips onstart) needs none.
+    if CHECKED.missing_keys:
+        sys.exit("virtuebench: invalid configuration:\n  " + "\n  ".join(CHECKED.missing_keys))
 
 
 onsuccess:

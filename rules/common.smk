@@ -32,11 +32,20 @@ def instances():
     return _instances_at(path, os.path.getmtime(path))
 
 
+def video_records():
+    """Where frame extraction looks a video up - every converted candidate when curating (frames are
+    needed before the final table exists), else the instances table."""
+    if CURATED:
+        path = checkpoints.collect_candidates.get().output[0]
+        return _instances_at(path, os.path.getmtime(path))
+    return instances()
+
+
 def video_path(wildcards):
-    for inst in instances():
+    for inst in video_records():
         if inst.video_id == wildcards.video_id:
             return inst.video_path
-    raise ValueError(f"video_id {wildcards.video_id!r} is not in the instances table")
+    raise ValueError(f"video_id {wildcards.video_id!r} is not in the {'candidates' if CURATED else 'instances'} table")
 
 
 def video_stamp(wildcards):
@@ -132,3 +141,52 @@ def model_resource(key, default):
 def gpu_partition(wildcards):
     """GPU jobs go to VB_SLURM_GPU_PARTITION when it is set; empty leaves the cluster's default."""
     return os.environ.get("VB_SLURM_GPU_PARTITION", "") if MODELS[wildcards.model].get("gpus", 0) else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Curation (source virtuebench: rules/curation.smk)
+
+
+def source_raw_dir(source):
+    """An already downloaded release (config.curation.raw_dirs), else the download rule's folder."""
+    return CURATION.get("raw_dirs", {}).get(source) or f"results/sources/{source}/raw"
+
+
+def source_download(wildcards):
+    return [] if CURATION.get("raw_dirs", {}).get(wildcards.source) else f"results/sources/{wildcards.source}/raw/download.json"
+
+
+def source_revision_option(source):
+    revision = CURATION.get("revisions", {}).get(source)
+    return f"--revision {revision}" if revision else ""
+
+
+def curation_model_config(key):
+    return json.dumps(CHECKED.curation_models[CURATION[key]], sort_keys=True)
+
+
+def kept_instances():
+    path = checkpoints.merge_kept.get().output.kept
+    return _instances_at(path, os.path.getmtime(path))
+
+
+def kept_frames_for_level(wildcards):
+    # The frame jobs look their video up in the candidates table: ask for it first, so that no frame
+    # job is created (and its video path param evaluated) before that checkpoint has run.
+    checkpoints.collect_candidates.get()
+    level = int(wildcards.level)
+    return sorted({f"results/frames/{inst.video_id}" for inst in items_for_level(kept_instances(), level)})
+
+
+def reference_drafts(wildcards):
+    """The reference model's draft answers at every configured level (a level no kept video reaches
+    gives an empty file). Not read from the kept table, so a dry run shows these jobs before it exists."""
+    model = CURATION["reference_model"]
+    return [f"results/curation/references/{model}/{level}.jsonl" for level in config["levels"]]
+
+
+def supplement_frames(wildcards):
+    """Frame folders of the supplement set's videos (after the sets and the candidates table exist)."""
+    checkpoints.collect_candidates.get()
+    path = checkpoints.make_supplement_sets.get(source=wildcards.source).output[wildcards.form]
+    return sorted({f"results/frames/{inst.video_id}" for inst in _instances_at(path, os.path.getmtime(path))})

@@ -1,7 +1,7 @@
 rule extract_frames:
     input:
         # ancient: a new table re-extracts a video only if the video itself (stamp), its path or the settings change
-        instances=ancient(rules.make_instances.output.instances),
+        instances=ancient("results/sources/candidates.parquet" if CURATED else "results/instances.parquet"),
     output:
         directory("results/frames/{video_id}"),
     params:

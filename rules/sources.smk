@@ -2,21 +2,50 @@ localrules:
     make_instances,
 
 
-checkpoint make_instances:
-    output:
-        instances="results/instances.parquet",
-        excluded="results/instances_excluded.csv",
-        videos=directory("results/videos"),
-    params:
-        source=config["source"]["name"],
-        settings=source_settings,
-    log:
-        "logs/make_instances.log",
-    threads: 2
-    conda:
-        "../envs/core.yaml"
-    message:
-        "Building the instances table from source {params.source}"
-    shell:
-        "python -m virtuebench.sources {params.source} --settings {params.settings:q} "
-        "--videos-dir {output.videos} --out {output.instances} --excluded {output.excluded} --threads {threads} > {log} 2>&1"
+if not CURATED:
+
+    checkpoint make_instances:
+        output:
+            instances="results/instances.parquet",
+            excluded="results/instances_excluded.csv",
+            videos=directory("results/videos"),
+        params:
+            source=config["source"]["name"],
+            settings=source_settings,
+        log:
+            "logs/make_instances.log",
+        threads: 2
+        conda:
+            "../envs/core.yaml"
+        message:
+            "Building the instances table from source {params.source}"
+        shell:
+            "python -m virtuebench.sources {params.source} --settings {params.settings:q} "
+            "--videos-dir {output.videos} --out {output.instances} --excluded {output.excluded} --threads {threads} > {log} 2>&1"
+
+else:
+
+    # The curated benchmark: the kept questions with their verified per-level answers (docs/annotation.md).
+    checkpoint make_instances:
+        input:
+            kept="results/curation/kept.parquet",
+            drafts=reference_drafts,
+            batches="results/annotation/batches",
+        output:
+            instances="results/instances.parquet",
+            excluded="results/instances_excluded.csv",
+            check="results/annotation/answerability_check.csv",
+        params:
+            verified=config["annotation"].get("verified_dir") or "",
+            allow_drafts="--allow-drafts" if config["annotation"].get("allow_drafts") else "",
+            levels=config["levels"],
+        log:
+            "logs/make_instances.log",
+        conda:
+            "../envs/core.yaml"
+        message:
+            "Importing the verified annotations into the instances table"
+        shell:
+            "python -m virtuebench.curation import --kept {input.kept} --verified {params.verified:q} "
+            "--batches {input.batches} --drafts {input.drafts} {params.allow_drafts} --levels {params.levels} "
+            "--out {output.instances} --report {output.excluded} --check {output.check} > {log} 2>&1"

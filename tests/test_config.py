@@ -27,7 +27,7 @@ def test_schema_enums_match_the_code_registries():
     assert set(schema["properties"]["prompts"]["items"]["enum"]) == set(TEMPLATES)
     assert set(schema["properties"]["judges"]["additionalProperties"]["properties"]["kind"]["enum"]) == set(KINDS)
     assert set(schema["properties"]["judges"]["additionalProperties"]["properties"]["prompt"]["enum"]) == set(JUDGE_PROMPTS)
-    assert set(schema["properties"]["source"]["properties"]["name"]["enum"]) == set(ADAPTERS)
+    assert set(schema["properties"]["source"]["properties"]["name"]["enum"]) == {*ADAPTERS, "virtuebench"}
     model_schema = yaml.safe_load((REPO / "config" / "models.schema.yaml").read_text())
     assert set(model_schema["properties"]["backend"]["anyOf"][0]["enum"]) == set(BACKENDS)
 

@@ -25,3 +25,27 @@ class RecordingBackend:
             raise ConnectionError("simulated outage")
         assert request.frames and all(path.exists() for path in request.frames)
         return Reply("red", usage={"frames": len(request.frames)})
+
+
+class ScriptedBackend:
+    """Replies by the prompt: the reply of the first key of `replies` (a mapping, or a list of
+    [key, reply] pairs where the order matters: configs travel as sorted JSON) that occurs in the
+    rendered prompt, else `default`. Logs each instance_id (and the number of frames) to `calls_file`;
+    raises for the instance ids in `fail_on`. The reply may use {n_frames} and {level}."""
+
+    def __init__(self, settings):
+        replies = settings.get("replies", {})
+        self.replies = dict(replies.items()) if isinstance(replies, dict) else {key: reply for key, reply in replies}
+        self.default = settings.get("default", "I don't know.")
+        self.calls_file = Path(settings["calls_file"]) if settings.get("calls_file") else None
+        self.fail_on = set(settings.get("fail_on", []))
+
+    def answer(self, request: Request) -> Reply:
+        if self.calls_file:
+            with self.calls_file.open("a") as handle:
+                handle.write(f"{request.instance_id}\t{len(request.frames)}\n")
+        if request.instance_id in self.fail_on:
+            raise ConnectionError("simulated outage")
+        assert all(path.exists() for path in request.frames)
+        reply = next((text for key, text in self.replies.items() if key in request.prompt), self.default)
+        return Reply(reply.format(n_frames=len(request.frames), level=request.level))

@@ -86,10 +86,17 @@ class Checked:
     judge: str  # the judge the tables report (after any fallback)
     compare: list[tuple[str, str]]  # judge pairs to measure agreement of
     warnings: list[str] = field(default_factory=list)
+    curation_models: dict[str, dict[str, Any]] = field(default_factory=dict)  # filter and reference models (source virtuebench)
+    missing_keys: list[str] = field(default_factory=list)  # API keys the run needs and lacks (defer_keys)
 
 
-def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str | Path = ".", environ: dict[str, str] | None = None) -> Checked:
-    """Validate `config` (schema, cross-references, API keys of the judges in use)."""
+def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str | Path = ".", environ: dict[str, str] | None = None,
+                 defer_keys: bool = False) -> Checked:  # fmt: skip
+    """Validate `config` (schema, cross-references, API keys of the judges in use).
+
+    With `defer_keys`, a missing API key is not raised but listed in `Checked.missing_keys`: the
+    Snakefile stops on it before the first job (onstart), so a dry run needs no key.
+    """
     from virtuebench.judge.llm import JudgeSetupError, LlmJudgeSettings
     from virtuebench.models import BACKENDS
     from virtuebench.prompts import TEMPLATES
@@ -101,9 +108,10 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
     if errors:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
 
-    problems, warnings = [], []
-    if config["source"]["name"] not in ADAPTERS:
-        problems.append(f"config.source.name: {config['source']['name']!r} is not allowed; allowed values: {', '.join(sorted(ADAPTERS))}")
+    problems, warnings, missing_keys = [], [], []
+    source_names = sorted([*ADAPTERS, "virtuebench"])  # virtuebench: curated from the real sources (rules/curation.smk)
+    if config["source"]["name"] not in source_names:
+        problems.append(f"config.source.name: {config['source']['name']!r} is not allowed; allowed values: {', '.join(source_names)}")
     for i, prompt in enumerate(config["prompts"]):
         if prompt not in TEMPLATES:
             problems.append(f"config.prompts[{i}]: {prompt!r} is not allowed; allowed values: {', '.join(sorted(TEMPLATES))}")
@@ -116,6 +124,10 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
         problems.append(f"config.report.prompt: {report_prompt!r} is not allowed; allowed values (config.prompts): {', '.join(config['prompts'])}")
 
     defined = {"rules": {"kind": "rules"}, **config.get("judges", {})}
+    curation = config.get("curation", {})
+    if config["source"]["name"] == "virtuebench" and "difficulty_judge" in curation:
+        if curation["difficulty_judge"] not in defined:
+            problems.append(f"config.curation.difficulty_judge: {curation['difficulty_judge']!r} is not allowed; allowed values: {', '.join(defined)}")
     wanted = [config["judge"]] + [name for pair in config.get("compare_judges", []) for name in pair]
     for where, name in [("config.judge", config["judge"])] + [
         (f"config.compare_judges[{i}][{j}]", name) for i, pair in enumerate(config.get("compare_judges", [])) for j, name in enumerate(pair)
@@ -140,10 +152,11 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
                 judge = "rules"
                 judges["rules"] = {"kind": "rules"}
                 continue
-            problems.append(
+            message = (
                 f"config.judges.{name}: the judge needs an API key: set the environment variable {parsed.api_key_env} "
                 f"(or set config.judge: rules, or config.judges.{name}.if_no_key: rules)"
             )
+            (missing_keys if defer_keys else problems).append(message)
         judges[name] = settings
 
     name_pattern = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # the workflow's wildcard constraints
@@ -158,7 +171,27 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
             problems.append(f"config.models[{i}]: {model!r} is not in the model registry {registry_path}; allowed values: {', '.join(sorted(registry))}")
         elif ":" not in registry[model]["backend"] and registry[model]["backend"] not in BACKENDS:
             problems.append(f"{registry_path}: {model}.backend: {registry[model]['backend']!r} is not allowed; allowed values: {', '.join(sorted(BACKENDS))}")
+    for i, model in enumerate(config.get("supplement", {}).get("models", [])):
+        if model not in config["models"]:
+            problems.append(f"config.supplement.models[{i}]: {model!r} is not allowed; allowed values (config.models): {', '.join(config['models'])}")
+    if config.get("supplement", {}).get("models") and config["source"]["name"] != "virtuebench":
+        problems.append("config.supplement.models: the supplementary's table needs source virtuebench (the source benchmarks' questions)")
+    curation_models = {}
+    if config["source"]["name"] == "virtuebench":
+        from virtuebench.sources import REAL_SOURCES
+
+        if not curation:
+            problems.append("config.curation: required with source virtuebench (the sources, filter and reference models)")
+        for i, source in enumerate(curation.get("sources", [])):
+            if source not in REAL_SOURCES:
+                problems.append(f"config.curation.sources[{i}]: {source!r} is not allowed; allowed values: {', '.join(REAL_SOURCES)}")
+        for key, default in (("filter_model", "Gemini-2.5-Flash"), ("reference_model", "Gemini-2.5-Pro")):
+            name = curation.get(key, default)
+            if name is not None and name not in registry:
+                problems.append(f"config.curation.{key}: {name!r} is not in the model registry {registry_path}")
+            elif name is not None:
+                curation_models[name] = registry[name]
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     compare = [(a, b) for a, b in config.get("compare_judges", [])]
-    return Checked({model: registry[model] for model in config["models"]}, judges, judge, compare, warnings)
+    return Checked({model: registry[model] for model in config["models"]}, judges, judge, compare, warnings, curation_models, missing_keys)

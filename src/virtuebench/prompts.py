@@ -59,6 +59,18 @@ TEMPLATES.update(
     }
 )
 
+# Curation (shared/seeds/001, section 3.2): Gemini-2.5-Pro drafts each question's answer at each frame
+# level for the annotators. The paper does not print this prompt; ours asks for the refusal string where
+# the frames lack the evidence, and for the times of the frames that hold it (the annotators check both).
+TEMPLATES["reference"] = (
+    "You are helping annotate a video question-answering benchmark. You are given frames sampled "
+    "uniformly from a video, each preceded by its timestamp. Answer the question based solely on "
+    "these frames, in at most six words. If the frames do not contain the evidence needed to answer, "
+    'answer exactly "The video does not provide enough information." Do not guess.\n'
+    'Then, on a new line starting with "Evidence:", list the timestamps (m:ss) of the frames that '
+    'support the answer, or "none".\nQuestion: {question}'
+)
+
 #: The context step of two-step prompts: asked once per (model, video, frames), independent of the question.
 CONTEXT_TEMPLATES: dict[str, str] = {"dscp": DSCP_GUIDELINES + "Question: What is happening in the video?"}
 

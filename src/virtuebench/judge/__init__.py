@@ -1,6 +1,6 @@
 """Judges: decide refusal and correctness of a response against a per-level ground truth.
 
-`rules` is offline and built in; `llm` judges (virtuebench.judge.llm) are defined by name in config
+`rules` is offline and built in, as is `mcq` (multiple-choice replies scored by their letter); `llm` judges (virtuebench.judge.llm) are defined by name in config
 with their model, endpoint and prompt.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 from virtuebench.judge.base import Judge, Verdict
 from virtuebench.judge.rules import RulesJudge
 
-KINDS = ("rules", "llm")
+KINDS = ("rules", "llm", "mcq")
 
 __all__ = ["KINDS", "Judge", "Verdict", "get_judge"]
 
@@ -22,6 +22,10 @@ def get_judge(name: str, settings: dict[str, Any] | None = None, cache_path: str
     kind = settings.get("kind", name if name in KINDS else None)
     if kind == "rules":
         return RulesJudge()
+    if kind == "mcq":
+        from virtuebench.judge.mcq import McqJudge
+
+        return McqJudge()
     if kind == "llm":
         from virtuebench.judge.cache import VerdictCache
         from virtuebench.judge.llm import LlmJudge

@@ -1,0 +1,224 @@
+"""CLI of the curation stages, one subcommand per rule (rules/curation.smk):
+
+  length | answerability | difficulty   one filter: IN.parquet -> OUT.parquet, removed CSV, summary JSON
+  merge        the kept questions of every source -> one table, and the funnel's counts
+  export       kept questions + draft answers -> annotation batch CSVs
+  import       verified batches -> results/instances.parquet, an import report and the evidence check
+  stats        counts per source, category and task type
+  supplement-sets | supplement-table   the supplementary's Table 1 (MCQ vs open-ended at 64 frames)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from virtuebench import LEVELS
+from virtuebench.curation import annotation, filters, stats
+from virtuebench.instances import InstancesError, read_instances, write_instances
+
+
+def _write_filter_outputs(result: filters.FilterResult, args: argparse.Namespace, source: str) -> None:
+    write_instances(result.kept, args.out)
+    stats.write_csv(result.removed, args.removed, ["instance_id", "source", "decision", "reason"])
+    summary = {"source": source, **result.summary()}
+    Path(args.summary).write_text(json.dumps(summary, indent=1) + "\n")
+    if getattr(args, "decisions", None):
+        with open(args.decisions, "w") as handle:
+            for record in result.decisions:
+                handle.write(json.dumps(record) + "\n")
+    print(f"{result.stage} ({source}): {summary['n_in']} in, {summary['n_removed']} removed "
+          f"({summary['n_invalid']} without a valid decision), {summary['n_out']} kept -> {args.out}", file=sys.stderr)  # fmt: skip
+
+
+def _llm_filter(args: argparse.Namespace, stage: str) -> filters.LlmFilter:
+    from virtuebench.inference import backend_settings
+    from virtuebench.judge.cache import VerdictCache
+    from virtuebench.models import load_backend
+    from virtuebench.records import stable_hash
+
+    model_config = json.loads(args.model_config)
+    backend = load_backend(model_config["backend"], backend_settings(model_config))
+    concurrency = getattr(backend, "max_concurrency", 1)
+    return filters.LlmFilter(stage, args.model, stable_hash(model_config), backend, VerdictCache(args.cache), concurrency)
+
+
+def _filter(args: argparse.Namespace) -> int:
+    instances = read_instances(args.input)
+    source = args.source or ",".join(sorted({inst.source for inst in instances})) or "none"
+    if args.command == "length":
+        result = filters.filter_answer_length(instances, args.max_words)
+    elif args.command == "answerability":
+        result = filters.filter_answerability(instances, _llm_filter(args, "answerability"))
+    else:
+        from virtuebench.judge import get_judge
+        from virtuebench.records import stable_hash
+
+        judge_settings = json.loads(args.judge_config)
+        judge = get_judge(args.judge, judge_settings, args.judge_cache)
+        judge_id = stable_hash([args.judge, judge_settings])
+        result = filters.filter_difficulty(instances, _llm_filter(args, "difficulty"), judge, judge_id, args.frames_dir, args.seed)
+    _write_filter_outputs(result, args, source)
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    instances = [inst for path in args.inputs for inst in read_instances(path)]
+    write_instances(instances, args.out)
+    if args.counts:
+        rows = [json.loads(Path(path).read_text()) for path in args.summaries]
+        stats.write_csv(rows, args.counts, ["source", "stage", "n_in", "n_removed", "n_invalid", "n_out"])
+    print(f"merge: {len(instances)} kept questions over {len({i.video_id for i in instances})} videos -> {args.out}", file=sys.stderr)
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    kept = read_instances(args.kept)
+    drafts = annotation.read_drafts(args.drafts)
+    written = annotation.export_batches(kept, drafts, args.levels, args.frames_dir, args.out, args.batch_size)
+    n_drafts = sum(record.get("response") is not None for record in drafts.values())
+    print(f"export: {len(kept)} questions, {n_drafts} draft answers, {len(written)} batch file(s) in {args.out}", file=sys.stderr)
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    kept = read_instances(args.kept)
+    verified = args.verified if args.verified and Path(args.verified).is_dir() and any(Path(args.verified).glob("*.csv")) else None
+    if verified is None and not args.allow_drafts:
+        print(
+            f"error: no verified annotations in {args.verified or '(annotation.verified_dir not set)'}. Annotate the "
+            f"batches in {args.batches} (docs/annotation.md) and put the verified CSVs there, or set "
+            "annotation.allow_drafts: true to build an unverified table from the draft answers.",
+            file=sys.stderr,
+        )
+        return 1
+    drafts = annotation.read_drafts(args.drafts) if args.allow_drafts else None
+    result = annotation.import_annotations(kept, verified, args.levels, drafts)
+    write_instances(result.instances, args.out)
+    stats.write_csv(result.report, args.report, ["instance_id", "status", "detail"])
+    stats.write_csv(result.checks, args.check, ["instance_id", "level", "annotated", "evidence_says", "evidence"])
+    statuses = {status: sum(row["status"] == status for row in result.report) for status in ("verified", "draft", "discarded", "left_out")}
+    n_checked = sum(bool(inst.evidence) for inst in result.instances)
+    print(f"import: {len(result.instances)} instances -> {args.out} ({statuses}); evidence check: {n_checked} questions "
+          f"with evidence, {len(result.checks)} level(s) disagreeing (listed in {args.check})", file=sys.stderr)  # fmt: skip
+    if statuses["draft"]:
+        print(f"warning: {statuses['draft']} instances carry UNVERIFIED draft answers (annotation.allow_drafts)", file=sys.stderr)
+    return 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    instances = read_instances(args.instances)
+    stats.write_csv(stats.composition(instances), args.composition)
+    summary = stats.source_summary(instances)
+    stats.write_csv(summary, args.summary_csv)
+    Path(args.summary_tex).write_text(stats.summary_tex(summary, f"Sources of the {len(instances)} instances."))
+    return 0
+
+
+def _supplement_sets(args: argparse.Namespace) -> int:
+    from virtuebench.curation import supplement
+
+    sets = supplement.make_sets(read_instances(args.candidates), args.level, args.max_questions, args.seed)
+    write_instances(sets["mcq"], args.out_mcq)
+    write_instances(sets["oe"], args.out_oe)
+    print(f"supplement: {len(sets['mcq'])} questions with options at {args.level} frames", file=sys.stderr)
+    return 0
+
+
+def _supplement_table(args: argparse.Namespace) -> int:
+    from virtuebench.curation import supplement
+
+    judgments = {}
+    for path in args.judgments:  # results/supplement/judgments/<model>/<source>/<form>.jsonl
+        parts = Path(path).parts
+        judgments[parts[-3], parts[-2], Path(parts[-1]).stem] = Path(path)
+    overall = supplement.virtuebench_overall(args.scores, args.prompt, args.level) if args.scores else {}
+    supplement.write_table(judgments, overall, args.models, args.sources, args.level, args.csv, args.tex)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m virtuebench.curation", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in ("length", "answerability", "difficulty"):
+        sub = commands.add_parser(name)
+        sub.add_argument("input")
+        sub.add_argument("--source", help="the source's name, for the summary")
+        sub.add_argument("--out", required=True)
+        sub.add_argument("--removed", required=True)
+        sub.add_argument("--summary", required=True)
+        if name == "length":
+            sub.add_argument("--max-words", type=int, default=6)
+            continue
+        sub.add_argument("--model", required=True, help="the filter model's registry name")
+        sub.add_argument("--model-config", required=True, help="its registry entry as a JSON object")
+        sub.add_argument("--cache", required=True, help="SQLite cache of decisions")
+        sub.add_argument("--decisions", help="JSONL of every decision with the model's reply")
+        if name == "difficulty":
+            sub.add_argument("--judge", required=True)
+            sub.add_argument("--judge-config", default="{}")
+            sub.add_argument("--judge-cache")
+            sub.add_argument("--frames-dir", required=True, help="where the single random frames are written")
+            sub.add_argument("--seed", type=int, default=0)
+    merge = commands.add_parser("merge")
+    merge.add_argument("inputs", nargs="+")
+    merge.add_argument("--summaries", nargs="*", default=[], help="filter summaries (JSON) to tabulate in --counts")
+    merge.add_argument("--out", required=True)
+    merge.add_argument("--counts", help="CSV of the curation funnel: source, stage, n_in, n_removed, n_invalid, n_out")
+    export = commands.add_parser("export")
+    export.add_argument("--kept", required=True)
+    export.add_argument("--drafts", nargs="*", default=[])
+    export.add_argument("--levels", nargs="+", type=int, default=list(LEVELS))
+    export.add_argument("--frames-dir", required=True)
+    export.add_argument("--batch-size", type=int, default=50)
+    export.add_argument("--out", required=True)
+    imports = commands.add_parser("import")
+    imports.add_argument("--kept", required=True)
+    imports.add_argument("--verified")
+    imports.add_argument("--batches", default="results/annotation/batches")
+    imports.add_argument("--drafts", nargs="*", default=[])
+    imports.add_argument("--allow-drafts", action="store_true")
+    imports.add_argument("--levels", nargs="+", type=int, default=list(LEVELS))
+    imports.add_argument("--out", required=True)
+    imports.add_argument("--report", required=True)
+    imports.add_argument("--check", required=True)
+    stat = commands.add_parser("stats")
+    stat.add_argument("instances")
+    stat.add_argument("--composition", required=True)
+    stat.add_argument("--summary-csv", required=True)
+    stat.add_argument("--summary-tex", required=True)
+    sets = commands.add_parser("supplement-sets")
+    sets.add_argument("candidates")
+    sets.add_argument("--level", type=int, default=64)
+    sets.add_argument("--max-questions", type=int)
+    sets.add_argument("--seed", type=int, default=0)
+    sets.add_argument("--out-mcq", required=True)
+    sets.add_argument("--out-oe", required=True)
+    table = commands.add_parser("supplement-table")
+    table.add_argument("--judgments", nargs="+", required=True, help=".../<model>/<source>/<form>.jsonl")
+    table.add_argument("--scores", help="results/scores.csv, for the VirtueBench overall column")
+    table.add_argument("--prompt", default="honest")
+    table.add_argument("--level", type=int, default=64)
+    table.add_argument("--models", nargs="+", required=True)
+    table.add_argument("--sources", nargs="+", required=True)
+    table.add_argument("--csv", required=True)
+    table.add_argument("--tex", required=True)
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    handlers = {"merge": _merge, "export": _export, "import": _import, "stats": _stats,
+                "supplement-sets": _supplement_sets, "supplement-table": _supplement_table}  # fmt: skip
+    try:
+        code = handlers.get(args.command, _filter)(args)
+    except (InstancesError, annotation.AnnotationError, filters.FilterRequestsFailed, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(f"{args.command}: done in {time.monotonic() - started:.1f} s", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,280 @@
+"""The annotation round trip (shared/seeds/001, section 3.2): export each kept question with its drafts
+for human annotators, import their verified per-level answers into the instances table, and check the
+answers against the evidence timestamps they gave.
+
+Batch files are CSV (UTF-8, one row per question), the format documented in docs/annotation.md; a
+later release of VirtueBench's own annotations imports through the same path.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from virtuebench import REFUSAL_ANSWER
+from virtuebench.instances import Instance
+from virtuebench.levels import available_levels, evidence_is_seen, level_timestamps
+from virtuebench.records import iter_jsonl
+
+FORMAT = "virtuebench.annotation/1"
+DECISIONS = ("keep", "discard")
+FIXED_COLUMNS = ["instance_id", "source", "source_id", "video_id", "duration_s", "category", "task_type",
+                 "question", "options", "full_video_answer"]  # fmt: skip
+ANNOTATOR_COLUMNS = ["evidence", "decision", "annotator", "reviewer", "notes"]
+
+
+class AnnotationError(ValueError):
+    """A verified batch is malformed; the message names the file, the row and the column."""
+
+
+def level_columns(levels: Sequence[int]) -> list[str]:
+    columns = []
+    for level in levels:
+        columns += [f"draft_{level}", f"draft_evidence_{level}", f"frames_{level}", f"answer_{level}"]
+    return columns
+
+
+def batch_columns(levels: Sequence[int]) -> list[str]:
+    return FIXED_COLUMNS + level_columns(levels) + ANNOTATOR_COLUMNS
+
+
+# ---------------------------------------------------------------------------------------------
+# Timestamps
+
+
+_TIME = r"\d+(?::\d{1,2}){0,2}(?:\.\d+)?"
+
+
+def parse_time(text: str) -> float:
+    """'75', '1:15', '01:15', '0:01:15', '1:15.5' -> seconds."""
+    text = text.strip()
+    if not re.fullmatch(_TIME, text):
+        raise ValueError(f"{text!r} is not a time (s, m:ss or h:mm:ss)")
+    seconds = 0.0
+    for part in text.split(":"):
+        seconds = seconds * 60 + float(part)
+    return seconds
+
+
+def parse_evidence(text: str) -> list[list[float]]:
+    """'0:15-0:19; 1:20' -> [[15, 19], [80, 81]]: ranges are [start, end), a single time is its whole second.
+
+    An end time names the last second that shows the evidence, so '0:15-0:19' covers [15, 20).
+    Separators: ';' or ','. Empty text or 'none' -> [].
+    """
+    text = (text or "").strip()
+    if not text or text.lower() in {"none", "n/a", "-"}:
+        return []
+    intervals = []
+    for piece in re.split(r"[;,]", text):
+        piece = piece.strip()
+        if not piece:
+            continue
+        if "-" in piece:
+            start_text, _, end_text = piece.partition("-")
+            start, end = parse_time(start_text), parse_time(end_text)
+        else:
+            start = end = parse_time(piece)
+        if end < start:
+            raise ValueError(f"range {piece!r} ends before it starts")
+        intervals.append([start, float(int(end)) + 1.0 if end == int(end) else end])
+    return intervals
+
+
+def format_time(seconds: float) -> str:
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Drafts (per-level reference answers) and export
+
+
+def split_draft(text: str | None) -> tuple[str, str]:
+    """A reference-prompt reply -> (answer, evidence timestamps as written after 'Evidence:')."""
+    if not text:
+        return "", ""
+    match = re.search(r"(?im)^\s*\**\s*evidence\s*\**\s*:\s*(.*)$", text)
+    answer = text[: match.start()] if match else text
+    answer = re.sub(r"(?i)^\s*\**\s*answer\s*\**\s*:\s*", "", answer.strip()).strip()
+    return answer, match.group(1).strip() if match else ""
+
+
+def read_drafts(paths: Sequence[str | Path]) -> dict[tuple[str, int], dict[str, Any]]:
+    """(instance_id, level) -> the reference model's response record, from responses JSONL files."""
+    drafts: dict[tuple[str, int], dict[str, Any]] = {}
+    for path in paths:
+        for record in iter_jsonl(path):
+            if "level" in record and "instance_id" in record and not record["instance_id"].startswith("__"):
+                drafts[(record["instance_id"], int(record["level"]))] = record
+    return drafts
+
+
+def export_batches(kept: Sequence[Instance], drafts: dict[tuple[str, int], dict[str, Any]], levels: Sequence[int],
+                   frames_dir: str | Path, out_dir: str | Path, batch_size: int = 50) -> list[Path]:  # fmt: skip
+    """One CSV per batch of `batch_size` questions (grouped by video, so an annotator watches a video once)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for old in out_dir.glob("batch_*.csv"):
+        old.unlink()
+    ordered = sorted(kept, key=lambda inst: (inst.source, inst.video_id, inst.instance_id))
+    columns = batch_columns(levels)
+    written = []
+    for number, start in enumerate(range(0, len(ordered), batch_size), start=1):
+        path = out_dir / f"batch_{number:03d}.csv"
+        with open(path, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=columns)
+            writer.writeheader()
+            for inst in ordered[start : start + batch_size]:
+                row = {
+                    "instance_id": inst.instance_id, "source": inst.source, "source_id": inst.source_id,
+                    "video_id": inst.video_id, "duration_s": f"{inst.duration_s:.3f}", "category": inst.category,
+                    "task_type": inst.task_type, "question": inst.question, "options": " | ".join(inst.options),
+                    "full_video_answer": inst.answer, "decision": "keep",
+                }  # fmt: skip
+                for level in levels:
+                    if level not in inst.answers:
+                        continue  # the level is unavailable for this video: its cells stay empty
+                    record = drafts.get((inst.instance_id, level))
+                    if record is None or record.get("response") is None:
+                        draft, evidence = "", ""
+                        row[f"draft_{level}"] = f"[no draft: {record.get('error') if record else 'not asked'}]"
+                    else:
+                        draft, evidence = split_draft(record["response"])
+                        row[f"draft_{level}"] = draft
+                    row[f"draft_evidence_{level}"] = evidence
+                    row[f"frames_{level}"] = str(Path(frames_dir) / inst.video_id / str(level))
+                writer.writerow(row)
+        written.append(path)
+    return written
+
+
+# ---------------------------------------------------------------------------------------------
+# Import
+
+
+@dataclass
+class ImportResult:
+    instances: list[Instance]
+    report: list[dict[str, str]] = field(default_factory=list)  # instance_id, status, detail
+    checks: list[dict[str, Any]] = field(default_factory=list)  # evidence disagreements
+
+
+def normalize_answer(text: str) -> str:
+    """The refusal string in any case, with or without its full stop, becomes the exact string."""
+    stripped = text.strip()
+    if stripped.rstrip(".").lower() == REFUSAL_ANSWER.rstrip(".").lower():
+        return REFUSAL_ANSWER
+    return stripped
+
+
+def read_verified(verified_dir: str | Path, kept: dict[str, Instance], levels: Sequence[int]) -> dict[str, dict[str, Any]]:
+    """instance_id -> {decision, answers, evidence, where} from every batch CSV in `verified_dir`."""
+    verified_dir = Path(verified_dir)
+    files = sorted(verified_dir.glob("*.csv"))
+    if not files:
+        raise AnnotationError(f"{verified_dir}: no verified batch files (*.csv); see docs/annotation.md")
+    rows: dict[str, dict[str, Any]] = {}
+    for path in files:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            reader = csv.DictReader(handle)
+            header = reader.fieldnames or []
+            missing = [name for name in ("instance_id", "decision", "evidence") if name not in header]
+            if missing:
+                raise AnnotationError(f"{path}: missing column(s) {missing}")
+            for line, row in enumerate(reader, start=2):
+                where = f"{path}:{line}"
+                instance_id = (row.get("instance_id") or "").strip()
+                if instance_id not in kept:
+                    raise AnnotationError(f"{where}: instance_id {instance_id!r} is not among the kept questions")
+                if instance_id in rows:
+                    raise AnnotationError(f"{where}: instance_id {instance_id!r} is also annotated at {rows[instance_id]['where']}")
+                decision = (row.get("decision") or "keep").strip().lower()
+                if decision not in DECISIONS:
+                    raise AnnotationError(f"{where}: column decision: {row.get('decision')!r} is not one of {list(DECISIONS)}")
+                try:
+                    evidence = parse_evidence(row.get("evidence", ""))
+                except ValueError as error:
+                    raise AnnotationError(f"{where}: column evidence: {error}") from None
+                inst = kept[instance_id]
+                answers = {}
+                if decision == "keep":
+                    for level in available_levels(inst.duration_s, levels):
+                        column = f"answer_{level}"
+                        value = (row.get(column) or "").strip()
+                        if not value:
+                            raise AnnotationError(f"{where}: column {column}: empty, but level {level} is available for {inst.video_id}")
+                        answers[level] = normalize_answer(value)
+                    for level in levels:
+                        if level not in answers and (row.get(f"answer_{level}") or "").strip():
+                            raise AnnotationError(f"{where}: column answer_{level}: level {level} is unavailable for {inst.video_id} ({inst.duration_s:.0f} s)")
+                rows[instance_id] = {"decision": decision, "answers": answers, "evidence": evidence, "where": where}
+    return rows
+
+
+def draft_answers(inst: Instance, drafts: dict[tuple[str, int], dict[str, Any]], levels: Sequence[int]) -> dict[int, str] | None:
+    answers = {}
+    for level in available_levels(inst.duration_s, levels):
+        record = drafts.get((inst.instance_id, level))
+        answer = split_draft(record.get("response") if record else None)[0]
+        if not answer:
+            return None
+        answers[level] = normalize_answer(answer)
+    return answers
+
+
+def import_annotations(kept: Sequence[Instance], verified_dir: str | Path | None, levels: Sequence[int],
+                       drafts: dict[tuple[str, int], dict[str, Any]] | None = None) -> ImportResult:  # fmt: skip
+    """The final instances: verified answers where annotated; drafts for the rest only when `drafts` is given.
+
+    Without drafts, a question nobody annotated is left out and reported; a discarded one too.
+    """
+    by_id = {inst.instance_id: inst for inst in kept}
+    verified = read_verified(verified_dir, by_id, levels) if verified_dir is not None else {}
+    result = ImportResult([])
+    for inst in sorted(kept, key=lambda inst: inst.instance_id):
+        row = verified.get(inst.instance_id)
+        if row is not None and row["decision"] == "discard":
+            result.report.append({"instance_id": inst.instance_id, "status": "discarded", "detail": row["where"]})
+            continue
+        if row is not None:
+            final = replace(inst, answers=row["answers"], evidence=row["evidence"])
+            status, detail = "verified", row["where"]
+        elif drafts is not None and (answers := draft_answers(inst, drafts, levels)) is not None:
+            final = replace(inst, answers=answers)
+            status, detail = "draft", "unverified: the reference model's draft answers"
+        else:
+            reason = "not annotated" if drafts is None else "not annotated, and a draft answer is missing"
+            result.report.append({"instance_id": inst.instance_id, "status": "left_out", "detail": reason})
+            continue
+        result.instances.append(final)
+        result.report.append({"instance_id": inst.instance_id, "status": status, "detail": detail})
+        result.checks += evidence_disagreements(final)
+    return result
+
+
+def evidence_disagreements(inst: Instance) -> list[dict[str, Any]]:
+    """Levels where the annotated answer and the evidence timestamps disagree about answerability.
+
+    The evidence is seen at a level when every interval holds one of the level's sampled timestamps
+    (virtuebench.levels); a question without evidence timestamps cannot be checked.
+    """
+    if not inst.evidence:
+        return []
+    rows = []
+    for level, answer in sorted(inst.answers.items()):
+        seen = evidence_is_seen(inst.evidence, level_timestamps(level, inst.duration_s))
+        annotated_answerable = answer != REFUSAL_ANSWER
+        if seen != annotated_answerable:
+            rows.append({
+                "instance_id": inst.instance_id, "level": level,
+                "annotated": "answerable" if annotated_answerable else "unanswerable",
+                "evidence_says": "answerable" if seen else "unanswerable",
+                "evidence": "; ".join(f"{format_time(a)}-{format_time(b)}" for a, b in inst.evidence),
+            })  # fmt: skip
+    return rows

@@ -1,0 +1,86 @@
+"""The supplementary's Table 1: the same models on the source benchmarks' own questions at 64 frames,
+in their original multiple-choice form and in the open-ended form, beside their VirtueBench overall.
+
+Both forms score against the full-video answer, as existing benchmarks do; that is the point of the
+comparison. The MCQ form lists the options and asks for the letter (the `mcq` judge reads it); the
+open-ended form is the converted question, judged like VirtueBench's.
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from virtuebench.instances import Instance
+from virtuebench.records import iter_jsonl
+from virtuebench.sources.base import option_letter
+
+#: The MCQ instruction (the papers do not print theirs; this is the usual one of video MCQ evaluations).
+MCQ_INSTRUCTION = "Answer with the option's letter from the given choices directly."
+FORMS = ("mcq", "oe")
+
+
+def mcq_question(inst: Instance) -> str:
+    lines = [inst.question, *(f"{option_letter(i)}. {option}" for i, option in enumerate(inst.options)), MCQ_INSTRUCTION]
+    return "\n".join(lines)
+
+
+def make_sets(candidates: Sequence[Instance], level: int = 64, max_questions: int | None = None,
+              seed: int = 0) -> dict[str, list[Instance]]:  # fmt: skip
+    """{"mcq": [...], "oe": [...]}: the questions with options that have `level`, the same ones in both forms."""
+    eligible = sorted((inst for inst in candidates if inst.options and level in inst.answers and inst.answer in inst.options),
+                      key=lambda inst: inst.instance_id)  # fmt: skip
+    if max_questions is not None and len(eligible) > max_questions:
+        eligible = sorted(random.Random(seed).sample(eligible, max_questions), key=lambda inst: inst.instance_id)
+    return {
+        "mcq": [replace(inst, question=mcq_question(inst), answers={level: option_letter(inst.options.index(inst.answer))}) for inst in eligible],
+        "oe": [replace(inst, answers={level: inst.answer}) for inst in eligible],
+    }
+
+
+def accuracy(path: str | Path) -> tuple[float, int, int]:
+    """(accuracy in percent, n_correct, n) of a judgments file; an invalid verdict counts as wrong."""
+    records = list(iter_jsonl(path))
+    correct = sum(1 for record in records if record.get("valid") and record.get("judgement") == 1)
+    return (100.0 * correct / len(records) if records else float("nan")), correct, len(records)
+
+
+def virtuebench_overall(scores_csv: str | Path, prompt: str, level: int) -> dict[str, float]:
+    """model -> VirtueBench overall accuracy at `level` with `prompt`, from results/scores.csv."""
+    with open(scores_csv, newline="") as handle:
+        return {row["model"]: float(row["accuracy"]) for row in csv.DictReader(handle)
+                if row["prompt"] == prompt and row["level"] == str(level) and row["subset"] == "overall"}  # fmt: skip
+
+
+def write_table(judgments: dict[tuple[str, str, str], Path], overall: dict[str, float], models: Sequence[str],
+                sources: Sequence[str], level: int, csv_path: str | Path, tex_path: str | Path) -> None:  # fmt: skip
+    """One row per model: OE and MCQ accuracy per source, then VirtueBench overall; the CSV keeps n too."""
+    rows = []
+    for model in models:
+        row: dict[str, object] = {"model": model}
+        for source in sources:
+            for form in ("oe", "mcq"):
+                value, correct, n = accuracy(judgments[model, source, form])
+                row[f"{source}_{form}"] = round(value, 2)
+                row[f"{source}_{form}_n"] = n
+                row[f"{source}_{form}_correct"] = correct
+        row["virtuebench_overall"] = overall.get(model, float("nan"))
+        rows.append(row)
+    with open(csv_path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["model"])
+        writer.writeheader()
+        writer.writerows(rows)
+    columns = "l" + "rr" * len(sources) + "r"
+    head = " & ".join(rf"\multicolumn{{2}}{{c}}{{{source}}}" for source in sources)
+    lines = [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{columns}}}", r"\toprule",
+             rf"Model & {head} & VirtueBench \\", "& " + " & ".join(["OE & MCQ"] * len(sources)) + r" & Overall \\", r"\midrule"]  # fmt: skip
+    for row in rows:
+        cells = [f"{row[f'{source}_{form}']:.2f}" for source in sources for form in ("oe", "mcq")]
+        lines.append(f"{row['model']} & " + " & ".join(cells) + f" & {row['virtuebench_overall']:.2f} \\\\")
+    lines += [r"\bottomrule", r"\end{tabular}",
+              rf"\caption{{Accuracy (\%) on the source benchmarks' questions at {level} frames against their full-video "
+              r"answers, multiple-choice (MCQ) and open-ended (OE), beside VirtueBench overall at the same level.}", r"\end{table}", ""]  # fmt: skip
+    Path(tex_path).write_text("\n".join(lines))

@@ -1,0 +1,289 @@
+"""The curation stages (virtuebench.curation): the three filters, the annotation round trip, the
+evidence check and the statistics, on instances and videos the tests make themselves."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+from conftest import SHARED, make_video
+from PIL import Image
+from vb_test_backends import ScriptedBackend
+
+from virtuebench import REFUSAL_ANSWER
+from virtuebench.curation import annotation, filters, stats
+from virtuebench.curation.__main__ import main as curation_main
+from virtuebench.curation.prompts import ANSWERABILITY, DIFFICULTY
+from virtuebench.instances import Instance, read_instances, write_instances
+from virtuebench.judge.cache import VerdictCache
+from virtuebench.judge.rules import RulesJudge
+from virtuebench.levels import available_levels
+from virtuebench.sources.synthetic import read_second_code
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory):
+    root = tmp_path_factory.mktemp("curation_videos")
+    short, long = root / "short.mp4", root / "long.mp4"
+    make_video(short, 70, fps=1)  # levels: 64
+    make_video(long, 140, fps=1)  # levels: 64, 128
+    return {"short": (short, 70.0), "long": (long, 140.0)}
+
+
+def _inst(number: int, videos, answer="red", video="short", question=None, evidence=(), source="mlvu") -> Instance:
+    path, duration = videos[video]
+    levels = available_levels(duration, [64, 128, 256])
+    return Instance(
+        instance_id=f"{source}/q{number}", video_id=f"{source}_{video}", source=source, category="perception",
+        task_type="colour", question=question or f"What colour is object {number}?", answer=answer, duration_s=duration,
+        video_path=str(path), answers=dict.fromkeys(levels, answer), evidence=[list(e) for e in evidence],
+        options=["red", "blue"], source_id=f"q{number}",
+    )  # fmt: skip
+
+
+def _llm(tmp_path, stage="answerability", **settings) -> filters.LlmFilter:
+    backend = ScriptedBackend({"calls_file": str(tmp_path / "calls.txt"), **settings})
+    return filters.LlmFilter(stage, "scripted", "fp1", backend, VerdictCache(tmp_path / "cache.sqlite"), max_concurrency=2)
+
+
+def _calls(tmp_path) -> list[str]:
+    path = tmp_path / "calls.txt"
+    return [line.split("\t")[0] for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_answer_length_filter_keeps_six_words_and_removes_seven(videos):
+    kept = _inst(1, videos, answer="one two three four five six")
+    removed = _inst(2, videos, answer="one two three four five six seven")
+    result = filters.filter_answer_length([kept, removed], max_words=6)
+    assert [inst.instance_id for inst in result.kept] == ["mlvu/q1"]
+    assert result.removed == [{"instance_id": "mlvu/q2", "source": "mlvu", "decision": "discard", "reason": "answer has 7 words (> 6)"}]
+    assert result.summary() == {"stage": "answer_length", "n_in": 2, "n_removed": 1, "n_invalid": 0, "n_out": 1}
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [("Keep", "keep"), ("Discard.", "discard"), ('"keep"', "keep"), ("**Discard**", "discard"),
+     ("Keep or Discard", None), ("I think this question should be kept: Keep", None), ("", None), ("Maybe", None)],
+)  # fmt: skip
+def test_keep_discard_parsing_accepts_only_one_decision(reply, expected):
+    assert filters.parse_keep_discard(reply) == expected
+
+
+def test_answerability_filter_decides_records_invalid_replies_and_caches(tmp_path, videos):
+    instances = [_inst(i, videos, question=f"Question {i}?") for i in range(4)]
+    replies = {"Question 0?": "Keep", "Question 1?": "Discard", "Question 2?": "It depends on the options."}
+    result = filters.filter_answerability(instances, _llm(tmp_path, replies=replies, default="keep"))
+    assert [inst.instance_id for inst in result.kept] == ["mlvu/q0", "mlvu/q3"]
+    removed = {row["instance_id"]: row for row in result.removed}
+    assert removed["mlvu/q1"]["decision"] == "discard"
+    assert removed["mlvu/q2"]["decision"] == "invalid" and "neither Keep nor Discard" in removed["mlvu/q2"]["reason"]
+    assert result.summary()["n_invalid"] == 1
+    # The prompt sent is the supplementary's, filled with the question and the full-video answer.
+    assert sorted(_calls(tmp_path)) == [f"mlvu/q{i}" for i in range(4)]
+    decisions = {record["instance_id"]: record for record in result.decisions}
+    assert decisions["mlvu/q2"]["reply"] == "It depends on the options."
+    # An unchanged rerun asks nothing: every decision, the invalid one included, is cached.
+    again = filters.filter_answerability(instances, _llm(tmp_path, replies={}, default="Discard"))
+    assert [inst.instance_id for inst in again.kept] == ["mlvu/q0", "mlvu/q3"] and len(_calls(tmp_path)) == 4
+    # A changed question is asked again.
+    changed = [*instances[:3], _inst(3, videos, question="A new question?")]
+    filters.filter_answerability(changed, _llm(tmp_path, default="Discard"))
+    assert _calls(tmp_path)[4:] == ["mlvu/q3"]
+
+
+def test_answerability_prompt_is_filled_verbatim(videos):
+    request = filters.answerability_request(_inst(1, videos, answer="blue", question="What colour is the car?"))
+    assert request.frames == []
+    assert request.prompt == ANSWERABILITY.replace("{question}", "What colour is the car?").replace("{answer}", "blue")
+    assert request.prompt.endswith("Here is the question: What colour is the car?\n\nReference answer: blue")
+
+
+def test_a_failed_request_fails_the_filter_and_a_rerun_asks_only_it(tmp_path, videos):
+    instances = [_inst(i, videos) for i in range(5)]
+    with pytest.raises(filters.FilterRequestsFailed, match=r"1 request\(s\) to scripted failed .*mlvu/q2.*rerun"):
+        filters.filter_answerability(instances, _llm(tmp_path, default="Keep", fail_on=["mlvu/q2"]))
+    assert sorted(_calls(tmp_path)) == [f"mlvu/q{i}" for i in range(5)]
+    result = filters.filter_answerability(instances, _llm(tmp_path, default="Keep"))
+    assert _calls(tmp_path)[5:] == ["mlvu/q2"] and len(result.kept) == 5
+
+
+def test_difficulty_filter_asks_with_one_random_frame_and_discards_correct_answers(tmp_path, videos):
+    instances = [
+        _inst(1, videos, answer="red", question="What colour is the ball?"),
+        _inst(2, videos, answer="blue", question="What colour is the hat?"),
+        _inst(3, videos, answer="three", question="How many cars pass?", video="long"),
+        _inst(4, videos, answer="a dog", question="What animal appears?", video="long"),
+    ]
+    replies = {"ball": "Red.", "hat": "green", "cars": "I don't know.", "animal": "I DON'T KNOW"}
+    llm = _llm(tmp_path, stage="difficulty", replies=replies)
+    result = filters.filter_difficulty(instances, llm, RulesJudge(), "rules", tmp_path / "frames", seed=7)
+    assert [inst.instance_id for inst in result.kept] == ["mlvu/q2", "mlvu/q3", "mlvu/q4"]
+    assert result.removed[0]["instance_id"] == "mlvu/q1" and "answered correctly from one frame" in result.removed[0]["reason"]
+    # One frame per video, the one the seed picks, read back from the second code it carries.
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    assert all(line.endswith("\t1") for line in calls)
+    for video in ("short", "long"):
+        second = filters.random_second(f"mlvu_{video}", videos[video][1], seed=7)
+        assert read_second_code(Image.open(tmp_path / "frames" / f"mlvu_{video}.jpg")) == second
+    # The seed decides the frame; another seed picks another one for at least one video.
+    assert {filters.random_second(f"v{i}", 3600, 7) for i in range(5)} != {filters.random_second(f"v{i}", 3600, 8) for i in range(5)}
+
+
+def test_difficulty_filter_records_a_broken_video_as_invalid(tmp_path, videos):
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes(b"not a video")
+    inst = Instance("mlvu/b", "mlvu_broken", "mlvu", "perception", "colour", "Q?", "red", 70.0, str(broken), {64: "red"})
+    result = filters.filter_difficulty([inst, _inst(1, videos)], _llm(tmp_path, stage="difficulty"), RulesJudge(), "rules", tmp_path / "f")
+    assert result.removed[0]["instance_id"] == "mlvu/b" and result.removed[0]["decision"] == "invalid"
+    assert "single frame unavailable" in result.removed[0]["reason"] and _calls(tmp_path) == ["mlvu/q1"]
+
+
+@pytest.mark.skipif(not (SHARED / "seeds").is_dir(), reason="needs shared/seeds beside the repository")
+def test_curation_prompts_are_the_supplementarys_verbatim():
+    (seed,) = (SHARED / "seeds").glob("004_*.txt")
+    text = re.sub(r"\s+", " ", seed.read_text())
+    for prompt in (ANSWERABILITY, DIFFICULTY):
+        assert re.sub(r"\s+", " ", prompt) in text
+
+
+# ---------------------------------------------------------------------------------------------
+# Annotation round trip
+
+
+def test_evidence_timestamps_parse_into_half_open_second_intervals():
+    assert annotation.parse_evidence("0:15-0:19; 1:20, 1:02:03") == [[15, 20], [80, 81], [3723, 3724]]
+    assert annotation.parse_evidence("") == [] and annotation.parse_evidence("none") == []
+    with pytest.raises(ValueError, match="'ab' is not a time"):
+        annotation.parse_evidence("ab")
+    with pytest.raises(ValueError, match="ends before it starts"):
+        annotation.parse_evidence("0:20-0:10")
+
+
+def _drafts(kept, level_answers):
+    return {
+        (inst.instance_id, level): {"instance_id": inst.instance_id, "level": level, "response": level_answers(inst, level), "error": None}
+        for inst in kept
+        for level in inst.answers
+    }
+
+
+def _read_batch(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _write_batch(path: Path, rows: list[dict[str, str]]) -> None:
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_export_import_round_trip_with_evidence_check(tmp_path, videos):
+    kept = [_inst(1, videos), _inst(2, videos, video="long"), _inst(3, videos, video="long"), _inst(4, videos)]
+    drafts = _drafts(kept, lambda inst, level: f"Answer: green\nEvidence: 0:{level % 60:02d}")
+    files = annotation.export_batches(kept, drafts, [64, 128], "results/frames", tmp_path / "batches", batch_size=3)
+    assert [path.name for path in files] == ["batch_001.csv", "batch_002.csv"]
+    rows = _read_batch(files[0]) + _read_batch(files[1])
+    by_id = {row["instance_id"]: row for row in rows}
+    assert set(by_id) == {"mlvu/q1", "mlvu/q2", "mlvu/q3", "mlvu/q4"}
+    long_row = by_id["mlvu/q2"]
+    assert long_row["draft_64"] == "green" and long_row["draft_evidence_128"] == "0:08"
+    assert long_row["frames_128"] == str(Path("results/frames/mlvu_long/128")) and long_row["full_video_answer"] == "red"
+    assert by_id["mlvu/q1"]["draft_128"] == "" and by_id["mlvu/q1"]["frames_128"] == ""  # 70 s: no level 128
+    assert long_row["options"] == "red | blue" and long_row["decision"] == "keep" and long_row["answer_64"] == ""
+
+    # The annotators' work: answers per level, evidence, one question discarded.
+    by_id["mlvu/q1"].update(answer_64="Red", evidence="0:30")
+    # Level 64 of a 140 s video samples every ~2.2 s; evidence at 0:01-0:01 is seen at 128 only if sampled.
+    by_id["mlvu/q2"].update(answer_64="the video does not provide enough information", answer_128="red", evidence="2:15-2:19")
+    by_id["mlvu/q3"].update(decision="discard")
+    by_id["mlvu/q4"].update(answer_64="blue")
+    verified = tmp_path / "verified"
+    verified.mkdir()
+    _write_batch(verified / "a.csv", [by_id["mlvu/q1"], by_id["mlvu/q2"]])
+    _write_batch(verified / "b.csv", [by_id["mlvu/q3"]])
+    result = annotation.import_annotations(kept, verified, [64, 128])
+    final = {inst.instance_id: inst for inst in result.instances}
+    assert set(final) == {"mlvu/q1", "mlvu/q2"}
+    assert final["mlvu/q1"].answers == {64: "Red"} and final["mlvu/q1"].evidence == [[30.0, 31.0]]
+    assert final["mlvu/q2"].answers == {64: REFUSAL_ANSWER, 128: "red"}
+    status = {row["instance_id"]: row["status"] for row in result.report}
+    assert status == {"mlvu/q1": "verified", "mlvu/q2": "verified", "mlvu/q3": "discarded", "mlvu/q4": "left_out"}
+    # The evidence check: 2:15-2:19 holds a 64-frame timestamp of a 140 s video (every ~2.2 s), so the
+    # annotated refusal at 64 disagrees with the evidence; 0:30 is seen at 64 (answer given): agrees.
+    from virtuebench.levels import evidence_is_seen, level_timestamps
+
+    assert evidence_is_seen([[135, 140]], level_timestamps(64, 140.0))
+    assert result.checks == [{"instance_id": "mlvu/q2", "level": 64, "annotated": "unanswerable", "evidence_says": "answerable", "evidence": "2:15-2:20"}]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ({"instance_id": "mlvu/q9"}, "a.csv:2: instance_id 'mlvu/q9' is not among the kept questions"),
+        ({"answer_64": ""}, "a.csv:2: column answer_64: empty, but level 64 is available for mlvu_short"),
+        ({"answer_64": "red", "answer_128": "red"}, "a.csv:2: column answer_128: level 128 is unavailable for mlvu_short"),
+        ({"answer_64": "red", "evidence": "soon"}, "a.csv:2: column evidence: 'soon' is not a time"),
+        ({"answer_64": "red", "decision": "maybe"}, "a.csv:2: column decision: 'maybe' is not one of"),
+    ],
+)  # fmt: skip
+def test_a_malformed_verified_batch_names_file_row_and_column(tmp_path, videos, edit, message):
+    kept = [_inst(1, videos)]
+    (path,) = annotation.export_batches(kept, {}, [64, 128], "frames", tmp_path / "batches")
+    row = {**_read_batch(path)[0], **edit}
+    (tmp_path / "v").mkdir()
+    _write_batch(tmp_path / "v" / "a.csv", [row])
+    with pytest.raises(annotation.AnnotationError, match=re.escape(message)):
+        annotation.import_annotations(kept, tmp_path / "v", [64, 128])
+
+
+def test_a_question_annotated_twice_is_refused(tmp_path, videos):
+    kept = [_inst(1, videos)]
+    (path,) = annotation.export_batches(kept, {}, [64], "frames", tmp_path / "batches")
+    row = {**_read_batch(path)[0], "answer_64": "red"}
+    (tmp_path / "v").mkdir()
+    _write_batch(tmp_path / "v" / "a.csv", [row])
+    _write_batch(tmp_path / "v" / "b.csv", [row])
+    with pytest.raises(annotation.AnnotationError, match=r"b.csv:2: instance_id 'mlvu/q1' is also annotated at .*a.csv:2"):
+        annotation.import_annotations(kept, tmp_path / "v", [64])
+
+
+def test_import_cli_needs_verified_files_unless_drafts_are_allowed(tmp_path, videos, capsys):
+    kept = [_inst(1, videos), _inst(2, videos, video="long")]
+    write_instances(kept, tmp_path / "kept.parquet")
+    drafts_file = tmp_path / "drafts.jsonl"
+    with open(drafts_file, "w") as handle:
+        for (instance_id, level), record in _drafts(kept, lambda inst, level: "blue" if level == 64 else f"{REFUSAL_ANSWER}\nEvidence: none").items():
+            handle.write(json.dumps(record) + "\n")
+    outputs = ["--out", str(tmp_path / "i.parquet"), "--report", str(tmp_path / "r.csv"), "--check", str(tmp_path / "c.csv")]
+    common = ["import", "--kept", str(tmp_path / "kept.parquet"), "--verified", str(tmp_path / "none"), "--drafts", str(drafts_file),
+              "--levels", "64", "128", *outputs]  # fmt: skip
+    assert curation_main(common) == 1
+    assert "no verified annotations in" in capsys.readouterr().err
+    assert curation_main([*common, "--allow-drafts"]) == 0
+    assert "2 instances carry UNVERIFIED draft answers" in capsys.readouterr().err
+    final = {inst.instance_id: inst.answers for inst in read_instances(tmp_path / "i.parquet")}
+    assert final == {"mlvu/q1": {64: "blue"}, "mlvu/q2": {64: "blue", 128: REFUSAL_ANSWER}}
+
+
+def test_statistics_count_sources_categories_and_unanswerable_clips(videos):
+    one = _inst(1, videos, video="long")
+    two = Instance(**{**one.__dict__, "instance_id": "lvbench/x", "source": "lvbench", "category": "reasoning",
+                      "answers": {64: REFUSAL_ANSWER, 128: "red"}})  # fmt: skip
+    three = Instance(**{**one.__dict__, "instance_id": "lvbench/y", "source": "lvbench", "video_id": "other", "duration_s": 70.0,
+                        "answers": {64: REFUSAL_ANSWER}})  # fmt: skip
+    rows = stats.composition([one, two, three])
+    assert rows == [
+        {"source": "lvbench", "category": "perception", "task_type": "colour", "n_questions": 1, "n_videos": 1, "n_clips": 1, "n_unanswerable_clips": 1},
+        {"source": "lvbench", "category": "reasoning", "task_type": "colour", "n_questions": 1, "n_videos": 1, "n_clips": 2, "n_unanswerable_clips": 1},
+        {"source": "mlvu", "category": "perception", "task_type": "colour", "n_questions": 1, "n_videos": 1, "n_clips": 2, "n_unanswerable_clips": 0},
+    ]  # fmt: skip
+    summary = {row["source"]: row for row in stats.source_summary([one, two, three])}
+    assert summary["lvbench"]["n_questions"] == 2 and summary["lvbench"]["n_videos"] == 2
+    assert summary["lvbench"]["mean_duration_s"] == 105.0 and summary["lvbench"]["share_percent"] == 66.67
+    assert summary["total"]["n_questions"] == 3 and summary["total"]["perception"] == 2
+    assert "lvbench & 2 & 2 & 1 & 1 & 105.0 & 66.67" in stats.summary_tex(list(summary.values()), "c")

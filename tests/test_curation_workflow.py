@@ -1,0 +1,223 @@
+"""The curation chain through Snakemake (config source: virtuebench), offline: two real-layout source
+fixtures (LVBench, Video-MME) -> convert -> three filters -> per-level drafts -> annotation batches;
+then the annotators' verified batches -> instances -> statistics, Fig. 4 and Table 2.
+
+The filter and reference models are scripted test backends (tests/vb_test_backends.py), so every
+decision below is known in advance and each number can be checked exactly.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import make_video
+from test_source_videomme import make_release as make_videomme_release
+from test_workflow import snakemake
+
+from virtuebench import REFUSAL_ANSWER
+from virtuebench.instances import read_instances
+from virtuebench.sources import videomme
+
+pytestmark = pytest.mark.workflow
+TESTS = Path(__file__).resolve().parent
+
+
+def _lvbench_release(root: Path) -> Path:
+    """One 140 s video (levels 64 and 128) with five questions, each meant for one fate below."""
+    (root / "videos").mkdir(parents=True)
+    make_video(root / "videos" / "vid_a.mp4", 140, fps=1)
+    qa = [
+        # kept; its evidence (1:00) is sampled at both levels
+        {"uid": 1, "question": "What colour is the ball?\n(A) red\n(B) blue", "answer": "A", "question_type": ["entity recognition"], "time_reference": "01:00-01:00"},
+        # removed by the length filter (ten words)
+        {"uid": 2, "question": "What does the chef say?\n(A) He says that the soup needs a lot more salt\n(B) Nothing", "answer": "A", "question_type": ["reasoning"], "time_reference": ""},
+        # removed by the Keep/Discard filter
+        {"uid": 3, "question": "Which of the following is true?\n(A) x\n(B) y", "answer": "A", "question_type": ["reasoning"], "time_reference": ""},
+        # removed by the difficulty filter (answered from one frame)
+        {"uid": 4, "question": "What colour is the hat?\n(A) blue\n(B) green", "answer": "A", "question_type": ["entity recognition"], "time_reference": ""},
+        # kept
+        {"uid": 5, "question": "How many cars pass?\n(A) 3\n(B) 4", "answer": "B", "question_type": ["event understanding"], "time_reference": "00:10-00:20"},
+    ]  # fmt: skip
+    line = {"key": "vid_a", "type": "tv", "qa": qa, "video_info": {"duration_minutes": 2.33, "fps": 1.0}}
+    (root / "video_info.meta.jsonl").write_text(json.dumps(line) + "\n")
+    return root
+
+
+def _registry(path: Path, calls: Path) -> Path:
+    entries = yaml.safe_load((TESTS.parent / "config" / "models.yaml").read_text())
+    # First match wins, in this order (the Keep/Discard prompt's own examples hold "Which of the following").
+    filter_replies = [["question: Which of the following is true?", "Discard"], ["Return exactly one word", "Keep"],
+                      ["What colour is the hat", "Blue."]]  # fmt: skip
+    path.write_text(yaml.safe_dump({
+        "refuse": entries["refuse"], "guess": entries["guess"],
+        "Chooser": {"backend": "vb_test_backends:ScriptedBackend",  # always option B; "red" to anything open-ended
+                    "settings": {"replies": [["Answer with the option's letter", "B"]], "default": "red"}},
+        "Filter": {"backend": "vb_test_backends:ScriptedBackend",
+                   "settings": {"calls_file": str(calls / "filter.txt"), "replies": filter_replies, "default": "I don't know."}},
+        "Drafter": {"backend": "vb_test_backends:ScriptedBackend",
+                    "settings": {"calls_file": str(calls / "drafter.txt"), "replies": {"ball": "red\nEvidence: 1:00"},
+                                 "default": f"{REFUSAL_ANSWER}\nEvidence: none"}},
+    }, sort_keys=False))  # fmt: skip
+    return path
+
+
+@pytest.fixture(scope="module")
+def curated(tmp_path_factory):
+    root = tmp_path_factory.mktemp("curation")
+    calls = root / "calls"
+    calls.mkdir()
+    clip = root / "clip.mp4"
+    make_video(clip, 70, fps=1)
+    videomme_raw = make_videomme_release(root / "Video-MME", clip.read_bytes())
+    videomme.prepare(videomme_raw)  # a release given by raw_dirs is used as it lies: unpacked, as the download rule leaves it
+    config = {
+        "source": {"name": "virtuebench"},
+        "curation": {"sources": ["lvbench", "video-mme"], "raw_dirs": {"lvbench": str(_lvbench_release(root / "LVBench")),
+                     "video-mme": str(videomme_raw)}, "filter_model": "Filter", "reference_model": "Drafter", "difficulty_judge": "rules"},
+        "annotation": {"batch_size": 2, "verified_dir": "annotations/verified"},
+        "supplement": {"models": ["refuse", "Chooser"]},
+        "levels": [64, 128], "models": ["refuse", "guess", "Chooser"], "prompts": ["honest"], "judge": "rules",
+        "model_registry": str(_registry(root / "registry.yaml", calls)),
+    }  # fmt: skip
+    return root, config, calls
+
+
+@pytest.fixture(scope="module")
+def exported(curated):
+    root, config, _ = curated
+    work = root / "work"
+    work.mkdir()
+    import os
+
+    previous = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), previous]))
+    try:
+        result = snakemake(work, "results/annotation/batches", config=config)
+        assert result.returncode == 0, result.stderr[-4000:]
+        # Without verified annotations the table is not built, and the log says what to do.
+        refused = snakemake(work, "results/instances.parquet", config=config)
+        yield work, refused
+    finally:
+        if previous is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = previous
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_filters_remove_what_they_should_and_count_it(exported):
+    work, _ = exported
+    counts = {(row["source"], row["stage"]): (int(row["n_in"]), int(row["n_removed"]), int(row["n_out"]))
+              for row in _rows(work / "results" / "curation" / "filter_counts.csv")}  # fmt: skip
+    assert counts == {
+        ("lvbench", "answer_length"): (5, 1, 4), ("lvbench", "answerability"): (4, 1, 3), ("lvbench", "difficulty"): (3, 1, 2),
+        ("video-mme", "answer_length"): (3, 0, 3), ("video-mme", "answerability"): (3, 0, 3), ("video-mme", "difficulty"): (3, 0, 3),
+    }  # fmt: skip
+    removed = {row["instance_id"]: row["reason"] for stage in ("answer_length", "answerability", "difficulty")
+               for row in _rows(work / "results" / "curation" / "lvbench" / f"{stage}_removed.csv")}  # fmt: skip
+    assert set(removed) == {"lvbench/2", "lvbench/3", "lvbench/4"}
+    assert "10 words" in removed["lvbench/2"] and "answered correctly from one frame" in removed["lvbench/4"]
+    kept = read_instances(work / "results" / "curation" / "kept.parquet")
+    assert sorted(inst.instance_id for inst in kept) == ["lvbench/1", "lvbench/5", "video-mme/001-1", "video-mme/001-2", "video-mme/002-1"]
+    # The conversion's report: Video-MME's question on a video no chunk holds, and its bad rows.
+    excluded = {row["item"] for row in _rows(work / "results" / "sources" / "video-mme" / "excluded.csv")}
+    assert "video-mme:003-1" in excluded
+
+
+def test_drafts_are_asked_at_every_level_with_that_levels_frames(exported, curated):
+    calls = curated[2]
+    lines = [line.split("\t") for line in (calls / "drafter.txt").read_text().splitlines()]
+    asked = {(instance_id, int(n_frames)) for instance_id, n_frames in lines}
+    # The 140 s LVBench video has levels 64 and 128; Video-MME's 70 s videos have 64 only.
+    assert asked == {("lvbench/1", 64), ("lvbench/1", 128), ("lvbench/5", 64), ("lvbench/5", 128),
+                     ("video-mme/001-1", 64), ("video-mme/001-2", 64), ("video-mme/002-1", 64)}  # fmt: skip
+    assert len(lines) == len(asked)  # each once
+
+
+def test_without_verified_annotations_the_table_is_refused(exported):
+    work, refused = exported
+    assert refused.returncode != 0
+    log = (work / "logs" / "make_instances.log").read_text()
+    assert "no verified annotations in annotations/verified" in log and "docs/annotation.md" in log
+
+
+@pytest.fixture(scope="module")
+def annotated(exported, curated):
+    """The annotators: accept each draft, but mark the ball unanswerable at 64 frames (against its evidence)."""
+    work, _ = exported
+    _, config, _ = curated
+    verified = work / "annotations" / "verified"
+    verified.mkdir(parents=True)
+    batches = sorted((work / "results" / "annotation" / "batches").glob("batch_*.csv"))
+    assert len(batches) == 3  # five questions, two per batch
+    for batch in batches:
+        rows = _rows(batch)
+        for row in rows:
+            for level in (64, 128):
+                if row[f"frames_{level}"]:
+                    row[f"answer_{level}"] = row[f"draft_{level}"]
+            row["evidence"] = row["draft_evidence_128"] or row["draft_evidence_64"]
+            if row["instance_id"] == "lvbench/1":
+                row["answer_64"] = REFUSAL_ANSWER
+            if row["instance_id"] == "video-mme/002-1":
+                row["decision"] = "discard"
+        with open(verified / batch.name, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    import os
+
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))
+    result = snakemake(work, "results/table2.tex", "results/fig4.png", "results/stats/sources.csv",
+                       "results/supplement/table1.tex", config=config)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-4000:]
+    return work
+
+
+def test_verified_answers_become_the_instances_and_the_evidence_check_flags_disagreement(annotated):
+    instances = {inst.instance_id: inst for inst in read_instances(annotated / "results" / "instances.parquet")}
+    assert sorted(instances) == ["lvbench/1", "lvbench/5", "video-mme/001-1", "video-mme/001-2"]  # 002-1 discarded
+    ball = instances["lvbench/1"]
+    assert ball.answers == {64: REFUSAL_ANSWER, 128: "red"} and ball.evidence == [[60.0, 61.0]]
+    assert ball.source_id == "1" and ball.options == ["red", "blue"] and ball.answer == "red"
+    assert instances["lvbench/5"].answers == {64: REFUSAL_ANSWER, 128: REFUSAL_ANSWER}
+    check = _rows(annotated / "results" / "annotation" / "answerability_check.csv")
+    assert check == [{"instance_id": "lvbench/1", "level": "64", "annotated": "unanswerable", "evidence_says": "answerable", "evidence": "1:00-1:01"}]
+    report = {row["instance_id"]: row["status"] for row in _rows(annotated / "results" / "instances_excluded.csv")}
+    assert report["video-mme/002-1"] == "discarded" and report["lvbench/1"] == "verified"
+
+
+def test_statistics_and_tables_come_from_the_curated_instances(annotated):
+    sources = {row["source"]: row for row in _rows(annotated / "results" / "stats" / "sources.csv")}
+    assert (sources["lvbench"]["n_questions"], sources["video-mme"]["n_questions"], sources["total"]["n_questions"]) == ("2", "2", "4")
+    fig4 = _rows(annotated / "results" / "fig4.csv")
+    assert fig4, "fig4.csv is empty"
+    table2 = (annotated / "results" / "table2.tex").read_text()
+    assert "refuse &" in table2 and "guess &" in table2
+    # Every kept video had its frames extracted at each level it has.
+    manifests = sorted(path.parent.name for path in (annotated / "results" / "frames").glob("*/manifest.json"))
+    assert manifests == ["lvbench_vid_a", "video-mme_Zt0pQ3vY9Kc", "video-mme_fFjv93ACGo8"]
+
+
+def test_supplement_table_scores_mcq_by_letter_and_oe_by_the_judge(annotated):
+    rows = {row["model"]: row for row in _rows(annotated / "results" / "supplement" / "table1.csv")}
+    # Every candidate with options at 64 frames: LVBench's five (correct letters A, A, A, A, B) and
+    # Video-MME's three (C, A, B). Chooser always says "B"; to open-ended questions it says "red",
+    # LVBench question 1's answer.
+    chooser = rows["Chooser"]
+    assert (chooser["lvbench_mcq"], chooser["lvbench_mcq_n"], chooser["video-mme_mcq"]) == ("20.0", "5", "33.33")
+    assert (chooser["lvbench_oe"], chooser["video-mme_oe"]) == ("20.0", "0.0")
+    assert rows["refuse"]["lvbench_mcq"] == "0.0" and rows["refuse"]["lvbench_oe"] == "0.0"
+    # The VirtueBench column is each model's overall at 64 frames in scores.csv.
+    scores = [row for row in _rows(annotated / "results" / "scores.csv")
+              if row["model"] == "Chooser" and row["level"] == "64" and row["subset"] == "overall" and row["prompt"] == "honest"]  # fmt: skip
+    assert float(chooser["virtuebench_overall"]) == float(scores[0]["accuracy"])
+    assert "Chooser & 20.00 & 20.00 & 0.00 & 33.33" in (annotated / "results" / "supplement" / "table1.tex").read_text()

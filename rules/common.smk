@@ -125,7 +125,12 @@ def cvrr_table_inputs(wildcards):
 def default_targets():
     if config.get("benchmark", "virtuebench") == "cvrr":
         return ["results/cvrr/table2.tex", "results/cvrr/table3.tex"]
-    return ["results/table1.tex", "results/table2.tex", "results/fig4.png", "results/fig6.png", "results/scores.csv"]
+    targets = ["results/table1.tex", "results/table2.tex", "results/fig4.png", "results/fig6.png", "results/scores.csv"]
+    if CURATED:
+        targets += ["results/stats/sources.tex", "results/curation/filter_counts.csv"]
+        if SUPPLEMENT.get("models"):
+            targets.append("results/supplement/table1.tex")
+    return targets
 
 
 def model_env(wildcards):

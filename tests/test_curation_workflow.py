@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,22 @@ def test_supplement_table_scores_mcq_by_letter_and_oe_by_the_judge(annotated):
               if row["model"] == "Chooser" and row["level"] == "64" and row["subset"] == "overall" and row["prompt"] == "honest"]  # fmt: skip
     assert float(chooser["virtuebench_overall"]) == float(scores[0]["accuracy"])
     assert "Chooser & 20.00 & 20.00 & 0.00 & 33.33" in (annotated / "results" / "supplement" / "table1.tex").read_text()
+
+
+def test_paper_config_dry_run_shows_the_whole_curation_chain_for_all_six_sources(tmp_path, monkeypatch):
+    for variable in ("OPENAI_API_KEY", "GEMINI_API_KEY", "HF_TOKEN"):
+        monkeypatch.delenv(variable, raising=False)  # a dry run needs no key
+    config = yaml.safe_load((TESTS.parent / "config" / "paper.yaml").read_text())
+    result = snakemake(tmp_path, "-n", "results/instances.parquet", config=config)
+    assert result.returncode == 0, result.stderr[-3000:]
+    jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout, re.MULTILINE))
+    sources = len(config["curation"]["sources"])
+    assert sources == 6
+    assert {name: int(jobs[name]) for name in ("download_source", "convert_source", "filter_answer_length", "filter_answerability",
+                                              "filter_difficulty", "merge_kept", "draft_reference_answers", "export_annotation",
+                                              "make_instances")} == {  # fmt: skip
+        "download_source": 6, "convert_source": 6, "filter_answer_length": 6, "filter_answerability": 6,
+        "filter_difficulty": 6, "merge_kept": 1, "draft_reference_answers": 5, "export_annotation": 1, "make_instances": 1,
+    }  # fmt: skip
+    for source in config["curation"]["sources"]:
+        assert f"Downloading the {source} release" in result.stdout

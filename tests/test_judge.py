@@ -146,3 +146,25 @@ def test_refusal_phrases_about_the_frames_only(response, refusal):
 
 def test_timestamps_are_not_the_number():
     assert judge.judge("How many cups are there?", "3", "At 0:15 the table holds 3 cups.").judgement == 1
+
+
+@pytest.mark.parametrize(
+    ("reply", "letter"),
+    [("B", "B"), ("(B)", "B"), ("B.", "B"), ("B. Paris", "B"), ("B) Paris", "B"), ("b", "B"), ("The answer is B.", "B"),
+     ("Answer: (C)", "C"), ("Option D", "D"), ("A person walks in.", None), ("The answer is A person.", None),
+     ("I think A or B", None), ("", None)],
+)  # fmt: skip
+def test_mcq_judge_reads_only_a_letter_that_stands_alone(reply, letter):
+    from virtuebench.judge import get_judge
+    from virtuebench.judge.mcq import chosen_letter
+
+    assert chosen_letter(reply) == letter
+    verdict = get_judge("mcq").judge("Q?\nA. x\nB. y", "B", reply)
+    assert verdict.valid and verdict.judgement == int(letter == "B")
+
+
+def test_mcq_judge_counts_a_refusal_as_a_wrong_refusal():
+    from virtuebench.judge.mcq import McqJudge
+
+    verdict = McqJudge().judge("Q?", "A", "The video does not provide enough information to answer.")
+    assert (verdict.refusal, verdict.judgement, verdict.valid) == (1, 0, True)

@@ -374,3 +374,14 @@ def test_cli_errors_are_one_line(dummy_source, hub, tmp_path, capsys, monkeypatc
     assert err.startswith("error: test-org/dummy is gated: accept its terms at") and err.endswith("(HF_TOKEN is set)")
     assert "\n" not in err and "Traceback" not in err and "hf_NotTheRightOne" not in err
     assert dummy_source.prepared == []
+
+
+@pytest.mark.parametrize("name", list(sources.REAL_SOURCES))
+def test_each_sources_gated_download_names_its_repository(name, hub, tmp_path, capsys):
+    """Every adapter's pinned release, served gated by the fake hub: one line naming that repository."""
+    release = sources.real_source(name).RELEASE
+    hub.add(release.repo_id, FILES, LFS, gated=True)
+    assert download_main([name, "--out", str(tmp_path / "raw")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: {release.repo_id} is gated: accept its terms at https://huggingface.co/datasets/{release.repo_id} "
+                   "with your account and put a token with access in HF_TOKEN (HF_TOKEN is not set)")  # fmt: skip

@@ -154,6 +154,8 @@ def test_curation_prompts_are_the_supplementarys_verbatim():
 
 
 def test_evidence_timestamps_parse_into_half_open_second_intervals():
+    for text in ("0:15-0:19; 1:20", "1:02:03-1:02:09", "0:01.5-0:02.25"):
+        assert annotation.format_evidence(annotation.parse_evidence(text)) == text
     assert annotation.parse_evidence("0:15-0:19; 1:20, 1:02:03") == [[15, 20], [80, 81], [3723, 3724]]
     assert annotation.parse_evidence("") == [] and annotation.parse_evidence("none") == []
     with pytest.raises(ValueError, match="'ab' is not a time"):
@@ -183,7 +185,7 @@ def _write_batch(path: Path, rows: list[dict[str, str]]) -> None:
 
 
 def test_export_import_round_trip_with_evidence_check(tmp_path, videos):
-    kept = [_inst(1, videos), _inst(2, videos, video="long"), _inst(3, videos, video="long"), _inst(4, videos)]
+    kept = [_inst(1, videos), _inst(2, videos, video="long", evidence=[[60, 63]]), _inst(3, videos, video="long"), _inst(4, videos)]
     drafts = _drafts(kept, lambda inst, level: f"Answer: green\nEvidence: 0:{level % 60:02d}")
     files = annotation.export_batches(kept, drafts, [64, 128], "results/frames", tmp_path / "batches", batch_size=3)
     assert [path.name for path in files] == ["batch_001.csv", "batch_002.csv"]
@@ -195,6 +197,7 @@ def test_export_import_round_trip_with_evidence_check(tmp_path, videos):
     assert long_row["frames_128"] == str(Path("results/frames/mlvu_long/128")) and long_row["full_video_answer"] == "red"
     assert by_id["mlvu/q1"]["draft_128"] == "" and by_id["mlvu/q1"]["frames_128"] == ""  # 70 s: no level 128
     assert long_row["options"] == "red | blue" and long_row["decision"] == "keep" and long_row["answer_64"] == ""
+    assert long_row["evidence"] == "1:00-1:02" and by_id["mlvu/q1"]["evidence"] == ""  # the source's timestamps
 
     # The annotators' work: answers per level, evidence, one question discarded.
     by_id["mlvu/q1"].update(answer_64="Red", evidence="0:30")
@@ -218,7 +221,7 @@ def test_export_import_round_trip_with_evidence_check(tmp_path, videos):
     from virtuebench.levels import evidence_is_seen, level_timestamps
 
     assert evidence_is_seen([[135, 140]], level_timestamps(64, 140.0))
-    assert result.checks == [{"instance_id": "mlvu/q2", "level": 64, "annotated": "unanswerable", "evidence_says": "answerable", "evidence": "2:15-2:20"}]
+    assert result.checks == [{"instance_id": "mlvu/q2", "level": 64, "annotated": "unanswerable", "evidence_says": "answerable", "evidence": "2:15-2:19"}]
 
 
 @pytest.mark.parametrize(

@@ -191,7 +191,7 @@ def test_verified_answers_become_the_instances_and_the_evidence_check_flags_disa
     assert ball.source_id == "1" and ball.options == ["red", "blue"] and ball.answer == "red"
     assert instances["lvbench/5"].answers == {64: REFUSAL_ANSWER, 128: REFUSAL_ANSWER}
     check = _rows(annotated / "results" / "annotation" / "answerability_check.csv")
-    assert check == [{"instance_id": "lvbench/1", "level": "64", "annotated": "unanswerable", "evidence_says": "answerable", "evidence": "1:00-1:01"}]
+    assert check == [{"instance_id": "lvbench/1", "level": "64", "annotated": "unanswerable", "evidence_says": "answerable", "evidence": "1:00"}]
     report = {row["instance_id"]: row["status"] for row in _rows(annotated / "results" / "instances_excluded.csv")}
     assert report["video-mme/002-1"] == "discarded" and report["lvbench/1"] == "verified"
 

@@ -86,9 +86,22 @@ def parse_evidence(text: str) -> list[list[float]]:
 
 
 def format_time(seconds: float) -> str:
-    seconds = int(seconds)
-    hours, rest = divmod(seconds, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    fraction = f"{seconds - whole:.3f}".rstrip("0").rstrip(".")[1:] if seconds != whole else ""
+    return (f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}") + fraction
+
+
+def format_evidence(intervals: Sequence[Sequence[float]]) -> str:
+    """The inverse of parse_evidence: [[15, 20], [80, 81]] -> '0:15-0:19; 1:20'."""
+    pieces = []
+    for start, end in intervals:
+        if start == int(start) and end == int(end):
+            last = int(end) - 1  # a whole-second end is exclusive: name the last second shown
+            pieces.append(format_time(start) if last <= start else f"{format_time(start)}-{format_time(last)}")
+        else:
+            pieces.append(f"{format_time(start)}-{format_time(end)}")
+    return "; ".join(pieces)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -136,6 +149,7 @@ def export_batches(kept: Sequence[Instance], drafts: dict[tuple[str, int], dict[
                     "video_id": inst.video_id, "duration_s": f"{inst.duration_s:.3f}", "category": inst.category,
                     "task_type": inst.task_type, "question": inst.question, "options": " | ".join(inst.options),
                     "full_video_answer": inst.answer, "decision": "keep",
+                    "evidence": format_evidence(inst.evidence),  # the source's own timestamps, where it has them
                 }  # fmt: skip
                 for level in levels:
                     if level not in inst.answers:
@@ -275,6 +289,6 @@ def evidence_disagreements(inst: Instance) -> list[dict[str, Any]]:
                 "instance_id": inst.instance_id, "level": level,
                 "annotated": "answerable" if annotated_answerable else "unanswerable",
                 "evidence_says": "answerable" if seen else "unanswerable",
-                "evidence": "; ".join(f"{format_time(a)}-{format_time(b)}" for a, b in inst.evidence),
+                "evidence": format_evidence(inst.evidence),
             })  # fmt: skip
     return rows

@@ -195,3 +195,8 @@ def supplement_frames(wildcards):
     checkpoints.collect_candidates.get()
     path = checkpoints.make_supplement_sets.get(source=wildcards.source).output[wildcards.form]
     return sorted({f"results/frames/{inst.video_id}" for inst in _instances_at(path, os.path.getmtime(path))})
+
+
+def verified_annotations(wildcards):
+    folder = config["annotation"].get("verified_dir")
+    return sorted(str(path) for path in Path(folder).glob("*.csv")) if folder else []

@@ -31,6 +31,7 @@ else:
             kept="results/curation/kept.parquet",
             drafts=reference_drafts,
             batches="results/annotation/batches",
+            verified=verified_annotations,  # so a corrected batch re-imports
         output:
             instances="results/instances.parquet",
             excluded="results/instances_excluded.csv",

@@ -116,3 +116,18 @@ def test_no_fallback_for_a_judge_that_is_compared():
     config["judges"]["gpt-4o"]["if_no_key"] = "rules"
     with pytest.raises(ConfigError, match="set the environment variable OPENAI_API_KEY"):
         check(config)
+
+
+def test_the_paper_config_names_every_key_it_lacks_before_any_job():
+    config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+    checked = check_config(config, REPO / "config", environ={}, defer_keys=True)
+    text = "\n".join(checked.missing_keys)
+    assert "config.judges.gpt-4o: the judge needs an API key: set the environment variable OPENAI_API_KEY" in text
+    assert "config.curation.filter_model: Gemini-2.5-Flash needs an API key: set the environment variable GEMINI_API_KEY" in text
+    assert "config.curation.reference_model: Gemini-2.5-Pro needs an API key" in text
+    assert "config.curation.difficulty_judge: gpt-4o needs an API key" in text
+    assert "longvideobench (longvideobench/LongVideoBench) is gated" in text and "HF_TOKEN" in text
+    keys = {"OPENAI_API_KEY": "x", "GEMINI_API_KEY": "y", "HF_TOKEN": "z"}
+    assert check_config(config, REPO / "config", environ=keys, defer_keys=True).missing_keys == []
+    with pytest.raises(ConfigError, match="GEMINI_API_KEY"):
+        check_config(config, REPO / "config", environ={"OPENAI_API_KEY": "x", "HF_TOKEN": "z"})

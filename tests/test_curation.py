@@ -127,8 +127,12 @@ def test_difficulty_filter_asks_with_one_random_frame_and_discards_correct_answe
     assert all(line.endswith("\t1") for line in calls)
     for video in ("short", "long"):
         second = filters.random_second(f"mlvu_{video}", videos[video][1], seed=7)
-        assert read_second_code(Image.open(tmp_path / "frames" / f"mlvu_{video}.jpg")) == second
-    # The seed decides the frame; another seed picks another one for at least one video.
+        assert read_second_code(Image.open(tmp_path / "frames" / f"mlvu_{video}_{second:05d}.jpg")) == second
+    # The seed decides the frame; another seed picks another one for at least one video, and shows it.
+    other = next(seed for seed in range(8, 40) if filters.random_second("mlvu_short", 70.0, seed) != filters.random_second("mlvu_short", 70.0, 7))
+    filters.filter_difficulty(instances[:1], _llm(tmp_path, stage="difficulty", replies=replies), RulesJudge(), "rules", tmp_path / "frames", seed=other)
+    second = filters.random_second("mlvu_short", 70.0, other)
+    assert read_second_code(Image.open(tmp_path / "frames" / f"mlvu_short_{second:05d}.jpg")) == second
     assert {filters.random_second(f"v{i}", 3600, 7) for i in range(5)} != {filters.random_second(f"v{i}", 3600, 8) for i in range(5)}
 
 
@@ -158,6 +162,7 @@ def test_evidence_timestamps_parse_into_half_open_second_intervals():
         assert annotation.format_evidence(annotation.parse_evidence(text)) == text
     assert annotation.parse_evidence("0:15-0:19; 1:20, 1:02:03") == [[15, 20], [80, 81], [3723, 3724]]
     assert annotation.parse_evidence("") == [] and annotation.parse_evidence("none") == []
+    assert annotation.parse_evidence("1:20.5") == [[80.5, 81.5]] and annotation.parse_evidence("0:10-0:10") == [[10, 11]]
     with pytest.raises(ValueError, match="'ab' is not a time"):
         annotation.parse_evidence("ab")
     with pytest.raises(ValueError, match="ends before it starts"):
@@ -242,6 +247,14 @@ def test_a_malformed_verified_batch_names_file_row_and_column(tmp_path, videos, 
     _write_batch(tmp_path / "v" / "a.csv", [row])
     with pytest.raises(annotation.AnnotationError, match=re.escape(message)):
         annotation.import_annotations(kept, tmp_path / "v", [64, 128])
+
+
+def test_a_batch_saved_in_another_encoding_is_named(tmp_path, videos):
+    kept = [_inst(1, videos)]
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "excel.csv").write_bytes("instance_id,decision,evidence,answer_64\nmlvu/q1,keep,,it\u2019s red\n".encode("cp1252"))
+    with pytest.raises(annotation.AnnotationError, match=r"excel.csv: not UTF-8 .*save it as 'CSV UTF-8'"):
+        annotation.import_annotations(kept, tmp_path / "v", [64])
 
 
 def test_a_question_annotated_twice_is_refused(tmp_path, videos):

@@ -241,3 +241,22 @@ def test_paper_config_dry_run_shows_the_whole_curation_chain_for_all_six_sources
     }  # fmt: skip
     for source in config["curation"]["sources"]:
         assert f"Downloading the {source} release" in result.stdout
+
+
+def test_a_corrected_verified_batch_is_imported_again(annotated, curated):
+    _, config, _ = curated
+    verified = annotated / "annotations" / "verified"
+    for path in sorted(verified.glob("*.csv")):
+        rows = _rows(path)
+        if any(row["instance_id"] == "lvbench/1" for row in rows):
+            for row in rows:
+                if row["instance_id"] == "lvbench/1":
+                    row["answer_128"] = "blue"
+            with open(path, "w", newline="") as handle:
+                writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+                writer.writeheader()
+                writer.writerows(rows)
+    result = snakemake(annotated, "results/instances.parquet", config=config)
+    assert result.returncode == 0, result.stderr[-3000:]
+    instances = {inst.instance_id: inst for inst in read_instances(annotated / "results" / "instances.parquet")}
+    assert instances["lvbench/1"].answers[128] == "blue"

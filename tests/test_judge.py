@@ -152,7 +152,9 @@ def test_timestamps_are_not_the_number():
     ("reply", "letter"),
     [("B", "B"), ("(B)", "B"), ("B.", "B"), ("B. Paris", "B"), ("B) Paris", "B"), ("b", "B"), ("The answer is B.", "B"),
      ("Answer: (C)", "C"), ("Option D", "D"), ("A person walks in.", None), ("The answer is A person.", None),
-     ("I think A or B", None), ("", None)],
+     ("I think A or B", None), ("", None), ("Answer: B\n\nOption A) shows a dog", "B"), ("B\nThe man runs.", "B"),
+     ("The answer is B, not A.", "B"), ("Answer: **B**", "B"), ("B - Paris", "B"), ("the answer is a dog", None),
+     ("The correct answer is (B). Option (A) is wrong.", "B"), ("Answer: C\nExplanation: option A: no", "C")],
 )  # fmt: skip
 def test_mcq_judge_reads_only_a_letter_that_stands_alone(reply, letter):
     from virtuebench.judge import get_judge

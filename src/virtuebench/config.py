@@ -191,6 +191,25 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
                 problems.append(f"config.curation.{key}: {name!r} is not in the model registry {registry_path}")
             elif name is not None:
                 curation_models[name] = registry[name]
+                key_env = (registry[name].get("settings") or {}).get("api_key_env")
+                if key_env and not environ.get(key_env):
+                    (missing_keys if defer_keys else problems).append(
+                        f"config.curation.{key}: {name} needs an API key: set the environment variable {key_env}")
+        difficulty_judge = curation.get("difficulty_judge", "rules")
+        judge_settings = defined.get(difficulty_judge, {})
+        key_env = judge_settings.get("api_key_env", "OPENAI_API_KEY") if judge_settings.get("kind") == "llm" else None
+        if key_env and not environ.get(key_env):
+            (missing_keys if defer_keys else problems).append(
+                f"config.curation.difficulty_judge: {difficulty_judge} needs an API key: set the environment variable {key_env}")
+        for source in curation.get("sources", []):
+            if source in REAL_SOURCES and source not in curation.get("raw_dirs", {}) and not environ.get("HF_TOKEN"):
+                from virtuebench.sources import real_source
+
+                release = real_source(source).RELEASE
+                if release.gated:
+                    (missing_keys if defer_keys else problems).append(
+                        f"config.curation.sources: {source} ({release.repo_id}) is gated: accept its terms at {release.url} "
+                        "and set HF_TOKEN (or give an already downloaded copy in config.curation.raw_dirs)")
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     compare = [(a, b) for a, b in config.get("compare_judges", [])]

@@ -61,10 +61,12 @@ def parse_time(text: str) -> float:
 
 
 def parse_evidence(text: str) -> list[list[float]]:
-    """'0:15-0:19; 1:20' -> [[15, 19], [80, 81]]: ranges are [start, end), a single time is its whole second.
+    """'0:15-0:19; 1:20' -> [[15, 20], [80, 81]]: intervals [start, end).
 
-    An end time names the last second that shows the evidence, so '0:15-0:19' covers [15, 20).
-    Separators: ';' or ','. Empty text or 'none' -> [].
+    Whole seconds name the seconds shown, so a range's end second is included ('0:15-0:19' covers
+    [15, 20)) and a single time is its second ('1:20' -> [80, 81)). With a fraction the end is exact
+    ('0:01.5-0:02.25' -> [1.5, 2.25)) and a single time covers one second from it. Separators: ';' or ','.
+    Empty text or 'none' -> [].
     """
     text = (text or "").strip()
     if not text or text.lower() in {"none", "n/a", "-"}:
@@ -77,11 +79,13 @@ def parse_evidence(text: str) -> list[list[float]]:
         if "-" in piece:
             start_text, _, end_text = piece.partition("-")
             start, end = parse_time(start_text), parse_time(end_text)
+            if end < start:
+                raise ValueError(f"range {piece!r} ends before it starts")
+            whole = start == int(start) and end == int(end)
+            intervals.append([start, end + 1.0 if whole or end == start else end])
         else:
-            start = end = parse_time(piece)
-        if end < start:
-            raise ValueError(f"range {piece!r} ends before it starts")
-        intervals.append([start, float(int(end)) + 1.0 if end == int(end) else end])
+            start = parse_time(piece)
+            intervals.append([start, start + 1.0])
     return intervals
 
 
@@ -99,6 +103,8 @@ def format_evidence(intervals: Sequence[Sequence[float]]) -> str:
         if start == int(start) and end == int(end):
             last = int(end) - 1  # a whole-second end is exclusive: name the last second shown
             pieces.append(format_time(start) if last <= start else f"{format_time(start)}-{format_time(last)}")
+        elif end - start == 1.0:
+            pieces.append(format_time(start))
         else:
             pieces.append(f"{format_time(start)}-{format_time(end)}")
     return "; ".join(pieces)
@@ -195,39 +201,42 @@ def read_verified(verified_dir: str | Path, kept: dict[str, Instance], levels: S
         raise AnnotationError(f"{verified_dir}: no verified batch files (*.csv); see docs/annotation.md")
     rows: dict[str, dict[str, Any]] = {}
     for path in files:
-        with open(path, newline="", encoding="utf-8-sig") as handle:
-            reader = csv.DictReader(handle)
-            header = reader.fieldnames or []
-            missing = [name for name in ("instance_id", "decision", "evidence") if name not in header]
-            if missing:
-                raise AnnotationError(f"{path}: missing column(s) {missing}")
-            for line, row in enumerate(reader, start=2):
-                where = f"{path}:{line}"
-                instance_id = (row.get("instance_id") or "").strip()
-                if instance_id not in kept:
-                    raise AnnotationError(f"{where}: instance_id {instance_id!r} is not among the kept questions")
-                if instance_id in rows:
-                    raise AnnotationError(f"{where}: instance_id {instance_id!r} is also annotated at {rows[instance_id]['where']}")
-                decision = (row.get("decision") or "keep").strip().lower()
-                if decision not in DECISIONS:
-                    raise AnnotationError(f"{where}: column decision: {row.get('decision')!r} is not one of {list(DECISIONS)}")
-                try:
-                    evidence = parse_evidence(row.get("evidence", ""))
-                except ValueError as error:
-                    raise AnnotationError(f"{where}: column evidence: {error}") from None
-                inst = kept[instance_id]
-                answers = {}
-                if decision == "keep":
-                    for level in available_levels(inst.duration_s, levels):
-                        column = f"answer_{level}"
-                        value = (row.get(column) or "").strip()
-                        if not value:
-                            raise AnnotationError(f"{where}: column {column}: empty, but level {level} is available for {inst.video_id}")
-                        answers[level] = normalize_answer(value)
-                    for level in levels:
-                        if level not in answers and (row.get(f"answer_{level}") or "").strip():
-                            raise AnnotationError(f"{where}: column answer_{level}: level {level} is unavailable for {inst.video_id} ({inst.duration_s:.0f} s)")
-                rows[instance_id] = {"decision": decision, "answers": answers, "evidence": evidence, "where": where}
+        try:
+            lines = path.read_text(encoding="utf-8-sig").splitlines(keepends=True)
+        except UnicodeDecodeError as error:
+            raise AnnotationError(f"{path}: not UTF-8 ({error.reason} at byte {error.start}); save it as 'CSV UTF-8'") from None
+        reader = csv.DictReader(lines)
+        header = reader.fieldnames or []
+        missing = [name for name in ("instance_id", "decision", "evidence") if name not in header]
+        if missing:
+            raise AnnotationError(f"{path}: missing column(s) {missing}")
+        for line, row in enumerate(reader, start=2):
+            where = f"{path}:{line}"
+            instance_id = (row.get("instance_id") or "").strip()
+            if instance_id not in kept:
+                raise AnnotationError(f"{where}: instance_id {instance_id!r} is not among the kept questions")
+            if instance_id in rows:
+                raise AnnotationError(f"{where}: instance_id {instance_id!r} is also annotated at {rows[instance_id]['where']}")
+            decision = (row.get("decision") or "keep").strip().lower()
+            if decision not in DECISIONS:
+                raise AnnotationError(f"{where}: column decision: {row.get('decision')!r} is not one of {list(DECISIONS)}")
+            try:
+                evidence = parse_evidence(row.get("evidence", ""))
+            except ValueError as error:
+                raise AnnotationError(f"{where}: column evidence: {error}") from None
+            inst = kept[instance_id]
+            answers = {}
+            if decision == "keep":
+                for level in available_levels(inst.duration_s, levels):
+                    column = f"answer_{level}"
+                    value = (row.get(column) or "").strip()
+                    if not value:
+                        raise AnnotationError(f"{where}: column {column}: empty, but level {level} is available for {inst.video_id}")
+                    answers[level] = normalize_answer(value)
+                for level in levels:
+                    if level not in answers and (row.get(f"answer_{level}") or "").strip():
+                        raise AnnotationError(f"{where}: column answer_{level}: level {level} is unavailable for {inst.video_id} ({inst.duration_s:.0f} s)")
+            rows[instance_id] = {"decision": decision, "answers": answers, "evidence": evidence, "where": where}
     return rows
 
 

@@ -226,7 +226,8 @@ def filter_difficulty(instances: Sequence[Instance], llm: LlmFilter, judge: Judg
             continue
         try:
             second = random_second(inst.video_id, inst.duration_s, seed)
-            path = extract_single_frame(inst.video_path, grid_timestamp(second), frames_dir / f"{inst.video_id}.jpg")
+            # Named by its second: another seed never reuses the old image.
+            path = extract_single_frame(inst.video_path, grid_timestamp(second), frames_dir / f"{inst.video_id}_{second:05d}.jpg")
             frames[inst.video_id] = (path, grid_timestamp(second))
         except Exception as error:  # a broken video: its questions are recorded as invalid
             frames[inst.video_id] = f"single frame unavailable: {type(error).__name__}: {error}"

@@ -77,9 +77,12 @@ def write_table(judgments: dict[tuple[str, str, str], Path], overall: dict[str, 
     head = " & ".join(rf"\multicolumn{{2}}{{c}}{{{source}}}" for source in sources)
     lines = [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{columns}}}", r"\toprule",
              rf"Model & {head} & VirtueBench \\", "& " + " & ".join(["OE & MCQ"] * len(sources)) + r" & Overall \\", r"\midrule"]  # fmt: skip
+    def cell(value: float) -> str:  # "--": no question of that source has options (MovieChat-1K is open-ended)
+        return "--" if value != value else f"{value:.2f}"
+
     for row in rows:
-        cells = [f"{row[f'{source}_{form}']:.2f}" for source in sources for form in ("oe", "mcq")]
-        lines.append(f"{row['model']} & " + " & ".join(cells) + f" & {row['virtuebench_overall']:.2f} \\\\")
+        cells = [cell(row[f"{source}_{form}"]) for source in sources for form in ("oe", "mcq")]
+        lines.append(f"{row['model']} & " + " & ".join(cells) + f" & {cell(row['virtuebench_overall'])} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}",
               rf"\caption{{Accuracy (\%) on the source benchmarks' questions at {level} frames against their full-video "
               r"answers, multiple-choice (MCQ) and open-ended (OE), beside VirtueBench overall at the same level.}", r"\end{table}", ""]  # fmt: skip

@@ -11,23 +11,29 @@ from virtuebench.judge.rules import detect_refusal
 
 VERSION = "mcq/1"
 
-# A letter counts only where it stands alone ("B", "(B)", "B.", "B) text", "answer is B."): a reply that
-# starts with the article "A" ("A person walks in") names no option.
-_ALONE = r"(?:\(([A-J])\)|\b([A-J])(?=\s*(?:$|[.:)\]])))"
-_PATTERNS = [
-    re.compile(rf"^\s*{_ALONE}"),
-    re.compile(rf"\b(?:answer|option|choice)\s*(?:is|:)?\s*{_ALONE}", re.IGNORECASE),
-    re.compile(r"^\s*\(?([a-j])\)?\s*[.)]?\s*$()"),  # the whole reply a lower-case letter: "b", "(b)"
-]
+# A letter counts only where it stands alone ("B", "(B)", "B.", "B) text", "**B**", "B - text", "answer is B,"):
+# a reply that starts with the article "A" ("A person walks in") names no option. Lower case only as the
+# whole reply ("b"), where it cannot be a word.
+_ALONE = r"(?:\*\*)?(?:\(([A-J])\)|\b([A-J])(?=[ \t*]*(?:$|\n|[.:)\],;\-])))"
+_ANSWER = re.compile(rf"(?i:\b(?:correct\s+)?answer\s*(?:is|:)?\s*(?:option\s*)?){_ALONE}")  # the first one decides
+_START = re.compile(rf"^\s*{_ALONE}")
+_OPTION = re.compile(rf"(?i:\b(?:option|choice)\s*){_ALONE}")  # only when one letter is named
+_LOWER = re.compile(r"^\s*\(?([a-j])\)?\s*[.)]?\s*$")
+
+
+def _letter(match: re.Match) -> str:
+    return next(group for group in match.groups() if group).upper()
 
 
 def chosen_letter(response: str) -> str | None:
-    """The option letter a reply chooses, or None when it names none."""
-    for pattern in _PATTERNS:
-        letters = {(match.group(1) or match.group(2)).upper() for match in pattern.finditer(response.strip())}
-        if len(letters) == 1:
-            return letters.pop()
-    return None
+    """The option letter a reply chooses, or None when it names none (or several, with no "answer is")."""
+    text = response.strip()
+    for pattern in (_ANSWER, _START, _LOWER):
+        match = pattern.search(text)
+        if match:
+            return _letter(match)
+    letters = {_letter(match) for match in _OPTION.finditer(text)}
+    return letters.pop() if len(letters) == 1 else None
 
 
 class McqJudge:

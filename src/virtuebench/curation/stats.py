@@ -11,6 +11,7 @@ from typing import Any
 
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.instances import Instance
+from virtuebench.report.tables import latex_escape
 
 
 def composition(instances: Sequence[Instance]) -> list[dict[str, Any]]:
@@ -57,10 +58,6 @@ def write_csv(rows: Sequence[dict[str, Any]], path: str | Path, columns: Sequenc
         writer.writerows(rows)
 
 
-def _tex_escape(text: str) -> str:
-    return str(text).replace("_", r"\_").replace("&", r"\&").replace("%", r"\%")
-
-
 def summary_tex(rows: Sequence[dict[str, Any]], caption: str) -> str:
     lines = [
         r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lrrrrrr}", r"\toprule",
@@ -70,7 +67,7 @@ def summary_tex(rows: Sequence[dict[str, Any]], caption: str) -> str:
         if row["source"] == "total":
             lines.append(r"\midrule")
         lines.append(
-            f"{_tex_escape(row['source'])} & {row['n_questions']} & {row['n_videos']} & {row['perception']} & "
+            f"{latex_escape(row['source'])} & {row['n_questions']} & {row['n_videos']} & {row['perception']} & "
             f"{row['reasoning']} & {row['mean_duration_s']:.1f} & {row['share_percent']:.2f} \\\\"
         )
     lines += [r"\bottomrule", r"\end{tabular}", f"\\caption{{{caption}}}", r"\end{table}", ""]

@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from virtuebench.curation.stats import write_csv
 from virtuebench.instances import Instance
 from virtuebench.records import iter_jsonl
+from virtuebench.report.tables import latex_escape
 from virtuebench.sources.base import option_letter
 
 #: The MCQ instruction (the papers do not print theirs; this is the usual one of video MCQ evaluations).
@@ -69,12 +71,9 @@ def write_table(judgments: dict[tuple[str, str, str], Path], overall: dict[str, 
                 row[f"{source}_{form}_correct"] = correct
         row["virtuebench_overall"] = overall.get(model, float("nan"))
         rows.append(row)
-    with open(csv_path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["model"])
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(rows, csv_path, list(rows[0]) if rows else ["model"])
     columns = "l" + "rr" * len(sources) + "r"
-    head = " & ".join(rf"\multicolumn{{2}}{{c}}{{{source}}}" for source in sources)
+    head = " & ".join(rf"\multicolumn{{2}}{{c}}{{{latex_escape(source)}}}" for source in sources)
     lines = [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{columns}}}", r"\toprule",
              rf"Model & {head} & VirtueBench \\", "& " + " & ".join(["OE & MCQ"] * len(sources)) + r" & Overall \\", r"\midrule"]  # fmt: skip
     def cell(value: float) -> str:  # "--": no question of that source has options (MovieChat-1K is open-ended)
@@ -82,7 +81,7 @@ def write_table(judgments: dict[tuple[str, str, str], Path], overall: dict[str, 
 
     for row in rows:
         cells = [cell(row[f"{source}_{form}"]) for source in sources for form in ("oe", "mcq")]
-        lines.append(f"{row['model']} & " + " & ".join(cells) + f" & {cell(row['virtuebench_overall'])} \\\\")
+        lines.append(f"{latex_escape(row['model'])} & " + " & ".join(cells) + f" & {cell(row['virtuebench_overall'])} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}",
               rf"\caption{{Accuracy (\%) on the source benchmarks' questions at {level} frames against their full-video "
               r"answers, multiple-choice (MCQ) and open-ended (OE), beside VirtueBench overall at the same level.}", r"\end{table}", ""]  # fmt: skip

@@ -20,11 +20,13 @@ from; the per-level truth comes from annotation (virtuebench.curation).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from virtuebench.instances import Instance
 from virtuebench.levels import available_levels
@@ -136,6 +138,19 @@ class Conversion:
 
     def exclude(self, item: str, reason: str) -> None:
         self.excluded.append({"item": f"{self.source}:{item}", "reason": reason})
+
+    def read_json(self, item: str, path: Path, kind: str, expected: type, shape: str) -> Any | None:
+        """One annotation file of a source with several: its content, or None (and a report row) when it
+        cannot be read or is not a `expected` ("expected <shape>")."""
+        try:
+            value = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            self.exclude(item, f"{path}: unreadable {kind} ({error})")
+            return None
+        if not isinstance(value, expected):
+            self.exclude(item, f"{path}: expected {shape}")
+            return None
+        return value
 
     def _video(self, path: Path, key: str) -> tuple[str, float, Path] | str:
         if (path, key) not in self._videos:

@@ -20,6 +20,7 @@ from typing import Any
 from virtuebench.cvrr import DIMENSIONS
 from virtuebench.instances import Instance
 from virtuebench.levels import is_available
+from virtuebench.sources.base import probe_duration
 
 
 @dataclass(frozen=True)
@@ -51,18 +52,6 @@ def _annotation_file(folder: Path, dimension: str) -> Path:
     if len(candidates) == 1:  # the release has one misnamed annotation file
         return candidates[0]
     raise ValueError(f"{expected}: annotation file not found")
-
-
-def _probe_duration(path: Path) -> float:
-    import av
-
-    with av.open(str(path)) as container:
-        stream = container.streams.video[0]
-        if stream.duration is not None and stream.time_base is not None:
-            return float(stream.duration * stream.time_base)
-        if container.duration is not None:
-            return container.duration / 1_000_000
-    raise ValueError("no duration in the container")
 
 
 def _video_file(folder: Path, video_id: str) -> Path:
@@ -99,7 +88,7 @@ def load(settings: CvrrSettings, videos_dir: str | Path) -> tuple[list[Instance]
             source_video = _video_file(folder, entry["VideoID"])
             if source_video not in durations:
                 try:
-                    durations[source_video] = _probe_duration(source_video) if source_video.exists() else "video file not found"
+                    durations[source_video] = probe_duration(source_video) if source_video.exists() else "video file not found"
                 except Exception as error:  # PyAV raises many types for a broken file
                     durations[source_video] = f"unreadable video ({error})"
             duration = durations[source_video]

@@ -39,7 +39,6 @@ candidates; whether any entry carries an id of its own (none was seen).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -115,13 +114,8 @@ def _mc_row(entry: Any) -> tuple[str, str, str, list[str]] | str:
 
 def _convert_file(conversion: Conversion, raw_dir: Path, path: Path) -> None:
     stem = path.stem
-    try:
-        entries = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        conversion.exclude(stem, f"{path}: unreadable annotation file ({error})")
-        return
-    if not isinstance(entries, list):
-        conversion.exclude(stem, f"{path}: expected a list of questions")
+    entries = conversion.read_json(stem, path, "annotation file", list, "a list of questions")
+    if entries is None:
         return
     generation: Counter[str] = Counter()
     for index, entry in enumerate(entries):

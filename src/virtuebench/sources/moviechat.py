@@ -30,7 +30,6 @@ them, with the moment as evidence [t, t + 1) seconds.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -99,13 +98,8 @@ def _moment(entry: dict[str, Any], info: Any) -> tuple[float, str | None]:
 
 def _convert_file(conversion: Conversion, raw_dir: Path, path: Path, include_breakpoint: bool) -> None:
     stem = path.stem
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        conversion.exclude(stem, f"{path}: unreadable ground-truth file ({error})")
-        return
-    if not isinstance(data, dict):
-        conversion.exclude(stem, f"{path}: expected an object with 'info' and question lists")
+    data = conversion.read_json(stem, path, "ground-truth file", dict, "an object with 'info' and question lists")
+    if data is None:
         return
     info = data.get("info")
     video = _video_file(raw_dir, info, stem)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from fractions import Fraction
@@ -9,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from virtuebench.instances import Instance, read_instances
+from virtuebench.sources.__main__ import main as sources_main
 from virtuebench.sources.synthetic import Event, VideoPlan, write_video
 
 REPO = Path(__file__).resolve().parents[1]
@@ -138,3 +141,18 @@ def kill_after_progress(command: list[str], env: dict, partial: Path, lines: int
         time.sleep(0.05)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
+
+
+def excluded_reasons(excluded: list[dict[str, str]]) -> dict[str, str]:
+    """A source report as item -> reason."""
+    return {row["item"]: row["reason"] for row in excluded}
+
+
+def convert_with_cli(source: str, raw: Path, work: Path, levels: tuple[int, ...] = (64,)) -> tuple[list[Instance], list[dict[str, str]]]:
+    """`python -m virtuebench.sources SOURCE` in process: the instances read back and the report's rows."""
+    out, excluded = work / "instances.parquet", work / "excluded.csv"
+    settings = json.dumps({"raw_dir": str(raw), "levels": list(levels)})
+    assert sources_main([source, "--settings", settings, "--videos-dir", str(work / "videos"), "--out", str(out),
+                         "--excluded", str(excluded)]) == 0  # fmt: skip
+    with open(excluded, newline="") as handle:
+        return read_instances(out), list(csv.DictReader(handle))

@@ -3,7 +3,6 @@ the module): test_set_movie/<Movie>/<Movie>.mp4 with <Movie>.txt question blocks
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shutil
@@ -11,11 +10,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import make_video
+from conftest import convert_with_cli, excluded_reasons, make_video
 
-from virtuebench.instances import read_instances
 from virtuebench.sources import allvb
-from virtuebench.sources.__main__ import main
 
 WOMAN = "A Fantastic Woman (2017)"
 QUESTIONS = """\
@@ -94,9 +91,6 @@ def make_release(root: Path, movie: Path) -> Path:
     return root
 
 
-def _reasons(excluded: list[dict[str, str]]) -> dict[str, str]:
-    return {row["item"]: row["reason"] for row in excluded}
-
 
 def test_convert_mcq_to_open_ended(tmp_path, movie):
     raw = make_release(tmp_path / "raw", movie)
@@ -123,7 +117,7 @@ def test_convert_mcq_to_open_ended(tmp_path, movie):
     assert timing.answer == "After the funeral, at night"  # wrapped option joined, letter prefix dropped
     assert by_id[f"{WOMAN}/6"].answer == "A toast"  # lower-case letter
 
-    reasons = _reasons(excluded)
+    reasons = excluded_reasons(excluded)
     assert "task type 'Plot Twist Analysis' has no category" in reasons[f"allvb:{WOMAN}/3"]
     assert "bad row" in reasons[f"allvb:{WOMAN}/4"] and "outside the 5 options" in reasons[f"allvb:{WOMAN}/4"]
     assert "bad row" in reasons[f"allvb:{WOMAN}/5"] and "Answer" in reasons[f"allvb:{WOMAN}/5"]
@@ -177,13 +171,8 @@ def test_prepare_joins_parts_and_unpacks_once(tmp_path, movie):
 
 def test_cli_writes_instances_and_report(tmp_path, movie):
     raw = make_release(tmp_path / "raw", movie)
-    out, report = tmp_path / "instances.parquet", tmp_path / "excluded.csv"
-    settings = json.dumps({"raw_dir": str(raw), "levels": [64]})
-    assert main(["allvb", "--settings", settings, "--videos-dir", str(tmp_path / "videos"),
-                 "--out", str(out), "--excluded", str(report)]) == 0  # fmt: skip
-    instances = read_instances(out)
+    instances, report = convert_with_cli("allvb", raw, tmp_path)
     assert sorted((inst.source_id, inst.answer) for inst in instances) == [
         (f"{WOMAN}/1", "Red"), (f"{WOMAN}/2", "After the funeral, at night"), (f"{WOMAN}/6", "A toast")]  # fmt: skip
     assert all(inst.options and inst.answers == {64: inst.answer} for inst in instances)
-    with open(report, newline="") as handle:
-        assert len(list(csv.DictReader(handle))) == 4
+    assert len(report) == 4

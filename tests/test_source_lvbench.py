@@ -9,10 +9,9 @@ import shutil
 import sys
 
 import pytest
+from conftest import convert_with_cli, excluded_reasons
 
-from virtuebench.instances import read_instances
 from virtuebench.sources import lvbench, real_source
-from virtuebench.sources.__main__ import main as sources_main
 
 
 def _qa(uid, question, answer, types, time_reference):
@@ -127,17 +126,12 @@ def test_fetch_videos_with_a_fake_downloader(release, tmp_path, video_factory):
     assert [row["key"] for row in missing] == ["gone_vid_01"] and "not found" in missing[0]["reason"]
 
     # The CLI of all sources: the fetched video converts, the gone one is reported with the fetch reason.
-    out, excluded_csv = tmp_path / "instances.parquet", tmp_path / "excluded.csv"
-    settings = json.dumps({"raw_dir": str(release), "levels": [64]})
-    rc = sources_main(["lvbench", "--settings", settings, "--videos-dir", str(tmp_path / "v"), "--out", str(out),
-                       "--excluded", str(excluded_csv)])  # fmt: skip
-    assert rc == 0
-    instances = {inst.source_id: inst for inst in read_instances(out)}
+    converted, report = convert_with_cli("lvbench", release, tmp_path)
+    instances = {inst.source_id: inst for inst in converted}
     assert sorted(instances) == ["101", "102", "103", "104", "107", "301"]
     fetched = instances["301"]
     assert (fetched.task_type, fetched.category, fetched.answer) == ("entity recognition", "perception", "A clock")
     assert fetched.answers == {64: "A clock"} and fetched.evidence == [[3605.0, 3610.0]]
     assert fetched.options == ["A clock", "A map"] and fetched.source == "lvbench"
-    with open(excluded_csv, newline="") as handle:
-        excluded = {row["item"]: row["reason"] for row in csv.DictReader(handle)}
+    excluded = excluded_reasons(report)
     assert "video not downloaded" in excluded["lvbench:201"] and "not found" in excluded["lvbench:201"]

@@ -3,18 +3,15 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
-from conftest import make_video
+from conftest import convert_with_cli, excluded_reasons, make_video
 
-from virtuebench.instances import read_instances
 from virtuebench.sources import REAL_SOURCES, mlvu, real_source
-from virtuebench.sources.__main__ import main
 
 
 @pytest.fixture(scope="module")
@@ -66,9 +63,6 @@ def make_release(root: Path, clips: tuple[Path, Path]) -> Path:
     return root
 
 
-def _reasons(excluded: list[dict[str, str]]) -> dict[str, str]:
-    return {row["item"]: row["reason"] for row in excluded}
-
 
 def test_registered():
     assert REAL_SOURCES["mlvu"] == "mlvu" and real_source("mlvu") is mlvu
@@ -98,7 +92,7 @@ def test_convert(tmp_path, clips):
         assert linked.parent == tmp_path / "videos" and linked.is_symlink()
         assert Path(os.readlink(linked)) == (raw / "MLVU" / "video" / stem / "movie101_66.mp4").resolve()
 
-    reasons = _reasons(excluded)
+    reasons = excluded_reasons(excluded)
     missing_video, bad_row = reasons["mlvu:1_plotQA/1"], reasons["mlvu:1_plotQA/2"]
     assert "video file not found" in missing_video and "1_plotQA/movie101_99.mp4" in missing_video
     assert bad_row.startswith("bad row") and "'On the moon.' is not one of the candidates" in bad_row
@@ -126,12 +120,7 @@ def test_no_annotations(tmp_path):
 
 def test_cli(tmp_path, clips):
     raw = mlvu.prepare(make_release(tmp_path / "raw", clips))
-    out, excluded = tmp_path / "instances.parquet", tmp_path / "excluded.csv"
-    settings = json.dumps({"raw_dir": str(raw), "levels": [64]})
-    assert main(["mlvu", "--settings", settings, "--videos-dir", str(tmp_path / "videos"),
-                 "--out", str(out), "--excluded", str(excluded)]) == 0  # fmt: skip
-    instances = read_instances(out)
+    instances, excluded = convert_with_cli("mlvu", raw, tmp_path)
     assert [inst.source_id for inst in instances] == ["1_plotQA/0", "4_count/0"]
     assert instances[0].options[1] == instances[0].answer == "He is scared of the dog."
-    with open(excluded, newline="") as handle:
-        assert len(list(csv.DictReader(handle))) == 10
+    assert len(excluded) == 10

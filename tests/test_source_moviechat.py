@@ -3,18 +3,15 @@ with the answers, annotations/<stem>.json without them, videos/<info.video_path>
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
-from conftest import make_video
+from conftest import convert_with_cli, excluded_reasons, make_video
 
-from virtuebench.instances import read_instances
 from virtuebench.sources import moviechat
-from virtuebench.sources.__main__ import main
 
 
 @pytest.fixture(scope="module")
@@ -53,9 +50,6 @@ def make_release(root: Path, movie: Path) -> Path:
     return root
 
 
-def _reasons(excluded: list[dict[str, str]]) -> dict[str, str]:
-    return {row["item"]: row["reason"] for row in excluded}
-
 
 def test_convert_global_questions(tmp_path, movie):
     raw = make_release(tmp_path / "raw", movie)
@@ -73,7 +67,7 @@ def test_convert_global_questions(tmp_path, movie):
     assert linked.parent == tmp_path / "videos" and linked.is_symlink()
     assert Path(os.readlink(linked)) == (raw / "videos" / "1.mp4").resolve()
 
-    reasons = _reasons(excluded)
+    reasons = excluded_reasons(excluded)
     assert "bad row" in reasons["moviechat-1k:1/global/2"]
     assert reasons["moviechat-1k:1/breakpoint"].startswith("2 breakpoint question(s) left out")
     assert "task type 'local' has no category" in reasons["moviechat-1k:1/local/0"]
@@ -90,7 +84,7 @@ def test_breakpoints_when_asked_carry_their_moment(tmp_path, movie):
     moment = by_id["1/breakpoint/0"]
     assert (moment.task_type, moment.category, moment.evidence) == ("breakpoint", "perception", [[30.0, 31.0]])
     assert (moment.question, moment.answer, moment.answers) == ("What is she doing now?", "Running.", {64: "Running."})
-    assert "past the end" in _reasons(excluded)["moviechat-1k:1/breakpoint/1"]
+    assert "past the end" in excluded_reasons(excluded)["moviechat-1k:1/breakpoint/1"]
     assert "1/breakpoint/1" not in by_id
 
 
@@ -112,12 +106,7 @@ def test_release_without_ground_truth_is_an_error(tmp_path):
 
 def test_cli_writes_instances_and_report(tmp_path, movie):
     raw = make_release(tmp_path / "raw", movie)
-    out, report = tmp_path / "instances.parquet", tmp_path / "excluded.csv"
-    settings = json.dumps({"raw_dir": str(raw), "levels": [64]})
-    assert main(["moviechat-1k", "--settings", settings, "--videos-dir", str(tmp_path / "videos"),
-                 "--out", str(out), "--excluded", str(report)]) == 0  # fmt: skip
-    instances = read_instances(out)
+    instances, report = convert_with_cli("moviechat-1k", raw, tmp_path)
     assert [(inst.source_id, inst.answer, inst.answers) for inst in instances] == [
         ("1/global/0", "A dog.", {64: "A dog."}), ("1/global/1", "2", {64: "2"})]  # fmt: skip
-    with open(report, newline="") as handle:
-        assert len(list(csv.DictReader(handle))) == 6
+    assert len(report) == 6

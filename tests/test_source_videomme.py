@@ -3,19 +3,15 @@ videomme/test-00000-of-00001.parquet with the questions, videos_chunked_NN.zip h
 
 from __future__ import annotations
 
-import csv
-import json
 import os
 import zipfile
 from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import make_video
+from conftest import convert_with_cli, excluded_reasons, make_video
 
-from virtuebench.instances import read_instances
 from virtuebench.sources import REAL_SOURCES, real_source, videomme
-from virtuebench.sources.__main__ import main
 
 OPTIONS = ["A. Two.", "B. Three.", "C. Four.", "D. Five."]
 
@@ -57,9 +53,6 @@ def make_release(root: Path, clip: bytes) -> Path:
     return root
 
 
-def _reasons(excluded: list[dict[str, str]]) -> dict[str, str]:
-    return {row["item"]: row["reason"] for row in excluded}
-
 
 def test_registered():
     assert REAL_SOURCES["video-mme"] == "videomme" and real_source("video-mme") is videomme
@@ -98,7 +91,7 @@ def test_convert(tmp_path, clip):
     assert linked.parent == tmp_path / "videos" and linked.is_symlink()
     assert Path(os.readlink(linked)) == (raw / "data" / "fFjv93ACGo8.mp4").resolve()
 
-    reasons = _reasons(excluded)
+    reasons = excluded_reasons(excluded)
     assert set(reasons) == {"video-mme:003-1", "video-mme:004-1", "video-mme:004-2", "video-mme:004-3"}
     assert "video file not found" in reasons["video-mme:003-1"] and "NoSuchVideo.mp4" in reasons["video-mme:003-1"]
     assert reasons["video-mme:004-1"].startswith("bad row") and "outside the 4 options" in reasons["video-mme:004-1"]
@@ -119,12 +112,7 @@ def test_missing_or_unreadable_table(tmp_path):
 
 def test_cli(tmp_path, clip):
     raw = videomme.prepare(make_release(tmp_path / "raw", clip))
-    out, excluded = tmp_path / "instances.parquet", tmp_path / "excluded.csv"
-    settings = json.dumps({"raw_dir": str(raw), "levels": [64]})
-    assert main(["video-mme", "--settings", settings, "--videos-dir", str(tmp_path / "videos"),
-                 "--out", str(out), "--excluded", str(excluded)]) == 0  # fmt: skip
-    instances = read_instances(out)
+    instances, excluded = convert_with_cli("video-mme", raw, tmp_path)
     assert [inst.source_id for inst in instances] == ["001-1", "001-2", "002-1"]
     assert instances[0].options == ["Two.", "Three.", "Four.", "Five."] and instances[0].answers == {64: "Four."}
-    with open(excluded, newline="") as handle:
-        assert len(list(csv.DictReader(handle))) == 4
+    assert len(excluded) == 4

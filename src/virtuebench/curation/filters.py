@@ -88,10 +88,13 @@ def parse_keep_discard(reply: str) -> str | None:
     return KEEP if words == {"keep"} else DISCARD
 
 
+def _letters(text: str) -> str:
+    return re.sub(r"[^a-z ]", "", text.lower()).strip()
+
+
 def is_unknown(reply: str) -> bool:
     """The difficulty prompt's "I don't know." (quotes, case and punctuation aside)."""
-    normalized = re.sub(r"[^a-z ]", "", reply.lower().replace("’", "'").replace("'", "")).strip()
-    return normalized in {"i dont know", "idk", "unknown"}
+    return _letters(reply) in {_letters(DIFFICULTY_UNKNOWN), "idk", "unknown"}
 
 
 @dataclass

@@ -89,7 +89,7 @@ SCHEDULING_KEYS = {"description", "family", "gpus", "mem_gb", "runtime_min", "ma
 
 def model_config(wildcards):
     """The model's registry entry: a tracked param, so editing it reruns exactly its jobs (scheduling keys excepted)."""
-    entry = {key: value for key, value in MODELS[wildcards.model].items() if key not in SCHEDULING_KEYS}
+    entry = {key: value for key, value in model_entry(wildcards.model).items() if key not in SCHEDULING_KEYS}
     return json.dumps(entry, sort_keys=True)
 
 
@@ -135,17 +135,30 @@ def default_targets():
 
 def model_env(wildcards):
     """The conda env of the model's family (registry `env`); the core env for the reference backends."""
-    return str(Path(workflow.basedir) / MODELS[wildcards.model].get("env", "envs/core.yaml"))
+    return str(Path(workflow.basedir) / model_entry(wildcards.model).get("env", "envs/core.yaml"))
 
 
 def model_resource(key, default):
     """A per-model cluster resource from the registry entry (gpus, mem_gb, runtime_min)."""
-    return lambda wildcards: MODELS[wildcards.model].get(key, default)
+    return lambda wildcards: model_entry(wildcards.model).get(key, default)
 
 
 def gpu_partition(wildcards):
     """GPU jobs go to VB_SLURM_GPU_PARTITION when it is set; empty leaves the cluster's default."""
-    return os.environ.get("VB_SLURM_GPU_PARTITION", "") if MODELS[wildcards.model].get("gpus", 0) else ""
+    return os.environ.get("VB_SLURM_GPU_PARTITION", "") if model_entry(wildcards.model).get("gpus", 0) else ""
+
+
+def model_cpus_per_gpu(wildcards):
+    return 8 if model_entry(wildcards.model).get("gpus", 0) else 0
+
+
+def model_mem_mb(wildcards):
+    return 1024 * model_entry(wildcards.model).get("mem_gb", 4)
+
+
+def model_entry(name):
+    """A model's registry entry: one of config.models, or a curation model (filter, reference answers)."""
+    return MODELS[name] if name in MODELS else CHECKED.curation_models[name]
 
 
 # ---------------------------------------------------------------------------------------------

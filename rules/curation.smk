@@ -173,16 +173,18 @@ rule draft_reference_answers:
     output:
         "results/curation/references/{model}/{level}.jsonl",
     params:
-        model_config=lambda wildcards: json.dumps(CHECKED.curation_models[wildcards.model], sort_keys=True),
+        model_config=model_config,
         frames_dir="results/frames",
     log:
         "logs/curation/references/{model}/{level}.log",
     resources:
-        gpu=lambda wildcards: CHECKED.curation_models[wildcards.model].get("gpus", 0),
-        mem_mb=lambda wildcards: 1024 * CHECKED.curation_models[wildcards.model].get("mem_gb", 4),
-        runtime=lambda wildcards: CHECKED.curation_models[wildcards.model].get("runtime_min", 60),
+        gpu=model_resource("gpus", 0),
+        cpus_per_gpu=model_cpus_per_gpu,
+        mem_mb=model_mem_mb,
+        runtime=model_resource("runtime_min", 60),
+        slurm_partition=gpu_partition,
     conda:
-        "../envs/api.yaml"
+        model_env
     message:
         "Drafting per-level reference answers with {wildcards.model} at {wildcards.level} frames"
     shell:
@@ -266,8 +268,8 @@ rule run_supplement_inference:
         "logs/supplement/responses/{model}/{source}/{form}.log",
     resources:
         gpu=model_resource("gpus", 0),
-        cpus_per_gpu=lambda wildcards: 8 if MODELS[wildcards.model].get("gpus", 0) else 0,
-        mem_mb=lambda wildcards: 1024 * MODELS[wildcards.model].get("mem_gb", 4),
+        cpus_per_gpu=model_cpus_per_gpu,
+        mem_mb=model_mem_mb,
         runtime=model_resource("runtime_min", 60),
         slurm_partition=gpu_partition,
     conda:

@@ -11,8 +11,8 @@ rule run_inference:
         "logs/responses/{model}/{prompt}/{level}.log",
     resources:
         gpu=model_resource("gpus", 0),
-        cpus_per_gpu=lambda wildcards: 8 if MODELS[wildcards.model].get("gpus", 0) else 0,
-        mem_mb=lambda wildcards: 1024 * MODELS[wildcards.model].get("mem_gb", 4),
+        cpus_per_gpu=model_cpus_per_gpu,
+        mem_mb=model_mem_mb,
         runtime=model_resource("runtime_min", 60),
         slurm_partition=gpu_partition,
     conda:

@@ -67,9 +67,9 @@ def bench(tmp_path_factory):
 
 def test_tiny_qwen_through_the_transformers_backend(bench, tmp_path):
     model, processor = tiny_qwen()
-    backend = TransformersBackend({"max_new_tokens": 8, "max_pixels": MAX_PIXELS}, model=model, processor=processor)
+    backend = TransformersBackend({"family": "qwen2.5-vl", "max_new_tokens": 8, "max_pixels": MAX_PIXELS}, model=model, processor=processor)
     instances = read_instances(bench / "instances.parquet")
-    config = {"backend": "transformers", "hub_id": "tiny/qwen2.5-vl-random", "settings": {"max_new_tokens": 8, "max_pixels": MAX_PIXELS}}
+    config = {"backend": "transformers", "family": "qwen2.5-vl", "hub_id": "tiny/qwen2.5-vl-random", "settings": {"max_new_tokens": 8, "max_pixels": MAX_PIXELS}}
     started = time.monotonic()
     summary = run_inference(instances, bench / "frames", "tiny-qwen", config, "honest", 64, tmp_path / "out.jsonl", backend=backend)
     elapsed = time.monotonic() - started
@@ -77,7 +77,7 @@ def test_tiny_qwen_through_the_transformers_backend(bench, tmp_path):
     assert summary.answered == len(records) == 10 and summary.backend_errors == 0
     for record in records:
         assert record["error"] is None and isinstance(record["response"], str)
-        assert record["n_frames"] == 64 and record["usage"]["frames"] == 64
+        assert record["n_frames"] == 64 and record["usage"]["video_grid_thw"][0] == 32  # 64 frames, 2 per temporal patch
         # The prompt holds the video's tokens: 64 frames, 2 per temporal patch, at least 1 token each.
         assert record["usage"]["prompt_tokens"] > 32 and 1 <= record["usage"]["completion_tokens"] <= 8
     print(f"\ntiny Qwen2.5-VL on CPU: {len(records)} items of 64 frames in {elapsed:.2f} s = {len(records) / elapsed:.2f} items/s")

@@ -128,14 +128,14 @@ def test_an_edited_question_is_asked_again_on_resume(bench, tmp_path):
 
 
 def test_a_batch_backend_that_loses_replies_fails_the_batch(bench, tmp_path):
-    from virtuebench.models.base import Reply
+    from virtuebench.models.base import Backend, Reply
 
-    class Lossy:
+    class Lossy(Backend):
         batch_size = 4
 
         def answer_batch(self, requests):
             return [Reply("red")] * (len(requests) - 1)
 
     instances = read_instances(bench / "instances.parquet")
-    summary = run_inference(instances, bench / "frames", "lossy", {"backend": "x:Lossy"}, "honest", 64, tmp_path / "o.jsonl", backend=Lossy())
+    summary = run_inference(instances, bench / "frames", "lossy", {"backend": "x:Lossy"}, "honest", 64, tmp_path / "o.jsonl", backend=Lossy({}))
     assert summary.answered == 0 and summary.backend_errors == 15 and not (tmp_path / "o.jsonl").exists()

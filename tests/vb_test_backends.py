@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from virtuebench.models.base import Reply, Request
+from virtuebench.models.base import Backend, Reply, Request
 
 
-class RecordingBackend:
+class RecordingBackend(Backend):
     """Answers 'red' after `delay_s`; appends each instance_id it is asked to `calls_file`;
     raises for the instance ids in `fail_on`."""
 
@@ -27,7 +27,7 @@ class RecordingBackend:
         return Reply("red", usage={"frames": len(request.frames)})
 
 
-class ScriptedBackend:
+class ScriptedBackend(Backend):
     """Replies by the prompt: the reply of the first key of `replies` (a mapping, or a list of
     [key, reply] pairs where the order matters: configs travel as sorted JSON) that occurs in the
     rendered prompt, else `default`. Logs each instance_id (and the number of frames) to `calls_file`;

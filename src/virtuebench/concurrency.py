@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TypeVar
 
 Item = TypeVar("Item")
+Prepared = TypeVar("Prepared")
 Result = TypeVar("Result")
 
 
@@ -25,3 +26,21 @@ def imap_unordered(function: Callable[[Item], Result], items: Iterable[Item], wo
     finally:
         # On an error (or an abandoned generator) queued items are not started: they may be paid requests.
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def imap_prefetched(
+    prepare: Callable[[Item], Prepared], finish: Callable[[Item, Prepared], Result], items: Iterable[Item]
+) -> Iterator[tuple[Item, Result]]:
+    """(item, finish(item, prepare(item))) in order, preparing the next item on a second thread while
+    the current one finishes: CPU work (frames, processor) overlaps the accelerator's. At most one
+    item is prepared ahead, so memory holds two items' inputs at most."""
+    items = list(items)
+    if not items:
+        return
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        ahead = pool.submit(prepare, items[0])
+        for index, item in enumerate(items):
+            prepared = ahead.result()
+            if index + 1 < len(items):
+                ahead = pool.submit(prepare, items[index + 1])
+            yield item, finish(item, prepared)

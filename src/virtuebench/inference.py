@@ -6,6 +6,10 @@ have a record. A missing video or level is an input error: recorded in the item'
 downstream, never retried. A backend failure is retried on the next run: the job then exits
 non-zero after finishing every other item, so nothing downstream sees an incomplete set.
 
+How items reach the backend follows what it declares (models/base.py): in batches, from several
+threads, or pipelined (the next item's frames and processor run on a CPU thread while the current
+item generates), else one after another.
+
 CLI: python -m virtuebench.inference --instances I --frames-dir D --model M --model-config JSON
      --prompt P --level N --out results/responses/M/P/N.jsonl
 """
@@ -13,21 +17,23 @@ CLI: python -m virtuebench.inference --instances I --frames-dir D --model M --mo
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import threading
 import time
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from virtuebench.concurrency import imap_unordered
+from virtuebench.concurrency import imap_prefetched, imap_unordered
 from virtuebench.frames import FramesError, Manifest
 from virtuebench.instances import Instance, read_instances
-from virtuebench.models import Backend, Request, load_backend
+from virtuebench.models import Backend, Reply, Request, load_backend
 from virtuebench.progress import Progress
-from virtuebench.prompts import get_prompt
+from virtuebench.prompts import Prompt, get_prompt
 from virtuebench.records import ProgressLog, Response, stable_hash
 
 
@@ -58,9 +64,9 @@ def fingerprint(model: str, model_config: dict[str, Any], prompt_hash: str, leve
 
 
 def backend_settings(model_config: dict[str, Any]) -> dict[str, Any]:
-    """What a backend is built with: the entry's settings, plus its hub id and revision where it has them."""
+    """What a backend is built with: the entry's settings, plus its hub id, revision and family where it has them."""
     settings = dict(model_config.get("settings") or {})
-    for key in ("hub_id", "revision"):
+    for key in ("hub_id", "revision", "family"):
         if model_config.get(key) is not None:
             settings.setdefault(key, model_config[key])
     return settings
@@ -70,8 +76,198 @@ def items_for_level(instances: list[Instance], level: int) -> list[Instance]:
     return sorted((inst for inst in instances if level in inst.answers), key=lambda inst: inst.instance_id)
 
 
+def read_manifests(items: list[Instance], frames_dir: Path) -> dict[str, Manifest | str]:
+    """Each video's frame manifest, read once; the error text where it cannot be read."""
+    manifests: dict[str, Manifest | str] = {}
+    for inst in items:
+        if inst.video_id not in manifests:
+            try:
+                manifests[inst.video_id] = Manifest.read(frames_dir / inst.video_id)
+            except FramesError as error:
+                manifests[inst.video_id] = str(error)
+    return manifests
+
+
+def frames_hash(manifest: Manifest | str, level: int) -> str:
+    if isinstance(manifest, str):
+        return stable_hash(manifest)
+    frames = manifest.levels.get(str(level))
+    return stable_hash([manifest.error, manifest.settings, manifest.frame_size, frames.timestamps if frames else None])
+
+
 def _is_done(record: dict[str, Any]) -> bool:
     return record.get("error") is None or not record.get("retryable", False)
+
+
+def _response(record: dict[str, Any]) -> Response:
+    names = {field.name for field in dataclasses.fields(Response)}
+    return Response(**{key: value for key, value in record.items() if key in names})
+
+
+class InferenceJob:
+    """One (model, prompt, level) job: its items, their frames and the records made so far."""
+
+    def __init__(self, instances: list[Instance], frames_dir: str | Path, model: str, model_config: dict[str, Any],
+                 prompt: Prompt, level: int, output: str | Path) -> None:  # fmt: skip
+        self.model, self.model_config, self.prompt, self.level = model, model_config, prompt, level
+        self.frames_dir = Path(frames_dir)
+        self.items = items_for_level(instances, level)
+        self.key = fingerprint(model, model_config, prompt.hash, level)
+        self.manifests = read_manifests(self.items, self.frames_dir)
+        # A resumed record must match its question and frames too: an edited question or re-extracted
+        # frames are asked again even where the model and prompt are unchanged.
+        self.item_hashes = {inst.instance_id: stable_hash([inst.question, frames_hash(self.manifests[inst.video_id], level)])
+                            for inst in self.items}  # fmt: skip
+        self.item_hashes.update({CONTEXT_PREFIX + video_id: frames_hash(m, level) for video_id, m in self.manifests.items()})
+        self.log = ProgressLog(output, self.key)
+        self.done = self.log.resume(lambda r: _is_done(r) and r.get("item_hash") == self.item_hashes.get(r["instance_id"]))
+        self.contexts: dict[str, tuple[str | None, str | None]] = {
+            record["instance_id"].removeprefix(CONTEXT_PREFIX): (record["context"], None)
+            for record in self.done.values()
+            if record["instance_id"].startswith(CONTEXT_PREFIX)
+        }
+        self._context_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
+        self.backend: Backend | None = None
+
+    @property
+    def pending(self) -> list[Instance]:
+        return [inst for inst in self.items if inst.instance_id not in self.done]
+
+    def record(self, inst: Instance, n_frames: int, latency: float = 0.0, reply: Reply | None = None,
+               error: str | None = None, retryable: bool = False, context: str | None = None) -> Response:  # fmt: skip
+        return Response(
+            instance_id=inst.instance_id, video_id=inst.video_id, model=self.model, backend=self.model_config["backend"],
+            prompt=self.prompt.id, prompt_hash=self.prompt.hash, level=self.level, n_frames=n_frames,
+            response=reply.text if reply else None, error=error, latency_s=round(latency, 4), fingerprint=self.key,
+            retryable=retryable, usage=(reply.usage or None) if reply else None, context=context,
+            item_hash=self.item_hashes[inst.instance_id], thinking=reply.thinking if reply else None,
+        )  # fmt: skip
+
+    def failure(self, inst: Instance, request: Request, error: Exception, latency: float, context: str | None) -> Response:
+        """A backend failure: recorded for this item and retried on the next run."""
+        return self.record(inst, len(request.frames), latency, error=f"{type(error).__name__}: {error}", retryable=True, context=context)
+
+    def context_for(self, inst: Instance, frames: list[Path], timestamps: list[float], duration_s: float | None) -> tuple[str | None, str | None]:
+        """A two-step prompt's first answer for the item's video: asked once per video, kept in the progress file."""
+        video_id = inst.video_id
+        with self._context_locks[video_id]:  # one step-1 request per video, even with concurrent items
+            if video_id not in self.contexts:
+                request = Request(CONTEXT_PREFIX + video_id, "", self.prompt.context_template, frames, timestamps, self.level, duration_s)
+                try:
+                    reply = self.backend.answer(request)
+                    self.log.append({"instance_id": CONTEXT_PREFIX + video_id, "fingerprint": self.key, "context": reply.text, "error": None,
+                                     "usage": reply.usage or None, "item_hash": self.item_hashes[CONTEXT_PREFIX + video_id]})  # fmt: skip
+                    self.contexts[video_id] = (reply.text, None)
+                except Exception as error:  # recorded on each of the video's items, retried next run
+                    self.contexts[video_id] = (None, f"context step failed: {type(error).__name__}: {error}")
+            return self.contexts[video_id]
+
+    def request_for(self, inst: Instance) -> tuple[Response | None, Request | None, str | None]:
+        """An input-error record, or the request to send (with the context step's answer)."""
+        manifest = self.manifests[inst.video_id]
+        if isinstance(manifest, str) or manifest.error:
+            reason = manifest if isinstance(manifest, str) else manifest.error
+            return self.record(inst, 0, error=f"frames unavailable: {reason}"), None, None
+        if str(self.level) not in manifest.levels:
+            error = f"level {self.level} unavailable: video {manifest.video} has a grid of {manifest.grid_size} points"
+            return self.record(inst, 0, error=error), None, None
+        frames = manifest.frame_paths(self.frames_dir / inst.video_id, self.level)
+        timestamps = manifest.levels[str(self.level)].timestamps
+        context, error_text = (None, None)
+        if self.prompt.context_template:
+            context, error_text = self.context_for(inst, frames, timestamps, manifest.duration_s)
+        if error_text is not None:
+            return self.record(inst, len(frames), error=error_text, retryable=True, context=context), None, context
+        prompt = self.prompt.render(inst.question, context)
+        return None, Request(inst.instance_id, inst.question, prompt, frames, timestamps, self.level, manifest.duration_s), context
+
+    # -- the ways items reach the backend ------------------------------------------------------------
+
+    def answer(self, inst: Instance) -> Response:
+        done, request, context = self.request_for(inst)
+        if done is not None:
+            return done
+        started = time.monotonic()
+        try:
+            return self.record(inst, len(request.frames), time.monotonic() - started, self.backend.answer(request), context=context)
+        except Exception as error:  # any backend failure is recorded per item and retried next run
+            return self.failure(inst, request, error, time.monotonic() - started, context)
+
+    def prepare(self, inst: Instance) -> tuple[Response | None, Request | None, str | None, Any]:
+        """The pipelined backend's CPU step, run ahead on another thread; a failure there is the item's."""
+        done, request, context = self.request_for(inst)
+        if done is not None:
+            return done, None, None, None
+        try:
+            return None, request, context, self.backend.prepare(request)
+        except Exception as error:
+            return self.failure(inst, request, error, 0.0, context), None, None, None
+
+    def generate(self, inst: Instance, prepared: tuple[Response | None, Request | None, str | None, Any]) -> Response:
+        done, request, context, inputs = prepared
+        if done is not None:
+            return done
+        started = time.monotonic()
+        try:
+            return self.record(inst, len(request.frames), time.monotonic() - started, self.backend.generate(inputs), context=context)
+        except Exception as error:
+            return self.failure(inst, request, error, time.monotonic() - started, context)
+
+    def answer_batch(self, batch: list[Instance]) -> list[tuple[Instance, Response]]:
+        """One backend call for the batch's requests; a lost or failed reply fails the whole batch."""
+        prepared = [(inst, *self.request_for(inst)) for inst in batch]
+        results = [(inst, done) for inst, done, _, _ in prepared if done is not None]
+        todo = [(inst, request, context) for inst, done, request, context in prepared if done is None]
+        if todo:
+            started = time.monotonic()
+            try:
+                replies = self.backend.answer_batch([request for _, request, _ in todo])
+                if len(replies) != len(todo):
+                    raise RuntimeError(f"the backend returned {len(replies)} replies for {len(todo)} requests")
+                latency = (time.monotonic() - started) / len(todo)
+                results += [(inst, self.record(inst, len(request.frames), latency, reply, context=context))
+                            for (inst, request, context), reply in zip(todo, replies)]  # fmt: skip
+            except Exception as error:  # the whole batch is retried next run
+                results += [(inst, self.failure(inst, request, error, 0.0, context)) for inst, request, context in todo]
+        return results
+
+    def results(self) -> Iterator[tuple[Instance, Response]]:
+        backend, pending = self.backend, self.pending
+        if backend.batch_size > 1:
+            batches = [pending[i : i + backend.batch_size] for i in range(0, len(pending), backend.batch_size)]
+            return (pair for batch in batches for pair in self.answer_batch(batch))
+        if backend.max_concurrency > 1:
+            return imap_unordered(self.answer, pending, backend.max_concurrency)
+        if backend.pipelined and not self.prompt.context_template:  # a context step would share the accelerator
+            return imap_prefetched(self.prepare, self.generate, pending)
+        return imap_unordered(self.answer, pending, 1)
+
+    def run(self, backend: Backend | None = None) -> Summary:
+        label = f"{self.model}/{self.prompt.id}/{self.level}"
+        reused = sum(inst.instance_id in self.done for inst in self.items)
+        progress = Progress(label, len(self.items), already_done=reused)
+        self.backend = backend
+        if self.backend is None and self.pending:
+            self.backend = load_backend(self.model_config["backend"], backend_settings(self.model_config))
+        counts = {"answered": 0, "input": 0, "backend": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        records: dict[str, Response] = {}
+        for inst, record in self.results() if self.pending else ():
+            self.log.append(record)
+            records[inst.instance_id] = record
+            if record.error is None:
+                counts["answered"] += 1
+                for name in ("prompt_tokens", "completion_tokens"):
+                    counts[name] += int((record.usage or {}).get(name, 0) or 0)
+            else:
+                counts["backend" if record.retryable else "input"] += 1
+            progress.step()
+        summary = Summary(len(self.items), counts["answered"], reused, counts["input"], counts["backend"], progress.elapsed_s,
+                          counts["prompt_tokens"], counts["completion_tokens"])  # fmt: skip
+        if counts["backend"]:
+            self.log.close()  # keep the progress file: the next run retries only the failed items
+        else:
+            self.log.finish(records.get(inst.instance_id) or _response(self.done[inst.instance_id]) for inst in self.items)
+        return summary
 
 
 def run_inference(
@@ -84,147 +280,8 @@ def run_inference(
     output: str | Path,
     backend: Backend | None = None,
 ) -> Summary:
-    prompt = get_prompt(prompt_name)
-    items = items_for_level(instances, level)
-    key = fingerprint(model, model_config, prompt.hash, level)
-    manifests: dict[str, Manifest | str] = {}
-    for inst in items:  # read each video's manifest once, before anything else
-        if inst.video_id not in manifests:
-            try:
-                manifests[inst.video_id] = Manifest.read(Path(frames_dir) / inst.video_id)
-            except FramesError as error:
-                manifests[inst.video_id] = str(error)
-
-    def frames_hash(video_id: str) -> str:
-        manifest = manifests[video_id]
-        if isinstance(manifest, str):
-            return stable_hash(manifest)
-        frames = manifest.levels.get(str(level))
-        return stable_hash([manifest.error, manifest.settings, manifest.frame_size, frames.timestamps if frames else None])
-
-    # A resumed record must match its question and frames too: an edited question or re-extracted
-    # frames are asked again even where the model and prompt are unchanged.
-    item_hashes = {inst.instance_id: stable_hash([inst.question, frames_hash(inst.video_id)]) for inst in items}
-    item_hashes.update({CONTEXT_PREFIX + video_id: frames_hash(video_id) for video_id in manifests})
-    log = ProgressLog(output, key)
-    done = log.resume(lambda record: _is_done(record) and record.get("item_hash") == item_hashes.get(record["instance_id"]))
-    label = f"{model}/{prompt_name}/{level}"
-    progress = Progress(label, len(items), already_done=sum(inst.instance_id in done for inst in items))
-    backend_name = model_config["backend"]
-    counts = {"answered": 0, "input": 0, "backend": 0}
-    records: dict[str, dict[str, Any]] = {}
-    if backend is None and any(inst.instance_id not in done for inst in items):
-        backend = load_backend(backend_name, backend_settings(model_config))
-
-    def record(inst: Instance, response: str | None, error: str | None, retryable: bool, n_frames: int,
-               latency: float, usage: dict[str, Any] | None = None, context: str | None = None) -> dict[str, Any]:  # fmt: skip
-        return asdict(
-            Response(
-                instance_id=inst.instance_id, video_id=inst.video_id, model=model, backend=backend_name,
-                prompt=prompt.id, prompt_hash=prompt.hash, level=level, n_frames=n_frames,
-                response=response, error=error, latency_s=round(latency, 4), fingerprint=key,
-                retryable=retryable, usage=usage or None, context=context, item_hash=item_hashes[inst.instance_id],
-            )
-        )  # fmt: skip
-
-    # Two-step prompts: the context step runs once per video and is kept in the progress file.
-    contexts: dict[str, tuple[str | None, str | None]] = {
-        record["instance_id"].removeprefix(CONTEXT_PREFIX): (record["context"], None)
-        for record in done.values()
-        if record["instance_id"].startswith(CONTEXT_PREFIX)
-    }
-    context_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
-
-    def context_for(inst: Instance, frames: list[Path], timestamps: list[float]) -> tuple[str | None, str | None]:
-        with context_locks[inst.video_id]:  # one step-1 request per video, even with concurrent items
-            if inst.video_id not in contexts:
-                request = Request(CONTEXT_PREFIX + inst.video_id, "", prompt.context_template, frames, timestamps, level)
-                try:
-                    reply = backend.answer(request)
-                    log.append({"instance_id": CONTEXT_PREFIX + inst.video_id, "fingerprint": key, "context": reply.text, "error": None,
-                                "usage": reply.usage or None, "item_hash": item_hashes[CONTEXT_PREFIX + inst.video_id]})  # fmt: skip
-                    contexts[inst.video_id] = (reply.text, None)
-                except Exception as error:  # recorded on each of the video's items, retried next run
-                    contexts[inst.video_id] = (None, f"context step failed: {type(error).__name__}: {error}")
-            return contexts[inst.video_id]
-
-    pending = [inst for inst in items if inst.instance_id not in done]
-
-    def prepare(inst: Instance) -> tuple[dict[str, Any] | None, Request | None, str | None]:
-        """An input-error record, or the request to send (with the context step's answer)."""
-        manifest = manifests[inst.video_id]
-        if isinstance(manifest, str) or manifest.error:
-            reason = manifest if isinstance(manifest, str) else manifest.error
-            return record(inst, None, f"frames unavailable: {reason}", False, 0, 0.0), None, None
-        if str(level) not in manifest.levels:
-            return record(inst, None, f"level {level} unavailable: video {manifest.video} has a grid of {manifest.grid_size} points", False, 0, 0.0), None, None  # fmt: skip
-        frames = manifest.frame_paths(Path(frames_dir) / inst.video_id, level)
-        timestamps = manifest.levels[str(level)].timestamps
-        context, error_text = context_for(inst, frames, timestamps) if prompt.context_template else (None, None)
-        if error_text is not None:
-            return record(inst, None, error_text, True, len(frames), 0.0, None, context), None, context
-        request = Request(inst.instance_id, inst.question, prompt.render(inst.question, context), frames, timestamps, level)
-        return None, request, context
-
-    def answer(inst: Instance) -> dict[str, Any]:
-        done_record, request, context = prepare(inst)
-        if done_record is not None:
-            return done_record
-        started = time.monotonic()
-        try:
-            reply = backend.answer(request)
-            return record(inst, reply.text, None, False, len(request.frames), time.monotonic() - started, reply.usage, context)
-        except Exception as error:  # any backend failure is recorded per item and retried next run
-            return record(inst, None, f"{type(error).__name__}: {error}", True, len(request.frames), time.monotonic() - started, None, context)
-
-    def answer_batch(batch: list[Instance]) -> list[tuple[Instance, dict[str, Any]]]:
-        """For backends that take several requests at once (vLLM): one call per batch."""
-        prepared = [(inst, *prepare(inst)) for inst in batch]
-        results = [(inst, done_record) for inst, done_record, _, _ in prepared if done_record is not None]
-        todo = [(inst, request, context) for inst, done_record, request, context in prepared if done_record is None]
-        if todo:
-            started = time.monotonic()
-            try:
-                replies = backend.answer_batch([request for _, request, _ in todo])
-                if len(replies) != len(todo):
-                    raise RuntimeError(f"the backend returned {len(replies)} replies for {len(todo)} requests")
-                latency = (time.monotonic() - started) / len(todo)
-                results += [(inst, record(inst, reply.text, None, False, len(request.frames), latency, reply.usage, context))
-                            for (inst, request, context), reply in zip(todo, replies)]  # fmt: skip
-            except Exception as error:  # the whole batch is retried next run
-                results += [(inst, record(inst, None, f"{type(error).__name__}: {error}", True, len(request.frames), 0.0, None, context))
-                            for inst, request, context in todo]  # fmt: skip
-        return results
-
-    batch_size = getattr(backend, "batch_size", 1) if hasattr(backend, "answer_batch") else 1
-    if batch_size > 1:
-        batches = [pending[i : i + batch_size] for i in range(0, len(pending), batch_size)]
-        results = (pair for batch in batches for pair in answer_batch(batch))
-    else:
-        results = imap_unordered(answer, pending, getattr(backend, "max_concurrency", 1))
-    for inst, result in results:
-        log.append(result)
-        records[inst.instance_id] = result
-        if result["error"] is None:
-            counts["answered"] += 1
-            for name in ("prompt_tokens", "completion_tokens"):
-                counts[name] = counts.get(name, 0) + int((result.get("usage") or {}).get(name, 0) or 0)
-        else:
-            counts["backend" if result["retryable"] else "input"] += 1
-        progress.step()
-    for inst in items:
-        records.setdefault(inst.instance_id, done.get(inst.instance_id))
-
-    reused = sum(inst.instance_id in done for inst in items)
-    summary = Summary(len(items), counts["answered"], reused, counts["input"], counts["backend"], progress.elapsed_s,
-                      counts.get("prompt_tokens", 0), counts.get("completion_tokens", 0))  # fmt: skip
-    if counts["backend"]:
-        log.close()  # keep the progress file: the next run retries only the failed items
-    else:
-        log.finish(records[inst.instance_id] for inst in items)
-    return summary
-
-
+    job = InferenceJob(instances, frames_dir, model, model_config, get_prompt(prompt_name), level, output)
+    return job.run(backend)
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m virtuebench.inference", description=__doc__.split("\n\n")[0])
     parser.add_argument("--instances", required=True)

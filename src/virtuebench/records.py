@@ -43,6 +43,7 @@ class Response:
     usage: dict[str, Any] | None = None  # token counts and the like, where the backend reports them
     context: str | None = None  # a two-step prompt's first answer (DSCP step 1), shared by the video's items
     item_hash: str | None = None  # hash of the question and the frames it was asked with: resume reuses only a match
+    thinking: str | None = None  # a thinking model's reasoning, apart from `response`, its final answer (docs/models.md)
 
     @property
     def ok(self) -> bool:

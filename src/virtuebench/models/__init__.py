@@ -29,9 +29,12 @@ def backend_class(name: str) -> type:
         raise ValueError(f"unknown backend {name!r}; known backends: {sorted(BACKENDS)} or 'package.module:Class'")
     module_name, _, class_name = target.partition(":")
     try:
-        return getattr(importlib.import_module(module_name), class_name)
+        cls = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError) as error:
         raise ValueError(f"backend {name!r} cannot be imported ({error}); is its environment installed?") from None
+    if not (isinstance(cls, type) and issubclass(cls, Backend)):
+        raise ValueError(f"backend {name!r}: {target} is not a subclass of virtuebench.models.base.Backend")
+    return cls
 
 
 def load_backend(name: str, settings: dict[str, Any] | None = None) -> Backend:

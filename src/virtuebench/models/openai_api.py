@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from virtuebench.models.base import Reply, Request
+from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.frames_io import load_frames
 from virtuebench.openai_client import make_client, read_api_key, redact
 from virtuebench.settings import settings_from_dict
@@ -69,7 +69,7 @@ def build_messages(request: Request, settings: OpenAISettings) -> list[dict[str,
     return [{"role": "user", "content": content}]
 
 
-class OpenAIBackend:
+class OpenAIBackend(Backend):
     def __init__(self, settings: dict[str, Any], client=None) -> None:
         self.settings = OpenAISettings.from_dict(settings)
         self.max_concurrency = self.settings.max_concurrency

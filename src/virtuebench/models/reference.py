@@ -11,10 +11,10 @@ import re
 from typing import Any
 
 from virtuebench import REFUSAL_ANSWER
-from virtuebench.models.base import Reply, Request
+from virtuebench.models.base import Backend, Reply, Request
 
 
-class RefuseBackend:
+class RefuseBackend(Backend):
     def __init__(self, settings: dict[str, Any]) -> None:
         self.text = settings.get("text", REFUSAL_ANSWER)
 
@@ -25,7 +25,7 @@ class RefuseBackend:
 DEFAULT_PRIORS = {"colour": "red", "shape": "circle", "count": "2", "before_after": "before", "other": "yes"}
 
 
-class GuessBackend:
+class GuessBackend(Backend):
     def __init__(self, settings: dict[str, Any]) -> None:
         unknown = set(settings.get("priors", {})) - set(DEFAULT_PRIORS)
         if unknown:

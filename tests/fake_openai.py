@@ -34,6 +34,8 @@ class FakeOpenAI:
         self.backend_requests = 0
         self.answered: Counter[str] = Counter()  # question -> successful replies
         self.images_seen: list[int] = []
+        self.bodies: list[dict] = []  # each backend request's parameters (messages left out)
+        self.labels_seen: list[list[str]] = []  # each backend request's text parts before its prompt
         self.authorizations: set[str] = set()
         self.slow_s = slow_s
         self.lock = threading.Lock()
@@ -114,12 +116,31 @@ class FakeOpenAI:
             "usage": {"prompt_tokens": len(content) // 4, "completion_tokens": 12, "total_tokens": len(content) // 4 + 12},
         })  # fmt: skip
 
+    def rejected_parameter(self, body: dict) -> dict | None:
+        """What the real API rejects with HTTP 400 for a reasoning model (gpt-5, o-series; not gpt-5-chat):
+        a temperature other than 1, and max_tokens. The bodies are OpenAI's."""
+        model = body["model"]
+        if not re.match(r"(gpt-5(?!-chat)|o\d)", model):
+            return None
+        if "temperature" in body and body["temperature"] != 1:
+            return {"message": f"Unsupported value: 'temperature' does not support {body['temperature']} with this model. "
+                               "Only the default (1) value is supported.", "type": "invalid_request_error",
+                    "param": "temperature", "code": "unsupported_value"}  # fmt: skip
+        if "max_tokens" in body:
+            return {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' "
+                               "instead.", "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}  # fmt: skip
+        return None
+
     def handle_backend(self, handler, body: dict, content: list) -> None:
         """A model request: images then the prompt; the answer names the number of frames seen."""
         with self.lock:
+            self.bodies.append({key: value for key, value in body.items() if key != "messages"})
             self.backend_requests += 1
             number = self.backend_requests
             self.authorizations.add(handler.headers.get("Authorization", ""))
+        rejected = self.rejected_parameter(body)
+        if rejected:
+            return self._send(handler, 400, {"error": rejected})
         fault = self.backend_faults.get(number)
         prompt = content[-1]["text"]
         question = prompt.split("Question:")[-1].strip()
@@ -144,6 +165,7 @@ class FakeOpenAI:
         with self.lock:
             self.answered[question] += 1
             self.images_seen.append(images)
+            self.labels_seen.append([part["text"] for part in content[:-1] if part["type"] == "text"])
         self._send(handler, 200, {
             "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body["model"] + "-snapshot",
             "choices": [{"index": 0, "message": {"role": "assistant", "content": f"I saw {images} frames."}, "finish_reason": "stop"}],

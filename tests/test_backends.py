@@ -13,6 +13,7 @@ from PIL import Image
 
 from conftest import REPO, build_bench, kill_after_progress
 from fake_openai import FakeOpenAI
+from virtuebench.frames import Manifest
 from virtuebench.instances import read_instances
 from virtuebench.models import BACKENDS, backend_class
 from virtuebench.models.base import Request
@@ -64,17 +65,30 @@ def test_openai_messages_hold_the_frames_in_order_then_the_prompt(bench):
 
 
 def test_vllm_request_building_needs_no_vllm(bench):
+    pytest.importorskip("transformers", reason="the hf extra is not installed (pip install -e '.[hf]')")
+    from virtuebench.models.families import get_family
+
+    class VideoProcessor:
+        size = {"shortest_edge": 128 * 28 * 28, "longest_edge": 768 * 28 * 28}
+
     class Processor:
+        video_processor = VideoProcessor()
+
         def apply_chat_template(self, messages, tokenize, add_generation_prompt):
             (turn,) = messages
             assert [part["type"] for part in turn["content"]] == ["video", "text"] and not tokenize and add_generation_prompt
             return "<|vision_start|><|video_pad|><|vision_end|>" + turn["content"][1]["text"] + "<|assistant|>"
 
     settings = VllmSettings.from_dict({"hub_id": "Qwen/Qwen2.5-VL-7B-Instruct", "max_pixels": 64 * 36, "max_new_tokens": 77, "system_suffix": "/think"})
-    inputs = build_inputs(_request(bench), Processor(), settings)
+    request = _api_request(bench)
+    inputs = build_inputs(request, Processor(), settings, get_family("qwen2.5-vl"))
     assert inputs["prompt"].startswith("<|vision_start|><|video_pad|>") and inputs["prompt"].endswith("/think<|assistant|>")
-    video = inputs["multi_modal_data"]["video"]
-    assert video.dtype == np.uint8 and video.shape[0] == 3 and video.shape[3] == 3 and video.shape[1] * video.shape[2] <= 64 * 36
+    video, metadata = inputs["multi_modal_data"]["video"]
+    assert video.dtype == np.uint8 and video.shape[0] == 64 and video.shape[3] == 3
+    # The frames' true times travel with them: index / fps is each manifest timestamp.
+    assert [i / metadata["fps"] for i in metadata["frames_indices"]] == request.timestamps
+    assert inputs["mm_processor_kwargs"] == {"do_sample_frames": False, "cap_pixels_per_frame": True,
+                                             "size": {"shortest_edge": 128 * 28 * 28, "longest_edge": 64 * 36}}  # fmt: skip
     assert sampling_arguments(settings) == {"temperature": 0.0, "max_tokens": 77}
     with pytest.raises(ValueError, match="hub_id"):
         VllmSettings.from_dict({})
@@ -137,3 +151,45 @@ def test_openai_backend_needs_its_key(bench, tmp_path):
     with FakeOpenAI() as server:
         run = subprocess.run(_inference(bench, tmp_path / "r.jsonl", server, env), env=env, capture_output=True, text=True)
     assert run.returncode != 0 and "VB_MODEL_KEY" in run.stderr and server.backend_requests == 0
+
+
+def _api_request(bench, level=64):
+    manifest = Manifest.read(bench / "frames" / "syn00")
+    frames = manifest.frame_paths(bench / "frames" / "syn00", level)
+    return Request("syn00_q0", "What colour is the star?", "Question: What colour is the star?", frames,
+                   manifest.levels[str(level)].timestamps, level, manifest.duration_s)  # fmt: skip
+
+
+@pytest.mark.parametrize("model", ["GPT-4o", "GPT-5-chat", "GPT-5", "Gemini-2.5-Flash", "Gemini-2.5-Pro"])
+def test_api_registry_entries_send_what_the_api_accepts(bench, model, monkeypatch):
+    from virtuebench.models.openai_api import OpenAIBackend
+
+    settings = dict(REGISTRY[model]["settings"])
+    key_env = settings["api_key_env"]
+    monkeypatch.setenv(key_env, "sk-test")
+    request = _api_request(bench)
+    with FakeOpenAI() as server:
+        backend = OpenAIBackend({**settings, "base_url": server.base_url, "max_retries": 0})
+        reply = backend.answer(request)
+        (body,) = server.bodies
+        (labels,) = server.labels_seen
+    assert reply.text == "I saw 64 frames."
+    # Every frame's time reaches the model, in the form the registry gives (docs/models.md).
+    assert len(labels) == 64
+    if settings.get("timestamp_format") == "<{seconds:.1f} seconds>":
+        assert labels == [f"<{t:.1f} seconds>" for t in request.timestamps]
+    else:
+        assert labels[0] == "Frame at 0:00" and labels[-1] == f"Frame at {int(request.timestamps[-1]) // 60}:{int(request.timestamps[-1]) % 60:02d}"
+    if model == "GPT-5":
+        assert "temperature" not in body and "max_tokens" not in body and body["max_completion_tokens"] == 8192
+
+
+def test_a_reasoning_model_rejects_temperature_zero_as_the_api_does(bench, monkeypatch):
+    from virtuebench.models.openai_api import OpenAIBackend
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAI() as server:
+        for extra, param in (({"temperature": 0.0}, "temperature"), ({"temperature": None, "max_tokens": 100}, "max_tokens")):
+            backend = OpenAIBackend({"model": "gpt-5-2025-08-07", "base_url": server.base_url, "max_retries": 0, **extra})
+            with pytest.raises(RuntimeError, match=f"400.*'{param}'"):
+                backend.answer(_api_request(bench))

@@ -171,6 +171,9 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
             problems.append(f"config.models[{i}]: {model!r} is not in the model registry {registry_path}; allowed values: {', '.join(sorted(registry))}")
         elif ":" not in registry[model]["backend"] and registry[model]["backend"] not in BACKENDS:
             problems.append(f"{registry_path}: {model}.backend: {registry[model]['backend']!r} is not allowed; allowed values: {', '.join(sorted(BACKENDS))}")
+        elif str(registry[model].get("verified", "unverified")).startswith("unverified"):
+            warnings.append(f"{model}: its route is unverified ({registry[model].get('verified', 'no verified: entry')}); "
+                            "see docs/models.md before trusting its numbers")  # fmt: skip
     for i, model in enumerate(config.get("supplement", {}).get("models", [])):
         if model not in config["models"]:
             problems.append(f"config.supplement.models[{i}]: {model!r} is not allowed; allowed values (config.models): {', '.join(config['models'])}")

@@ -1,8 +1,11 @@
 """The `openai` backend: any OpenAI-compatible Chat Completions endpoint (OpenAI, Gemini's compatible
 endpoint, a vLLM or SGLang server).
 
-The level's frames go as base64 JPEG image parts, in time order, after an optional line naming each
-frame's timestamp, followed by the prompt. Frames larger than `max_pixels` are shrunk first (the
+The level's frames go as base64 JPEG image parts, in time order, each after a text part naming its
+time when `timestamps` is on (format `timestamp_format`; docs/models.md says which form each model
+gets and why), followed by the prompt. Generation parameters are sent only where set: reasoning
+models (GPT-5) reject `temperature` other than 1 and `max_tokens` with HTTP 400, so their registry
+entries set neither. Frames larger than `max_pixels` are shrunk first (the
 paper caps the pixels per frame). The client retries 429, 5xx and timeouts with exponential backoff;
 a request that still fails raises, and inference records the item as failed and retries it on the
 next run, never as an answer. The key comes from the environment variable `api_key_env` names and is
@@ -19,6 +22,7 @@ from typing import Any
 
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.frames_io import load_frames
+from virtuebench.models.timing import clock_text
 from virtuebench.openai_client import make_client, read_api_key, redact
 from virtuebench.settings import settings_from_dict
 
@@ -35,10 +39,12 @@ class OpenAISettings:
     max_pixels: int | None = None
     jpeg_quality: int = 85
     detail: str | None = None  # OpenAI's image detail ("low", "high", "auto"); None: the endpoint's default
-    timestamps: bool = False  # precede each frame with "Frame at m:ss"
-    temperature: float | None = 0.0
+    timestamps: bool = False  # precede each frame with its time, written as timestamp_format
+    timestamp_format: str = "Frame at {clock}"  # {clock}: m:ss (h:mm:ss), {seconds}: the timestamp in seconds
+    temperature: float | None = 0.0  # null: not sent (GPT-5 accepts only its default)
     max_tokens: int | None = None
     max_completion_tokens: int | None = None  # reasoning models take this instead of max_tokens
+    reasoning_effort: str | None = None  # GPT-5: minimal, low, medium (the API's default), high; Gemini: its thinking budget
     max_concurrency: int = 4
     max_retries: int = 5
     timeout_s: float = 120.0
@@ -60,7 +66,7 @@ def build_messages(request: Request, settings: OpenAISettings) -> list[dict[str,
     content: list[dict[str, Any]] = []
     for path, timestamp in zip(request.frames, request.timestamps):
         if settings.timestamps:
-            content.append({"type": "text", "text": f"Frame at {int(timestamp) // 60}:{int(timestamp) % 60:02d}"})
+            content.append({"type": "text", "text": settings.timestamp_format.format(clock=clock_text(timestamp), seconds=timestamp)})
         image: dict[str, Any] = {"url": encode_frame(path, settings.max_pixels, settings.jpeg_quality)}
         if settings.detail:
             image["detail"] = settings.detail
@@ -87,7 +93,7 @@ class OpenAIBackend(Backend):
 
     def answer(self, request: Request) -> Reply:
         options: dict[str, Any] = {}
-        for name in ("temperature", "max_tokens", "max_completion_tokens"):
+        for name in ("temperature", "max_tokens", "max_completion_tokens", "reasoning_effort"):
             value = getattr(self.settings, name)
             if value is not None:
                 options[name] = value
@@ -101,11 +107,12 @@ class OpenAIBackend(Backend):
         if text is None:
             raise RuntimeError(f"malformed reply from {self.settings.model}: no message content")
         usage = getattr(completion, "usage", None)
-        return Reply(
-            text,
-            usage={
-                "prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
-                "completion_tokens": getattr(usage, "completion_tokens", 0) or 0,
-                "model": getattr(completion, "model", None) or self.settings.model,
-            },
-        )
+        details = getattr(usage, "completion_tokens_details", None)
+        counts = {
+            "prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
+            "completion_tokens": getattr(usage, "completion_tokens", 0) or 0,
+            "model": getattr(completion, "model", None) or self.settings.model,
+        }
+        if getattr(details, "reasoning_tokens", None):  # GPT-5 reasons unseen: only the count comes back
+            counts["reasoning_tokens"] = details.reasoning_tokens
+        return Reply(text, usage=counts)

@@ -83,7 +83,6 @@ class FrameTimes:
 
 
 def clock_text(seconds: float) -> str:
-    """m:ss (h:mm:ss past an hour), as a frame label for API models."""
+    """m:ss (minutes past 59 as they are: 61:05), the frame label API models get and the curation's evidence format."""
     whole = int(seconds)
-    hours, rest = divmod(whole, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+    return f"{whole // 60}:{whole % 60:02d}"

@@ -1,7 +1,10 @@
 """The `vllm` backend: vLLM's offline engine (`vllm.LLM`) with the level's frames as one video input.
 
-vLLM is an optional dependency (envs/vllm.yaml), imported only when this backend runs. The request
-building (chat template with the model's video placeholder, the frame array, sampling parameters) is
+Opt-in and unverified (docs/models.md): vLLM has never run in this project's tests (no GPU, and no
+vLLM build that installs beside the pinned torch). The request is built from the same family specs
+as the transformers backend (models/families.py): the chat turn, and for the Qwen families the
+frames with their metadata as a `(frames, metadata)` pair and the processor's video arguments as
+`mm_processor_kwargs`, the form the Qwen3-VL model card's vLLM example uses. Request building is
 plain code over a processor object and is tested without vLLM. Records match the transformers
 backend's, so the two can be compared item by item.
 """
@@ -11,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from virtuebench.models.base import Reply, Request
+from virtuebench.models.base import Backend, Reply, Request
+from virtuebench.models.families import Family, get_family
 from virtuebench.models.frames_io import load_frames
 from virtuebench.settings import settings_from_dict
 
@@ -20,11 +24,16 @@ from virtuebench.settings import settings_from_dict
 class VllmSettings:
     hub_id: str
     revision: str | None = None
+    family: str | None = None
     trust_remote_code: bool = False
     tensor_parallel_size: int = 1
     max_pixels: int | None = None
     max_new_tokens: int = 1024
     temperature: float = 0.0
+    top_p: float | None = None
+    top_k: int | None = None
+    presence_penalty: float | None = None
+    seed: int | None = None
     max_model_len: int | None = None
     gpu_memory_utilization: float = 0.9
     batch_size: int = 8
@@ -37,33 +46,33 @@ class VllmSettings:
         return settings_from_dict(cls, values, "vllm backend")
 
 
-def chat_messages(request: Request, settings) -> list[dict[str, Any]]:
-    """One user turn: the video, then the prompt (the layout the model families' chat templates expect)."""
-    text = request.prompt + (f" {settings.system_suffix}" if settings.system_suffix else "")
-    return [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": text}]}]
-
-
-def build_inputs(request: Request, processor, settings: VllmSettings) -> dict[str, Any]:
-    """vLLM's prompt dict: the templated prompt and the frames as a (T, H, W, 3) uint8 array."""
+def build_inputs(request: Request, processor, settings: VllmSettings, family: Family) -> dict[str, Any]:
+    """vLLM's prompt dict: the templated prompt, the frames as a (T, H, W, 3) uint8 array (with their
+    metadata for families whose processor takes it) and the processor's video arguments."""
     import numpy as np
 
-    prompt = processor.apply_chat_template(chat_messages(request, settings), tokenize=False, add_generation_prompt=True)
-    frames = np.stack([np.asarray(image) for image in load_frames(request.frames, settings.max_pixels)])
-    return {"prompt": prompt, "multi_modal_data": {"video": frames}}
+    times = request.times
+    prompt = processor.apply_chat_template(family.messages(request.prompt, times, settings.system_suffix), tokenize=False, add_generation_prompt=True)
+    frames = np.stack([np.asarray(image) for image in load_frames(request.frames)])
+    kwargs = family.processor_video_kwargs(times, processor.video_processor, settings.max_pixels)
+    metadata = kwargs.pop("video_metadata", None)
+    video = (frames, dict(metadata[0])) if metadata else frames
+    return {"prompt": prompt, "multi_modal_data": {"video": video}, "mm_processor_kwargs": kwargs}
 
 
 def sampling_arguments(settings: VllmSettings) -> dict[str, Any]:
-    return {"temperature": settings.temperature, "max_tokens": settings.max_new_tokens}
+    optional = {name: getattr(settings, name) for name in ("top_p", "top_k", "presence_penalty", "seed") if getattr(settings, name) is not None}
+    return {"temperature": settings.temperature, "max_tokens": settings.max_new_tokens, **optional}
 
 
-class VllmBackend:
+class VllmBackend(Backend):
     def __init__(self, settings: dict[str, Any]) -> None:
-        self.settings = VllmSettings.from_dict(settings)
-        self.batch_size = self.settings.batch_size
+        self.settings = s = VllmSettings.from_dict(settings)
+        self.family = get_family(s.family)
+        self.batch_size = s.batch_size
         from transformers import AutoProcessor
         from vllm import LLM, SamplingParams
 
-        s = self.settings
         self.processor = AutoProcessor.from_pretrained(s.hub_id, revision=s.revision, trust_remote_code=s.trust_remote_code)
         options = {"max_model_len": s.max_model_len} if s.max_model_len else {}
         self.llm = LLM(model=s.hub_id, revision=s.revision, trust_remote_code=s.trust_remote_code, tensor_parallel_size=s.tensor_parallel_size,
@@ -71,11 +80,14 @@ class VllmBackend:
         self.sampling = SamplingParams(**sampling_arguments(s))
 
     def answer_batch(self, requests: list[Request]) -> list[Reply]:
-        outputs = self.llm.generate([build_inputs(r, self.processor, self.settings) for r in requests], self.sampling, use_tqdm=False)
-        return [
-            Reply(out.outputs[0].text, usage={"prompt_tokens": len(out.prompt_token_ids or []), "completion_tokens": len(out.outputs[0].token_ids)})
-            for out in outputs
-        ]
+        inputs = [build_inputs(r, self.processor, self.settings, self.family) for r in requests]
+        outputs = self.llm.generate(inputs, self.sampling, use_tqdm=False)
+        replies = []
+        for out in outputs:
+            thinking, answer = self.family.parse(out.outputs[0].text)
+            usage = {"prompt_tokens": len(out.prompt_token_ids or []), "completion_tokens": len(out.outputs[0].token_ids)}
+            replies.append(Reply(answer, usage=usage, thinking=thinking))
+        return replies
 
     def answer(self, request: Request) -> Reply:
         return self.answer_batch([request])[0]

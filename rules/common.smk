@@ -67,6 +67,8 @@ def frames_options(wildcards):
     options = [f"--levels {' '.join(map(str, config['levels']))}", f"--jpeg-quality {frames.get('jpeg_quality', 90)}"]
     if frames.get("max_side"):
         options.append(f"--max-side {frames['max_side']}")
+    if CHECKED.frame_pixels:  # frames.max_pixels, `auto` resolved from the configured models
+        options.append(f"--max-pixels {CHECKED.frame_pixels}")
     options.append(f"--on-error {frames.get('on_broken_video', 'record')}")
     return " ".join(options)
 

@@ -35,7 +35,7 @@ def test_schema_enums_match_the_code_registries():
 @pytest.mark.parametrize(
     "path,value,message",
     [
-        (("frames", "quality"), 90, "config.frames: unknown key(s) 'quality'; allowed keys: jpeg_quality, max_side, on_broken_video"),
+        (("frames", "quality"), 90, "config.frames: unknown key(s) 'quality'; allowed keys: jpeg_quality, max_pixels, max_side, on_broken_video"),
         (("frames", "on_broken_video"), "skip", "config.frames.on_broken_video: 'skip' is not allowed; allowed values: record, fail"),
         (("levels",), [64, "many"], "config.levels[1]: must be of type integer"),
         (("models",), ["refuse", "nope"], "config.models[1]: 'nope' is not in the model registry"),

@@ -88,6 +88,14 @@ class Checked:
     warnings: list[str] = field(default_factory=list)
     curation_models: dict[str, dict[str, Any]] = field(default_factory=dict)  # filter and reference models (source virtuebench)
     missing_keys: list[str] = field(default_factory=list)  # API keys the run needs and lacks (defer_keys)
+    frame_pixels: int | None = None  # cap on a stored frame's area (frames.max_pixels, `auto` resolved)
+
+
+def frame_storage_pixels(entries: list[dict[str, Any]]) -> int | None:
+    """The stored frames' pixel cap for `frames.max_pixels: auto`: the largest per-frame cap among the models,
+    so that each backend can shrink to its own; None (source size) when no model states one."""
+    caps = [(entry.get("settings") or {}).get("max_pixels") for entry in entries]
+    return max((cap for cap in caps if cap), default=None)
 
 
 def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str | Path = ".", environ: dict[str, str] | None = None,
@@ -215,5 +223,9 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
                         "and set HF_TOKEN (or give an already downloaded copy in config.curation.raw_dirs)")
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+    frame_pixels = config.get("frames", {}).get("max_pixels", "auto")
+    if frame_pixels == "auto":
+        frame_pixels = frame_storage_pixels([registry[model] for model in config["models"]])
     compare = [(a, b) for a, b in config.get("compare_judges", [])]
-    return Checked({model: registry[model] for model in config["models"]}, judges, judge, compare, warnings, curation_models, missing_keys)
+    return Checked({model: registry[model] for model in config["models"]}, judges, judge, compare, warnings, curation_models, missing_keys,
+                   frame_pixels)  # fmt: skip

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import json
+import math
 import os
 import shutil
 import sys
@@ -26,6 +27,14 @@ from virtuebench.levels import available_levels, grid_size, grid_timestamp, leve
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "virtuebench.frames/1"
+
+
+def _settings(max_side: int | None, jpeg_quality: int | None, max_pixels: int | None) -> dict[str, Any]:
+    """The manifest's record of how frames were stored (max_pixels only where a cap was asked for)."""
+    settings: dict[str, Any] = {"max_side": max_side, "jpeg_quality": jpeg_quality}
+    if max_pixels:
+        settings["max_pixels"] = max_pixels
+    return settings
 
 
 class FramesError(RuntimeError):
@@ -88,14 +97,24 @@ def _duration_s(container, stream) -> float:
     raise FramesError("the container states no duration")
 
 
-def _resize(image, max_side: int | None):
+def fit_pixels(width: int, height: int, max_pixels: int | None) -> tuple[int, int]:
+    """The largest size with the same aspect whose area is <= max_pixels (unchanged when it fits)."""
+    if not max_pixels or width * height <= max_pixels:
+        return width, height
+    scale = math.sqrt(max_pixels / (width * height))
+    return max(1, int(width * scale)), max(1, int(height * scale))
+
+
+def _resize(image, max_side: int | None, max_pixels: int | None = None):
+    """Shrink (never enlarge) to fit both caps: the longer side and the area, the aspect kept."""
     from PIL import Image
 
-    if not max_side or max(image.size) <= max_side:
-        return image
-    scale = max_side / max(image.size)
-    size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
-    return image.resize(size, Image.Resampling.BICUBIC)
+    width, height = image.size
+    if max_side and max(width, height) > max_side:
+        scale = max_side / max(width, height)
+        width, height = max(1, round(width * scale)), max(1, round(height * scale))
+    width, height = fit_pixels(width, height, max_pixels)
+    return image if (width, height) == image.size else image.resize((width, height), Image.Resampling.BICUBIC)
 
 
 def extract(
@@ -104,6 +123,7 @@ def extract(
     levels: list[int] | tuple[int, ...] = LEVELS,
     max_side: int | None = None,
     jpeg_quality: int = 90,
+    max_pixels: int | None = None,
     threads: int = 1,
     strategy: str = "auto",
 ) -> Manifest:
@@ -119,7 +139,7 @@ def extract(
     started = time.monotonic()
     video, outdir = Path(video), Path(outdir)
     levels = sorted(set(levels))
-    manifest = Manifest(video=str(video), settings={"max_side": max_side, "jpeg_quality": jpeg_quality})
+    manifest = Manifest(video=str(video), settings=_settings(max_side, jpeg_quality, max_pixels))
     _clear(outdir)  # a previous run's frames and manifest: never mixed with this run's
     if not video.is_file():
         raise FramesError(f"{video}: video file not found")
@@ -166,7 +186,7 @@ def extract(
     chunks = [list(chunk) for chunk in _split(targets, workers)]
     jobs = [
         _Chunk(str(video), str(outdir), chunk, {i: placements[i] for i in chunk}, keyframes, frame_rate, largest_gap,
-               STRATEGIES[strategy], n == 0, max_side, jpeg_quality, threads if workers == 1 else 1)
+               STRATEGIES[strategy], n == 0, max_side, jpeg_quality, threads if workers == 1 else 1, max_pixels)
         for n, chunk in enumerate(chunks)
     ]  # fmt: skip
     if workers == 1:
@@ -266,6 +286,7 @@ class _Chunk:
     max_side: int | None
     jpeg_quality: int
     decoder_threads: int
+    max_pixels: int | None = None
 
 
 @dataclass
@@ -285,7 +306,7 @@ def _extract_chunk(job: _Chunk) -> _ChunkResult:
     outdir, video = Path(job.outdir), Path(job.video)
 
     def store(frame, index: int) -> None:
-        image = _resize(frame.to_image(), job.max_side)
+        image = _resize(frame.to_image(), job.max_side, job.max_pixels)
         result.frame_size = [image.width, image.height]
         (first_level, first_position), *others = job.placements[index]
         first = outdir / f"{first_level}/{first_position:04d}.jpg"
@@ -429,7 +450,7 @@ def extract_or_record(video: str | Path, outdir: str | Path, on_error: str = "fa
         if on_error != "record":
             raise
         _clear(outdir)
-        manifest = Manifest(video=str(video), error=str(error), settings={k: options.get(k) for k in ("max_side", "jpeg_quality")})
+        manifest = Manifest(video=str(video), error=str(error), settings=_settings(options.get("max_side"), options.get("jpeg_quality"), options.get("max_pixels")))
         manifest.write(outdir)
         return manifest
 
@@ -440,6 +461,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("outdir")
     parser.add_argument("--levels", type=int, nargs="+", default=list(LEVELS))
     parser.add_argument("--max-side", type=int, default=None, help="shrink frames whose longer side exceeds this")
+    parser.add_argument("--max-pixels", type=int, default=None, help="shrink frames whose width x height exceeds this (aspect kept)")
     parser.add_argument("--jpeg-quality", type=int, default=90)
     parser.add_argument("--threads", type=int, default=1, help="decoder threads")
     parser.add_argument("--strategy", choices=sorted(STRATEGIES), default="auto",
@@ -460,6 +482,7 @@ def main(argv: list[str] | None = None) -> int:
             on_error=args.on_error,
             levels=args.levels,
             max_side=args.max_side,
+            max_pixels=args.max_pixels,
             jpeg_quality=args.jpeg_quality,
             threads=args.threads,
             strategy=args.strategy,

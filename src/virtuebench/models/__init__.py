@@ -18,6 +18,9 @@ BACKENDS: dict[str, str] = {
     "openai": "virtuebench.models.openai_api:OpenAIBackend",
     "transformers": "virtuebench.models.hf:TransformersBackend",
     "vllm": "virtuebench.models.vllm_engine:VllmBackend",
+    "videochat_flash": "virtuebench.models.remote_code:VideoChatFlashBackend",
+    "internvideo": "virtuebench.models.remote_code:InternVideoBackend",
+    "keye": "virtuebench.models.remote_code:KeyeBackend",
 }
 
 __all__ = ["BACKENDS", "Backend", "Reply", "Request", "load_backend"]

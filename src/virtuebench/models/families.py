@@ -82,9 +82,9 @@ FAMILIES: dict[str, Family] = {
     family.name: family
     for family in (
         Family("qwen2.5-vl", metadata=True, pixel_budget="per_frame"),
-        Family("mimo-vl", metadata=True, pixel_budget="per_frame", thinking=True),
+        Family("mimo-vl", metadata=True, pixel_budget="per_frame", thinking=True),  # Qwen2.5-VL's classes
         Family("qwen3-vl", metadata=True, pixel_budget="per_video", thinking=True),
-        Family("internvl", thinking=True),
+        Family("internvl"),
         Family("llava-video", time_instruction=True),
     )
 }

@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 
-
-def fit_pixels(width: int, height: int, max_pixels: int | None) -> tuple[int, int]:
-    """The largest size with the same aspect whose area is <= max_pixels (unchanged when it fits)."""
-    if not max_pixels or width * height <= max_pixels:
-        return width, height
-    scale = math.sqrt(max_pixels / (width * height))
-    return max(1, int(width * scale)), max(1, int(height * scale))
+from virtuebench.frames import fit_pixels
 
 
 def load_frames(paths: Sequence[Path], max_pixels: int | None = None):

@@ -31,6 +31,7 @@ class TransformersSettings:
     max_pixels: int | None = None  # per frame, before the family's own caps
     max_new_tokens: int = 1024
     generation: dict[str, Any] = field(default_factory=dict)  # extra generate() arguments (sampling etc.)
+    seed: int = 0  # sampling restarts from this seed for every item: a rerun or resume samples the same answers
     attn_implementation: str | None = None
     system_suffix: str | None = None  # appended to the user turn (e.g. a thinking-mode switch)
 
@@ -73,6 +74,8 @@ class TransformersBackend(Backend):
     def generate(self, inputs) -> Reply:
         inputs = inputs.to(self.model.device)
         options = {"max_new_tokens": self.settings.max_new_tokens, "do_sample": False, **self.settings.generation}
+        if options["do_sample"]:
+            self.torch.manual_seed(self.settings.seed)
         with self.torch.inference_mode():
             output = self.model.generate(**inputs, **options)
         prompt_length = inputs["input_ids"].shape[1]

@@ -1,0 +1,188 @@
+"""Backends for families whose modelling code ships with the checkpoint (`trust_remote_code`) and has no
+transformers class: VideoChat-Flash, InternVideo2.5 and Keye-VL 1.5. Each follows its authors' published
+inference code (docs/models.md cites the files), with our frames where that code takes a video path.
+
+- `videochat_flash`: the model card's `model.chat(video_path, tokenizer, question, ...)`. `chat` reads the
+  video with its module's `load_video`; we give it a loader that returns our frames and the time message
+  its training used ("The video lasts for D seconds, and N frames are uniformly sampled from it."), so
+  everything after the loader (frame preprocessing, the qwen_2 chat template, generation) is the authors'.
+- `internvideo`: the model card's `model.chat(tokenizer, pixel_values, question, generation_config,
+  num_patches_list=...)`: one 448x448 tile per frame (bicubic, ImageNet mean/std, `max_num=1`), the
+  question prefixed with `Frame{i}: <image>` lines, no time text (the card gives none).
+- `keye`: the Keye-VL 1.5 README's flow: `keye_vl_utils.process_vision_info` on a message holding our
+  frames, the processor, `generate`. keye-vl-utils spaces frame times evenly from 0 for a frame list;
+  we pass the manifest's timestamps instead, and the thinking mode as the README's `/think`, `/no_think`.
+
+Both OpenGVLab models group frames by 4 (16 tokens per frame after merging): a frame count that is not a
+multiple of 4 is refused rather than silently mis-grouped. Their code pins transformers 4.40 (envs/videochat.yaml).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from virtuebench.models.base import Backend, Reply, Request
+from virtuebench.models.families import split_thinking
+from virtuebench.models.frames_io import load_frames
+from virtuebench.settings import settings_from_dict
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+FRAMES_PER_GROUP = 4  # VideoChat-Flash and InternVideo2.5 merge each group of 4 frames to 64 tokens
+
+
+@dataclass(frozen=True)
+class RemoteCodeSettings:
+    hub_id: str | None = None
+    revision: str | None = None
+    family: str | None = None
+    trust_remote_code: bool = True
+    dtype: str = "bfloat16"
+    max_pixels: int | None = None  # not used: these families resize every frame to their own square input
+    max_new_tokens: int = 1024
+    generation: dict[str, Any] = field(default_factory=dict)  # extra generate() arguments
+    system_suffix: str | None = None  # Keye-VL's thinking switch: "/think" or "/no_think"
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> RemoteCodeSettings:
+        return settings_from_dict(cls, values, "remote-code backend")
+
+
+def videochat_time_message(request: Request) -> str:
+    """VideoChat-Flash's time message (its training's `time_msg short`), for our frames."""
+    return f"The video lasts for {request.times.duration_s:.2f} seconds, and {len(request.frames)} frames are uniformly sampled from it."
+
+
+def frame_prefix(n_frames: int) -> str:
+    """InternVideo2.5's video prefix (model card and lmms-eval): one `Frame{i}: <image>` line per frame."""
+    return "".join(f"Frame{i + 1}: <image>\n" for i in range(n_frames))
+
+
+def require_groups_of_four(request: Request, family: str) -> None:
+    if len(request.frames) % FRAMES_PER_GROUP:
+        raise ValueError(f"{family} merges frames in groups of {FRAMES_PER_GROUP}; level {request.level} gave {len(request.frames)} frames")
+
+
+def keye_answer(text: str) -> tuple[str | None, str]:
+    """Keye-VL's final answer as VLMEvalKit reads it: after the last </think> (or </analysis>), then the
+    last <answer>...</answer> where there is one."""
+    thinking, answer = split_thinking(text.replace("</analysis>", "</think>").replace("<analysis>", "<think>"))
+    tagged = re.findall(r"<answer>(.*?)</answer>", answer, flags=re.DOTALL)
+    return thinking, (tagged[-1].strip() if tagged else answer)
+
+
+class _RemoteCodeBackend(Backend):
+    """Loads tokenizer, processor and model by hub id with the checkpoint's own code."""
+
+    family_name = ""
+
+    def __init__(self, settings: dict[str, Any], model=None, tokenizer=None, processor=None) -> None:
+        self.settings = s = RemoteCodeSettings.from_dict(settings)
+        import torch
+
+        self.torch = torch
+        if model is None:
+            from transformers import AutoModel, AutoProcessor, AutoTokenizer
+
+            if not s.hub_id:
+                raise ValueError(f"{self.family_name} backend: the registry entry needs a hub_id")
+            common = {"revision": s.revision, "trust_remote_code": s.trust_remote_code}
+            tokenizer = AutoTokenizer.from_pretrained(s.hub_id, **common)
+            if self.family_name == "keye":
+                processor = AutoProcessor.from_pretrained(s.hub_id, **common)
+            device_map = "auto" if torch.cuda.is_available() else None
+            model = AutoModel.from_pretrained(s.hub_id, dtype=getattr(torch, s.dtype), device_map=device_map, **common)
+        self.model, self.tokenizer, self.processor = model.eval(), tokenizer, processor
+
+    @property
+    def generation(self) -> dict[str, Any]:
+        return {"do_sample": False, "max_new_tokens": self.settings.max_new_tokens, **self.settings.generation}
+
+
+class VideoChatFlashBackend(_RemoteCodeBackend):
+    family_name = "videochat-flash"
+
+    def __init__(self, settings: dict[str, Any], model=None, tokenizer=None, processor=None) -> None:
+        super().__init__(settings, model, tokenizer, processor)
+        self.model.config.mm_llm_compress = False  # as the authors' evaluation (lmms-eval_videochat) runs it
+        self.code = sys.modules[type(self.model).__module__]  # the checkpoint's modelling module
+
+    def answer(self, request: Request) -> Reply:
+        import numpy as np
+
+        require_groups_of_four(request, self.family_name)
+        frames = np.stack([np.asarray(image) for image in load_frames(request.frames)])
+        message = videochat_time_message(request)
+
+        def our_frames(video_path, max_num_frames=None, media_dict=None, **_):
+            return frames, message
+
+        original = self.code.load_video
+        self.code.load_video = our_frames  # chat() reads its video through this module-level name
+        try:
+            with self.torch.inference_mode():
+                text, _ = self.model.chat(video_path=request.instance_id, tokenizer=self.tokenizer, user_prompt=request.prompt,
+                                          return_history=True, max_num_frames=len(frames), generation_config=self.generation)  # fmt: skip
+        finally:
+            self.code.load_video = original
+        return Reply(text.strip(), usage={"frames": len(frames)})
+
+
+class InternVideoBackend(_RemoteCodeBackend):
+    family_name = "internvideo"
+    pipelined = True
+
+    def prepare(self, request: Request):
+        """One 448x448 tile per frame, as the model card's load_video with max_num=1."""
+        from torchvision import transforms
+
+        require_groups_of_four(request, self.family_name)
+        transform = transforms.Compose([
+            transforms.Resize((448, 448), interpolation=transforms.InterpolationMode.BICUBIC),
+            transforms.ToTensor(),
+            transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD),
+        ])  # fmt: skip
+        pixel_values = self.torch.stack([transform(image) for image in load_frames(request.frames)])
+        return pixel_values, frame_prefix(len(request.frames)) + request.prompt
+
+    def generate(self, prepared) -> Reply:
+        pixel_values, question = prepared
+        device = next(self.model.parameters()).device
+        pixel_values = pixel_values.to(device=device, dtype=next(self.model.parameters()).dtype)
+        with self.torch.inference_mode():
+            text, _ = self.model.chat(self.tokenizer, pixel_values, question, self.generation,
+                                      num_patches_list=[1] * len(pixel_values), history=None, return_history=True)  # fmt: skip
+        return Reply(text.strip(), usage={"frames": len(pixel_values)})
+
+
+class KeyeBackend(_RemoteCodeBackend):
+    family_name = "keye"
+    pipelined = True
+
+    def prepare(self, request: Request):
+        vision = importlib.import_module("keye_vl_utils")
+        text = request.prompt + (self.settings.system_suffix or "")
+        video = {"type": "video", "video": [str(path) for path in request.frames], "fps": request.times.sampled_fps}
+        messages = [{"role": "user", "content": [video, {"type": "text", "text": text}]}]
+        prompt = self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        images, videos, kwargs = vision.process_vision_info(messages)
+        if videos is None or len(videos) != 1 or len(videos[0]) != len(request.frames):
+            got = None if videos is None else [len(v) for v in videos]
+            raise ValueError(f"keye_vl_utils returned {got} frames for {len(request.frames)}: it resampled the level's frames")
+        kwargs = dict(kwargs)
+        kwargs["timestamps"] = [list(request.timestamps)]  # the manifest's times, not evenly spaced from 0
+        return self.processor(text=[prompt], images=images, videos=videos, padding=True, return_tensors="pt", **kwargs)
+
+    def generate(self, inputs) -> Reply:
+        inputs = inputs.to(next(self.model.parameters()).device)
+        with self.torch.inference_mode():
+            output = self.model.generate(**inputs, **self.generation)
+        prompt_length = inputs["input_ids"].shape[1]
+        new_tokens = output[:, prompt_length:]
+        thinking, answer = keye_answer(self.processor.batch_decode(new_tokens, skip_special_tokens=True)[0])
+        usage = {"prompt_tokens": int(prompt_length), "completion_tokens": int(new_tokens.shape[1])}
+        return Reply(answer, usage=usage, thinking=thinking)

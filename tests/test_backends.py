@@ -43,6 +43,7 @@ def test_registry_lists_the_papers_25_models():
     assert {REGISTRY[m]["max_level"] for m in paper if m.startswith("InternVL3.5") or m.startswith("GPT")} == {256}
     for name, entry in REGISTRY.items():
         assert entry["backend"] in BACKENDS, name
+        assert entry["verified"] and not entry["verified"].startswith("unverified"), f"{name}: no verified route"
         if entry.get("env"):
             assert (REPO / entry["env"]).is_file(), f"{name}: env {entry['env']} missing"
 

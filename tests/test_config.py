@@ -131,3 +131,27 @@ def test_the_paper_config_names_every_key_it_lacks_before_any_job():
     assert check_config(config, REPO / "config", environ=keys, defer_keys=True).missing_keys == []
     with pytest.raises(ConfigError, match="GEMINI_API_KEY"):
         check_config(config, REPO / "config", environ={"OPENAI_API_KEY": "x", "HF_TOKEN": "z"})
+
+
+def test_a_model_on_an_unverified_route_is_named_at_start(tmp_path):
+    registry = {
+        "proven": {"backend": "refuse", "verified": "reference backend"},
+        "unproven": {"backend": "guess", "verified": "unverified: its processor was never run"},
+        "silent": {"backend": "guess"},
+    }
+    (tmp_path / "models.yaml").write_text(yaml.safe_dump(registry))
+    config = {**copy.deepcopy(DEFAULT), "model_registry": str(tmp_path / "models.yaml"), "models": list(registry)}
+    warnings = [w for w in check(config).warnings if "route is unverified" in w]
+    assert [w.split(":")[0] for w in warnings] == ["unproven", "silent"]
+    assert "its processor was never run" in warnings[0] and "docs/models.md" in warnings[0]
+
+
+def test_frames_are_stored_for_the_largest_pixel_cap_of_the_configured_models(tmp_path):
+    registry = {"small": {"backend": "guess", "verified": "x", "settings": {"max_pixels": 100_000}},
+                "large": {"backend": "guess", "verified": "x", "settings": {"max_pixels": 400_000}},
+                "any": {"backend": "refuse", "verified": "x"}}  # fmt: skip
+    (tmp_path / "models.yaml").write_text(yaml.safe_dump(registry))
+    config = {**copy.deepcopy(DEFAULT), "model_registry": str(tmp_path / "models.yaml")}
+    assert check({**config, "models": ["small", "large", "any"]}).frame_pixels == 400_000
+    assert check({**config, "models": ["any"]}).frame_pixels is None  # no model states a cap: the source's size
+    assert check({**config, "models": ["small"], "frames": {"max_pixels": 50_000}}).frame_pixels == 50_000

@@ -59,6 +59,16 @@ def test_manifest_round_trips_and_resizes(tmp_path, video_factory):
     assert _check_every_frame(tmp_path, manifest) == 64
 
 
+def test_frames_are_stored_within_a_pixel_cap(tmp_path, video_factory):
+    # The configured models' largest cap (frames.max_pixels: auto): area, not side, so any aspect fits.
+    extract(video_factory(70.4, 8), tmp_path, levels=[64], max_pixels=64 * 36)
+    manifest = Manifest.read(tmp_path)
+    width, height = manifest.frame_size
+    assert width * height <= 64 * 36 and abs(width / height - 16 / 9) < 0.05 and width >= 62
+    assert manifest.settings == {"max_side": None, "jpeg_quality": 90, "max_pixels": 64 * 36}
+    assert Image.open(manifest.frame_paths(tmp_path, 64)[-1]).size == (width, height)
+
+
 def test_broken_and_missing_videos_name_the_file(tmp_path):
     broken = tmp_path / "broken.mp4"
     broken.write_bytes(b"\x00\x00\x00\x18ftypmp42 this is not a video" * 10)

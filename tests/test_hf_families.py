@@ -150,11 +150,8 @@ def test_qwen3_vl_timestamps_and_tokens(qwen3, frames_dir, level):
           f"{per_patch} tokens per temporal patch ({per_patch / 2:g} per frame)")  # fmt: skip
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "transformers 5.23's Qwen3VLProcessor expands only <|video_pad|>, so the chat template's "
-    "<|vision_start|><|video_pad|><|vision_end|> wraps the per-frame <t seconds><|vision_start|>...<|vision_end|> "
-    "blocks in one more <|vision_start|>...<|vision_end|>; Qwen3-VL's reference processor (transformers 4.57, vLLM) "
-    "replaces the whole wrapper. Fixed when the backend hands the processor a bare <|video_pad|>."))  # fmt: skip
+# transformers 5.23's Qwen3VLProcessor expands only <|video_pad|>; the reference processor (4.57, vLLM) replaces
+# the template's whole <|vision_start|><|video_pad|><|vision_end|>. The family hands the processor a bare placeholder.
 def test_qwen3_vl_video_is_not_wrapped_twice(qwen3, frames_dir):
     text = prompt_text(qwen3, qwen3.prepare(request(frames_dir, 64)))
     assert text.startswith("<|im_start|>user\n<29.0 seconds><|vision_start|><|video_pad|>")

@@ -48,6 +48,10 @@ class Family:
     pixel_budget: str | None = None  # "per_frame" (Qwen2.5-VL's size) or "per_video" (Qwen3-VL's size)
     time_instruction: bool = False  # LLaVA-Video: the times as text before the question
     thinking: bool = False  # replies may hold <think>...</think>
+    # The processor writes <|vision_start|>...<|vision_end|> around each temporal patch itself, so the
+    # template's wrapped placeholder must reach it bare (Qwen3-VL: its reference processor, in transformers
+    # 4.57 and vLLM, replaces the whole wrapper; transformers 5.23's replaces only <|video_pad|>).
+    bare_video_placeholder: bool = False
 
     def user_text(self, prompt: str, times: FrameTimes, suffix: str | None = None) -> str:
         text = f"{llava_video_time_instruction(times)}\n{prompt}" if self.time_instruction else prompt
@@ -74,6 +78,13 @@ class Family:
             kwargs["cap_pixels_per_frame"] = True  # qwen-vl-utils' bound on the clip's total pixels
         return kwargs
 
+    def processor_text(self, text: str, processor: Any) -> str:
+        """The templated prompt as the transformers processor must receive it."""
+        if self.bare_video_placeholder:
+            wrapped = f"{processor.vision_start_token}{processor.video_token}{processor.vision_end_token}"
+            text = text.replace(wrapped, processor.video_token, 1)
+        return text
+
     def parse(self, text: str) -> tuple[str | None, str]:
         return split_thinking(text) if self.thinking else (None, text.strip())
 
@@ -83,7 +94,7 @@ FAMILIES: dict[str, Family] = {
     for family in (
         Family("qwen2.5-vl", metadata=True, pixel_budget="per_frame"),
         Family("mimo-vl", metadata=True, pixel_budget="per_frame", thinking=True),  # Qwen2.5-VL's classes
-        Family("qwen3-vl", metadata=True, pixel_budget="per_video", thinking=True),
+        Family("qwen3-vl", metadata=True, pixel_budget="per_video", thinking=True, bare_video_placeholder=True),
         Family("internvl"),
         Family("llava-video", time_instruction=True),
     )

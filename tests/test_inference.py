@@ -139,3 +139,56 @@ def test_a_batch_backend_that_loses_replies_fails_the_batch(bench, tmp_path):
     instances = read_instances(bench / "instances.parquet")
     summary = run_inference(instances, bench / "frames", "lossy", {"backend": "x:Lossy"}, "honest", 64, tmp_path / "o.jsonl", backend=Lossy({}))
     assert summary.answered == 0 and summary.backend_errors == 15 and not (tmp_path / "o.jsonl").exists()
+
+
+def test_a_pipelined_backend_prepares_the_next_item_while_one_generates(bench, tmp_path):
+    import threading
+    import time
+
+    from virtuebench.models.base import Backend, Reply
+
+    class Pipelined(Backend):
+        pipelined = True
+
+        def __init__(self, fail_prepare, fail_generate):
+            self.events, self.lock = [], threading.Lock()
+            self.fail_prepare, self.fail_generate = fail_prepare, fail_generate
+
+        def log(self, event):
+            with self.lock:
+                self.events.append(event)
+
+        def prepare(self, request):
+            self.log(("prepare", request.instance_id))
+            if request.instance_id == self.fail_prepare:
+                raise OSError("unreadable frame")
+            assert request.duration_s and len(request.timestamps) == len(request.frames) == 64
+            return request.instance_id
+
+        def generate(self, prepared):
+            self.log(("generate start", prepared))
+            time.sleep(0.05)
+            self.log(("generate end", prepared))
+            if prepared == self.fail_generate:
+                raise RuntimeError("CUDA out of memory")
+            return Reply(f"answer to {prepared}")
+
+    instances = read_instances(bench / "instances.parquet")
+    ids = [i.instance_id for i in items_for_level(instances, 64)]
+    backend = Pipelined(fail_prepare=ids[2], fail_generate=ids[5])
+    out = tmp_path / "out.jsonl"
+    summary = run_inference(instances, bench / "frames", "p", {"backend": "x:P"}, "honest", 64, out, backend=backend)
+    assert summary.backend_errors == 2 and summary.answered == 13 and not out.exists()
+    records = {r["instance_id"]: r for r in _lines(f"{out}.partial")}
+    assert "OSError: unreadable frame" in records[ids[2]]["error"] and records[ids[2]]["retryable"]
+    assert "CUDA out of memory" in records[ids[5]]["error"] and records[ids[5]]["retryable"]
+    assert records[ids[0]]["response"] == f"answer to {ids[0]}"
+    # The item after the one generating was prepared before that generation ended.
+    events = backend.events
+    for current, following in zip(ids[3:5], ids[4:6]):
+        assert events.index(("prepare", following)) < events.index(("generate end", current))
+    # The next run asks only the two failed items again.
+    backend = Pipelined(fail_prepare=None, fail_generate=None)
+    summary = run_inference(instances, bench / "frames", "p", {"backend": "x:P"}, "honest", 64, out, backend=backend)
+    assert summary.reused == 13 and summary.answered == 2 and sorted(e[1] for e in backend.events if e[0] == "prepare") == sorted([ids[2], ids[5]])
+    assert len(_lines(out)) == 15

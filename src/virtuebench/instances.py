@@ -15,9 +15,23 @@ from pathlib import Path
 
 import polars as pl
 
-from virtuebench import REFUSAL_ANSWER
+from virtuebench import is_refusal_answer
 
-from virtuebench.cvrr import DIMENSIONS as CVRR_DIMENSIONS  # noqa: E402
+#: CVRR-ES's 11 dimensions (shared/seeds/002): the release's folder names, in the row order of its Table 2.
+#: They are the categories of CVRR-ES instances, so they live with the instances table.
+CVRR_DIMENSIONS = (
+    "multiple_actions_in_a_single_video",
+    "fine_grained_action_understanding",
+    "partial_actions",
+    "time_order_understanding",
+    "non_existent_actions_with_existent_scene_depictions",
+    "non_existent_actions_with_non_existent_scene_depictions",
+    "continuity_and_object_instance_count",
+    "unusual_and_physically_anomalous_activities",
+    "interpretation_of_social_context",
+    "understanding_emotional_context",
+    "interpretation_of_visual_context",
+)
 
 #: VirtueBench's two categories; CVRR-ES instances carry their dimension instead.
 CATEGORIES = ("perception", "reasoning", *CVRR_DIMENSIONS)
@@ -62,7 +76,7 @@ class Instance:
     source_id: str = ""
 
     def is_unanswerable(self, level: int) -> bool:
-        return self.answers[level] == REFUSAL_ANSWER
+        return is_refusal_answer(self.answers[level])
 
 
 def to_frame(instances: Sequence[Instance]) -> pl.DataFrame:

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from virtuebench.records import Judgment, load_records
+from virtuebench.tabular import write_csv
 
 SUBSETS = ("overall", "non_refusal", "refusal", "perception", "reasoning")
 ALL_LEVELS = "all"
@@ -65,14 +66,7 @@ def compute_scores(judgments: Iterable[Judgment]) -> list[Score]:
 
 
 def write_scores(scores: list[Score], path: str | Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=[f.name for f in fields(Score)])
-        writer.writeheader()
-        writer.writerows(asdict(score) for score in scores)
-    tmp.replace(path)
+    write_csv(path, (asdict(score) for score in scores), [f.name for f in fields(Score)])
 
 
 def read_scores(path: str | Path) -> list[Score]:
@@ -89,12 +83,7 @@ INVALID_FIELDS = ("judge", "model", "prompt", "level", "instance_id", "reason", 
 
 def write_invalid(judgments: Iterable[Judgment], path: str | Path) -> int:
     """List every judgment without a valid verdict, so each counted-as-wrong item can be traced."""
-    rows = [{name: getattr(j, name) for name in INVALID_FIELDS} for j in judgments if not j.valid]
-    with Path(path).open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=INVALID_FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)
-    return len(rows)
+    return write_csv(path, ({name: getattr(j, name) for name in INVALID_FIELDS} for j in judgments if not j.valid), INVALID_FIELDS)
 
 
 def summarize_invalid(path: str | Path, examples: int = 3) -> str | None:

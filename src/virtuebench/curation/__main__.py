@@ -19,11 +19,12 @@ from pathlib import Path
 from virtuebench import LEVELS
 from virtuebench.curation import annotation, filters, stats
 from virtuebench.instances import InstancesError, read_instances, write_instances
+from virtuebench.tabular import write_csv
 
 
 def _write_filter_outputs(result: filters.FilterResult, args: argparse.Namespace, source: str) -> None:
     write_instances(result.kept, args.out)
-    stats.write_csv(result.removed, args.removed, ["instance_id", "source", "decision", "reason"])
+    write_csv(args.removed, result.removed, ["instance_id", "source", "decision", "reason"])
     summary = {"source": source, **result.summary()}
     Path(args.summary).write_text(json.dumps(summary, indent=1) + "\n")
     if getattr(args, "decisions", None):
@@ -42,8 +43,7 @@ def _llm_filter(args: argparse.Namespace, stage: str) -> filters.LlmFilter:
 
     model_config = json.loads(args.model_config)
     backend = load_backend(model_config["backend"], backend_settings(model_config))
-    concurrency = getattr(backend, "max_concurrency", 1)
-    return filters.LlmFilter(stage, args.model, stable_hash(model_config), backend, VerdictCache(args.cache), concurrency)
+    return filters.LlmFilter(stage, args.model, stable_hash(model_config), backend, VerdictCache(args.cache), backend.max_concurrency)
 
 
 def _filter(args: argparse.Namespace) -> int:
@@ -70,7 +70,7 @@ def _merge(args: argparse.Namespace) -> int:
     write_instances(instances, args.out)
     if args.counts:
         rows = [json.loads(Path(path).read_text()) for path in args.summaries]
-        stats.write_csv(rows, args.counts, ["source", "stage", "n_in", "n_removed", "n_invalid", "n_out"])
+        write_csv(args.counts, rows, ["source", "stage", "n_in", "n_removed", "n_invalid", "n_out"])
     print(f"merge: {len(instances)} kept questions over {len({i.video_id for i in instances})} videos -> {args.out}", file=sys.stderr)
     return 0
 
@@ -98,8 +98,8 @@ def _import(args: argparse.Namespace) -> int:
     drafts = annotation.read_drafts(args.drafts) if args.allow_drafts else None
     result = annotation.import_annotations(kept, verified, args.levels, drafts)
     write_instances(result.instances, args.out)
-    stats.write_csv(result.report, args.report, ["instance_id", "status", "detail"])
-    stats.write_csv(result.checks, args.check, ["instance_id", "level", "annotated", "evidence_says", "evidence"])
+    write_csv(args.report, result.report, ["instance_id", "status", "detail"])
+    write_csv(args.check, result.checks, ["instance_id", "level", "annotated", "evidence_says", "evidence"])
     statuses = {status: sum(row["status"] == status for row in result.report) for status in ("verified", "draft", "discarded", "left_out")}
     n_checked = sum(bool(inst.evidence) for inst in result.instances)
     print(f"import: {len(result.instances)} instances -> {args.out} ({statuses}); evidence check: {n_checked} questions "
@@ -111,9 +111,9 @@ def _import(args: argparse.Namespace) -> int:
 
 def _stats(args: argparse.Namespace) -> int:
     instances = read_instances(args.instances)
-    stats.write_csv(stats.composition(instances), args.composition)
+    write_csv(args.composition, stats.composition(instances))
     summary = stats.source_summary(instances)
-    stats.write_csv(summary, args.summary_csv)
+    write_csv(args.summary_csv, summary)
     Path(args.summary_tex).write_text(stats.summary_tex(summary, f"Sources of the {len(instances)} instances."))
     return 0
 

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from virtuebench import REFUSAL_ANSWER
+from virtuebench import REFUSAL_ANSWER, is_refusal_answer
 from virtuebench.instances import Instance
 from virtuebench.levels import available_levels, evidence_is_seen, level_timestamps
 from virtuebench.records import iter_jsonl
+from virtuebench.tabular import write_csv
 
 FORMAT = "virtuebench.annotation/1"
 DECISIONS = ("keep", "discard")
@@ -146,30 +147,29 @@ def export_batches(kept: Sequence[Instance], drafts: dict[tuple[str, int], dict[
     written = []
     for number, start in enumerate(range(0, len(ordered), batch_size), start=1):
         path = out_dir / f"batch_{number:03d}.csv"
-        with open(path, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, fieldnames=columns)
-            writer.writeheader()
-            for inst in ordered[start : start + batch_size]:
-                row = {
-                    "instance_id": inst.instance_id, "source": inst.source, "source_id": inst.source_id,
-                    "video_id": inst.video_id, "duration_s": f"{inst.duration_s:.3f}", "category": inst.category,
-                    "task_type": inst.task_type, "question": inst.question, "options": " | ".join(inst.options),
-                    "full_video_answer": inst.answer, "decision": "keep",
-                    "evidence": format_evidence(inst.evidence),  # the source's own timestamps, where it has them
-                }  # fmt: skip
-                for level in levels:
-                    if level not in inst.answers:
-                        continue  # the level is unavailable for this video: its cells stay empty
-                    record = drafts.get((inst.instance_id, level))
-                    if record is None or record.get("response") is None:
-                        draft, evidence = "", ""
-                        row[f"draft_{level}"] = f"[no draft: {record.get('error') if record else 'not asked'}]"
-                    else:
-                        draft, evidence = split_draft(record["response"])
-                        row[f"draft_{level}"] = draft
-                    row[f"draft_evidence_{level}"] = evidence
-                    row[f"frames_{level}"] = str(Path(frames_dir) / inst.video_id / str(level))
-                writer.writerow(row)
+        rows = []
+        for inst in ordered[start : start + batch_size]:
+            row = {
+                "instance_id": inst.instance_id, "source": inst.source, "source_id": inst.source_id,
+                "video_id": inst.video_id, "duration_s": f"{inst.duration_s:.3f}", "category": inst.category,
+                "task_type": inst.task_type, "question": inst.question, "options": " | ".join(inst.options),
+                "full_video_answer": inst.answer, "decision": "keep",
+                "evidence": format_evidence(inst.evidence),  # the source's own timestamps, where it has them
+            }  # fmt: skip
+            for level in levels:
+                if level not in inst.answers:
+                    continue  # the level is unavailable for this video: its cells stay empty
+                record = drafts.get((inst.instance_id, level))
+                if record is None or record.get("response") is None:
+                    draft, evidence = "", ""
+                    row[f"draft_{level}"] = f"[no draft: {record.get('error') if record else 'not asked'}]"
+                else:
+                    draft, evidence = split_draft(record["response"])
+                    row[f"draft_{level}"] = draft
+                row[f"draft_evidence_{level}"] = evidence
+                row[f"frames_{level}"] = str(Path(frames_dir) / inst.video_id / str(level))
+            rows.append(row)
+        write_csv(path, rows, columns)
         written.append(path)
     return written
 
@@ -188,9 +188,7 @@ class ImportResult:
 def normalize_answer(text: str) -> str:
     """The refusal string in any case, with or without its full stop, becomes the exact string."""
     stripped = text.strip()
-    if stripped.rstrip(".").lower() == REFUSAL_ANSWER.rstrip(".").lower():
-        return REFUSAL_ANSWER
-    return stripped
+    return REFUSAL_ANSWER if is_refusal_answer(stripped) else stripped
 
 
 def read_verified(verified_dir: str | Path, kept: dict[str, Instance], levels: Sequence[int]) -> dict[str, dict[str, Any]]:
@@ -292,7 +290,7 @@ def evidence_disagreements(inst: Instance) -> list[dict[str, Any]]:
     rows = []
     for level, answer in sorted(inst.answers.items()):
         seen = evidence_is_seen(inst.evidence, level_timestamps(level, inst.duration_s))
-        annotated_answerable = answer != REFUSAL_ANSWER
+        annotated_answerable = not is_refusal_answer(answer)
         if seen != annotated_answerable:
             rows.append({
                 "instance_id": inst.instance_id, "level": level,

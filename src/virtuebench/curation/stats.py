@@ -3,15 +3,14 @@ per-source table of the curation funnel (what each filter removed)."""
 
 from __future__ import annotations
 
-import csv
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from virtuebench import REFUSAL_ANSWER
+from virtuebench import is_refusal_answer
 from virtuebench.instances import Instance
-from virtuebench.report.tables import latex_escape
+from virtuebench.tabular import latex_escape
 
 
 def composition(instances: Sequence[Instance]) -> list[dict[str, Any]]:
@@ -25,7 +24,7 @@ def composition(instances: Sequence[Instance]) -> list[dict[str, Any]]:
         rows.append({
             "source": source, "category": category, "task_type": task_type, "n_questions": len(members),
             "n_videos": len({inst.video_id for inst in members}), "n_clips": len(clips),
-            "n_unanswerable_clips": sum(answer == REFUSAL_ANSWER for answer in clips),
+            "n_unanswerable_clips": sum(is_refusal_answer(answer) for answer in clips),
         })  # fmt: skip
     return rows
 
@@ -47,15 +46,6 @@ def source_summary(instances: Sequence[Instance]) -> list[dict[str, Any]]:
             "share_percent": round(100 * len(members) / len(instances), 2),
         })  # fmt: skip
     return rows
-
-
-def write_csv(rows: Sequence[dict[str, Any]], path: str | Path, columns: Sequence[str] | None = None) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns or (rows[0].keys() if rows else [])))
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def summary_tex(rows: Sequence[dict[str, Any]], caption: str) -> str:

@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from virtuebench.curation.stats import write_csv
 from virtuebench.instances import Instance
 from virtuebench.records import iter_jsonl
-from virtuebench.report.tables import latex_escape
+from virtuebench.tabular import latex_escape, write_csv
 from virtuebench.sources.base import option_letter
 
 #: The MCQ instruction (the papers do not print theirs; this is the usual one of video MCQ evaluations).
@@ -71,7 +70,7 @@ def write_table(judgments: dict[tuple[str, str, str], Path], overall: dict[str, 
                 row[f"{source}_{form}_correct"] = correct
         row["virtuebench_overall"] = overall.get(model, float("nan"))
         rows.append(row)
-    write_csv(rows, csv_path, list(rows[0]) if rows else ["model"])
+    write_csv(csv_path, rows, list(rows[0]) if rows else ["model"])
     columns = "l" + "rr" * len(sources) + "r"
     head = " & ".join(rf"\multicolumn{{2}}{{c}}{{{latex_escape(source)}}}" for source in sources)
     lines = [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{columns}}}", r"\toprule",

@@ -7,20 +7,7 @@ the mean over the 11 dimensions (the paper's Table 2).
 
 from __future__ import annotations
 
-#: The release's folder names, in the row order of the paper's Table 2.
-DIMENSIONS = (
-    "multiple_actions_in_a_single_video",
-    "fine_grained_action_understanding",
-    "partial_actions",
-    "time_order_understanding",
-    "non_existent_actions_with_existent_scene_depictions",
-    "non_existent_actions_with_non_existent_scene_depictions",
-    "continuity_and_object_instance_count",
-    "unusual_and_physically_anomalous_activities",
-    "interpretation_of_social_context",
-    "understanding_emotional_context",
-    "interpretation_of_visual_context",
-)
+from virtuebench.instances import CVRR_DIMENSIONS as DIMENSIONS  # the release's folder names, in Table 2's order
 
 TITLES = {
     "multiple_actions_in_a_single_video": "Multiple actions in single video",

@@ -6,7 +6,6 @@ verdicts are compared with virtuebench.judge.agreement, per (setting, model) and
 
 from __future__ import annotations
 
-import csv
 import json
 from collections import defaultdict
 from dataclasses import replace
@@ -17,6 +16,7 @@ from virtuebench.cvrr.scoring import setting_of
 from virtuebench.judge import get_judge
 from virtuebench.judge.agreement import compare
 from virtuebench.records import Judgment, write_jsonl_atomic
+from virtuebench.tabular import write_csv
 
 
 def rejudge(published: list[Judgment], judge_name: str) -> list[Judgment]:
@@ -43,10 +43,7 @@ def measure(published: list[Judgment], judge_name: str, out_dir: str | Path) -> 
         rows.append({"setting": setting, "model": model, **{k: summary["judgement"][k] for k in ("n", "agreement", "kappa", "rate_a", "rate_b")}})
     overall, disagreements = compare(published, offline)
     rows.append({"setting": "all", "model": "all", **{k: overall["judgement"][k] for k in ("n", "agreement", "kappa", "rate_a", "rate_b")}})
-    with (out_dir / "agreement.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(out_dir / "agreement.csv", rows)
     (out_dir / "agreement.json").write_text(json.dumps({"published_vs": judge_name, "rows": rows, "overall": overall}, indent=1) + "\n")
     write_jsonl_atomic(out_dir / "disagreements.jsonl", disagreements)
     return overall["judgement"]

@@ -7,7 +7,6 @@ only when all 11 are present.
 
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from pathlib import Path
 
 from virtuebench.cvrr import DIMENSIONS, SETTINGS, TITLES
 from virtuebench.records import Judgment
-from virtuebench.report.tables import latex_escape
+from virtuebench.tabular import latex_escape, write_csv
 
 PROMPT_TO_SETTING = {prompt: setting for setting, prompt in SETTINGS.items()}
 TABLE3_PROMPTS = (("standard", "Standard prompting"), ("cot", "Chain of Thought (CoT) prompting"),
@@ -84,19 +83,16 @@ def _label(row: ModelRow, rows: Sequence[ModelRow]) -> str:
 
 def write_table2_csv(rows: Sequence[ModelRow], path: str | Path) -> None:
     """Columns: setting, model, the 11 dimension folder names, average (shared/CONTRACT.md)."""
-    with Path(path).open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["setting", "model", *DIMENSIONS, "average"])
-        for row in rows:
-            writer.writerow([row.setting, _label(row, rows), *(_fmt(row.accuracies.get(d)) for d in DIMENSIONS), _fmt(row.average)])
+    columns = ["setting", "model", *DIMENSIONS, "average"]
+    values = ([row.setting, _label(row, rows), *(_fmt(row.accuracies.get(d)) for d in DIMENSIONS), _fmt(row.average)] for row in rows)
+    write_csv(path, (dict(zip(columns, row)) for row in values), columns)
 
 
 def write_scores_csv(scores: Sequence[DimensionScore], path: str | Path) -> None:
-    with Path(path).open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["setting", "model", "judge", "dimension", "accuracy", "n_correct", "n_incorrect", "n_invalid"])
-        for s in scores:
-            writer.writerow([s.setting, s.model, s.judge, s.dimension, "" if s.accuracy is None else round(s.accuracy, 4), s.n_correct, s.n_incorrect, s.n_invalid])
+    columns = ["setting", "model", "judge", "dimension", "accuracy", "n_correct", "n_incorrect", "n_invalid"]
+    values = ([s.setting, s.model, s.judge, s.dimension, "" if s.accuracy is None else round(s.accuracy, 4), s.n_correct, s.n_incorrect, s.n_invalid]
+              for s in scores)  # fmt: skip
+    write_csv(path, (dict(zip(columns, row)) for row in values), columns)
 
 
 def table2_tex(rows: Sequence[ModelRow]) -> str:
@@ -154,11 +150,9 @@ def table3_tex(rows: Sequence[ModelRow]) -> str:
 
 def write_table3_csv(rows: Sequence[ModelRow], path: str | Path) -> None:
     columns, averages = table3_rows(rows)
-    with Path(path).open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["prompt", *(_column_label(c, columns) for c in columns)])
-        for prompt, _ in TABLE3_PROMPTS:
-            writer.writerow([prompt, *(_fmt(averages.get((setting_of(prompt), m, j))) for m, j in columns)])
+    header = ["prompt", *(_column_label(c, columns) for c in columns)]
+    values = ([prompt, *(_fmt(averages.get((setting_of(prompt), m, j))) for m, j in columns)] for prompt, _ in TABLE3_PROMPTS)
+    write_csv(path, (dict(zip(header, row)) for row in values), header)
 
 
 def write_tables(judgments: Iterable[Judgment], out_dir: str | Path) -> list[ModelRow]:

@@ -1,9 +1,15 @@
-"""What every judge returns, and the interface it implements."""
+"""What every judge returns, and the interface it implements.
+
+A judge decides one (question, ground truth, response) at a time (`judge`). What it can do beyond that
+is declared on `Judge` with defaults, so the judging stage never probes for it: `max_concurrency`
+(requests in flight at once), `uses_api` (it sends requests: the stage announces their number and
+estimated tokens first, and reports `requests` and `tokens` spent), `cached` and `estimate_tokens`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -22,8 +28,23 @@ class Verdict:
         return asdict(self)
 
 
-class Judge(Protocol):
-    name: str
-    version: str
+class Judge:
+    name: str = ""
+    version: str = ""
+    max_concurrency: int = 1
+    uses_api: bool = False
+    requests: int = 0  # API requests sent so far (judges that use an API)
 
-    def judge(self, question: str, answer: str, response: str) -> Verdict: ...
+    def __init__(self) -> None:
+        self.tokens = {"prompt_tokens": 0, "completion_tokens": 0}  # spent so far (judges that use an API)
+
+    def judge(self, question: str, answer: str, response: str) -> Verdict:
+        raise NotImplementedError
+
+    def cached(self, question: str, answer: str, response: str) -> Verdict | None:
+        """A verdict already known for these inputs (judges with a cache), else None."""
+        return None
+
+    def estimate_tokens(self, question: str, answer: str, response: str) -> int:
+        """Roughly what one request costs, for the announcement before a run (judges that use an API)."""
+        return 0

@@ -14,16 +14,15 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from virtuebench.concurrency import imap_unordered
-from virtuebench.judge.base import Verdict
+from virtuebench import is_refusal_answer
+from virtuebench.judge.base import Judge, Verdict
 from virtuebench.judge.cache import VerdictCache
 from virtuebench.judge.prompts import JUDGE_PROMPTS, JudgePrompt
-from virtuebench.judge.rules import is_refusal_answer
-from virtuebench.openai_client import make_client, read_api_key, redact
+from virtuebench.openai_client import ChatClient, ChatError, read_api_key
 from virtuebench.settings import settings_from_dict
 
 
@@ -113,8 +112,11 @@ def parse_cvrr(text: str, answer: str) -> tuple[Verdict | None, str]:
 PARSERS: dict[str, Callable[[str, str], tuple[Verdict | None, str]]] = {"virtuebench": parse_virtuebench, "cvrr": parse_cvrr}
 
 
-class LlmJudge:
+class LlmJudge(Judge):
+    uses_api = True
+
     def __init__(self, name: str, settings: dict[str, Any] | LlmJudgeSettings, cache: VerdictCache | None = None, client=None):
+        super().__init__()
         self.name = name
         self.settings = settings if isinstance(settings, LlmJudgeSettings) else LlmJudgeSettings.from_dict(settings)
         self.prompt: JudgePrompt = JUDGE_PROMPTS[self.settings.prompt]
@@ -122,19 +124,8 @@ class LlmJudge:
         self.version = f"{self.prompt.id}@{self.prompt.hash}/{self.settings.model}"
         self.max_concurrency = self.settings.max_concurrency
         self.cache = cache
-        self._key = api_key(self.settings)
-        self._client = client
+        self.chat = ChatClient(api_key(self.settings), self.settings.base_url, self.settings.max_retries, self.settings.timeout_s, client)
         self.requests = 0
-        self.tokens = {"prompt_tokens": 0, "completion_tokens": 0}
-
-    @property
-    def client(self):
-        if self._client is None:
-            self._client = make_client(self._key, self.settings.base_url, self.settings.max_retries, self.settings.timeout_s)
-        return self._client
-
-    def redact(self, text: str) -> str:
-        return redact(text, self._key)
 
     def cache_key(self, question: str, answer: str, response: str) -> str:
         return VerdictCache.key(self.settings.model, self.prompt.hash, question, answer, response)
@@ -161,29 +152,20 @@ class LlmJudge:
         problems, raw = [], None
         for _ in range(1 + self.settings.parse_retries):
             try:
-                completion = self.client.chat.completions.create(
-                    model=self.settings.model, messages=messages, temperature=0, max_tokens=self.settings.max_tokens
-                )
-            except Exception as error:  # the client already retried 429/5xx/timeouts with backoff
-                return Verdict(0, 0, False, self.redact(f"request failed: {type(error).__name__}: {error}"),
-                               judge_model=self.settings.model, retryable=True)  # fmt: skip
+                completion = self.chat.complete(self.settings.model, messages, temperature=0, max_tokens=self.settings.max_tokens)
+            except ChatError as error:
+                return Verdict(0, 0, False, f"request failed: {error}", judge_model=self.settings.model, retryable=True)
             self.requests += 1
-            usage = getattr(completion, "usage", None)
-            usage_dict = {k: getattr(usage, k, 0) or 0 for k in self.tokens} if usage is not None else {}
-            for k, v in usage_dict.items():
+            usage = {k: completion.usage.get(k, 0) for k in self.tokens} if completion.usage else {}
+            for k, v in usage.items():
                 self.tokens[k] += v
-            raw = (completion.choices[0].message.content or "") if completion.choices else ""
+            raw = completion.text or ""
             verdict, problem = self.parse(raw, answer)
             if verdict is not None:
-                verdict = replace(verdict, raw=raw, judge_model=getattr(completion, "model", None) or self.settings.model, usage=usage_dict or None)
+                verdict = replace(verdict, raw=raw, judge_model=completion.model, usage=usage or None)
                 if self.cache is not None:
                     self.cache.put(self.cache_key(question, answer, response), self.settings.model, self.prompt.hash, verdict.as_dict())
                 return verdict
             problems.append(problem)
-        return Verdict(0, 0, False, self.redact(f"malformed judge reply after {len(problems)} tries: {problems[-1]}"), raw=raw, judge_model=self.settings.model)
-
-
-def judge_concurrently(judge, items: Iterable[tuple[Any, str, str, str]], workers: int) -> Iterator[tuple[Any, Verdict]]:
-    """(key, verdict) for each (key, question, answer, response), in completion order."""
-    for item, verdict in imap_unordered(lambda item: judge.judge(*item[1:]), items, workers):
-        yield item[0], verdict
+        return Verdict(0, 0, False, self.chat.redact(f"malformed judge reply after {len(problems)} tries: {problems[-1]}"), raw=raw,
+                       judge_model=self.settings.model)  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from virtuebench.judge.base import Verdict
+from virtuebench.judge.base import Judge, Verdict
 from virtuebench.judge.rules import detect_refusal
 
 VERSION = "mcq/1"
@@ -36,7 +36,7 @@ def chosen_letter(response: str) -> str | None:
     return letters.pop() if len(letters) == 1 else None
 
 
-class McqJudge:
+class McqJudge(Judge):
     name = "mcq"
     version = VERSION
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
-from virtuebench import REFUSAL_ANSWER
-from virtuebench.judge.base import Verdict
+from virtuebench import is_refusal_answer
+from virtuebench.judge.base import Judge, Verdict
 
 VERSION = "rules/3"
 
@@ -58,10 +58,6 @@ def normalize(text: str) -> list[str]:
     tokens = re.findall(r"\d+(?:\.\d+)?|[a-z]+(?:'[a-z]+)?", text)
     tokens = [_NUMBER_WORDS.get(_SPELLING.get(token, token), _SPELLING.get(token, token)) for token in tokens]
     return [token for token in tokens if token not in _ARTICLES]
-
-
-def is_refusal_answer(answer: str) -> bool:
-    return normalize(answer) == normalize(REFUSAL_ANSWER)
 
 
 def final_answer(response: str) -> str | None:
@@ -165,7 +161,7 @@ def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]
     return 0, f"does not state {' '.join(expected)!r}"
 
 
-class RulesJudge:
+class RulesJudge(Judge):
     name = "rules"
     version = VERSION
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
+from virtuebench import is_refusal_answer
 from virtuebench.instances import read_instances
 from virtuebench.judge.base import Judge, Verdict
-from virtuebench.judge.llm import judge_concurrently
-from virtuebench.judge.rules import is_refusal_answer
+from virtuebench.concurrency import imap_unordered
 from virtuebench.progress import Progress
 from virtuebench.records import Judgment, ProgressLog, RecordError, Response, iter_jsonl, load_records, stable_hash, write_jsonl_atomic
 
@@ -26,9 +27,16 @@ def _no_response(error: str | None) -> Verdict:
     return Verdict(0, 0, False, f"no response: {error or 'response is null'}")
 
 
+def judge_concurrently(judge: Judge, items: list[tuple[Any, str, str, str]]) -> Iterator[tuple[Any, Verdict]]:
+    """(key, verdict) for each (key, question, answer, response), in completion order, at most
+    `judge.max_concurrency` at a time."""
+    for item, verdict in imap_unordered(lambda item: judge.judge(*item[1:]), items, judge.max_concurrency):
+        yield item[0], verdict
+
+
 def _announce(judge: Judge, label: str, pending: list[tuple[Any, str, str, str]]) -> None:
-    """Before an LLM judge runs: how many requests it will make and roughly how many tokens."""
-    if not hasattr(judge, "cached"):
+    """Before a judge that sends requests runs: how many it will make and roughly how many tokens."""
+    if not judge.uses_api:
         return
     uncached = [item for item in pending if item[3].strip() and judge.cached(item[1], item[2], item[3]) is None]
     tokens = sum(judge.estimate_tokens(q, a, r) for _, q, a, r in uncached)
@@ -37,7 +45,7 @@ def _announce(judge: Judge, label: str, pending: list[tuple[Any, str, str, str]]
 
 
 def _spent(judge: Judge) -> str:
-    if not hasattr(judge, "requests"):
+    if not judge.uses_api:
         return ""
     return f", {judge.requests} API requests, {judge.tokens['prompt_tokens']} prompt + {judge.tokens['completion_tokens']} completion tokens"
 
@@ -59,7 +67,7 @@ def judge_items(path: str | Path, judge: Judge, out: str | Path) -> str:
     for n, item in enumerate(items):
         if item["response"] is None or item.get("error") is not None:
             results[n] = _no_response(item.get("error"))
-    for n, verdict in judge_concurrently(judge, pending, getattr(judge, "max_concurrency", 1)):
+    for n, verdict in judge_concurrently(judge, pending):
         results[n] = verdict
     rows = [{"id": item["id"], **{k: v for k, v in asdict(results[n]).items() if v is not None}} for n, item in enumerate(items)]
     write_jsonl_atomic(out, rows)
@@ -112,7 +120,7 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
         else:
             pending.append((inst.instance_id, inst.question, answer, response.response))
     _announce(judge, label, pending)
-    for instance_id, verdict in judge_concurrently(judge, pending, getattr(judge, "max_concurrency", 1)):
+    for instance_id, verdict in judge_concurrently(judge, pending):
         result = record(instance_id, verdict)
         log.append(result)
         done[instance_id] = result

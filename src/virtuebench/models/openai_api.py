@@ -23,7 +23,7 @@ from typing import Any
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.frames_io import load_frames
 from virtuebench.models.timing import clock_text
-from virtuebench.openai_client import make_client, read_api_key, redact
+from virtuebench.openai_client import ChatClient, read_api_key
 from virtuebench.settings import settings_from_dict
 
 
@@ -77,42 +77,15 @@ def build_messages(request: Request, settings: OpenAISettings) -> list[dict[str,
 
 class OpenAIBackend(Backend):
     def __init__(self, settings: dict[str, Any], client=None) -> None:
-        self.settings = OpenAISettings.from_dict(settings)
-        self.max_concurrency = self.settings.max_concurrency
-        self._key = read_api_key(self.settings.api_key_env, f"the openai backend (model {self.settings.model})", BackendSetupError)
-        self._client = client
-
-    @property
-    def client(self):
-        if self._client is None:
-            self._client = make_client(self._key, self.settings.base_url, self.settings.max_retries, self.settings.timeout_s)
-        return self._client
-
-    def _redact(self, text: str) -> str:
-        return redact(text, self._key)
+        self.settings = s = OpenAISettings.from_dict(settings)
+        self.max_concurrency = s.max_concurrency
+        key = read_api_key(s.api_key_env, f"the openai backend (model {s.model})", BackendSetupError)
+        self.chat = ChatClient(key, s.base_url, s.max_retries, s.timeout_s, client)
 
     def answer(self, request: Request) -> Reply:
-        options: dict[str, Any] = {}
-        for name in ("temperature", "max_tokens", "max_completion_tokens", "reasoning_effort"):
-            value = getattr(self.settings, name)
-            if value is not None:
-                options[name] = value
-        try:
-            completion = self.client.chat.completions.create(model=self.settings.model, messages=build_messages(request, self.settings), **options)
-        except Exception as error:  # the client already retried 429/5xx/timeouts with backoff
-            raise RuntimeError(self._redact(f"{type(error).__name__}: {error}")) from None
-        if not getattr(completion, "choices", None):
-            raise RuntimeError(f"malformed reply from {self.settings.model}: no choices")
-        text = completion.choices[0].message.content
-        if text is None:
-            raise RuntimeError(f"malformed reply from {self.settings.model}: no message content")
-        usage = getattr(completion, "usage", None)
-        details = getattr(usage, "completion_tokens_details", None)
-        counts = {
-            "prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
-            "completion_tokens": getattr(usage, "completion_tokens", 0) or 0,
-            "model": getattr(completion, "model", None) or self.settings.model,
-        }
-        if getattr(details, "reasoning_tokens", None):  # GPT-5 reasons unseen: only the count comes back
-            counts["reasoning_tokens"] = details.reasoning_tokens
-        return Reply(text, usage=counts)
+        s = self.settings
+        completion = self.chat.complete(s.model, build_messages(request, s), temperature=s.temperature, max_tokens=s.max_tokens,
+                                        max_completion_tokens=s.max_completion_tokens, reasoning_effort=s.reasoning_effort)  # fmt: skip
+        if completion.text is None:
+            raise RuntimeError(f"malformed reply from {s.model}: {completion.problem}")
+        return Reply(completion.text, usage={**completion.usage, "model": completion.model})

@@ -3,7 +3,6 @@ the honesty instruction). Each figure's numbers are also written to a CSV beside
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from virtuebench.instances import Instance  # noqa: E402
 from virtuebench.metrics import ALL_LEVELS, Score  # noqa: E402
+from virtuebench.tabular import write_csv  # noqa: E402
 
 
 def unanswerability(instances: Sequence[Instance], levels: Sequence[int]) -> tuple[list[dict], list[dict]]:
@@ -30,18 +30,11 @@ def unanswerability(instances: Sequence[Instance], levels: Sequence[int]) -> tup
     return by_level, by_instance
 
 
-def _write_csv(path: Path, rows: list[dict]) -> None:
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def fig4(instances: Sequence[Instance], levels: Sequence[int], out: str | Path, csv_out: str | Path) -> None:
     by_level, by_instance = unanswerability(instances, levels)
     rows = [{"panel": "frame_level", **row} for row in by_level]
     rows += [{"panel": "instance_level", "level": "", "n_instances": row["n_instances"], "n_unanswerable": row["n_unanswerable_levels"], "share": ""} for row in by_instance]  # fmt: skip
-    _write_csv(Path(csv_out), rows)
+    write_csv(csv_out, rows)
 
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
     names = [str(row["level"]) for row in by_level]
@@ -69,7 +62,7 @@ def fig6(scores: Sequence[Score], models: Sequence[str], prompts: Sequence[str],
         for model in models for prompt in prompts if (model, prompt) in index
     ]
     if rows:
-        _write_csv(Path(csv_out), rows)
+        write_csv(csv_out, rows)
     else:
         Path(csv_out).write_text("model,prompt,accuracy,n_correct,n\n")
     figure, axis = plt.subplots(figsize=(max(5, 1.4 * len(models) + 2), 3.8))

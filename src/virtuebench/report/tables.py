@@ -9,13 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from virtuebench.metrics import Score
-
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}  # fmt: skip
-
-
-def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(char, char) for char in text)
+from virtuebench.tabular import latex_escape
 
 
 def _index(scores: Sequence[Score], prompt: str, judge: str) -> dict[tuple[str, str, str], Score]:

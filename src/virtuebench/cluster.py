@@ -9,22 +9,31 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from virtuebench.settings import settings_from_dict
+
 ENVIRONMENT = {"slurm_account": "VB_SLURM_ACCOUNT", "slurm_partition": "VB_SLURM_PARTITION", "gpu_partition": "VB_SLURM_GPU_PARTITION"}
+
+
+@dataclass(frozen=True)
+class LocalSettings:
+    """profiles/slurm/local.yaml: the cluster's account and partitions (the environment's variables win)."""
+
+    slurm_account: str | None = None
+    slurm_partition: str | None = None
+    gpu_partition: str | None = None
 
 
 def install_profile(source: Path, target: Path, environ: dict[str, str] | None = None) -> dict:
     environ = os.environ if environ is None else environ
     profile = yaml.safe_load((source / "config.yaml").read_text())
     local_file = source / "local.yaml"
-    local = yaml.safe_load(local_file.read_text()) or {} if local_file.exists() else {}
-    unknown = sorted(set(local) - set(ENVIRONMENT))
-    if unknown:
-        raise ValueError(f"{local_file}: unknown key(s) {unknown}; allowed: {sorted(ENVIRONMENT)}")
-    values = {key: environ.get(variable) or local.get(key) for key, variable in ENVIRONMENT.items()}
+    local = settings_from_dict(LocalSettings, yaml.safe_load(local_file.read_text()) or {} if local_file.exists() else {}, str(local_file))
+    values = {key: environ.get(variable) or getattr(local, key) for key, variable in ENVIRONMENT.items()}
     resources = profile.setdefault("default-resources", {})
     for key in ("slurm_account", "slurm_partition"):
         if values[key]:

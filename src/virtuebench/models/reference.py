@@ -8,10 +8,12 @@ behaviour the benchmark is built to expose. Neither looks at the frames.
 from __future__ import annotations
 
 import re
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.models.base import Backend, Reply, Request
+from virtuebench.settings import settings_from_dict
 
 
 class RefuseBackend(Backend):
@@ -22,15 +24,20 @@ class RefuseBackend(Backend):
         return Reply(self.text)
 
 
-DEFAULT_PRIORS = {"colour": "red", "shape": "circle", "count": "2", "before_after": "before", "other": "yes"}
+@dataclass(frozen=True)
+class Priors:
+    """The guess backend's fixed answer per kind of question (settings `priors`)."""
+
+    colour: str = "red"
+    shape: str = "circle"
+    count: str = "2"
+    before_after: str = "before"
+    other: str = "yes"
 
 
 class GuessBackend(Backend):
     def __init__(self, settings: dict[str, Any]) -> None:
-        unknown = set(settings.get("priors", {})) - set(DEFAULT_PRIORS)
-        if unknown:
-            raise ValueError(f"guess backend: unknown prior(s) {sorted(unknown)}; known: {sorted(DEFAULT_PRIORS)}")
-        self.priors = {**DEFAULT_PRIORS, **settings.get("priors", {})}
+        self.priors = asdict(settings_from_dict(Priors, settings.get("priors", {}), "guess backend priors"))
 
     def answer(self, request: Request) -> Reply:
         question = request.question.strip()

@@ -25,16 +25,18 @@ for warning in CHECKED.warnings:
 MODELS, JUDGE = CHECKED.models, CHECKED.judge
 # Source virtuebench: the benchmark is curated from the real sources (rules/curation.smk).
 CURATED = config["source"]["name"] == "virtuebench"
-CURATION = config.get("curation", {})
-CURATION_SOURCES = CURATION.get("sources", []) if CURATED else []
-SUPPLEMENT = config.get("supplement", {})
+# validate() filled the schema's defaults: read config keys that have one directly.
+CURATION = config["curation"]
+CURATION_SOURCES = CURATION["sources"] if CURATED else []
+SUPPLEMENT = config["supplement"]
 
 
 include: "rules/common.smk"
 include: "rules/sources.smk"
-include: "rules/curation.smk"
 include: "rules/frames.smk"
-include: "rules/inference.smk"
+include: "rules/inference.smk"  # before the rules that `use rule run_inference`
+include: "rules/curation.smk"
+include: "rules/supplement.smk"
 include: "rules/judge.smk"
 include: "rules/report.smk"
 include: "rules/cvrr.smk"

@@ -1,10 +1,13 @@
 # Input functions and helpers shared by the rules. Rules hold no logic of their own.
 import json
 import os
+import re
 from functools import lru_cache
 
 from virtuebench.instances import read_instances
+from virtuebench.instances import videos as video_paths
 from virtuebench.inference import items_for_level
+from virtuebench.sources import REAL_SOURCES
 
 
 # The package is importable in any environment the rules run in, installed or not.
@@ -19,6 +22,8 @@ wildcard_constraints:
     a=r"[A-Za-z0-9][A-Za-z0-9._-]*",
     b=r"[A-Za-z0-9][A-Za-z0-9._-]*",
     video_id=r"[A-Za-z0-9][A-Za-z0-9._-]*",
+    source="|".join(map(re.escape, sorted(REAL_SOURCES))),  # the curated benchmark's sources
+    form=r"mcq|oe",  # the supplement's two forms of a source's questions
 
 
 @lru_cache(maxsize=4)
@@ -32,20 +37,22 @@ def instances():
     return _instances_at(path, os.path.getmtime(path))
 
 
-def video_records():
-    """Where frame extraction looks a video up - every converted candidate when curating (frames are
-    needed before the final table exists), else the instances table."""
-    if CURATED:
-        path = checkpoints.collect_candidates.get().output[0]
-        return _instances_at(path, os.path.getmtime(path))
-    return instances()
+@lru_cache(maxsize=4)
+def _videos_at(path, mtime):
+    return video_paths(_instances_at(path, mtime))  # refuses a video_id with two files
 
 
 def video_path(wildcards):
-    for inst in video_records():
-        if inst.video_id == wildcards.video_id:
-            return inst.video_path
-    raise ValueError(f"video_id {wildcards.video_id!r} is not in the {'candidates' if CURATED else 'instances'} table")
+    """The video of a frame job, looked up in every converted candidate when curating (frames are
+    needed before the final table exists), else in the instances table; one dict per table version."""
+    if CURATED:
+        path = checkpoints.collect_candidates.get().output[0]
+    else:
+        path = checkpoints.make_instances.get().output.instances
+    paths = _videos_at(path, os.path.getmtime(path))
+    if wildcards.video_id not in paths:
+        raise ValueError(f"video_id {wildcards.video_id!r} is not in the {'candidates' if CURATED else 'instances'} table")
+    return paths[wildcards.video_id]
 
 
 def video_stamp(wildcards):
@@ -59,17 +66,17 @@ def video_stamp(wildcards):
 
 
 def source_settings(wildcards):
-    return json.dumps(config["source"].get("settings", {}), sort_keys=True)
+    return json.dumps(config["source"]["settings"], sort_keys=True)
 
 
 def frames_options(wildcards):
-    frames = config.get("frames", {})
-    options = [f"--levels {' '.join(map(str, config['levels']))}", f"--jpeg-quality {frames.get('jpeg_quality', 90)}"]
-    if frames.get("max_side"):
+    frames = config["frames"]
+    options = [f"--levels {' '.join(map(str, config['levels']))}", f"--jpeg-quality {frames['jpeg_quality']}"]
+    if frames["max_side"]:
         options.append(f"--max-side {frames['max_side']}")
     if CHECKED.frame_pixels:  # frames.max_pixels, `auto` resolved from the configured models
         options.append(f"--max-pixels {CHECKED.frame_pixels}")
-    options.append(f"--on-error {frames.get('on_broken_video', 'record')}")
+    options.append(f"--on-error {frames['on_broken_video']}")
     return " ".join(options)
 
 
@@ -105,18 +112,19 @@ def judgments(judge=None):
 
 
 def judge_config(wildcards):
-    """The judge's settings: a tracked param, so changing them re-judges (the cache keeps what still holds)."""
+    """The judge's settings: a tracked param, so changing them re-judges (the cache keeps what still holds).
+    The built-in rules judge is not in config.judges."""
     return json.dumps(CHECKED.judges.get(wildcards.judge, {"kind": "rules"}), sort_keys=True)
 
 
 def cvrr_published_dir():
-    published = config.get("cvrr", {}).get("published_dir")
+    published = config["cvrr"]["published_dir"]
     return "results/cvrr/published" if published == "download" else published
 
 
 def cvrr_table_inputs(wildcards):
     """Judgments of this workflow's own runs (benchmark cvrr) and the imported published ones, if any."""
-    inputs = judgments() if config.get("benchmark", "virtuebench") == "cvrr" else []
+    inputs = judgments() if config["benchmark"] == "cvrr" else []
     if cvrr_published_dir():
         inputs.append("results/cvrr/published_judgments.jsonl")
     if not inputs:
@@ -125,14 +133,18 @@ def cvrr_table_inputs(wildcards):
 
 
 def default_targets():
-    if config.get("benchmark", "virtuebench") == "cvrr":
+    if config["benchmark"] == "cvrr":
         return ["results/cvrr/table2.tex", "results/cvrr/table3.tex"]
     targets = ["results/table1.tex", "results/table2.tex", "results/fig4.png", "results/fig6.png", "results/scores.csv"]
     if CURATED:
         targets += ["results/stats/sources.tex", "results/curation/filter_counts.csv"]
-        if SUPPLEMENT.get("models"):
+        if SUPPLEMENT["models"]:
             targets.append("results/supplement/table1.tex")
     return targets
+
+
+# Model registry entries (config/models.schema.yaml) have no defaults for the keys read below: the
+# .get defaults here are the only ones.
 
 
 def model_env(wildcards):
@@ -169,15 +181,15 @@ def model_entry(name):
 
 def source_raw_dir(source):
     """An already downloaded release (config.curation.raw_dirs), else the download rule's folder."""
-    return CURATION.get("raw_dirs", {}).get(source) or f"results/sources/{source}/raw"
+    return CURATION["raw_dirs"].get(source) or f"results/sources/{source}/raw"
 
 
 def source_download(wildcards):
-    return [] if CURATION.get("raw_dirs", {}).get(wildcards.source) else f"results/sources/{wildcards.source}/raw/download.json"
+    return [] if CURATION["raw_dirs"].get(wildcards.source) else f"results/sources/{wildcards.source}/raw/download.json"
 
 
 def source_revision_option(source):
-    revision = CURATION.get("revisions", {}).get(source)
+    revision = CURATION["revisions"].get(source)
     return f"--revision {revision}" if revision else ""
 
 
@@ -213,5 +225,5 @@ def supplement_frames(wildcards):
 
 
 def verified_annotations(wildcards):
-    folder = config["annotation"].get("verified_dir")
+    folder = config["annotation"]["verified_dir"]
     return sorted(str(path) for path in Path(folder).glob("*.csv")) if folder else []

@@ -19,7 +19,7 @@ rule download_source:
     params:
         out_dir=lambda wildcards, output: os.path.dirname(output[0]),
         revision=lambda wildcards: source_revision_option(wildcards.source),
-        verify=CURATION.get("verify", "size"),
+        verify=CURATION["verify"],
     log:
         "logs/sources/{source}/download.log",
     conda:
@@ -77,7 +77,7 @@ rule filter_answer_length:
         removed="results/curation/{source}/answer_length_removed.csv",
         summary="results/curation/{source}/answer_length.json",
     params:
-        max_words=CURATION.get("max_answer_words", 6),
+        max_words=CURATION["max_answer_words"],
     log:
         "logs/curation/{source}/answer_length.log",
     conda:
@@ -98,9 +98,9 @@ rule filter_answerability:
         summary="results/curation/{source}/answerability.json",
         decisions="results/curation/{source}/answerability_decisions.jsonl",
     params:
-        model=CURATION.get("filter_model", "Gemini-2.5-Flash"),
+        model=CURATION["filter_model"],
         model_config=lambda wildcards: curation_model_config("filter_model"),
-        cache=CURATION.get("cache", "results/curation/llm_cache.sqlite"),
+        cache=CURATION["cache"],
     log:
         "logs/curation/{source}/answerability.log",
     conda:
@@ -122,14 +122,15 @@ rule filter_difficulty:
         summary="results/curation/{source}/difficulty.json",
         decisions="results/curation/{source}/difficulty_decisions.jsonl",
     params:
-        model=CURATION.get("filter_model", "Gemini-2.5-Flash"),
+        model=CURATION["filter_model"],
         model_config=lambda wildcards: curation_model_config("filter_model"),
-        judge=CURATION.get("difficulty_judge", "rules"),
-        judge_config=lambda wildcards: json.dumps(config.get("judges", {}).get(CURATION.get("difficulty_judge", "rules"), {"kind": "rules"})),
+        judge=CURATION["difficulty_judge"],
+        # the built-in rules judge is not in config.judges
+        judge_config=lambda wildcards: json.dumps(config["judges"].get(CURATION["difficulty_judge"], {"kind": "rules"})),
         judge_cache=config["judge_cache"],
-        cache=CURATION.get("cache", "results/curation/llm_cache.sqlite"),
+        cache=CURATION["cache"],
         frames_dir=lambda wildcards: f"results/curation/{wildcards.source}/single_frames",
-        seed=CURATION.get("seed", 0),
+        seed=CURATION["seed"],
     log:
         "logs/curation/{source}/difficulty.log",
     conda:
@@ -166,31 +167,19 @@ checkpoint merge_kept:
         "--out {output.kept} --counts {output.counts} > {log} 2>&1"
 
 
-rule draft_reference_answers:
+# An inference job (rules/inference.smk) of the reference model on the kept questions.
+use rule run_inference as draft_reference_answers with:
     input:
         instances=rules.merge_kept.output.kept,
         frames=kept_frames_for_level,
     output:
         "results/curation/references/{model}/{level}.jsonl",
     params:
-        model_config=model_config,
-        frames_dir="results/frames",
+        prompt="reference",
     log:
         "logs/curation/references/{model}/{level}.log",
-    resources:
-        gpu=model_resource("gpus", 0),
-        cpus_per_gpu=model_cpus_per_gpu,
-        mem_mb=model_mem_mb,
-        runtime=model_resource("runtime_min", 60),
-        slurm_partition=gpu_partition,
-    conda:
-        model_env
     message:
         "Drafting per-level reference answers with {wildcards.model} at {wildcards.level} frames"
-    shell:
-        "python -m virtuebench.inference --instances {input.instances} --frames-dir {params.frames_dir} "
-        "--model {wildcards.model} --model-config {params.model_config:q} --prompt reference "
-        "--level {wildcards.level} --out {output} > {log} 2>&1"
 
 
 rule export_annotation:
@@ -229,104 +218,3 @@ rule make_stats:
     shell:
         "python -m virtuebench.curation stats {input} --composition {output.composition} "
         "--summary-csv {output.summary_csv} --summary-tex {output.summary_tex} > {log} 2>&1"
-
-
-# The supplementary's Table 1: the models on the sources' own questions, MCQ and open-ended, at one level.
-checkpoint make_supplement_sets:
-    input:
-        "results/sources/{source}/candidates.parquet",
-    output:
-        mcq="results/supplement/{source}/mcq.parquet",
-        oe="results/supplement/{source}/oe.parquet",
-    params:
-        level=SUPPLEMENT.get("level", 64),
-        max_questions=lambda wildcards: f"--max-questions {SUPPLEMENT['max_questions_per_source']}" if SUPPLEMENT.get("max_questions_per_source") else "",
-        seed=SUPPLEMENT.get("seed", 0),
-    log:
-        "logs/supplement/{source}/sets.log",
-    conda:
-        "../envs/core.yaml"
-    message:
-        "Writing {wildcards.source}'s questions in MCQ and open-ended form at {params.level} frames"
-    shell:
-        "python -m virtuebench.curation supplement-sets {input} --level {params.level} {params.max_questions} "
-        "--seed {params.seed} --out-mcq {output.mcq} --out-oe {output.oe} > {log} 2>&1"
-
-
-rule run_supplement_inference:
-    input:
-        instances="results/supplement/{source}/{form}.parquet",
-        frames=supplement_frames,
-    output:
-        "results/supplement/responses/{model}/{source}/{form}.jsonl",
-    params:
-        model_config=model_config,
-        prompt=lambda wildcards: "standard" if wildcards.form == "mcq" else SUPPLEMENT.get("oe_prompt", "honest"),
-        level=SUPPLEMENT.get("level", 64),
-        frames_dir="results/frames",
-    log:
-        "logs/supplement/responses/{model}/{source}/{form}.log",
-    resources:
-        gpu=model_resource("gpus", 0),
-        cpus_per_gpu=model_cpus_per_gpu,
-        mem_mb=model_mem_mb,
-        runtime=model_resource("runtime_min", 60),
-        slurm_partition=gpu_partition,
-    conda:
-        model_env
-    message:
-        "Asking {wildcards.model} {wildcards.source}'s questions in {wildcards.form} form"
-    shell:
-        "python -m virtuebench.inference --instances {input.instances} --frames-dir {params.frames_dir} "
-        "--model {wildcards.model} --model-config {params.model_config:q} --prompt {params.prompt} "
-        "--level {params.level} --out {output} > {log} 2>&1"
-
-
-rule judge_supplement:
-    input:
-        responses=rules.run_supplement_inference.output[0],
-        instances="results/supplement/{source}/{form}.parquet",
-    output:
-        "results/supplement/judgments/{model}/{source}/{form}.jsonl",
-    params:
-        judge=lambda wildcards: "mcq" if wildcards.form == "mcq" else JUDGE,
-        judge_config=lambda wildcards: json.dumps({"kind": "mcq"} if wildcards.form == "mcq" else CHECKED.judges.get(JUDGE, {"kind": "rules"}), sort_keys=True),
-        cache=config["judge_cache"],
-    log:
-        "logs/supplement/judgments/{model}/{source}/{form}.log",
-    conda:
-        "../envs/core.yaml"
-    message:
-        "Judging {wildcards.model}'s {wildcards.form} answers on {wildcards.source}"
-    shell:
-        "python -m virtuebench.judge {input.responses} --instances {input.instances} --judge {params.judge} "
-        "--judge-config {params.judge_config:q} --cache {params.cache} --out {output} > {log} 2>&1"
-
-
-rule make_supplement_table:
-    input:
-        judgments=expand(
-            "results/supplement/judgments/{model}/{source}/{form}.jsonl",
-            model=SUPPLEMENT.get("models", []),
-            source=CURATION_SOURCES,
-            form=["oe", "mcq"],
-        ),
-        scores="results/scores.csv",
-    output:
-        csv="results/supplement/table1.csv",
-        tex="results/supplement/table1.tex",
-    params:
-        models=SUPPLEMENT.get("models", []),
-        sources=CURATION_SOURCES,
-        level=SUPPLEMENT.get("level", 64),
-        prompt=config["report"]["prompt"],
-    log:
-        "logs/supplement/table1.log",
-    conda:
-        "../envs/core.yaml"
-    message:
-        "Writing the supplementary's Table 1 (MCQ vs open-ended on the sources, VirtueBench overall)"
-    shell:
-        "python -m virtuebench.curation supplement-table --judgments {input.judgments} --scores {input.scores} "
-        "--prompt {params.prompt} --level {params.level} --models {params.models} --sources {params.sources} "
-        "--csv {output.csv} --tex {output.tex} > {log} 2>&1"

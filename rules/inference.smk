@@ -1,3 +1,7 @@
+# One model answering one set of instances: run_inference is also the template of the other inference
+# jobs (draft_reference_answers in rules/curation.smk, run_supplement_inference in rules/supplement.smk),
+# which take its GPU resources, conda env and command with `use rule run_inference as ... with:` and
+# set their own input, output, params.prompt, params.level, log and message.
 rule run_inference:
     input:
         instances=rules.make_instances.output.instances,
@@ -7,6 +11,8 @@ rule run_inference:
     params:
         model_config=model_config,
         frames_dir="results/frames",
+        prompt="{prompt}",
+        level="{level}",
     log:
         "logs/responses/{model}/{prompt}/{level}.log",
     resources:
@@ -21,5 +27,5 @@ rule run_inference:
         "Asking {wildcards.model} with prompt {wildcards.prompt} at {wildcards.level} frames"
     shell:
         "python -m virtuebench.inference --instances {input.instances} --frames-dir {params.frames_dir} "
-        "--model {wildcards.model} --model-config {params.model_config:q} --prompt {wildcards.prompt} "
-        "--level {wildcards.level} --out {output} > {log} 2>&1"
+        "--model {wildcards.model} --model-config {params.model_config:q} --prompt {params.prompt} "
+        "--level {params.level} --out {output} > {log} 2>&1"

@@ -37,8 +37,8 @@ else:
             excluded="results/instances_excluded.csv",
             check="results/annotation/answerability_check.csv",
         params:
-            verified=config["annotation"].get("verified_dir") or "",
-            allow_drafts="--allow-drafts" if config["annotation"].get("allow_drafts") else "",
+            verified=config["annotation"]["verified_dir"] or "",
+            allow_drafts="--allow-drafts" if config["annotation"]["allow_drafts"] else "",
             levels=config["levels"],
         log:
             "logs/make_instances.log",

@@ -24,6 +24,8 @@ from typing import Any
 
 from virtuebench import LEVELS
 from virtuebench.levels import available_levels, grid_size, grid_timestamp, level_indices
+from virtuebench.video import VideoError
+from virtuebench.video import duration_s as video_duration_s
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "virtuebench.frames/1"
@@ -89,14 +91,6 @@ class Manifest:
         return [Path(outdir) / name for name in self.levels[str(level)].files]
 
 
-def _duration_s(container, stream) -> float:
-    if stream.duration is not None and stream.time_base is not None:
-        return float(stream.duration * stream.time_base)
-    if container.duration is not None:
-        return container.duration / 1_000_000
-    raise FramesError("the container states no duration")
-
-
 def fit_pixels(width: int, height: int, max_pixels: int | None) -> tuple[int, int]:
     """The largest size with the same aspect whose area is <= max_pixels (unchanged when it fits)."""
     if not max_pixels or width * height <= max_pixels:
@@ -153,7 +147,10 @@ def extract(
         stream = container.streams.video[0]
         stream.thread_type = "AUTO"
         stream.codec_context.thread_count = max(1, threads)
-        duration = _duration_s(container, stream)
+        try:
+            duration = video_duration_s(container, stream)
+        except VideoError as error:
+            raise FramesError(str(error)) from None
         manifest.duration_s = duration
         manifest.grid_size = grid_size(duration)
         manifest.fps = float(stream.average_rate) if stream.average_rate else None

@@ -1,4 +1,4 @@
-"""CLI of the curation stages, one subcommand per rule (rules/curation.smk):
+"""CLI of the curation stages, one subcommand per rule (rules/curation.smk, rules/supplement.smk):
 
   length | answerability | difficulty   one filter: IN.parquet -> OUT.parquet, removed CSV, summary JSON
   merge        the kept questions of every source -> one table, and the funnel's counts

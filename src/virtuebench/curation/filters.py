@@ -26,6 +26,7 @@ from virtuebench.levels import grid_size, grid_timestamp
 from virtuebench.models.base import Backend, Request
 from virtuebench.progress import Progress
 from virtuebench.records import stable_hash
+from virtuebench.video import frame_at
 
 KEEP, DISCARD, INVALID = "keep", "discard", "invalid"
 
@@ -192,20 +193,9 @@ def extract_single_frame(video: str | Path, time_s: float, out: Path, max_side: 
     """The frame on screen at `time_s` as a JPEG (written once; an existing file is reused)."""
     if out.exists():
         return out
-    import av
-
     out.parent.mkdir(parents=True, exist_ok=True)
-    with av.open(str(video)) as container:
-        stream = container.streams.video[0]
-        container.seek(int(time_s / stream.time_base) if stream.time_base else 0, stream=stream, backward=True)
-        chosen = None
-        for frame in container.decode(stream):
-            if frame.time is not None and frame.time > time_s + 1e-6 and chosen is not None:
-                break
-            chosen = frame
-        if chosen is None:
-            raise ValueError(f"{video}: no frame decoded near {time_s:.1f} s")
-    image = chosen.to_image()
+    image = frame_at(video, time_s)
+    # PIL's thumbnail, not frames._resize: its size rounding and two-step reduction differ for some sizes.
     if max_side and max(image.size) > max_side:
         image.thumbnail((max_side, max_side))
     tmp = out.with_name(f".{out.name}.tmp")

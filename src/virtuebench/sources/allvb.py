@@ -1,30 +1,6 @@
-"""ALLVB source adapter: the hub release (ALLVB/ALLVB) into candidate instances.
-
-THE ANNOTATION FORMAT IS UNCONFIRMED: no stored copy of the release's files, its dataset card or the
-paper's data section could be read. This adapter reads the best-supported layout, whose every
-marker is a constant in the "Layout" block below (change it there if the release differs); a file
-whose layout differs fails with a ValueError naming the file and the missing field.
-
-Layout read:
-
-- videos `test_set_movie/<Movie>/<Movie>.mp4` (e.g. "test_set_movie/A Fantastic Woman (2017)/A
-  Fantastic Woman (2017).mp4"): seen in two third-party copies of ALLVB items (hub datasets
-  GMLRVigil/BenchCheck-Pool and Cade921/eval_3000), both citing ALLVB/ALLVB;
-- questions in `<Movie>.txt` beside the video, blocks of
-  `Question <n>: <task type>` / the question text / `- A. <option>` ... `- E. <option>` /
-  `Answer: <letter>`: the format a third-party loader parses from per-movie .txt files beside the
-  videos (VideoDatasetLoader.load_allvb, found by its text: the repository is not named by the
-  index). Five options A-E match that loader and the third-party item copies ("A. Green", ...).
-
-Not confirmed: the .txt format and file placement (the loader's files may be a local conversion),
-the task-type names (TASK_CATEGORIES uses the nine task names of a third-party benchmark card,
-SokolAnn/BenchmarkCards, matched loosely: case, spaces, '-' and '_' ignored), whether the release
-packs videos in archives (prepare() joins split parts and unpacks any zip/tar it finds), whether
-the repository is gated, and any timestamps (no evidence intervals are read).
-
-Each block is one MCQ, converted to open-ended: the question without options, the correct option's
-text (no letter) as the answer, the options kept beside it. The question id is `<Movie>/<n>`, n the
-number in the block's header (its position in the file, from 1, where the header has none).
+"""ALLVB source adapter: the hub release (ALLVB/ALLVB) into candidate instances. THE ANNOTATION FORMAT
+IS UNCONFIRMED: every marker of the layout read is a constant in the "Layout" block below (change it
+there if the release differs). What was seen, and what could not be: docs/sources.md#allvb.
 """
 
 from __future__ import annotations
@@ -65,7 +41,7 @@ ARCHIVE = re.compile(r"^.+\.(?:zip|tar|tar\.gz|tgz)$")
 
 #: The paper does not publish its mapping. Principle: recognizing, reading or counting what is visible
 #: is perception; causal, temporal, plot or relational inference is reasoning. Task names unconfirmed
-#: (see the module docstring); any other task type is reported, never guessed.
+#: (see docs/sources.md#allvb); any other task type is reported, never guessed.
 TASK_CATEGORIES = {
     "Video Classification": "perception",  # what kind of film this is, from what is shown
     "Scene Recognition": "perception",

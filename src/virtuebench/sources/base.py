@@ -30,6 +30,7 @@ from typing import Any
 
 from virtuebench.instances import Instance
 from virtuebench.levels import available_levels
+from virtuebench.video import VideoError, probe_duration
 
 Excluded = list[dict[str, str]]  # rows of {"item", "reason"}
 
@@ -104,26 +105,19 @@ def video_id_for(source: str, stem: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", f"{source}_{stem}")
 
 
-def probe_duration(path: Path) -> float:
-    """Duration in seconds from the container; raises on a file PyAV cannot open."""
-    import av
-
-    with av.open(str(path)) as container:
-        if not container.streams.video:
-            raise ValueError("no video stream")
-        stream = container.streams.video[0]
-        if stream.duration is not None and stream.time_base is not None:
-            return float(stream.duration * stream.time_base)
-        if container.duration is not None:
-            return container.duration / 1_000_000
-    raise ValueError("no duration in the container")
-
-
 class Conversion:
     """Collects one source's candidate instances; a bad row or a missing/unreadable video is reported.
 
     Each distinct video file is probed once and symlinked into `videos_dir` as `<video_id><suffix>`.
+    A source that is a benchmark of its own (CVRR-ES) keeps its published ids: it subclasses with
+    `qualify = False` (instance ids and report items as given, no separate source_id), its own
+    `video_prefix` and, where it words it otherwise, `too_short`.
     """
+
+    #: Instance ids are `<source>/<id>`, report items `<source>:<item>`, and source_id holds the id.
+    qualify = True
+    #: Video ids are `<video_prefix>_<key>`; None: the source's name.
+    video_prefix: str | None = None
 
     def __init__(self, source: str, videos_dir: str | Path, levels: Iterable[int], task_categories: dict[str, str]):
         self.source = source
@@ -137,7 +131,11 @@ class Conversion:
         self.videos_dir.mkdir(parents=True, exist_ok=True)
 
     def exclude(self, item: str, reason: str) -> None:
-        self.excluded.append({"item": f"{self.source}:{item}", "reason": reason})
+        self.excluded.append({"item": f"{self.source}:{item}" if self.qualify else item, "reason": reason})
+
+    def too_short(self, video_file: str | Path, duration: float) -> str:
+        """The report's reason for a video too short for every level."""
+        return f"{video_file}: {duration:.1f} s is too short for any level {self.levels}"
 
     def read_json(self, item: str, path: Path, kind: str, expected: type, shape: str) -> Any | None:
         """One annotation file of a source with several: its content, or None (and a report row) when it
@@ -159,10 +157,11 @@ class Conversion:
             else:
                 try:
                     duration = probe_duration(path)
-                except Exception as error:  # PyAV raises many types for a broken file
-                    self._videos[path, key] = f"{path}: unreadable video ({type(error).__name__}: {error})"
+                except Exception as error:  # a VideoError says what is wrong; anything else PyAV raised, its type too
+                    problem = error.problem if isinstance(error, VideoError) else f"{type(error).__name__}: {error}"
+                    self._videos[path, key] = f"{path}: unreadable video ({problem})"
                 else:
-                    video_id = video_id_for(self.source, key)
+                    video_id = video_id_for(self.video_prefix or self.source, key)
                     linked = self.videos_dir / f"{video_id}{path.suffix}"
                     if linked.is_symlink() and Path(os.readlink(linked)) != path.resolve():
                         linked.unlink()
@@ -181,41 +180,44 @@ class Conversion:
         options: Sequence[str] = (),
         evidence: Sequence[Sequence[float]] = (),
         video_key: str | None = None,
+        item: str | None = None,
     ) -> bool:
         """Add one question; False (and a report row) when it had to be left out.
 
-        The video id is `<source>_<video_key>`; `video_key` defaults to the file's stem (a source whose
-        file names repeat across folders passes a key that tells them apart).
+        The video id is `<source>_<video_key>` (`video_prefix` in place of the source where set);
+        `video_key` defaults to the file's stem (a source whose file names repeat across folders passes
+        a key that tells them apart). `item` names the question in the report (default: its id).
         """
         source_id = str(source_id)
+        item = source_id if item is None else item
         if source_id in self._ids:
-            self.exclude(source_id, "duplicate question id")
+            self.exclude(item, "duplicate question id")
             return False
         category = self.task_categories.get(task_type)
         if category is None:
-            self.exclude(source_id, f"task type {task_type!r} has no category (known: {sorted(self.task_categories)})")
+            self.exclude(item, f"task type {task_type!r} has no category (known: {sorted(self.task_categories)})")
             return False
         if not str(question).strip() or not str(answer).strip():
-            self.exclude(source_id, "bad row: empty question or answer")
+            self.exclude(item, "bad row: empty question or answer")
             return False
         video = self._video(Path(video_file), video_key or Path(video_file).stem)
         if isinstance(video, str):
-            self.exclude(source_id, video)
+            self.exclude(item, video)
             return False
         video_id, duration, linked = video
         levels = available_levels(duration, self.levels)
         if not levels:
-            self.exclude(source_id, f"{video_file}: {duration:.1f} s is too short for any level {self.levels}")
+            self.exclude(item, self.too_short(video_file, duration))
             return False
         self._ids.add(source_id)
         answer = str(answer).strip()
         self.instances.append(
             Instance(
-                instance_id=f"{self.source}/{source_id}", video_id=video_id, source=self.source, category=category,
+                instance_id=f"{self.source}/{source_id}" if self.qualify else source_id, video_id=video_id, source=self.source, category=category,
                 task_type=task_type, question=str(question).strip(), answer=answer, duration_s=duration,
                 video_path=str(linked), answers=dict.fromkeys(levels, answer),
                 evidence=[[float(start), float(end)] for start, end in evidence],
-                options=[str(option).strip() for option in options], source_id=source_id,
+                options=[str(option).strip() for option in options], source_id=source_id if self.qualify else "",
             )
         )  # fmt: skip
         return True

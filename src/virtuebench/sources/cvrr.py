@@ -1,26 +1,22 @@
-"""CVRR-ES source adapter: the release layout into the instances table.
-
-Layout: `<root>/<dimension>/annotations_<dimension>.json` (a list of {"VideoID", "Q", "A"}) beside the
-dimension's videos. Each QA pair is an instance whose category and task type are its dimension and
-whose instance_id is `<dimension>/<index>` (the index in the annotation file, as in the published
-judge outputs). CVRR-ES has no per-level ground truth: every instance has one level, the configured
-frame count, with the release's answer. A video that is missing, unreadable or too short for that
-level is reported and left out; it never breaks the run. Videos are linked into `videos_dir`.
+"""CVRR-ES source adapter: the release layout (`<root>/<dimension>/annotations_<dimension>.json` beside
+the videos) into the instances table, one level per instance, through sources.base.Conversion; what it
+reads and how it names instances: docs/sources.md#cvrr-es.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from virtuebench.cvrr import DIMENSIONS
 from virtuebench.instances import Instance
-from virtuebench.levels import is_available
-from virtuebench.sources.base import probe_duration
+from virtuebench.sources.base import Conversion, Excluded
+
+SOURCE = "cvrr-es"
+#: A CVRR-ES instance's category and task type are both its dimension.
+TASK_CATEGORIES = {dimension: dimension for dimension in DIMENSIONS}
 
 
 @dataclass(frozen=True)
@@ -44,6 +40,17 @@ class CvrrSettings:
         return cls(str(values["root"]), int(values.get("level", 8)), dimensions)
 
 
+class _Conversion(Conversion):
+    """CVRR-ES is a benchmark of its own: instance ids are the published `<dimension>/<index>`, report
+    items name the annotation file (`<file>#<index>`), and video ids start with `cvrr_`."""
+
+    qualify = False
+    video_prefix = "cvrr"
+
+    def too_short(self, video_file: str | Path, duration: float) -> str:
+        return f"{video_file}: {duration:.1f} s is too short for {self.levels[0]} frames at 1 FPS"
+
+
 def _annotation_file(folder: Path, dimension: str) -> Path:
     expected = folder / f"annotations_{dimension}.json"
     if expected.exists():
@@ -61,52 +68,28 @@ def _video_file(folder: Path, video_id: str) -> Path:
     return path
 
 
-def load(settings: CvrrSettings, videos_dir: str | Path) -> tuple[list[Instance], list[dict[str, str]]]:
-    root, videos_dir = Path(settings.root), Path(videos_dir)
+def load(settings: CvrrSettings, videos_dir: str | Path) -> tuple[list[Instance], Excluded]:
+    root = Path(settings.root)
     if not root.is_dir():
         raise ValueError(f"cvrr source: root {root} is not a folder (unzip CVRR-ES there)")
-    videos_dir.mkdir(parents=True, exist_ok=True)
-    instances: list[Instance] = []
-    excluded: list[dict[str, str]] = []
-    durations: dict[Path, float | str] = {}
+    conversion = _Conversion(SOURCE, videos_dir, [settings.level], TASK_CATEGORIES)
     for dimension in settings.dimensions:
         folder = root / dimension
         try:
             annotation = _annotation_file(folder, dimension)
             entries = json.loads(annotation.read_text())
         except (ValueError, OSError) as error:
-            excluded.append({"item": dimension, "reason": str(error)})
+            conversion.exclude(dimension, str(error))
             continue
         if not isinstance(entries, list):
-            excluded.append({"item": str(annotation), "reason": "expected a list of {VideoID, Q, A}"})
+            conversion.exclude(str(annotation), "expected a list of {VideoID, Q, A}")
             continue
         for index, entry in enumerate(entries):
             item = f"{annotation}#{index}"
             if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) and entry[k].strip() for k in ("VideoID", "Q", "A")):
-                excluded.append({"item": item, "reason": "bad row: needs non-empty strings VideoID, Q and A"})
+                conversion.exclude(item, "bad row: needs non-empty strings VideoID, Q and A")
                 continue
-            source_video = _video_file(folder, entry["VideoID"])
-            if source_video not in durations:
-                try:
-                    durations[source_video] = probe_duration(source_video) if source_video.exists() else "video file not found"
-                except Exception as error:  # PyAV raises many types for a broken file
-                    durations[source_video] = f"unreadable video ({error})"
-            duration = durations[source_video]
-            if isinstance(duration, str):
-                excluded.append({"item": item, "reason": f"{source_video}: {duration}"})
-                continue
-            if not is_available(settings.level, duration):
-                excluded.append({"item": item, "reason": f"{source_video}: {duration:.1f} s is too short for {settings.level} frames at 1 FPS"})
-                continue
-            video_id = "cvrr_" + re.sub(r"[^A-Za-z0-9._-]", "_", f"{dimension}_{source_video.stem}")
-            linked = videos_dir / f"{video_id}{source_video.suffix}"
-            if not linked.exists():
-                os.symlink(source_video.resolve(), linked)
-            instances.append(
-                Instance(
-                    instance_id=f"{dimension}/{index:04d}", video_id=video_id, source="cvrr-es",
-                    category=dimension, task_type=dimension, question=entry["Q"].strip(), answer=entry["A"].strip(),
-                    duration_s=duration, video_path=str(linked), answers={settings.level: entry["A"].strip()},
-                )
-            )  # fmt: skip
-    return instances, excluded
+            video = _video_file(folder, entry["VideoID"])
+            conversion.add(f"{dimension}/{index:04d}", video, dimension, entry["Q"], entry["A"],
+                           video_key=f"{dimension}_{video.stem}", item=item)  # fmt: skip
+    return conversion.result()

@@ -1,34 +1,6 @@
-"""LongVideoBench source adapter: the validation split of the hub release into candidate instances.
-
-Role: one of VirtueBench's six long-video sources (interface in virtuebench.sources.base). Only the
-validation split has answers, so only it is read; `lvb_test_wo_gt.json` is never opened.
-
-Layout read (under `raw_dir`, as `huggingface-cli download longvideobench/LongVideoBench` leaves it):
-
-- `lvb_val.json`: a JSON list, one object per question, with (among others) `id` (e.g.
-  "86CxyhFV9MI_0"; the question id used as `source_id`), `video_id`, `question`,
-  `question_wo_referring_query`, `candidates` (list of option texts, no letter prefix),
-  `correct_choice` (0-based index into `candidates`), `question_category` (17 codes such as "S2E",
-  "T3O"; the task type), `level` ("L1-Perception" or "L2-Relation"), `topic_category`, `position`,
-  `video_path` (e.g. "86CxyhFV9MI.mp4", relative to `videos/`), `subtitle_path`, `duration_group`,
-  `starting_timestamp_for_subtitles`, `duration`, `view_count`;
-- `videos.tar.part.aa`, `.ab`, ... (up to `.be`): one tar split into parts. `prepare` joins them into
-  `videos.tar` and unpacks it into `raw_dir`, which gives `videos/<video_path>` (the release's README:
-  `cat videos.tar.part.* > videos.tar; tar -xvf videos.tar`; its dataloader opens
-  `<data_path>/videos/<video_path>`). `subtitles.tar` is not needed: VirtueBench shows frames only.
-
-Confirmed from stored sources: the field names and value shapes above from a copy of `lvb_val.json`
-(travis-xia/vc2605, lmms-eval_videochat/eval_annotations/LongVideoBench/lvb_val.json); the part names,
-the join-and-untar step and `videos/<video_path>` from the release README and dataloader
-(longvideobench/LongVideoBench, README.md and longvideobench/longvideobench_dataset.py) and from
-lmms-eval (lmms_eval/tasks/longvideobench/utils.py: answer letter = chr(65 + correct_choice)).
-
-Not confirmed: the hub revision (no commit sha of the dataset repo was found, so RELEASE follows
-"main"); whether the tar members carry the `videos/` prefix (a member stored without it is found at
-`<raw_dir>/<video_path>` as a fallback); the unit of `position` (frame indices at an undocumented
-frame rate), so no evidence intervals are derived and `evidence` stays empty; the level of three of
-the 17 categories (T2E, O3O, SOS; the other 14 were seen with their `level` in the data) and the
-categories' long names (the glosses in TASK_CATEGORIES are read off the codes).
+"""LongVideoBench source adapter: the validation split of the hub release into candidate instances, one
+of VirtueBench's six long-video sources (interface in virtuebench.sources.base). Layout read, choices,
+and what was confirmed: docs/sources.md#longvideobench.
 """
 
 from __future__ import annotations

@@ -1,48 +1,7 @@
-"""LVBench source adapter: the authors' annotation file and the YouTube videos it names, as candidate instances.
-
-Role: one of VirtueBench's six long-video sources (interface in virtuebench.sources.base). The release
-holds annotations only; the videos are YouTube videos that the user fetches once, outside the workflow:
-
-    python -m virtuebench.sources.lvbench fetch RAW_DIR [--command 'yt-dlp ... -o {out} ...{key}']
-
-`fetch` runs the configured downloader for every video not yet in `RAW_DIR/videos/`, never stops on
-a video that cannot be had (some are gone from YouTube) and writes `RAW_DIR/videos_missing.csv`
-(key, reason). `prepare` and `convert` never touch the network; a question whose video is missing is
-reported and left out.
-
-Layout read (under `raw_dir`):
-
-- `video_info.meta.jsonl`: one JSON object per line and video: `key` (the YouTube id), `type` (genre,
-  e.g. "cartoon"), `qa` (list of {`uid`, `question` (stem, then the options on their own lines as
-  "(A) ...", "(B) ...", ...), `answer` (the letter), `question_type` (list of one or more of the six
-  capabilities: "entity recognition", "event understanding", "key information retrieval",
-  "temporal grounding", "reasoning", "summarization"), `time_reference` ("mm:ss-mm:ss", minutes may
-  exceed 59, e.g. "77:02-77:15")}) and `video_info` (duration, fps, resolution; not read);
-- `videos/<key>.mp4`: the videos, as `fetch` (or the user) puts them.
-
-Choices: the task type is the first entry of `question_type` (the annotators list the main capability
-first; the official scorer counts a question under every listed type, which a single task type
-cannot); `source_id` is `uid`. `time_reference` becomes the evidence: "mm:ss" and "hh:mm:ss" stamps
-(comma- or semicolon-separated ranges allowed) have whole-second resolution, so the end second is
-included: "00:15-00:19" -> [[15, 20]] and "01:01-01:01" -> [[61, 62]] (intervals are half-open). A
-reference that does not parse (or ends before it starts) gives empty evidence, not a bad row; how many
-did so is printed to stderr by `convert`.
-
-Confirmed from stored sources: the file name and line layout (THUDM/LVBench README.md, data/README.md,
-scripts/save_video_txt.py: `key` -> https://www.youtube.com/watch?v=<key>;
-lvbench/metrics/compute_accuracy.py: `qa`, `uid`, `answer`, `question_type` as a list); four options
-embedded as "(A) ".."(D) " on the lines after the stem with a letter answer (VideoMind's LVBench loader,
-hub space yeliudev/VideoMind-2B, videomind/dataset/sub_classes/lvbench.py); the six question types and
-the time_reference format, with minutes over 59 and zero-length ranges (a per-question copy of the
-annotations, travis-xia/vc2605, lmms-eval_videochat/eval_annotations/LVBench/json/lvbench_clean.json);
-the hub revision below (the hub's tree page for commit 5059bb7a..., "Upload video_info.meta.jsonl",
-the commit that last changed the file on main).
-
-Not confirmed: whether any time_reference uses hours ("h:mm:ss") or several ranges (both are parsed
-if they occur); whether a video fetched today is the version that was annotated (a re-encoded or
-trimmed upload shifts or cuts the evidence); the file naming inside the hub copies that rehost the
-videos (lmms-lab/LVBench `video_chunks/*.zip`, AIWinter/LVBench `all_videos_split.zip.*`), so they
-are not the release read here; unpacking one into `videos/` as `<key>.mp4` would serve the same.
+"""LVBench source adapter: the authors' annotation file and the YouTube videos it names (fetched once,
+outside the workflow: `python -m virtuebench.sources.lvbench fetch RAW_DIR`), as candidate instances;
+one of VirtueBench's six long-video sources. Layout read, choices, and what was confirmed:
+docs/sources.md#lvbench.
 """
 
 from __future__ import annotations
@@ -196,7 +155,7 @@ def _question(qa: object) -> tuple[str, str, str, list[str], str] | str:
 
 
 def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int]) -> tuple[list[Instance], Excluded]:
-    """Candidate instances from `video_info.meta.jsonl` and `videos/<key>.mp4` (see the module docstring)."""
+    """Candidate instances from `video_info.meta.jsonl` and `videos/<key>.mp4` (docs/sources.md#lvbench)."""
     raw_dir = Path(raw_dir)
     entries, broken = read_annotations(raw_dir)
     conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES)

@@ -1,40 +1,6 @@
-"""MLVU source adapter: the dev set of the hub release (MLVU/MVLU) into candidate instances.
-
-Role: one of VirtueBench's six long-video sources (interface in virtuebench.sources.base). The
-multiple-choice questions become open-ended ones whose answer is the correct option's text.
-
-Layout read (under `raw_dir`, as `huggingface-cli download MLVU/MVLU` leaves it):
-
-- `MLVU/json/<N>_<task>.json`, nine files: `1_plotQA`, `2_needle`, `3_ego`, `4_count`, `5_order`,
-  `6_anomaly_reco`, `7_topic_reasoning` (multiple choice) and `8_sub_scene`, `9_summary` (free-form
-  generation). Each is a JSON list of {"video" (a file name, e.g. "movie101_66.mp4"), "duration"
-  (seconds), "question" (without the options), "candidates" (the option texts, no letters; absent in
-  the generation tasks), "answer" (the correct candidate's TEXT, not a letter), "question_type"
-  ("plotQA", "findNeedle", "ego", "count", "order", "anomaly_reco", "topic_reasoning", "subPlot",
-  "summary"; the task type)};
-- `MLVU/video/<N>_<task>/<video>`: the videos, one folder per annotation file (its stem). The same
-  file name occurs in several folders for different videos, so a video is named by folder and file.
-
-Questions have no id in the source: one is built, `<file stem>/<index in the file>` ("1_plotQA/12").
-The same file name occurs in several task folders for different videos, so each video's id is built
-from folder and file (`mlvu_<N>_<task>__<stem>`) and two folders never share an id. A missing or unreadable annotation file is reported (one row per file) and the other files are
-converted; `convert` raises ValueError only when `MLVU/json/` holds no annotation file at all.
-
-The two generation tasks are left out, one report row per file with its question count: they have no
-options and no single short reference answer. Their references are free text of several sentences that
-MLVU's own evaluation has GPT-4 grade (a sub-scene caption against scoring points, a summary for
-completeness and reliability: JUNJIE99/MLVU generation_evaluation/evaluate_ssc.py, calculate_sum.py);
-the paper converts MCQs.
-
-Confirmed from stored sources: the file and folder names under `MLVU/json/` and `MLVU/video/` (public
-download scripts and loaders for MLVU/MVLU, one reading the hub cache snapshot
-`datasets--MLVU--MVLU/snapshots/06ddc388...`); the entry fields, the answer as candidate text and the
-generation tasks' lack of candidates (the authors' JUNJIE99/MLVU videochat2/choice_bench.py and
-open_bench.py; other public loaders); the question_type values (loaders keyed on them, e.g.
-VideoMind's mlvu.py); colliding file names across folders (a public converter that checked the data).
-Not confirmed: that the pinned sha is the newest commit (only seen as a cache snapshot, not on the
-hub's commit list); the exact content of `8_sub_scene.json` and `9_summary.json` beyond having no
-candidates; whether any entry carries an id of its own (none was seen).
+"""MLVU source adapter: the dev set of the hub release (MLVU/MVLU) into candidate instances, one of
+VirtueBench's six long-video sources (interface in virtuebench.sources.base); the two generation tasks
+are left out. Layout read, choices, and what was confirmed: docs/sources.md#mlvu.
 """
 
 from __future__ import annotations
@@ -52,7 +18,7 @@ SOURCE = "mlvu"
 #: Gated: accept the terms on the hub and set HF_TOKEN. The sha is the hub cache snapshot a public
 #: script reads `MLVU/json/<N>_<task>.json` and `MLVU/video/<N>_<task>/` from; it was not seen on the
 #: hub's commit list, so it is not confirmed to be the newest commit. Only the folders of the
-#: multiple-choice tasks' videos are downloaded (the generation tasks are left out, see above).
+#: multiple-choice tasks' videos are downloaded (the generation tasks are left out: docs/sources.md#mlvu).
 MC_FILES = ("1_plotQA", "2_needle", "3_ego", "4_count", "5_order", "6_anomaly_reco", "7_topic_reasoning")
 GENERATION_FILES = ("8_sub_scene", "9_summary")
 RELEASE = HubRelease(
@@ -75,7 +41,7 @@ TASK_CATEGORIES = {
     "order": "reasoning",  # Action Order: the temporal order of several actions
     "anomaly_reco": "perception",  # Anomaly Recognition: recognize the abnormal event shown (surveillance)
     "topic_reasoning": "reasoning",  # Topic Reasoning: the main topic of the whole video
-    # The generation tasks, mapped for completeness; convert leaves them out (see the module docstring).
+    # The generation tasks, mapped for completeness; convert leaves them out (docs/sources.md#mlvu).
     "subPlot": "perception",  # Sub-Scene Captioning: describe one scene
     "summary": "reasoning",  # Video Summary: the whole video's story
 }

@@ -1,31 +1,6 @@
-"""MovieChat-1K source adapter: the test release (Enxin/MovieChat-1K-test) into candidate instances.
-
-Layout read (release revision pinned below), one JSON file per video, same stem in every folder:
-
-- `gt/gt/<stem>.json`: the ground truth, `{"caption", "info": {"video_path", "num_frame", "fps", ...},
-  "global": [{"question", "answer"}], "breakpoint": [{"time", "question", "answer"}]}`. `time` is a
-  frame index at `info.fps`. Questions and answers are read from here.
-- `annotations/<stem>.json`: the same questions with the answers withheld (they were hidden for the
-  CVPR 2024 LOVEU challenge, and the release added `gt/` afterwards). Read only to report a video
-  whose ground truth is missing.
-- `videos/<info.video_path>`: the video (single .mp4 files; the release ships no archives).
-
-Confirmed from: the hub tree at the pinned revision (annotations/, gt/ holding gt/ from the commit
-"Upload 170 files", videos/<name>.mp4); wenhaochai/MovieChat issues #47 and #63 (test answers withheld,
-released after the challenge); the LOVEU 2024 track-1 page (the per-video JSON fields); the MovieChat
-eval script eval_code/result_prepare/run_inference_qa_moviechat+.py (videos/<info.video_path>,
-breakpoint `time` / info.fps = seconds); third-party loaders that read gt/gt/*.json (same stems as
-annotations/) with info.video_path, global and breakpoint. Not confirmed: the content of the gt files
-themselves (no copy was readable); issue #68 reports breakpoint times past the end of some videos.
-
-MovieChat's questions are open-ended already: no options, the answer as given. Questions have no id
-in the source, so one is built: `<stem>/<task type>/<index in its list>`.
-
-Breakpoint questions are left out (one report row per video says how many): each asks about one
-moment, given only by `time`, that its text does not name ("what is he doing now?"); asked of the
-whole video it is ill-posed, and it is the timestamp-specific kind the paper's filter discards. The
-paper's whole-video mode is MovieChat's "global" mode. `convert(..., include_breakpoint=True)` keeps
-them, with the moment as evidence [t, t + 1) seconds.
+"""MovieChat-1K source adapter: the test release (Enxin/MovieChat-1K-test) into candidate instances, one
+of VirtueBench's six long-video sources; its global questions are kept, its breakpoint questions left
+out by default. Layout read, choices, and what was confirmed: docs/sources.md#moviechat-1k.
 """
 
 from __future__ import annotations

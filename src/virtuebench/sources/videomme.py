@@ -1,29 +1,6 @@
-"""Video-MME source adapter: the hub release (lmms-lab/Video-MME) into candidate instances.
-
-Role: one of VirtueBench's six long-video sources (interface in virtuebench.sources.base). Every
-question is a four-way MCQ; it becomes an open-ended question whose answer is the correct option's text.
-
-Layout read (under `raw_dir`, as `huggingface-cli download lmms-lab/Video-MME` leaves it):
-
-- `videomme/test-00000-of-00001.parquet` (the `videomme` config, split `test`; read as
-  `videomme/test-*.parquet`): one row per question with the string columns `video_id` ("001"),
-  `duration` ("short" / "medium" / "long", a class, not seconds), `domain`, `sub_category`, `url`,
-  `videoID` (the YouTube id, which names the video file), `question_id` ("001-1", used as
-  `source_id`), `task_type` (12 values, listed in TASK_CATEGORIES), `question` (without the options),
-  `options` (a list of four strings "A. ...", "B. ...") and `answer` (the letter, "C");
-- `videos_chunked_01.zip` ... `videos_chunked_20.zip`: `prepare` unzips them into `raw_dir`, which
-  gives `data/<videoID>.mp4` (lmms-eval opens `<cache>/data/<videoID>.mp4` and falls back to `.MP4`
-  and `.mkv`, as `_video_file` does). `subtitle.zip` is not needed: VirtueBench shows frames only.
-
-Confirmed from stored sources: the columns and their types from the dataset card's `dataset_info`
-(lmms-lab/Video-MME README.md at several revisions, 2700 rows); the file names, `data/<videoID>.mp4`
-and the question / options / answer / task_type use from lmms-eval
-(EvolvingLMMs-Lab/lmms-eval, lmms_eval/tasks/videomme/utils.py); the pinned revision from public
-scripts that read `videomme/test-00000-of-00001.parquet` and `data/` in the hub cache snapshot
-`datasets--lmms-lab--Video-MME/snapshots/ead1408f...` (the hub's commit list shows ead1408, "Upload
-videos_chunked_20.zip", as the newest commit on main).
-Not confirmed: the parquet's row contents (only the schema and examples of values were seen), hence
-the checks on every row; the member names inside each zip beyond the `data/` folder they unpack to.
+"""Video-MME source adapter: the hub release (lmms-lab/Video-MME) into candidate instances, one of
+VirtueBench's six long-video sources (interface in virtuebench.sources.base). Layout read, choices,
+and what was confirmed: docs/sources.md#video-mme.
 """
 
 from __future__ import annotations

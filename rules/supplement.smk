@@ -1,0 +1,90 @@
+# The supplementary's Table 1 (source virtuebench only): the models of config.supplement.models on the
+# sources' own questions, MCQ and open-ended, at one level, beside their VirtueBench scores.
+# sets (per source and form) -> inference -> judging -> results/supplement/table1.{csv,tex}
+
+
+checkpoint make_supplement_sets:
+    input:
+        "results/sources/{source}/candidates.parquet",
+    output:
+        mcq="results/supplement/{source}/mcq.parquet",
+        oe="results/supplement/{source}/oe.parquet",
+    params:
+        level=SUPPLEMENT["level"],
+        max_questions=lambda wildcards: f"--max-questions {SUPPLEMENT['max_questions_per_source']}" if SUPPLEMENT["max_questions_per_source"] else "",
+        seed=SUPPLEMENT["seed"],
+    log:
+        "logs/supplement/{source}/sets.log",
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Writing {wildcards.source}'s questions in MCQ and open-ended form at {params.level} frames"
+    shell:
+        "python -m virtuebench.curation supplement-sets {input} --level {params.level} {params.max_questions} "
+        "--seed {params.seed} --out-mcq {output.mcq} --out-oe {output.oe} > {log} 2>&1"
+
+
+# An inference job (rules/inference.smk): the MCQ form with the standard prompt, the open-ended one with oe_prompt.
+use rule run_inference as run_supplement_inference with:
+    input:
+        instances="results/supplement/{source}/{form}.parquet",
+        frames=supplement_frames,
+    output:
+        "results/supplement/responses/{model}/{source}/{form}.jsonl",
+    params:
+        prompt=lambda wildcards: "standard" if wildcards.form == "mcq" else SUPPLEMENT["oe_prompt"],
+        level=SUPPLEMENT["level"],
+    log:
+        "logs/supplement/responses/{model}/{source}/{form}.log",
+    message:
+        "Asking {wildcards.model} {wildcards.source}'s questions in {wildcards.form} form"
+
+
+rule judge_supplement:
+    input:
+        responses=rules.run_supplement_inference.output[0],
+        instances="results/supplement/{source}/{form}.parquet",
+    output:
+        "results/supplement/judgments/{model}/{source}/{form}.jsonl",
+    params:
+        judge=lambda wildcards: "mcq" if wildcards.form == "mcq" else JUDGE,
+        judge_config=lambda wildcards: json.dumps({"kind": "mcq"} if wildcards.form == "mcq" else CHECKED.judges.get(JUDGE, {"kind": "rules"}), sort_keys=True),
+        cache=config["judge_cache"],
+    log:
+        "logs/supplement/judgments/{model}/{source}/{form}.log",
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Judging {wildcards.model}'s {wildcards.form} answers on {wildcards.source}"
+    shell:
+        "python -m virtuebench.judge {input.responses} --instances {input.instances} --judge {params.judge} "
+        "--judge-config {params.judge_config:q} --cache {params.cache} --out {output} > {log} 2>&1"
+
+
+rule make_supplement_table:
+    input:
+        judgments=expand(
+            "results/supplement/judgments/{model}/{source}/{form}.jsonl",
+            model=SUPPLEMENT["models"],
+            source=CURATION_SOURCES,
+            form=["oe", "mcq"],
+        ),
+        scores="results/scores.csv",
+    output:
+        csv="results/supplement/table1.csv",
+        tex="results/supplement/table1.tex",
+    params:
+        models=SUPPLEMENT["models"],
+        sources=CURATION_SOURCES,
+        level=SUPPLEMENT["level"],
+        prompt=config["report"]["prompt"],
+    log:
+        "logs/supplement/table1.log",
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Writing the supplementary's Table 1 (MCQ vs open-ended on the sources, VirtueBench overall)"
+    shell:
+        "python -m virtuebench.curation supplement-table --judgments {input.judgments} --scores {input.scores} "
+        "--prompt {params.prompt} --level {params.level} --models {params.models} --sources {params.sources} "
+        "--csv {output.csv} --tex {output.tex} > {log} 2>&1"

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # Rules call `python -m virtuebench...`: the virtual environment's python must come first.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: demo test install lint clean slurm-profile
+.PHONY: demo test install lint format clean slurm-profile
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,10 +21,18 @@ demo: $(STAMP)
 	@echo "Done: results/table1.tex results/table2.tex results/fig4.png results/fig6.png results/scores.csv"
 
 test: $(STAMP)
+	ruff check .
+	ruff format --check .
 	python -m pytest
 
 lint: $(STAMP)
 	snakemake --lint
+	ruff check .
+
+# Rewrites the code in the project's style (ruff settings in pyproject.toml); `make test` checks it.
+format: $(STAMP)
+	ruff check --fix .
+	ruff format .
 
 # Installs profiles/slurm as ~/.config/snakemake/slurm, so that `snakemake --profile slurm` finds it.
 slurm-profile: $(STAMP)

@@ -38,12 +38,27 @@ def paper_scale_instances(path: Path) -> None:
         for _ in range(min(per_video, len(tops) - len(instances))):
             levels = available_levels(duration, (64, 128, 256, 512, 1024))
             answers = {level: rng.choice(["yes", REFUSAL_ANSWER]) for level in levels}
-            instances.append(Instance(f"i{len(instances):04d}", f"v{video:04d}", "paper-scale", rng.choice(["perception", "reasoning"]),
-                                      "t", "What happens?", "yes", duration, f"results/videos/v{video:04d}.mp4", answers))  # fmt: skip
+            instances.append(
+                Instance(
+                    f"i{len(instances):04d}",
+                    f"v{video:04d}",
+                    "paper-scale",
+                    rng.choice(["perception", "reasoning"]),
+                    "t",
+                    "What happens?",
+                    "yes",
+                    duration,
+                    f"results/videos/v{video:04d}.mp4",
+                    answers,
+                )
+            )
         video += 1
     write_instances(instances, path)
-    print(f"{len(instances)} instances over {video} videos; reaching 512: {sum(512 in i.answers for i in instances)}, "
-          f"1024: {sum(1024 in i.answers for i in instances)}", file=sys.stderr)  # fmt: skip
+    print(
+        f"{len(instances)} instances over {video} videos; reaching 512: {sum(512 in i.answers for i in instances)}, "
+        f"1024: {sum(1024 in i.answers for i in instances)}",
+        file=sys.stderr,
+    )
 
 
 def main() -> int:
@@ -55,11 +70,30 @@ def main() -> int:
     paper_scale_instances(workdir / "results" / "instances.parquet")
     (workdir / "results" / "instances_excluded.csv").write_text("item,reason\n")
     registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
-    config = {"source": {"name": "synthetic"}, "levels": [64, 128, 256, 512, 1024], "prompts": ["honest", "plain"], "judge": "rules",
-              "models": [name for name in registry if name not in ("refuse", "guess")]}  # fmt: skip
+    config = {
+        "source": {"name": "synthetic"},
+        "levels": [64, 128, 256, 512, 1024],
+        "prompts": ["honest", "plain"],
+        "judge": "rules",
+        "models": [name for name in registry if name not in ("refuse", "guess")],
+    }
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
-               "--configfile", str(workdir / "config.yaml"), "--cores", "2", "-n", "--quiet", "rules"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        "2",
+        "-n",
+        "--quiet",
+        "rules",
+    ]
     started = time.monotonic()
     run = subprocess.run(command, capture_output=True, text=True)
     elapsed = time.monotonic() - started

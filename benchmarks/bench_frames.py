@@ -96,8 +96,23 @@ def measure_ffmpeg_fps1(video: Path, threads: int) -> dict:
     try:
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         started = time.monotonic()
-        subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-v", "error", "-threads", str(threads), "-i", str(video),
-                        "-vf", "fps=1", "-q:v", "3", f"{out}/%05d.jpg"], check=True)  # fmt: skip
+        subprocess.run(
+            [
+                imageio_ffmpeg.get_ffmpeg_exe(),
+                "-v",
+                "error",
+                "-threads",
+                str(threads),
+                "-i",
+                str(video),
+                "-vf",
+                "fps=1",
+                "-q:v",
+                "3",
+                f"{out}/%05d.jpg",
+            ],
+            check=True,
+        )
         wall = time.monotonic() - started
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         return {"wall_s": round(wall, 2), "frames_written": len(os.listdir(out)), "peak_mib": max(peak, before) // 1024}
@@ -143,19 +158,32 @@ def main() -> int:
             print(f"generated {video} in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
         if args.generate_only:
             continue
-        fps1 = median_run(lambda: measure_ffmpeg_fps1(video, args.threads), args.repeats)
-        every = median_run(lambda: measure_decode_all(video, args.threads), args.repeats)
+        fps1 = median_run(lambda video=video: measure_ffmpeg_fps1(video, args.threads), args.repeats)
+        every = median_run(lambda video=video: measure_decode_all(video, args.threads), args.repeats)
         for label, levels in (("all five levels", LEVELS), ("64 frames", [64])):
-            ours = median_run(lambda: measure_extract(video, levels, args.threads), args.repeats)
-            rows.append({"video": name, "task": label, **ours, "fps1_s": fps1["wall_s"], "decode_all_s": every["wall_s"],
-                         "x_vs_fps1": round(fps1["wall_s"] / ours["wall_s"], 1), "x_vs_decode_all": round(every["wall_s"] / ours["wall_s"], 1),
-                         "fps1_peak_mib": fps1["peak_mib"], "decode_all_frames": every["frames_decoded"],
-                         "fps1_range": fps1["wall_s_range"], "ours_range": ours["wall_s_range"]})  # fmt: skip
+            ours = median_run(lambda video=video, levels=levels: measure_extract(video, levels, args.threads), args.repeats)
+            rows.append(
+                {
+                    "video": name,
+                    "task": label,
+                    **ours,
+                    "fps1_s": fps1["wall_s"],
+                    "decode_all_s": every["wall_s"],
+                    "x_vs_fps1": round(fps1["wall_s"] / ours["wall_s"], 1),
+                    "x_vs_decode_all": round(every["wall_s"] / ours["wall_s"], 1),
+                    "fps1_peak_mib": fps1["peak_mib"],
+                    "decode_all_frames": every["frames_decoded"],
+                    "fps1_range": fps1["wall_s_range"],
+                    "ours_range": ours["wall_s_range"],
+                }
+            )
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     if args.generate_only:
         return 0
-    header = ("| video | task | strategy | wall (s) | frames decoded | of all | peak MiB | ffmpeg fps=1 (s) | decode all (s) "
-              "| x vs fps=1 | x vs decode all |\n|---|---|---|---|---|---|---|---|---|---|---|")  # fmt: skip
+    header = (
+        "| video | task | strategy | wall (s) | frames decoded | of all | peak MiB | ffmpeg fps=1 (s) | decode all (s) "
+        "| x vs fps=1 | x vs decode all |\n|---|---|---|---|---|---|---|---|---|---|---|"
+    )
     lines = [header] + [
         f"| {r['video']} | {r['task']} | {r['strategy']} | {r['wall_s']} | {r['frames_decoded']} | {r['decode_all_frames']} | "
         f"{r['peak_mib']} | {r['fps1_s']} | {r['decode_all_s']} | {r['x_vs_fps1']} | {r['x_vs_decode_all']} |"

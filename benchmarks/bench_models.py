@@ -27,49 +27,105 @@ sys.path[:0] = [str(REPO / "src"), str(REPO / "tests")]
 
 from tiny_hf import BUILDERS  # noqa: E402
 
-from virtuebench.concurrency import imap_prefetched  # noqa: E402
 from virtuebench.levels import level_indices, level_timestamps  # noqa: E402
 from virtuebench.models.base import Request  # noqa: E402
 from virtuebench.models.hf import TransformersBackend  # noqa: E402
+from virtuebench.support.concurrency import imap_prefetched  # noqa: E402
 
 DURATION_S = 3600.4  # a one-hour video
-PROMPT = ("You are a video question-answering assistant. Please answer the following question based solely on the content of the "
-          "provided frames. If the frames do not provide enough information, DO NOT guess or infer any answer that is not "
-          "visually supported.\nQuestion: What colour is the star in item {item}?")  # fmt: skip
+PROMPT = (
+    "You are a video question-answering assistant. Please answer the following question based solely on the content of the "
+    "provided frames. If the frames do not provide enough information, DO NOT guess or infer any answer that is not "
+    "visually supported.\nQuestion: What colour is the star in item {item}?"
+)
 
 # Published architectures (each checkpoint's config.json), for --size full: random weights, bf16, on the GPU.
 # Built on the meta device their parameter counts are the published sizes: 8.29 B, 8.77 B, 8.53 B, 8.03 B.
-QWEN3_TEXT = dict(vocab_size=151936, hidden_size=4096, intermediate_size=12288, num_hidden_layers=36, num_attention_heads=32,
-                  num_key_value_heads=8, head_dim=128)  # Qwen3-8B, the language model of Qwen3-VL-8B and InternVL3.5-8B
-QWEN2_7B_TEXT = dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28, num_attention_heads=28,
-                     num_key_value_heads=4)  # Qwen2(.5)-7B, of Qwen2.5-VL-7B and LLaVA-Video-7B
+QWEN3_TEXT = dict(
+    vocab_size=151936,
+    hidden_size=4096,
+    intermediate_size=12288,
+    num_hidden_layers=36,
+    num_attention_heads=32,
+    num_key_value_heads=8,
+    head_dim=128,
+)  # Qwen3-8B, the language model of Qwen3-VL-8B and InternVL3.5-8B
+QWEN2_7B_TEXT = dict(
+    vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28, num_attention_heads=28, num_key_value_heads=4
+)  # Qwen2(.5)-7B, of Qwen2.5-VL-7B and LLaVA-Video-7B
 FULL_CONFIGS = {
     "qwen2.5-vl": {  # Qwen/Qwen2.5-VL-7B-Instruct
-        "text_config": dict(**QWEN2_7B_TEXT, max_position_embeddings=128000, rope_theta=1000000.0,
-                            rope_scaling={"type": "mrope", "mrope_section": [16, 24, 24]}),
-        "vision_config": dict(depth=32, hidden_size=1280, intermediate_size=3420, num_heads=16, out_hidden_size=3584, patch_size=14,
-                              spatial_merge_size=2, temporal_patch_size=2, fullatt_block_indexes=[7, 15, 23, 31], window_size=112,
-                              tokens_per_second=2, in_chans=3),
+        "text_config": dict(
+            **QWEN2_7B_TEXT,
+            max_position_embeddings=128000,
+            rope_theta=1000000.0,
+            rope_scaling={"type": "mrope", "mrope_section": [16, 24, 24]},
+        ),
+        "vision_config": dict(
+            depth=32,
+            hidden_size=1280,
+            intermediate_size=3420,
+            num_heads=16,
+            out_hidden_size=3584,
+            patch_size=14,
+            spatial_merge_size=2,
+            temporal_patch_size=2,
+            fullatt_block_indexes=[7, 15, 23, 31],
+            window_size=112,
+            tokens_per_second=2,
+            in_chans=3,
+        ),
     },
     "qwen3-vl": {  # Qwen/Qwen3-VL-8B-Instruct
-        "text_config": dict(**QWEN3_TEXT, max_position_embeddings=262144, tie_word_embeddings=False,
-                            rope_parameters={"rope_type": "default", "rope_theta": 5000000.0, "mrope_section": [24, 20, 20],
-                                             "mrope_interleaved": True}),
-        "vision_config": dict(depth=27, hidden_size=1152, intermediate_size=4304, num_heads=16, out_hidden_size=4096, patch_size=16,
-                              spatial_merge_size=2, temporal_patch_size=2, num_position_embeddings=2304, deepstack_visual_indexes=[8, 16, 24]),
+        "text_config": dict(
+            **QWEN3_TEXT,
+            max_position_embeddings=262144,
+            tie_word_embeddings=False,
+            rope_parameters={"rope_type": "default", "rope_theta": 5000000.0, "mrope_section": [24, 20, 20], "mrope_interleaved": True},
+        ),
+        "vision_config": dict(
+            depth=27,
+            hidden_size=1152,
+            intermediate_size=4304,
+            num_heads=16,
+            out_hidden_size=4096,
+            patch_size=16,
+            spatial_merge_size=2,
+            temporal_patch_size=2,
+            num_position_embeddings=2304,
+            deepstack_visual_indexes=[8, 16, 24],
+        ),
     },
     "internvl": {  # OpenGVLab/InternVL3_5-8B-HF: InternViT-300M + Qwen3-8B
-        "vision_config": dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096, image_size=448, patch_size=14),
-        "text_config": dict(model_type="qwen3", **QWEN3_TEXT, max_position_embeddings=40960, rope_theta=1000000.0, tie_word_embeddings=False),
-        "image_seq_length": 256, "downsample_ratio": 0.5, "vision_feature_layer": -1, "tie_word_embeddings": False,
+        "vision_config": dict(
+            hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096, image_size=448, patch_size=14
+        ),
+        "text_config": dict(
+            model_type="qwen3", **QWEN3_TEXT, max_position_embeddings=40960, rope_theta=1000000.0, tie_word_embeddings=False
+        ),
+        "image_seq_length": 256,
+        "downsample_ratio": 0.5,
+        "vision_feature_layer": -1,
+        "tie_word_embeddings": False,
     },
     "llava-video": {  # LLaVA-Video-7B-Qwen2 in the LLaVA-OneVision classes: SigLIP-so400m + Qwen2-7B
-        "vision_config": dict(model_type="siglip_vision_model", hidden_size=1152, intermediate_size=4304, num_hidden_layers=26,
-                              num_attention_heads=16, image_size=384, patch_size=14, vision_use_head=False),
-        "text_config": dict(model_type="qwen2", **QWEN2_7B_TEXT, max_position_embeddings=32768, rope_theta=1000000.0, tie_word_embeddings=False),
-        "vision_feature_select_strategy": "full", "vision_feature_layer": -2,
+        "vision_config": dict(
+            model_type="siglip_vision_model",
+            hidden_size=1152,
+            intermediate_size=4304,
+            num_hidden_layers=26,
+            num_attention_heads=16,
+            image_size=384,
+            patch_size=14,
+            vision_use_head=False,
+        ),
+        "text_config": dict(
+            model_type="qwen2", **QWEN2_7B_TEXT, max_position_embeddings=32768, rope_theta=1000000.0, tie_word_embeddings=False
+        ),
+        "vision_feature_select_strategy": "full",
+        "vision_feature_layer": -2,
     },
-}  # fmt: skip
+}
 FULL_PIXELS = {"qwen2.5-vl": 200704, "qwen3-vl": 200704}  # the registry's max_pixels (the other two resize to a fixed square)
 
 
@@ -80,13 +136,27 @@ def full_model(family: str, device: str = "cuda"):
 
     tiny_model, processor = BUILDERS[family]()  # the family's processor classes and chat template
     tokenizer = processor.tokenizer
-    ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in
-           (("bos_token_id", "<|im_start|>"), ("eos_token_id", "<|im_end|>"), ("pad_token_id", "<|endoftext|>"))}  # fmt: skip
+    ids = {
+        name: tokenizer.convert_tokens_to_ids(token)
+        for name, token in (("bos_token_id", "<|im_start|>"), ("eos_token_id", "<|im_end|>"), ("pad_token_id", "<|endoftext|>"))
+    }
     values = {key: dict(value) if isinstance(value, dict) else value for key, value in FULL_CONFIGS[family].items()}
     values["text_config"].update(vocab_size=max(values["text_config"]["vocab_size"], len(tokenizer)), **ids)
-    config = type(tiny_model.config)(**values, **{key: getattr(tiny_model.config, key) for key in
-                                                  ("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id",
-                                                   "image_token_index", "video_token_index") if hasattr(tiny_model.config, key)})  # fmt: skip
+    config = type(tiny_model.config)(
+        **values,
+        **{
+            key: getattr(tiny_model.config, key)
+            for key in (
+                "image_token_id",
+                "video_token_id",
+                "vision_start_token_id",
+                "vision_end_token_id",
+                "image_token_index",
+                "video_token_index",
+            )
+            if hasattr(tiny_model.config, key)
+        },
+    )
     if family == "qwen2.5-vl":
         processor.video_processor.size = {"shortest_edge": 3136, "longest_edge": 12845056}  # preprocessor_config.json
     elif family == "internvl":
@@ -155,10 +225,14 @@ def run(backend: TransformersBackend, batch: list[Request], pipelined: bool, cud
     wall = time.perf_counter() - started
     n = len(batch)
     return {
-        "prepare_s": timings["prepare_s"] / n, "generate_s": timings["generate_s"] / n, "wall_s": wall / n,
-        "busy_share": timings["generate_s"] / wall, "items_per_s": n / wall, "prompt_tokens": timings["prompt_tokens"],
+        "prepare_s": timings["prepare_s"] / n,
+        "generate_s": timings["generate_s"] / n,
+        "wall_s": wall / n,
+        "busy_share": timings["generate_s"] / wall,
+        "items_per_s": n / wall,
+        "prompt_tokens": timings["prompt_tokens"],
         "peak_gib": (torch.cuda.max_memory_allocated() if cuda else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024) / 2**30,
-    }  # fmt: skip
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -171,7 +245,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frame-size", type=int, nargs=2, default=[640, 360], help="stored frame width height")
     parser.add_argument("--work", default="/tmp/vb_bench_models")
     parser.add_argument("--json", default=None, help="also write the rows here")
-    parser.add_argument("--check-configs", action="store_true", help="build each full-size architecture on the meta device and print its size")
+    parser.add_argument(
+        "--check-configs", action="store_true", help="build each full-size architecture on the meta device and print its size"
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -193,17 +269,32 @@ def main(argv: list[str] | None = None) -> int:
     for family in args.families or list(builders):
         model, processor = builders[family]()
         max_pixels = FULL_PIXELS.get(family) if cuda else None
-        backend = TransformersBackend({"family": family, "max_new_tokens": args.max_new_tokens, "max_pixels": max_pixels,
-                                       "generation": {"min_new_tokens": args.max_new_tokens}}, model=model, processor=processor)  # fmt: skip
+        backend = TransformersBackend(
+            {
+                "family": family,
+                "max_new_tokens": args.max_new_tokens,
+                "max_pixels": max_pixels,
+                "generation": {"min_new_tokens": args.max_new_tokens},
+            },
+            model=model,
+            processor=processor,
+        )
         for level in args.levels:
             batch = requests(folder, level, args.items)
             backend.generate(backend.prepare(batch[0]))  # warm-up: kernels, allocator, caches
             for pipelined in (False, True):
-                row = {"family": family, "level": level, "loop": "pipelined" if pipelined else "one by one",
-                       **run(backend, batch, pipelined, cuda)}  # fmt: skip
+                row = {
+                    "family": family,
+                    "level": level,
+                    "loop": "pipelined" if pipelined else "one by one",
+                    **run(backend, batch, pipelined, cuda),
+                }
                 rows.append(row)
-                print(f"| {family} | {level} | {row['loop']} | {row['prepare_s']:.3f} | {row['generate_s']:.3f} | {row['wall_s']:.3f} | "
-                      f"{row['busy_share']:.0%} | {row['items_per_s']:.2f} | {row['peak_gib']:.2f} | {row['prompt_tokens']} |", flush=True)  # fmt: skip
+                print(
+                    f"| {family} | {level} | {row['loop']} | {row['prepare_s']:.3f} | {row['generate_s']:.3f} | {row['wall_s']:.3f} | "
+                    f"{row['busy_share']:.0%} | {row['items_per_s']:.2f} | {row['peak_gib']:.2f} | {row['prompt_tokens']} |",
+                    flush=True,
+                )
             base, piped = rows[-2], rows[-1]
             print(f"|  | {level} | speed-up |  |  |  |  | {piped['items_per_s'] / base['items_per_s']:.2f}x |  |  |", flush=True)
         del model, backend

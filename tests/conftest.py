@@ -18,8 +18,9 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 
-def make_video(path: Path, duration_s: float, fps: Fraction | float = 8, events: list[Event] | None = None,
-               width: int = 128, height: int = 72) -> VideoPlan:  # fmt: skip
+def make_video(
+    path: Path, duration_s: float, fps: Fraction | float = 8, events: list[Event] | None = None, width: int = 128, height: int = 72
+) -> VideoPlan:
     """Write a video whose frames carry their second's code; returns its plan."""
     fps = Fraction(fps).limit_denominator(1001)
     n_frames = round(duration_s * fps)
@@ -41,8 +42,7 @@ def write_release(root: Path, setting: str = "standard_prompting", model: str = 
     folder = root / "Judge-results" / setting / model
     folder.mkdir(parents=True)
     for i, dimension in enumerate(DIMENSIONS):
-        items = [[_verdict("correct"), {"q": "q1", "a": "a", "pred": "p"}],
-                 [[_verdict("incorrect")], {"q": "q2", "a": "a", "pred": ""}]]  # fmt: skip
+        items = [[_verdict("correct"), {"q": "q1", "a": "a", "pred": "p"}], [[_verdict("incorrect")], {"q": "q2", "a": "a", "pred": ""}]]
         if i == 0:
             items.append([_verdict("partially correct"), {"q": "q3", "a": "a", "pred": "p"}])
         (folder / f"{dimension}.json").write_text(json.dumps(items))
@@ -57,15 +57,20 @@ def make_cvrr_release(root: Path) -> Path:
     make_video(partial / "121.mp4", 12.4, fps=10)
     make_video(partial / "122.mp4", 9.3, fps=10)
     make_video(count / "7.mp4", 5.2, fps=10)  # too short for 8 frames at 1 FPS
-    (partial / "annotations_partial_actions.json").write_text(json.dumps([
-        {"VideoID": "121.mp4", "Q": "Does the man finish climbing?", "A": "No."},
-        {"VideoID": "121.mp4", "Q": "What does he hold?", "A": "A rope."},
-        {"VideoID": "122", "Q": "Is the door opened?", "A": "No, it stays closed."},
-        {"VideoID": "404.mp4", "Q": "Where is it?", "A": "Nowhere."},
-        {"VideoID": "121.mp4", "Q": "", "A": "bad row"},
-    ]))  # fmt: skip
+    (partial / "annotations_partial_actions.json").write_text(
+        json.dumps(
+            [
+                {"VideoID": "121.mp4", "Q": "Does the man finish climbing?", "A": "No."},
+                {"VideoID": "121.mp4", "Q": "What does he hold?", "A": "A rope."},
+                {"VideoID": "122", "Q": "Is the door opened?", "A": "No, it stays closed."},
+                {"VideoID": "404.mp4", "Q": "Where is it?", "A": "Nowhere."},
+                {"VideoID": "121.mp4", "Q": "", "A": "bad row"},
+            ]
+        )
+    )
     (count / "annotations_continuity_and_object_instance_count.json").write_text(
-        json.dumps([{"VideoID": "7.mp4", "Q": "How many cups?", "A": "Two."}]))  # fmt: skip
+        json.dumps([{"VideoID": "7.mp4", "Q": "How many cups?", "A": "Two."}])
+    )
     return root
 
 
@@ -152,7 +157,9 @@ def convert_with_cli(source: str, raw: Path, work: Path, levels: tuple[int, ...]
     """`python -m virtuebench.sources SOURCE` in process: the instances read back and the report's rows."""
     out, excluded = work / "instances.parquet", work / "excluded.csv"
     settings = json.dumps({"raw_dir": str(raw), "levels": list(levels)})
-    assert sources_main([source, "--settings", settings, "--videos-dir", str(work / "videos"), "--out", str(out),
-                         "--excluded", str(excluded)]) == 0  # fmt: skip
+    assert (
+        sources_main([source, "--settings", settings, "--videos-dir", str(work / "videos"), "--out", str(out), "--excluded", str(excluded)])
+        == 0
+    )
     with open(excluded, newline="") as handle:
         return read_instances(out), list(csv.DictReader(handle))

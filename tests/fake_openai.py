@@ -110,11 +110,18 @@ class FakeOpenAI:
             else:
                 judgement = int(not refusal and truth.lower().strip(".") in prediction.lower())
             reply = json.dumps({"refusal": refusal, "judgement": judgement})
-        self._send(handler, 200, {
-            "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body["model"] + "-snapshot",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": len(content) // 4, "completion_tokens": 12, "total_tokens": len(content) // 4 + 12},
-        })  # fmt: skip
+        self._send(
+            handler,
+            200,
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"] + "-snapshot",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": len(content) // 4, "completion_tokens": 12, "total_tokens": len(content) // 4 + 12},
+            },
+        )
 
     def rejected_parameter(self, body: dict) -> dict | None:
         """What the real API rejects with HTTP 400 for a reasoning model (gpt-5, o-series; not gpt-5-chat):
@@ -123,12 +130,20 @@ class FakeOpenAI:
         if not re.match(r"(gpt-5(?!-chat)|o\d)", model):
             return None
         if "temperature" in body and body["temperature"] != 1:
-            return {"message": f"Unsupported value: 'temperature' does not support {body['temperature']} with this model. "
-                               "Only the default (1) value is supported.", "type": "invalid_request_error",
-                    "param": "temperature", "code": "unsupported_value"}  # fmt: skip
+            return {
+                "message": f"Unsupported value: 'temperature' does not support {body['temperature']} with this model. "
+                "Only the default (1) value is supported.",
+                "type": "invalid_request_error",
+                "param": "temperature",
+                "code": "unsupported_value",
+            }
         if "max_tokens" in body:
-            return {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' "
-                               "instead.", "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}  # fmt: skip
+            return {
+                "message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+                "type": "invalid_request_error",
+                "param": "max_tokens",
+                "code": "unsupported_parameter",
+            }
         return None
 
     def handle_backend(self, handler, body: dict, content: list) -> None:
@@ -166,8 +181,15 @@ class FakeOpenAI:
             self.answered[question] += 1
             self.images_seen.append(images)
             self.labels_seen.append([part["text"] for part in content[:-1] if part["type"] == "text"])
-        self._send(handler, 200, {
-            "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body["model"] + "-snapshot",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": f"I saw {images} frames."}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 100 * images, "completion_tokens": 5, "total_tokens": 100 * images + 5},
-        })  # fmt: skip
+        self._send(
+            handler,
+            200,
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"] + "-snapshot",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": f"I saw {images} frames."}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 100 * images, "completion_tokens": 5, "total_tokens": 100 * images + 5},
+            },
+        )

@@ -26,12 +26,28 @@ class VideoChatFlashStandIn:
     def eval(self):
         return self
 
-    def chat(self, video_path, tokenizer, user_prompt, chat_history=None, return_history=True, max_num_frames=512, media_dict=None,
-             generation_config=None):  # fmt: skip
+    def chat(
+        self,
+        video_path,
+        tokenizer,
+        user_prompt,
+        chat_history=None,
+        return_history=True,
+        max_num_frames=512,
+        media_dict=None,
+        generation_config=None,
+    ):
         frames, time_msg = load_video(video_path, max_num_frames=max_num_frames, media_dict=media_dict)
         prompt = f"<image>\n{time_msg.strip()} {user_prompt}"
-        self.calls.append({"frames": frames, "prompt": prompt, "max_num_frames": max_num_frames, "generation": dict(generation_config),
-                           "compress": self.config.mm_llm_compress})  # fmt: skip
+        self.calls.append(
+            {
+                "frames": frames,
+                "prompt": prompt,
+                "max_num_frames": max_num_frames,
+                "generation": dict(generation_config),
+                "compress": self.config.mm_llm_compress,
+            }
+        )
         answer = f"saw {len(frames)} frames"
         return (answer, [(user_prompt, answer)]) if return_history else answer
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from PIL import Image
-
 from conftest import REPO, build_bench, kill_after_progress
 from fake_openai import FakeOpenAI
+from PIL import Image
+
 from virtuebench.frames import Manifest
 from virtuebench.instances import read_instances
 from virtuebench.models import BACKENDS, backend_class
@@ -32,7 +32,9 @@ def bench(tmp_path_factory):
 
 def _request(bench, n=3):
     frames = sorted((bench / "frames" / "syn00" / "64").glob("*.jpg"))[:n]
-    return Request("syn00_q0", "What colour is the star?", "Prompt text\\nQuestion: What colour is the star?", frames, [0.5, 1.5, 2.5][:n], 64)
+    return Request(
+        "syn00_q0", "What colour is the star?", "Prompt text\\nQuestion: What colour is the star?", frames, [0.5, 1.5, 2.5][:n], 64
+    )
 
 
 def test_registry_lists_the_papers_25_models():
@@ -80,7 +82,9 @@ def test_vllm_request_building_needs_no_vllm(bench):
             assert [part["type"] for part in turn["content"]] == ["video", "text"] and not tokenize and add_generation_prompt
             return "<|vision_start|><|video_pad|><|vision_end|>" + turn["content"][1]["text"] + "<|assistant|>"
 
-    settings = VllmSettings.from_dict({"hub_id": "Qwen/Qwen2.5-VL-7B-Instruct", "max_pixels": 64 * 36, "max_new_tokens": 77, "system_suffix": "/think"})
+    settings = VllmSettings.from_dict(
+        {"hub_id": "Qwen/Qwen2.5-VL-7B-Instruct", "max_pixels": 64 * 36, "max_new_tokens": 77, "system_suffix": "/think"}
+    )
     request = _api_request(bench)
     inputs = build_inputs(request, Processor(), settings, get_family("qwen2.5-vl"))
     assert inputs["prompt"].startswith("<|vision_start|><|video_pad|>") and inputs["prompt"].endswith("/think<|assistant|>")
@@ -88,8 +92,11 @@ def test_vllm_request_building_needs_no_vllm(bench):
     assert video.dtype == np.uint8 and video.shape[0] == 64 and video.shape[3] == 3
     # The frames' true times travel with them: index / fps is each manifest timestamp.
     assert [i / metadata["fps"] for i in metadata["frames_indices"]] == request.timestamps
-    assert inputs["mm_processor_kwargs"] == {"do_sample_frames": False, "cap_pixels_per_frame": True,
-                                             "size": {"shortest_edge": 128 * 28 * 28, "longest_edge": 64 * 36}}  # fmt: skip
+    assert inputs["mm_processor_kwargs"] == {
+        "do_sample_frames": False,
+        "cap_pixels_per_frame": True,
+        "size": {"shortest_edge": 128 * 28 * 28, "longest_edge": 64 * 36},
+    }
     assert sampling_arguments(settings) == {"temperature": 0.0, "max_tokens": 77}
     with pytest.raises(ValueError, match="hub_id"):
         VllmSettings.from_dict({})
@@ -99,19 +106,48 @@ def test_vllm_request_building_needs_no_vllm(bench):
 
 def test_heavy_backends_are_imported_only_when_used():
     # In a fresh interpreter: other tests in this session may have imported torch themselves.
-    code = ("import sys, virtuebench.models, virtuebench.inference, virtuebench.judge.run; "
-            "from virtuebench.models import backend_class; backend_class('openai'); "
-            "print(sorted(m for m in ('torch', 'vllm', 'transformers') if m in sys.modules))")  # fmt: skip
+    code = (
+        "import sys, virtuebench.models, virtuebench.inference, virtuebench.judge.run; "
+        "from virtuebench.models import backend_class; backend_class('openai'); "
+        "print(sorted(m for m in ('torch', 'vllm', 'transformers') if m in sys.modules))"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "[]"
     assert backend_class("openai").__name__ == "OpenAIBackend"
 
 
 def _inference(bench, out, server, env, extra=None):
-    config = {"backend": "openai", "settings": {"model": "fake-vlm", "base_url": server.base_url, "api_key_env": "VB_MODEL_KEY",
-                                                 "max_concurrency": 2, "max_retries": 2, "timeout_s": 0.8, **(extra or {})}}  # fmt: skip
-    command = [sys.executable, "-m", "virtuebench.inference", "--instances", str(bench / "instances.parquet"), "--frames-dir",
-               str(bench / "frames"), "--model", "fake", "--model-config", json.dumps(config), "--prompt", "honest", "--level", "64", "--out", str(out)]  # fmt: skip
+    config = {
+        "backend": "openai",
+        "settings": {
+            "model": "fake-vlm",
+            "base_url": server.base_url,
+            "api_key_env": "VB_MODEL_KEY",
+            "max_concurrency": 2,
+            "max_retries": 2,
+            "timeout_s": 0.8,
+            **(extra or {}),
+        },
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "virtuebench.inference",
+        "--instances",
+        str(bench / "instances.parquet"),
+        "--frames-dir",
+        str(bench / "frames"),
+        "--model",
+        "fake",
+        "--model-config",
+        json.dumps(config),
+        "--prompt",
+        "honest",
+        "--level",
+        "64",
+        "--out",
+        str(out),
+    ]
     return command
 
 
@@ -126,8 +162,11 @@ def test_openai_backend_with_faults_and_a_restart(bench, tmp_path):
         command = _inference(bench, out, server, env)
         partial = Path(f"{out}.partial")
         kill_after_progress(command, env, partial, lines=3)
-        finished_before = {json.loads(line)["instance_id"] for line in partial.read_text().splitlines()
-                           if line.strip() and json.loads(line)["error"] is None}  # fmt: skip
+        finished_before = {
+            json.loads(line)["instance_id"]
+            for line in partial.read_text().splitlines()
+            if line.strip() and json.loads(line)["error"] is None
+        }
         answered_before = sum(server.answered.values())
         first = subprocess.run(command, env=env, capture_output=True, text=True)
         second = subprocess.run(command, env=env, capture_output=True, text=True)
@@ -157,8 +196,15 @@ def test_openai_backend_needs_its_key(bench, tmp_path):
 def _api_request(bench, level=64):
     manifest = Manifest.read(bench / "frames" / "syn00")
     frames = manifest.frame_paths(bench / "frames" / "syn00", level)
-    return Request("syn00_q0", "What colour is the star?", "Question: What colour is the star?", frames,
-                   manifest.levels[str(level)].timestamps, level, manifest.duration_s)  # fmt: skip
+    return Request(
+        "syn00_q0",
+        "What colour is the star?",
+        "Question: What colour is the star?",
+        frames,
+        manifest.levels[str(level)].timestamps,
+        level,
+        manifest.duration_s,
+    )
 
 
 @pytest.mark.parametrize("model", ["GPT-4o", "GPT-5-chat", "GPT-5", "Gemini-2.5-Flash", "Gemini-2.5-Pro"])
@@ -180,7 +226,10 @@ def test_api_registry_entries_send_what_the_api_accepts(bench, model, monkeypatc
     if settings.get("timestamp_format") == "<{seconds:.1f} seconds>":
         assert labels == [f"<{t:.1f} seconds>" for t in request.timestamps]
     else:
-        assert labels[0] == "Frame at 0:00" and labels[-1] == f"Frame at {int(request.timestamps[-1]) // 60}:{int(request.timestamps[-1]) % 60:02d}"
+        assert (
+            labels[0] == "Frame at 0:00"
+            and labels[-1] == f"Frame at {int(request.timestamps[-1]) // 60}:{int(request.timestamps[-1]) % 60:02d}"
+        )
     if model == "GPT-5":
         assert "temperature" not in body and "max_tokens" not in body and body["max_completion_tokens"] == 8192
 

@@ -5,7 +5,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO
 
 pytest.importorskip("torch", reason="the hf extra is not installed (pip install -e '.[hf]')")
@@ -16,8 +15,9 @@ PUBLISHED = {"qwen2.5-vl": 8.29, "qwen3-vl": 8.77, "internvl": 8.53, "llava-vide
 
 
 def test_full_size_configs_are_the_published_architectures():
-    run = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_models.py"), "--check-configs"], capture_output=True, text=True,
-                         timeout=300)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "bench_models.py"), "--check-configs"], capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     sizes = {line.split(":")[0]: float(line.split()[1]) for line in run.stdout.splitlines()}
     assert sizes.keys() == PUBLISHED.keys()
@@ -27,9 +27,30 @@ def test_full_size_configs_are_the_published_architectures():
 
 def test_cpu_mode_measures_both_loops(tmp_path):
     out = tmp_path / "rows.json"
-    run = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_models.py"), "--families", "qwen2.5-vl", "--levels", "64",
-                          "--items", "2", "--max-new-tokens", "2", "--frame-size", "96", "54", "--work", str(tmp_path), "--json", str(out)],
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "bench_models.py"),
+            "--families",
+            "qwen2.5-vl",
+            "--levels",
+            "64",
+            "--items",
+            "2",
+            "--max-new-tokens",
+            "2",
+            "--frame-size",
+            "96",
+            "54",
+            "--work",
+            str(tmp_path),
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     import json
 

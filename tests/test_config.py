@@ -2,8 +2,8 @@ import copy
 
 import pytest
 import yaml
-
 from conftest import REPO
+
 from virtuebench.config import ConfigError, check_config, schema_errors
 from virtuebench.judge import KINDS
 from virtuebench.judge.prompts import JUDGE_PROMPTS
@@ -35,7 +35,11 @@ def test_schema_enums_match_the_code_registries():
 @pytest.mark.parametrize(
     "path,value,message",
     [
-        (("frames", "quality"), 90, "config.frames: unknown key(s) 'quality'; allowed keys: jpeg_quality, max_pixels, max_side, on_broken_video"),
+        (
+            ("frames", "quality"),
+            90,
+            "config.frames: unknown key(s) 'quality'; allowed keys: jpeg_quality, max_pixels, max_side, on_broken_video",
+        ),
         (("frames", "on_broken_video"), "skip", "config.frames.on_broken_video: 'skip' is not allowed; allowed values: record, fail"),
         (("levels",), [64, "many"], "config.levels[1]: must be of type integer"),
         (("models",), ["refuse", "nope"], "config.models[1]: 'nope' is not in the model registry"),
@@ -147,9 +151,11 @@ def test_a_model_on_an_unverified_route_is_named_at_start(tmp_path):
 
 
 def test_frames_are_stored_for_the_largest_pixel_cap_of_the_configured_models(tmp_path):
-    registry = {"small": {"backend": "guess", "verified": "x", "settings": {"max_pixels": 100_000}},
-                "large": {"backend": "guess", "verified": "x", "settings": {"max_pixels": 400_000}},
-                "any": {"backend": "refuse", "verified": "x"}}  # fmt: skip
+    registry = {
+        "small": {"backend": "guess", "verified": "x", "settings": {"max_pixels": 100_000}},
+        "large": {"backend": "guess", "verified": "x", "settings": {"max_pixels": 400_000}},
+        "any": {"backend": "refuse", "verified": "x"},
+    }
     (tmp_path / "models.yaml").write_text(yaml.safe_dump(registry))
     config = {**copy.deepcopy(DEFAULT), "model_registry": str(tmp_path / "models.yaml")}
     assert check({**config, "models": ["small", "large", "any"]}).frame_pixels == 400_000

@@ -37,11 +37,20 @@ def _inst(number: int, videos, answer="red", video="short", question=None, evide
     path, duration = videos[video]
     levels = available_levels(duration, [64, 128, 256])
     return Instance(
-        instance_id=f"{source}/q{number}", video_id=f"{source}_{video}", source=source, category="perception",
-        task_type="colour", question=question or f"What colour is object {number}?", answer=answer, duration_s=duration,
-        video_path=str(path), answers=dict.fromkeys(levels, answer), evidence=[list(e) for e in evidence],
-        options=["red", "blue"], source_id=f"q{number}",
-    )  # fmt: skip
+        instance_id=f"{source}/q{number}",
+        video_id=f"{source}_{video}",
+        source=source,
+        category="perception",
+        task_type="colour",
+        question=question or f"What colour is object {number}?",
+        answer=answer,
+        duration_s=duration,
+        video_path=str(path),
+        answers=dict.fromkeys(levels, answer),
+        evidence=[list(e) for e in evidence],
+        options=["red", "blue"],
+        source_id=f"q{number}",
+    )
 
 
 def _llm(tmp_path, stage="answerability", **settings) -> filters.LlmFilter:
@@ -65,9 +74,17 @@ def test_answer_length_filter_keeps_six_words_and_removes_seven(videos):
 
 @pytest.mark.parametrize(
     ("reply", "expected"),
-    [("Keep", "keep"), ("Discard.", "discard"), ('"keep"', "keep"), ("**Discard**", "discard"),
-     ("Keep or Discard", None), ("I think this question should be kept: Keep", None), ("", None), ("Maybe", None)],
-)  # fmt: skip
+    [
+        ("Keep", "keep"),
+        ("Discard.", "discard"),
+        ('"keep"', "keep"),
+        ("**Discard**", "discard"),
+        ("Keep or Discard", None),
+        ("I think this question should be kept: Keep", None),
+        ("", None),
+        ("Maybe", None),
+    ],
+)
 def test_keep_discard_parsing_accepts_only_one_decision(reply, expected):
     assert filters.parse_keep_discard(reply) == expected
 
@@ -129,8 +146,12 @@ def test_difficulty_filter_asks_with_one_random_frame_and_discards_correct_answe
         second = filters.random_second(f"mlvu_{video}", videos[video][1], seed=7)
         assert read_second_code(Image.open(tmp_path / "frames" / f"mlvu_{video}_{second:05d}.jpg")) == second
     # The seed decides the frame; another seed picks another one for at least one video, and shows it.
-    other = next(seed for seed in range(8, 40) if filters.random_second("mlvu_short", 70.0, seed) != filters.random_second("mlvu_short", 70.0, 7))
-    filters.filter_difficulty(instances[:1], _llm(tmp_path, stage="difficulty", replies=replies), RulesJudge(), "rules", tmp_path / "frames", seed=other)
+    other = next(
+        seed for seed in range(8, 40) if filters.random_second("mlvu_short", 70.0, seed) != filters.random_second("mlvu_short", 70.0, 7)
+    )
+    filters.filter_difficulty(
+        instances[:1], _llm(tmp_path, stage="difficulty", replies=replies), RulesJudge(), "rules", tmp_path / "frames", seed=other
+    )
     second = filters.random_second("mlvu_short", 70.0, other)
     assert read_second_code(Image.open(tmp_path / "frames" / f"mlvu_short_{second:05d}.jpg")) == second
     assert {filters.random_second(f"v{i}", 3600, 7) for i in range(5)} != {filters.random_second(f"v{i}", 3600, 8) for i in range(5)}
@@ -226,7 +247,9 @@ def test_export_import_round_trip_with_evidence_check(tmp_path, videos):
     from virtuebench.levels import evidence_is_seen, level_timestamps
 
     assert evidence_is_seen([[135, 140]], level_timestamps(64, 140.0))
-    assert result.checks == [{"instance_id": "mlvu/q2", "level": 64, "annotated": "unanswerable", "evidence_says": "answerable", "evidence": "2:15-2:19"}]
+    assert result.checks == [
+        {"instance_id": "mlvu/q2", "level": 64, "annotated": "unanswerable", "evidence_says": "answerable", "evidence": "2:15-2:19"}
+    ]
 
 
 @pytest.mark.parametrize(
@@ -238,7 +261,7 @@ def test_export_import_round_trip_with_evidence_check(tmp_path, videos):
         ({"answer_64": "red", "evidence": "soon"}, "a.csv:2: column evidence: 'soon' is not a time"),
         ({"answer_64": "red", "decision": "maybe"}, "a.csv:2: column decision: 'maybe' is not one of"),
     ],
-)  # fmt: skip
+)
 def test_a_malformed_verified_batch_names_file_row_and_column(tmp_path, videos, edit, message):
     kept = [_inst(1, videos)]
     (path,) = annotation.export_batches(kept, {}, [64, 128], "frames", tmp_path / "batches")
@@ -273,11 +296,22 @@ def test_import_cli_needs_verified_files_unless_drafts_are_allowed(tmp_path, vid
     write_instances(kept, tmp_path / "kept.parquet")
     drafts_file = tmp_path / "drafts.jsonl"
     with open(drafts_file, "w") as handle:
-        for (instance_id, level), record in _drafts(kept, lambda inst, level: "blue" if level == 64 else f"{REFUSAL_ANSWER}\nEvidence: none").items():
+        for record in _drafts(kept, lambda inst, level: "blue" if level == 64 else f"{REFUSAL_ANSWER}\nEvidence: none").values():
             handle.write(json.dumps(record) + "\n")
     outputs = ["--out", str(tmp_path / "i.parquet"), "--report", str(tmp_path / "r.csv"), "--check", str(tmp_path / "c.csv")]
-    common = ["import", "--kept", str(tmp_path / "kept.parquet"), "--verified", str(tmp_path / "none"), "--drafts", str(drafts_file),
-              "--levels", "64", "128", *outputs]  # fmt: skip
+    common = [
+        "import",
+        "--kept",
+        str(tmp_path / "kept.parquet"),
+        "--verified",
+        str(tmp_path / "none"),
+        "--drafts",
+        str(drafts_file),
+        "--levels",
+        "64",
+        "128",
+        *outputs,
+    ]
     assert curation_main(common) == 1
     assert "no verified annotations in" in capsys.readouterr().err
     assert curation_main([*common, "--allow-drafts"]) == 0
@@ -288,16 +322,55 @@ def test_import_cli_needs_verified_files_unless_drafts_are_allowed(tmp_path, vid
 
 def test_statistics_count_sources_categories_and_unanswerable_clips(videos):
     one = _inst(1, videos, video="long")
-    two = Instance(**{**one.__dict__, "instance_id": "lvbench/x", "source": "lvbench", "category": "reasoning",
-                      "answers": {64: REFUSAL_ANSWER, 128: "red"}})  # fmt: skip
-    three = Instance(**{**one.__dict__, "instance_id": "lvbench/y", "source": "lvbench", "video_id": "other", "duration_s": 70.0,
-                        "answers": {64: REFUSAL_ANSWER}})  # fmt: skip
+    two = Instance(
+        **{
+            **one.__dict__,
+            "instance_id": "lvbench/x",
+            "source": "lvbench",
+            "category": "reasoning",
+            "answers": {64: REFUSAL_ANSWER, 128: "red"},
+        }
+    )
+    three = Instance(
+        **{
+            **one.__dict__,
+            "instance_id": "lvbench/y",
+            "source": "lvbench",
+            "video_id": "other",
+            "duration_s": 70.0,
+            "answers": {64: REFUSAL_ANSWER},
+        }
+    )
     rows = stats.composition([one, two, three])
     assert rows == [
-        {"source": "lvbench", "category": "perception", "task_type": "colour", "n_questions": 1, "n_videos": 1, "n_clips": 1, "n_unanswerable_clips": 1},
-        {"source": "lvbench", "category": "reasoning", "task_type": "colour", "n_questions": 1, "n_videos": 1, "n_clips": 2, "n_unanswerable_clips": 1},
-        {"source": "mlvu", "category": "perception", "task_type": "colour", "n_questions": 1, "n_videos": 1, "n_clips": 2, "n_unanswerable_clips": 0},
-    ]  # fmt: skip
+        {
+            "source": "lvbench",
+            "category": "perception",
+            "task_type": "colour",
+            "n_questions": 1,
+            "n_videos": 1,
+            "n_clips": 1,
+            "n_unanswerable_clips": 1,
+        },
+        {
+            "source": "lvbench",
+            "category": "reasoning",
+            "task_type": "colour",
+            "n_questions": 1,
+            "n_videos": 1,
+            "n_clips": 2,
+            "n_unanswerable_clips": 1,
+        },
+        {
+            "source": "mlvu",
+            "category": "perception",
+            "task_type": "colour",
+            "n_questions": 1,
+            "n_videos": 1,
+            "n_clips": 2,
+            "n_unanswerable_clips": 0,
+        },
+    ]
     summary = {row["source"]: row for row in stats.source_summary([one, two, three])}
     assert summary["lvbench"]["n_questions"] == 2 and summary["lvbench"]["n_videos"] == 2
     assert summary["lvbench"]["mean_duration_s"] == 105.0 and summary["lvbench"]["share_percent"] == 66.67

@@ -33,16 +33,46 @@ def _lvbench_release(root: Path) -> Path:
     make_video(root / "videos" / "vid_a.mp4", 140, fps=1)
     qa = [
         # kept; its evidence (1:00) is sampled at both levels
-        {"uid": 1, "question": "What colour is the ball?\n(A) red\n(B) blue", "answer": "A", "question_type": ["entity recognition"], "time_reference": "01:00-01:00"},
+        {
+            "uid": 1,
+            "question": "What colour is the ball?\n(A) red\n(B) blue",
+            "answer": "A",
+            "question_type": ["entity recognition"],
+            "time_reference": "01:00-01:00",
+        },
         # removed by the length filter (ten words)
-        {"uid": 2, "question": "What does the chef say?\n(A) He says that the soup needs a lot more salt\n(B) Nothing", "answer": "A", "question_type": ["reasoning"], "time_reference": ""},
+        {
+            "uid": 2,
+            "question": "What does the chef say?\n(A) He says that the soup needs a lot more salt\n(B) Nothing",
+            "answer": "A",
+            "question_type": ["reasoning"],
+            "time_reference": "",
+        },
         # removed by the Keep/Discard filter
-        {"uid": 3, "question": "Which of the following is true?\n(A) x\n(B) y", "answer": "A", "question_type": ["reasoning"], "time_reference": ""},
+        {
+            "uid": 3,
+            "question": "Which of the following is true?\n(A) x\n(B) y",
+            "answer": "A",
+            "question_type": ["reasoning"],
+            "time_reference": "",
+        },
         # removed by the difficulty filter (answered from one frame)
-        {"uid": 4, "question": "What colour is the hat?\n(A) blue\n(B) green", "answer": "A", "question_type": ["entity recognition"], "time_reference": ""},
+        {
+            "uid": 4,
+            "question": "What colour is the hat?\n(A) blue\n(B) green",
+            "answer": "A",
+            "question_type": ["entity recognition"],
+            "time_reference": "",
+        },
         # kept
-        {"uid": 5, "question": "How many cars pass?\n(A) 3\n(B) 4", "answer": "B", "question_type": ["event understanding"], "time_reference": "00:10-00:20"},
-    ]  # fmt: skip
+        {
+            "uid": 5,
+            "question": "How many cars pass?\n(A) 3\n(B) 4",
+            "answer": "B",
+            "question_type": ["event understanding"],
+            "time_reference": "00:10-00:20",
+        },
+    ]
     line = {"key": "vid_a", "type": "tv", "qa": qa, "video_info": {"duration_minutes": 2.33, "fps": 1.0}}
     (root / "video_info.meta.jsonl").write_text(json.dumps(line) + "\n")
     return root
@@ -51,18 +81,36 @@ def _lvbench_release(root: Path) -> Path:
 def _registry(path: Path, calls: Path) -> Path:
     entries = yaml.safe_load((TESTS.parent / "config" / "models.yaml").read_text())
     # First match wins, in this order (the Keep/Discard prompt's own examples hold "Which of the following").
-    filter_replies = [["question: Which of the following is true?", "Discard"], ["Return exactly one word", "Keep"],
-                      ["What colour is the hat", "Blue."]]  # fmt: skip
-    path.write_text(yaml.safe_dump({
-        "refuse": entries["refuse"], "guess": entries["guess"],
-        "Chooser": {"backend": "vb_test_backends:ScriptedBackend",  # always option B; "red" to anything open-ended
-                    "settings": {"replies": [["Answer with the option's letter", "B"]], "default": "red"}},
-        "Filter": {"backend": "vb_test_backends:ScriptedBackend",
-                   "settings": {"calls_file": str(calls / "filter.txt"), "replies": filter_replies, "default": "I don't know."}},
-        "Drafter": {"backend": "vb_test_backends:ScriptedBackend",
-                    "settings": {"calls_file": str(calls / "drafter.txt"), "replies": {"ball": "red\nEvidence: 1:00"},
-                                 "default": f"{REFUSAL_ANSWER}\nEvidence: none"}},
-    }, sort_keys=False))  # fmt: skip
+    filter_replies = [
+        ["question: Which of the following is true?", "Discard"],
+        ["Return exactly one word", "Keep"],
+        ["What colour is the hat", "Blue."],
+    ]
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "refuse": entries["refuse"],
+                "guess": entries["guess"],
+                "Chooser": {
+                    "backend": "vb_test_backends:ScriptedBackend",  # always option B; "red" to anything open-ended
+                    "settings": {"replies": [["Answer with the option's letter", "B"]], "default": "red"},
+                },
+                "Filter": {
+                    "backend": "vb_test_backends:ScriptedBackend",
+                    "settings": {"calls_file": str(calls / "filter.txt"), "replies": filter_replies, "default": "I don't know."},
+                },
+                "Drafter": {
+                    "backend": "vb_test_backends:ScriptedBackend",
+                    "settings": {
+                        "calls_file": str(calls / "drafter.txt"),
+                        "replies": {"ball": "red\nEvidence: 1:00"},
+                        "default": f"{REFUSAL_ANSWER}\nEvidence: none",
+                    },
+                },
+            },
+            sort_keys=False,
+        )
+    )
     return path
 
 
@@ -77,13 +125,21 @@ def curated(tmp_path_factory):
     videomme.prepare(videomme_raw)  # a release given by raw_dirs is used as it lies: unpacked, as the download rule leaves it
     config = {
         "source": {"name": "virtuebench"},
-        "curation": {"sources": ["lvbench", "video-mme"], "raw_dirs": {"lvbench": str(_lvbench_release(root / "LVBench")),
-                     "video-mme": str(videomme_raw)}, "filter_model": "Filter", "reference_model": "Drafter", "difficulty_judge": "rules"},
+        "curation": {
+            "sources": ["lvbench", "video-mme"],
+            "raw_dirs": {"lvbench": str(_lvbench_release(root / "LVBench")), "video-mme": str(videomme_raw)},
+            "filter_model": "Filter",
+            "reference_model": "Drafter",
+            "difficulty_judge": "rules",
+        },
         "annotation": {"batch_size": 2, "verified_dir": "annotations/verified"},
         "supplement": {"models": ["refuse", "Chooser"]},
-        "levels": [64, 128], "models": ["refuse", "guess", "Chooser"], "prompts": ["honest"], "judge": "rules",
+        "levels": [64, 128],
+        "models": ["refuse", "guess", "Chooser"],
+        "prompts": ["honest"],
+        "judge": "rules",
         "model_registry": str(_registry(root / "registry.yaml", calls)),
-    }  # fmt: skip
+    }
     return root, config, calls
 
 
@@ -116,14 +172,23 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 def test_filters_remove_what_they_should_and_count_it(exported):
     work, _ = exported
-    counts = {(row["source"], row["stage"]): (int(row["n_in"]), int(row["n_removed"]), int(row["n_out"]))
-              for row in _rows(work / "results" / "curation" / "filter_counts.csv")}  # fmt: skip
+    counts = {
+        (row["source"], row["stage"]): (int(row["n_in"]), int(row["n_removed"]), int(row["n_out"]))
+        for row in _rows(work / "results" / "curation" / "filter_counts.csv")
+    }
     assert counts == {
-        ("lvbench", "answer_length"): (5, 1, 4), ("lvbench", "answerability"): (4, 1, 3), ("lvbench", "difficulty"): (3, 1, 2),
-        ("video-mme", "answer_length"): (3, 0, 3), ("video-mme", "answerability"): (3, 0, 3), ("video-mme", "difficulty"): (3, 0, 3),
-    }  # fmt: skip
-    removed = {row["instance_id"]: row["reason"] for stage in ("answer_length", "answerability", "difficulty")
-               for row in _rows(work / "results" / "curation" / "lvbench" / f"{stage}_removed.csv")}  # fmt: skip
+        ("lvbench", "answer_length"): (5, 1, 4),
+        ("lvbench", "answerability"): (4, 1, 3),
+        ("lvbench", "difficulty"): (3, 1, 2),
+        ("video-mme", "answer_length"): (3, 0, 3),
+        ("video-mme", "answerability"): (3, 0, 3),
+        ("video-mme", "difficulty"): (3, 0, 3),
+    }
+    removed = {
+        row["instance_id"]: row["reason"]
+        for stage in ("answer_length", "answerability", "difficulty")
+        for row in _rows(work / "results" / "curation" / "lvbench" / f"{stage}_removed.csv")
+    }
     assert set(removed) == {"lvbench/2", "lvbench/3", "lvbench/4"}
     assert "10 words" in removed["lvbench/2"] and "answered correctly from one frame" in removed["lvbench/4"]
     kept = read_instances(work / "results" / "curation" / "kept.parquet")
@@ -138,8 +203,15 @@ def test_drafts_are_asked_at_every_level_with_that_levels_frames(exported, curat
     lines = [line.split("\t") for line in (calls / "drafter.txt").read_text().splitlines()]
     asked = {(instance_id, int(n_frames)) for instance_id, n_frames in lines}
     # The 140 s LVBench video has levels 64 and 128; Video-MME's 70 s videos have 64 only.
-    assert asked == {("lvbench/1", 64), ("lvbench/1", 128), ("lvbench/5", 64), ("lvbench/5", 128),
-                     ("video-mme/001-1", 64), ("video-mme/001-2", 64), ("video-mme/002-1", 64)}  # fmt: skip
+    assert asked == {
+        ("lvbench/1", 64),
+        ("lvbench/1", 128),
+        ("lvbench/5", 64),
+        ("lvbench/5", 128),
+        ("video-mme/001-1", 64),
+        ("video-mme/001-2", 64),
+        ("video-mme/002-1", 64),
+    }
     assert len(lines) == len(asked)  # each once
 
 
@@ -177,8 +249,9 @@ def annotated(exported, curated):
     import os
 
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))
-    result = snakemake(work, "results/table2.tex", "results/fig4.png", "results/stats/sources.csv",
-                       "results/supplement/table1.tex", config=config)  # fmt: skip
+    result = snakemake(
+        work, "results/table2.tex", "results/fig4.png", "results/stats/sources.csv", "results/supplement/table1.tex", config=config
+    )
     assert result.returncode == 0, result.stderr[-4000:]
     return work
 
@@ -191,7 +264,9 @@ def test_verified_answers_become_the_instances_and_the_evidence_check_flags_disa
     assert ball.source_id == "1" and ball.options == ["red", "blue"] and ball.answer == "red"
     assert instances["lvbench/5"].answers == {64: REFUSAL_ANSWER, 128: REFUSAL_ANSWER}
     check = _rows(annotated / "results" / "annotation" / "answerability_check.csv")
-    assert check == [{"instance_id": "lvbench/1", "level": "64", "annotated": "unanswerable", "evidence_says": "answerable", "evidence": "1:00"}]
+    assert check == [
+        {"instance_id": "lvbench/1", "level": "64", "annotated": "unanswerable", "evidence_says": "answerable", "evidence": "1:00"}
+    ]
     report = {row["instance_id"]: row["status"] for row in _rows(annotated / "results" / "instances_excluded.csv")}
     assert report["video-mme/002-1"] == "discarded" and report["lvbench/1"] == "verified"
 
@@ -218,8 +293,11 @@ def test_supplement_table_scores_mcq_by_letter_and_oe_by_the_judge(annotated):
     assert (chooser["lvbench_oe"], chooser["video-mme_oe"]) == ("20.0", "0.0")
     assert rows["refuse"]["lvbench_mcq"] == "0.0" and rows["refuse"]["lvbench_oe"] == "0.0"
     # The VirtueBench column is each model's overall at 64 frames in scores.csv.
-    scores = [row for row in _rows(annotated / "results" / "scores.csv")
-              if row["model"] == "Chooser" and row["level"] == "64" and row["subset"] == "overall" and row["prompt"] == "honest"]  # fmt: skip
+    scores = [
+        row
+        for row in _rows(annotated / "results" / "scores.csv")
+        if row["model"] == "Chooser" and row["level"] == "64" and row["subset"] == "overall" and row["prompt"] == "honest"
+    ]
     assert float(chooser["virtuebench_overall"]) == float(scores[0]["accuracy"])
     assert "Chooser & 20.00 & 20.00 & 0.00 & 33.33" in (annotated / "results" / "supplement" / "table1.tex").read_text()
 
@@ -233,12 +311,30 @@ def test_paper_config_dry_run_shows_the_whole_curation_chain_for_all_six_sources
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout, re.MULTILINE))
     sources = len(config["curation"]["sources"])
     assert sources == 6
-    assert {name: int(jobs[name]) for name in ("download_source", "convert_source", "filter_answer_length", "filter_answerability",
-                                              "filter_difficulty", "merge_kept", "draft_reference_answers", "export_annotation",
-                                              "make_instances")} == {  # fmt: skip
-        "download_source": 6, "convert_source": 6, "filter_answer_length": 6, "filter_answerability": 6,
-        "filter_difficulty": 6, "merge_kept": 1, "draft_reference_answers": 5, "export_annotation": 1, "make_instances": 1,
-    }  # fmt: skip
+    assert {
+        name: int(jobs[name])
+        for name in (
+            "download_source",
+            "convert_source",
+            "filter_answer_length",
+            "filter_answerability",
+            "filter_difficulty",
+            "merge_kept",
+            "draft_reference_answers",
+            "export_annotation",
+            "make_instances",
+        )
+    } == {
+        "download_source": 6,
+        "convert_source": 6,
+        "filter_answer_length": 6,
+        "filter_answerability": 6,
+        "filter_difficulty": 6,
+        "merge_kept": 1,
+        "draft_reference_answers": 5,
+        "export_annotation": 1,
+        "make_instances": 1,
+    }
     for source in config["curation"]["sources"]:
         assert f"Downloading the {source} release" in result.stdout
 

@@ -9,8 +9,8 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from conftest import SHARED, make_cvrr_release, write_release
+
 from virtuebench.cvrr import DIMENSIONS
 from virtuebench.cvrr.download import download_published
 from virtuebench.cvrr.published import read_published
@@ -24,11 +24,29 @@ PUBLISHED = SHARED / "fixtures" / "cvrr-es"
 needs_published = pytest.mark.skipif(not PUBLISHED.exists(), reason="shared/fixtures/cvrr-es is not beside the repository")
 
 # The paper's Table 2 averages (shared/seeds/002) and Fig. 4 DSCP gains, keyed by the release's folder names.
-PAPER_TABLE2 = {"Video-LLaMA-2": 21.62, "VideoChat": 25.78, "Video-ChatGPT": 24.96, "Video-LLaVA": 15.92,
-                "MovieChat": 16.41, "LLaMA-VID": 16.46, "TimeChat": 32.89, "Gemini_Vision_Pro": 53.20,
-                "Gemini_Vision_Flash": 57.02, "GPT4_Vision": 70.78, "GPT4o": 75.03}  # fmt: skip
-PAPER_FIG4_GAINS = {"Video-LLaVA": 22.01, "MovieChat": 19.46, "LLaMA-VID": 30.39, "Video-LLaMA-2": 16.15,
-                    "Video-ChatGPT": 8.93, "VideoChat": 22.14, "TimeChat": 6.56, "Gemini_Vision_Pro": 5.02}  # fmt: skip
+PAPER_TABLE2 = {
+    "Video-LLaMA-2": 21.62,
+    "VideoChat": 25.78,
+    "Video-ChatGPT": 24.96,
+    "Video-LLaVA": 15.92,
+    "MovieChat": 16.41,
+    "LLaMA-VID": 16.46,
+    "TimeChat": 32.89,
+    "Gemini_Vision_Pro": 53.20,
+    "Gemini_Vision_Flash": 57.02,
+    "GPT4_Vision": 70.78,
+    "GPT4o": 75.03,
+}
+PAPER_FIG4_GAINS = {
+    "Video-LLaVA": 22.01,
+    "MovieChat": 19.46,
+    "LLaMA-VID": 30.39,
+    "Video-LLaMA-2": 16.15,
+    "Video-ChatGPT": 8.93,
+    "VideoChat": 22.14,
+    "TimeChat": 6.56,
+    "Gemini_Vision_Pro": 5.02,
+}
 
 
 @needs_published
@@ -49,8 +67,9 @@ def test_published_dscp_gains_against_fig4():
 
 @needs_published
 def test_contract_cli_writes_table2(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "virtuebench.cvrr", "table", str(PUBLISHED), "--out", str(tmp_path)],
-                         capture_output=True, text=True)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "virtuebench.cvrr", "table", str(PUBLISHED), "--out", str(tmp_path)], capture_output=True, text=True
+    )
     assert run.returncode == 0, run.stderr
     rows = list(csv.DictReader((tmp_path / "table2.csv").open()))
     assert list(rows[0]) == ["setting", "model", *DIMENSIONS, "average"]
@@ -129,7 +148,9 @@ def cvrr_release(tmp_path_factory):
 
 
 def test_adapter_reads_the_release_and_reports_what_it_leaves_out(cvrr_release, tmp_path):
-    settings = CvrrSettings.from_dict({"root": str(cvrr_release), "dimensions": ["partial_actions", "continuity_and_object_instance_count"]})
+    settings = CvrrSettings.from_dict(
+        {"root": str(cvrr_release), "dimensions": ["partial_actions", "continuity_and_object_instance_count"]}
+    )
     instances, excluded = load(settings, tmp_path / "videos")
     assert [i.instance_id for i in instances] == ["partial_actions/0000", "partial_actions/0001", "partial_actions/0002"]
     assert {i.category for i in instances} == {"partial_actions"}
@@ -181,8 +202,16 @@ def test_dscp_resume_keeps_step_one(cvrr_release, tmp_path):
     assert first.backend_errors == 1
     from vb_test_backends import RecordingBackend
 
-    second = run_inference(instances, tmp_path / "frames", "tiny", config, "dscp", 8, tmp_path / "dscp.jsonl",
-                           backend=RecordingBackend({"calls_file": str(calls)}))  # fmt: skip
+    second = run_inference(
+        instances,
+        tmp_path / "frames",
+        "tiny",
+        config,
+        "dscp",
+        8,
+        tmp_path / "dscp.jsonl",
+        backend=RecordingBackend({"calls_file": str(calls)}),
+    )
     assert second.backend_errors == 0
     asked = calls.read_text().split()
     assert asked.count("partial_actions/0001") == 2 and sum(a.startswith("context:") for a in asked) == 2

@@ -91,14 +91,18 @@ def test_truncated_video_is_an_error_not_a_short_video(tmp_path, video_factory):
 
 def test_cli_contract(tmp_path, video_factory):
     video = video_factory(133.7, Fraction(24000, 1001))
-    run = subprocess.run([sys.executable, "-m", "virtuebench.frames", str(video), str(tmp_path / "out"),
-                          "--levels", "64", "128", "256"], capture_output=True, text=True)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "virtuebench.frames", str(video), str(tmp_path / "out"), "--levels", "64", "128", "256"],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["128", "64", "manifest.json"]
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert len(manifest["levels"]["128"]["timestamps"]) == 128
-    bad = subprocess.run([sys.executable, "-m", "virtuebench.frames", str(tmp_path / "missing.mp4"), str(tmp_path / "o2")],
-                         capture_output=True, text=True)  # fmt: skip
+    bad = subprocess.run(
+        [sys.executable, "-m", "virtuebench.frames", str(tmp_path / "missing.mp4"), str(tmp_path / "o2")], capture_output=True, text=True
+    )
     assert bad.returncode == 1
     assert "missing.mp4" in bad.stderr and "Traceback" not in bad.stderr
 
@@ -182,8 +186,11 @@ def test_a_long_gap_in_a_variable_rate_stream_keeps_the_frame_on_screen(tmp_path
 def test_extracting_again_into_the_same_folder_replaces_the_frames(tmp_path, video_factory):
     video = video_factory(133.7, Fraction(24000, 1001))
     for levels in (["64", "128"], ["64", "64"]):
-        run = subprocess.run([sys.executable, "-m", "virtuebench.frames", str(video), str(tmp_path / "out"), "--levels", *levels],
-                             capture_output=True, text=True)  # fmt: skip
+        run = subprocess.run(
+            [sys.executable, "-m", "virtuebench.frames", str(video), str(tmp_path / "out"), "--levels", *levels],
+            capture_output=True,
+            text=True,
+        )
         assert run.returncode == 0, run.stderr
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["64", "manifest.json"]
     assert len(list((tmp_path / "out" / "64").iterdir())) == 64

@@ -6,7 +6,6 @@ import json
 import time
 
 import pytest
-
 from conftest import build_bench
 from tiny_hf import QWEN2_5_MAX_PIXELS as MAX_PIXELS
 from tiny_hf import tiny_qwen2_5_vl as tiny_qwen
@@ -29,7 +28,12 @@ def test_tiny_qwen_through_the_transformers_backend(bench, tmp_path):
     model, processor = tiny_qwen()
     backend = TransformersBackend({"family": "qwen2.5-vl", "max_new_tokens": 8, "max_pixels": MAX_PIXELS}, model=model, processor=processor)
     instances = read_instances(bench / "instances.parquet")
-    config = {"backend": "transformers", "family": "qwen2.5-vl", "hub_id": "tiny/qwen2.5-vl-random", "settings": {"max_new_tokens": 8, "max_pixels": MAX_PIXELS}}
+    config = {
+        "backend": "transformers",
+        "family": "qwen2.5-vl",
+        "hub_id": "tiny/qwen2.5-vl-random",
+        "settings": {"max_new_tokens": 8, "max_pixels": MAX_PIXELS},
+    }
     started = time.monotonic()
     summary = run_inference(instances, bench / "frames", "tiny-qwen", config, "honest", 64, tmp_path / "out.jsonl", backend=backend)
     elapsed = time.monotonic() - started
@@ -44,4 +48,6 @@ def test_tiny_qwen_through_the_transformers_backend(bench, tmp_path):
     # Greedy decoding: the same frames and prompt give the same answer.
     again = run_inference(instances, bench / "frames", "tiny-qwen", config, "honest", 64, tmp_path / "again.jsonl", backend=backend)
     assert again.answered == 10
-    assert [json.loads(line)["response"] for line in (tmp_path / "again.jsonl").read_text().splitlines()] == [r["response"] for r in records]
+    assert [json.loads(line)["response"] for line in (tmp_path / "again.jsonl").read_text().splitlines()] == [
+        r["response"] for r in records
+    ]

@@ -15,9 +15,15 @@ import math
 import re
 
 import pytest
-
-from tiny_hf import (INTERNVL_IMAGE_SEQ_LENGTH, QWEN2_5_MAX_PIXELS, QWEN3_MAX_PIXELS, tiny_internvl, tiny_llava_onevision,
-                     tiny_qwen2_5_vl, tiny_qwen3_vl)  # fmt: skip
+from tiny_hf import (
+    INTERNVL_IMAGE_SEQ_LENGTH,
+    QWEN2_5_MAX_PIXELS,
+    QWEN3_MAX_PIXELS,
+    tiny_internvl,
+    tiny_llava_onevision,
+    tiny_qwen2_5_vl,
+    tiny_qwen3_vl,
+)
 
 torch = pytest.importorskip("torch", reason="the hf extra is not installed (pip install -e '.[hf]')")
 pytest.importorskip("torchvision", reason="the hf extra is not installed (pip install -e '.[hf]')")
@@ -48,8 +54,15 @@ def frames_dir(tmp_path_factory):
 
 
 def request(frames_dir, level: int) -> Request:
-    return Request(f"one-hour-{level}", QUESTION, PROMPT, [frames_dir / f"{i:05d}.jpg" for i in level_indices(level, DURATION_S)],
-                   level_timestamps(level, DURATION_S), level, duration_s=DURATION_S)  # fmt: skip
+    return Request(
+        f"one-hour-{level}",
+        QUESTION,
+        PROMPT,
+        [frames_dir / f"{i:05d}.jpg" for i in level_indices(level, DURATION_S)],
+        level_timestamps(level, DURATION_S),
+        level,
+        duration_s=DURATION_S,
+    )
 
 
 def backend(family: str, build, **settings) -> TransformersBackend:
@@ -108,8 +121,10 @@ def test_qwen2_5_vl_time_and_tokens(qwen2_5, frames_dir, level, seconds_per_grid
     text = prompt_text(qwen2_5, inputs)
     check_layout(text, "<|vision_start|><|video_pad|>", "<|video_pad|><|vision_end|>")
     assert text.count("<|vision_start|>") == text.count("<|vision_end|>") == 1
-    print(f"\nQwen2.5-VL {level} frames: second_per_grid_ts {float(inputs['second_per_grid_ts'][0])}, grid {[grid_t, grid_h, grid_w]}, "
-          f"{grid_h * grid_w // merge**2} tokens per temporal patch ({grid_h * grid_w // merge**2 / 2:g} per frame)")  # fmt: skip
+    print(
+        f"\nQwen2.5-VL {level} frames: second_per_grid_ts {float(inputs['second_per_grid_ts'][0])}, grid {[grid_t, grid_h, grid_w]}, "
+        f"{grid_h * grid_w // merge**2} tokens per temporal patch ({grid_h * grid_w // merge**2 / 2:g} per frame)"
+    )
 
 
 def test_qwen2_5_vl_generates(qwen2_5, frames_dir):
@@ -146,8 +161,10 @@ def test_qwen3_vl_timestamps_and_tokens(qwen3, frames_dir, level):
     assert [run.count("<|video_pad|>") for run in runs] == [per_patch] * grid_t
     assert count(inputs, qwen3.processor.video_token_id) == grid_t * per_patch
     check_layout(text, f"<{expected[0]} seconds>", "<|video_pad|><|vision_end|>")
-    print(f"\nQwen3-VL {level} frames: first <{expected[0]} seconds>, last <{expected[-1]} seconds>, grid {[grid_t, grid_h, grid_w]}, "
-          f"{per_patch} tokens per temporal patch ({per_patch / 2:g} per frame)")  # fmt: skip
+    print(
+        f"\nQwen3-VL {level} frames: first <{expected[0]} seconds>, last <{expected[-1]} seconds>, grid {[grid_t, grid_h, grid_w]}, "
+        f"{per_patch} tokens per temporal patch ({per_patch / 2:g} per frame)"
+    )
 
 
 # transformers 5.23's Qwen3VLProcessor expands only <|video_pad|>; the reference processor (4.57, vLLM) replaces
@@ -219,8 +236,10 @@ def test_llava_video_time_instruction_and_tokens(llava, frames_dir):
     assert count(inputs, processor.video_token_id) == 64 * pooled**2 + 1
     assert tuple(inputs["pixel_values_videos"].shape[:2]) == (1, 64)
     check_layout(text, "<video>", "<video>", before_prompt=instruction + "\n")
-    print(f"\nLLaVA-Video 64 frames: {count(inputs, processor.video_token_id)} video tokens = 64 x {pooled**2} + 1; "
-          f"times {req.timestamps[0]:.2f}s ... {req.timestamps[-1]:.2f}s")  # fmt: skip
+    print(
+        f"\nLLaVA-Video 64 frames: {count(inputs, processor.video_token_id)} video tokens = 64 x {pooled**2} + 1; "
+        f"times {req.timestamps[0]:.2f}s ... {req.timestamps[-1]:.2f}s"
+    )
 
 
 def test_llava_video_generates(llava, frames_dir):

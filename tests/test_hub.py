@@ -280,8 +280,10 @@ def test_a_content_mismatch_is_caught_with_sha256(hub, tmp_path):
 
 def test_a_gated_repo_says_what_to_do_and_never_shows_the_token(hub, tmp_path, monkeypatch):
     release = _release(hub, "test-org/gated", gated=True)
-    expected = ("test-org/gated is gated: accept its terms at https://huggingface.co/datasets/test-org/gated with "
-                "your account and put a token with access in HF_TOKEN")  # fmt: skip
+    expected = (
+        "test-org/gated is gated: accept its terms at https://huggingface.co/datasets/test-org/gated with "
+        "your account and put a token with access in HF_TOKEN"
+    )
     with pytest.raises(DownloadError) as unset:
         download_release(release, tmp_path / "raw")
     assert str(unset.value) == f"{expected} (HF_TOKEN is not set)"
@@ -383,5 +385,7 @@ def test_each_sources_gated_download_names_its_repository(name, hub, tmp_path, c
     hub.add(release.repo_id, FILES, LFS, gated=True)
     assert download_main([name, "--out", str(tmp_path / "raw")]) == 1
     err = capsys.readouterr().err.strip()
-    assert err == (f"error: {release.repo_id} is gated: accept its terms at https://huggingface.co/datasets/{release.repo_id} "
-                   "with your account and put a token with access in HF_TOKEN (HF_TOKEN is not set)")  # fmt: skip
+    assert err == (
+        f"error: {release.repo_id} is gated: accept its terms at https://huggingface.co/datasets/{release.repo_id} "
+        "with your account and put a token with access in HF_TOKEN (HF_TOKEN is not set)"
+    )

@@ -5,7 +5,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import build_bench, kill_after_progress
 
 from virtuebench.frames import extract_or_record
@@ -90,9 +89,25 @@ def test_broken_video_items_are_recorded_not_retried(bench, tmp_path):
 def test_kill_minus_nine_resumes_without_redoing_or_duplicating(bench, tmp_path):
     calls, out = tmp_path / "calls.txt", tmp_path / "responses.jsonl"
     config = json.dumps({"backend": "vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls), "delay_s": 0.15}})
-    command = [sys.executable, "-m", "virtuebench.inference", "--instances", str(bench / "instances.parquet"),
-               "--frames-dir", str(bench / "frames"), "--model", "slow", "--model-config", config,
-               "--prompt", "honest", "--level", "64", "--out", str(out)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "virtuebench.inference",
+        "--instances",
+        str(bench / "instances.parquet"),
+        "--frames-dir",
+        str(bench / "frames"),
+        "--model",
+        "slow",
+        "--model-config",
+        config,
+        "--prompt",
+        "honest",
+        "--level",
+        "64",
+        "--out",
+        str(out),
+    ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
     partial = Path(f"{out}.partial")
     kill_after_progress(command, env, partial, lines=5)
@@ -116,7 +131,10 @@ def test_an_edited_question_is_asked_again_on_resume(bench, tmp_path):
 
     instances = read_instances(bench / "instances.parquet")
     calls, out = tmp_path / "calls.txt", tmp_path / "out.jsonl"
-    config = {"backend": "vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls), "fail_on": [items_for_level(instances, 64)[0].instance_id]}}
+    config = {
+        "backend": "vb_test_backends:RecordingBackend",
+        "settings": {"calls_file": str(calls), "fail_on": [items_for_level(instances, 64)[0].instance_id]},
+    }
     run_inference(instances, bench / "frames", "m", config, "honest", 64, out)  # one failure: the progress file stays
     edited_id = items_for_level(instances, 64)[3].instance_id
     edited = [dataclasses.replace(i, question=i.question + " Answer briefly.") if i.instance_id == edited_id else i for i in instances]
@@ -137,7 +155,9 @@ def test_a_batch_backend_that_loses_replies_fails_the_batch(bench, tmp_path):
             return [Reply("red")] * (len(requests) - 1)
 
     instances = read_instances(bench / "instances.parquet")
-    summary = run_inference(instances, bench / "frames", "lossy", {"backend": "x:Lossy"}, "honest", 64, tmp_path / "o.jsonl", backend=Lossy({}))
+    summary = run_inference(
+        instances, bench / "frames", "lossy", {"backend": "x:Lossy"}, "honest", 64, tmp_path / "o.jsonl", backend=Lossy({})
+    )
     assert summary.answered == 0 and summary.backend_errors == 15 and not (tmp_path / "o.jsonl").exists()
 
 
@@ -190,5 +210,9 @@ def test_a_pipelined_backend_prepares_the_next_item_while_one_generates(bench, t
     # The next run asks only the two failed items again.
     backend = Pipelined(fail_prepare=None, fail_generate=None)
     summary = run_inference(instances, bench / "frames", "p", {"backend": "x:P"}, "honest", 64, out, backend=backend)
-    assert summary.reused == 13 and summary.answered == 2 and sorted(e[1] for e in backend.events if e[0] == "prepare") == sorted([ids[2], ids[5]])
+    assert (
+        summary.reused == 13
+        and summary.answered == 2
+        and sorted(e[1] for e in backend.events if e[0] == "prepare") == sorted([ids[2], ids[5]])
+    )
     assert len(_lines(out)) == 15

@@ -10,13 +10,19 @@ from virtuebench.judge.rules import RulesJudge, detect_refusal, normalize
 judge = RulesJudge()
 
 # The supplementary's Fig. 2 responses (shared/seeds/004), shortened.
-QWEN3_32B = ('Looking at the sequence: At "0:04", Challengers = 0. At "0:24", Challengers = 5. There is no frame '
-             'showing the challengers scoring their "first" point. Therefore, based strictly on the visual evidence, '
-             '"the frames do not provide enough information" to determine the exact score. **Answer: Not enough information.**')  # fmt: skip
-QWEN3_8B = ("At 0:04, the scoreboard shows 3 and 0. However, the scoreboard update is not shown immediately after this "
-            "event in the provided frames. Therefore, Bugs & Daffy had already scored 3 points. The answer is: 3 points.")  # fmt: skip
-GEMINI = ("The provided frames do not show the exact moment when the challenger scores for the first time. "
-          "Therefore, the frames do not provide enough information to answer when Bugs & Daffy scored.")  # fmt: skip
+QWEN3_32B = (
+    'Looking at the sequence: At "0:04", Challengers = 0. At "0:24", Challengers = 5. There is no frame '
+    'showing the challengers scoring their "first" point. Therefore, based strictly on the visual evidence, '
+    '"the frames do not provide enough information" to determine the exact score. **Answer: Not enough information.**'
+)
+QWEN3_8B = (
+    "At 0:04, the scoreboard shows 3 and 0. However, the scoreboard update is not shown immediately after this "
+    "event in the provided frames. Therefore, Bugs & Daffy had already scored 3 points. The answer is: 3 points."
+)
+GEMINI = (
+    "The provided frames do not show the exact moment when the challenger scores for the first time. "
+    "Therefore, the frames do not provide enough information to answer when Bugs & Daffy scored."
+)
 
 
 @pytest.mark.parametrize(
@@ -39,7 +45,7 @@ def test_refusal_detection(response, refusal):
 
 def test_case_b_needs_a_refusal():
     question = "What colour is the star?"
-    assert judge.judge(question, REFUSAL_ANSWER, GEMINI) .judgement == 1
+    assert judge.judge(question, REFUSAL_ANSWER, GEMINI).judgement == 1
     verdict = judge.judge(question, REFUSAL_ANSWER, "The star is red.")
     assert (verdict.refusal, verdict.judgement) == (0, 0)
 
@@ -58,15 +64,23 @@ def test_case_a_refusal_is_wrong():
         ("How many squares of different colours appear?", "3", "Three squares appear.", 1),
         ("How many squares of different colours appear?", "3", "I count 2 squares.", 0),
         ("How many points?", "7", "Step 1: 3 points... The answer is: 7", 1),
-        ("Which appears first, the red circle or the blue square?", "the blue square",
-         "The blue square appears first, then the red circle.", 1),
-        ("Which appears first, the red circle or the blue square?", "the red circle",
-         "The blue square appears first, then the red circle.", 0),
+        (
+            "Which appears first, the red circle or the blue square?",
+            "the blue square",
+            "The blue square appears first, then the red circle.",
+            1,
+        ),
+        (
+            "Which appears first, the red circle or the blue square?",
+            "the red circle",
+            "The blue square appears first, then the red circle.",
+            0,
+        ),
         ("Does the cyan star appear before or after the blue hexagon?", "after", "It appears after it.", 1),
         ("Does the cyan star appear before or after the blue hexagon?", "after", "Before.", 0),
         ("What shape is the green object?", "square", "circle", 0),
     ],
-)  # fmt: skip
+)
 def test_case_a_correctness(question, answer, response, correct):
     verdict = judge.judge(question, answer, response)
     assert verdict.valid and verdict.refusal == 0
@@ -94,7 +108,11 @@ def test_cli_contract(tmp_path):
     assert run.returncode == 0, run.stderr
     out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert [(o["id"], o["refusal"], o["judgement"], o["valid"]) for o in out] == [
-        ("a", 0, 1, True), ("b", 0, 0, True), ("c", 1, 1, True), (4, 0, 0, False)]  # fmt: skip
+        ("a", 0, 1, True),
+        ("b", 0, 0, True),
+        ("c", 1, 1, True),
+        (4, 0, 0, False),
+    ]
 
 
 def test_cli_names_the_bad_line(tmp_path):
@@ -128,7 +146,6 @@ def test_the_last_explicit_answer_decides():
     assert judge.judge("How many cups?", "3", response).judgement == 1
 
 
-
 @pytest.mark.parametrize(
     "response,refusal",
     [
@@ -150,12 +167,30 @@ def test_timestamps_are_not_the_number():
 
 @pytest.mark.parametrize(
     ("reply", "letter"),
-    [("B", "B"), ("(B)", "B"), ("B.", "B"), ("B. Paris", "B"), ("B) Paris", "B"), ("b", "B"), ("The answer is B.", "B"),
-     ("Answer: (C)", "C"), ("Option D", "D"), ("A person walks in.", None), ("The answer is A person.", None),
-     ("I think A or B", None), ("", None), ("Answer: B\n\nOption A) shows a dog", "B"), ("B\nThe man runs.", "B"),
-     ("The answer is B, not A.", "B"), ("Answer: **B**", "B"), ("B - Paris", "B"), ("the answer is a dog", None),
-     ("The correct answer is (B). Option (A) is wrong.", "B"), ("Answer: C\nExplanation: option A: no", "C")],
-)  # fmt: skip
+    [
+        ("B", "B"),
+        ("(B)", "B"),
+        ("B.", "B"),
+        ("B. Paris", "B"),
+        ("B) Paris", "B"),
+        ("b", "B"),
+        ("The answer is B.", "B"),
+        ("Answer: (C)", "C"),
+        ("Option D", "D"),
+        ("A person walks in.", None),
+        ("The answer is A person.", None),
+        ("I think A or B", None),
+        ("", None),
+        ("Answer: B\n\nOption A) shows a dog", "B"),
+        ("B\nThe man runs.", "B"),
+        ("The answer is B, not A.", "B"),
+        ("Answer: **B**", "B"),
+        ("B - Paris", "B"),
+        ("the answer is a dog", None),
+        ("The correct answer is (B). Option (A) is wrong.", "B"),
+        ("Answer: C\nExplanation: option A: no", "C"),
+    ],
+)
 def test_mcq_judge_reads_only_a_letter_that_stands_alone(reply, letter):
     from virtuebench.judge import get_judge
     from virtuebench.judge.mcq import chosen_letter

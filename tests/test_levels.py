@@ -54,8 +54,15 @@ def test_answers_by_level_gives_the_papers_three_situations():
     duration = 1100.4
     t64, t1024 = set(level_indices(64, duration)), set(level_indices(1024, duration))
     only_high = next(k for k in sorted(t1024) if k not in t64 and k not in set(level_indices(512, duration)))
-    never = next(k for k in range(1100) if k not in t1024 and k not in set(level_indices(512, duration))
-                 and k not in set(level_indices(256, duration)) and k not in set(level_indices(128, duration)) and k not in t64)  # fmt: skip
+    never = next(
+        k
+        for k in range(1100)
+        if k not in t1024
+        and k not in set(level_indices(512, duration))
+        and k not in set(level_indices(256, duration))
+        and k not in set(level_indices(128, duration))
+        and k not in t64
+    )
     levels = [64, 128, 256, 512, 1024]
     always = answers_by_level("red", [[0, 1100]], duration, levels)
     assert set(always.values()) == {"red"}

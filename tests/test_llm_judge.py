@@ -5,14 +5,14 @@ import subprocess
 import sys
 
 import pytest
-
+from conftest import SHARED
 from fake_openai import FakeOpenAI
+
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.judge.agreement import cohen_kappa, compare
 from virtuebench.judge.llm import JudgeSetupError, LlmJudge, parse_cvrr, parse_virtuebench
 from virtuebench.judge.prompts import JUDGE_PROMPTS
 from virtuebench.records import Judgment
-from conftest import SHARED
 
 SECRET = "sk-test-SECRET-9f8e7d"
 SUPPLEMENT = SHARED / "seeds" / "004_46c91064467bec95.txt"
@@ -22,7 +22,13 @@ def test_parse_virtuebench_replies():
     assert parse_virtuebench('{"refusal": 0, "judgement": 1}', "red")[0].judgement == 1
     assert parse_virtuebench('```json\n{"refusal": 1, "judgement": 1}\n```', REFUSAL_ANSWER)[0].refusal == 1
     assert parse_virtuebench('Verdict: {"refusal": 0, "judgement": 0} done', "red")[0].valid
-    for bad in ['{"refusal": 0}', '{"refusal": "0", "judgement": 1}', '{"refusal": 2, "judgement": 1}', "yes", '{"refusal": true, "judgement": 0}']:
+    for bad in [
+        '{"refusal": 0}',
+        '{"refusal": "0", "judgement": 1}',
+        '{"refusal": 2, "judgement": 1}',
+        "yes",
+        '{"refusal": true, "judgement": 0}',
+    ]:
         assert parse_virtuebench(bad, "red")[0] is None, bad
     assert parse_virtuebench('{"refusal": 1, "judgement": 1}', "red")[0] is None  # case A forbids it
     assert parse_virtuebench('{"refusal": 0, "judgement": 1}', REFUSAL_ANSWER)[0] is None  # case B forbids it
@@ -64,23 +70,62 @@ def test_compare_lists_disagreements():
 
 
 def _items(path, predictions, answer="red"):
-    path.write_text("".join(json.dumps({"id": f"q{n}", "question": "What colour is the star?", "answer": answer, "response": p}) + "\n"
-                            for n, p in enumerate(predictions)))  # fmt: skip
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"q{n}", "question": "What colour is the star?", "answer": answer, "response": p}) + "\n"
+            for n, p in enumerate(predictions)
+        )
+    )
     return path
 
 
 def _cli(server, items, out, cache, env_key=SECRET, extra=None):
-    config = {"kind": "llm", "model": "judge-model", "base_url": server.base_url, "max_retries": 3, "timeout_s": 0.8,
-              "parse_retries": 2, "max_concurrency": 4, **(extra or {})}  # fmt: skip
+    config = {
+        "kind": "llm",
+        "model": "judge-model",
+        "base_url": server.base_url,
+        "max_retries": 3,
+        "timeout_s": 0.8,
+        "parse_retries": 2,
+        "max_concurrency": 4,
+        **(extra or {}),
+    }
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     if env_key:
         env["OPENAI_API_KEY"] = env_key
-    return subprocess.run([sys.executable, "-m", "virtuebench.judge", str(items), "--judge", "gpt-test", "--judge-config",
-                           json.dumps(config), "--cache", str(cache), "--out", str(out)], capture_output=True, text=True, env=env)  # fmt: skip
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "virtuebench.judge",
+            str(items),
+            "--judge",
+            "gpt-test",
+            "--judge-config",
+            json.dumps(config),
+            "--cache",
+            str(cache),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
 
 
-SCENARIOS = ["The star is red.", "scenario:prose", "scenario:wrongfields", "scenario:flaky-format",
-             "scenario:ratelimit", "scenario:error500", "scenario:slow", "It is blue.", "", "scenario:echo-auth"]  # fmt: skip
+SCENARIOS = [
+    "The star is red.",
+    "scenario:prose",
+    "scenario:wrongfields",
+    "scenario:flaky-format",
+    "scenario:ratelimit",
+    "scenario:error500",
+    "scenario:slow",
+    "It is blue.",
+    "",
+    "scenario:echo-auth",
+]
 
 
 def test_llm_judge_end_to_end_against_a_local_server(tmp_path):
@@ -112,8 +157,9 @@ def test_llm_judge_end_to_end_against_a_local_server(tmp_path):
         asked_again = server.total - before
         assert asked_again == 3 + 1, "wrongfields (3 tries) and echo-auth (1) are retried; nothing else is requested"
         again = {r["id"]: r for r in map(json.loads, (tmp_path / "out2.jsonl").read_text().splitlines())}
-        assert {k: (v["refusal"], v["judgement"], v["valid"]) for k, v in again.items()} == \
-               {k: (v["refusal"], v["judgement"], v["valid"]) for k, v in out.items()}  # fmt: skip
+        assert {k: (v["refusal"], v["judgement"], v["valid"]) for k, v in again.items()} == {
+            k: (v["refusal"], v["judgement"], v["valid"]) for k, v in out.items()
+        }
 
         # The key never appears in what the judge writes, even where the endpoint echoed it back.
         written = [(tmp_path / "out.jsonl").read_text(), (tmp_path / "out2.jsonl").read_text(), run.stderr, run.stdout, rerun.stderr]
@@ -164,12 +210,15 @@ def test_many_jobs_can_create_and_use_one_cache_at_once(tmp_path):
 
 def test_failed_requests_fail_the_job_and_only_they_are_asked_again(tmp_path):
     from conftest import build_bench
+
     from virtuebench.inference import run_inference
     from virtuebench.instances import read_instances
     from virtuebench.judge.run import JudgeRequestsFailed, judge_responses
 
     bench = build_bench(tmp_path / "bench", 1, 70, [64])
-    run_inference(read_instances(bench / "instances.parquet"), bench / "frames", "refuse", {"backend": "refuse"}, "honest", 64, tmp_path / "r.jsonl")
+    run_inference(
+        read_instances(bench / "instances.parquet"), bench / "frames", "refuse", {"backend": "refuse"}, "honest", 64, tmp_path / "r.jsonl"
+    )
     with FakeOpenAI() as server:
         down = LlmJudge("g", {"model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None, "max_retries": 0, "timeout_s": 0.5})
         with pytest.raises(JudgeRequestsFailed, match="5 of 5 requests failed"):

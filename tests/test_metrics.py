@@ -3,8 +3,24 @@ from virtuebench.records import Judgment
 
 
 def _judgment(i, level, unanswerable, correct, category="perception", valid=True, prompt="honest"):
-    return Judgment(f"i{i}", "m", prompt, level, "rules", category, "colour", "x", unanswerable, "r",
-                    int(unanswerable and correct), int(correct), valid, "", None, "fp")  # fmt: skip
+    return Judgment(
+        f"i{i}",
+        "m",
+        prompt,
+        level,
+        "rules",
+        category,
+        "colour",
+        "x",
+        unanswerable,
+        "r",
+        int(unanswerable and correct),
+        int(correct),
+        valid,
+        "",
+        None,
+        "fp",
+    )
 
 
 def test_scores_per_subset_and_pooled(tmp_path):

@@ -47,7 +47,9 @@ def test_clock_labels():
 def test_llava_video_is_told_the_duration_and_every_frame_time():
     times = FrameTimes.of(level_timestamps(64, HOUR), HOUR)
     text = llava_video_time_instruction(times)
-    assert text.startswith("The video lasts for 3600.40 seconds, and 64 frames are uniformly sampled from it. These frames are located at 0.50s,")
+    assert text.startswith(
+        "The video lasts for 3600.40 seconds, and 64 frames are uniformly sampled from it. These frames are located at 0.50s,"
+    )
     assert text.endswith(f",{times.timestamps[-1]:.2f}s.Please answer the following questions related to this video.")
     assert re.findall(r"(\d+\.\d\d)s[,.]", text) == [f"{t:.2f}" for t in times.timestamps]
     family = FAMILIES["llava-video"]

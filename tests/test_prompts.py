@@ -1,6 +1,6 @@
 import pytest
-
 from conftest import SHARED
+
 from virtuebench.prompts import TEMPLATES, get_prompt
 
 PAPER = SHARED / "seeds" / "001_d35fb11d0490f6b7.txt"

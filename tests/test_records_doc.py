@@ -5,8 +5,8 @@ import dataclasses
 import re
 
 import pytest
-
 from conftest import REPO
+
 from virtuebench.frames import Manifest
 from virtuebench.instances import SCHEMA
 from virtuebench.records import Judgment, Response
@@ -20,12 +20,15 @@ def section(title_start: str) -> str:
     return match.group(0)
 
 
-@pytest.mark.parametrize(("title", "names"), [
-    ("Instances table", list(SCHEMA)),
-    ("Frame manifest", [field.name for field in dataclasses.fields(Manifest)]),
-    ("Responses", [field.name for field in dataclasses.fields(Response)]),
-    ("Judgments", [field.name for field in dataclasses.fields(Judgment)]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("title", "names"),
+    [
+        ("Instances table", list(SCHEMA)),
+        ("Frame manifest", [field.name for field in dataclasses.fields(Manifest)]),
+        ("Responses", [field.name for field in dataclasses.fields(Response)]),
+        ("Judgments", [field.name for field in dataclasses.fields(Judgment)]),
+    ],
+)
 def test_every_field_is_documented(title, names):
     text = section(title)
     missing = [name for name in names if not re.search(rf"`[^`]*\b{re.escape(name)}\b[^`]*`", text)]

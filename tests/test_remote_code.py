@@ -5,13 +5,13 @@ the form their code expects. Needs torch (the hf extra)."""
 import re
 
 import pytest
-
 from conftest import build_bench
 
 torch = pytest.importorskip("torch", reason="the hf extra is not installed (pip install -e '.[hf]')")
 pytest.importorskip("torchvision", reason="the hf extra is not installed (pip install -e '.[hf]')")
 
 import remote_standins  # noqa: E402
+
 from virtuebench.frames import Manifest  # noqa: E402
 from virtuebench.models import backend_class  # noqa: E402
 from virtuebench.models.base import Request  # noqa: E402
@@ -27,7 +27,9 @@ def _request(bench, level=64, prompt="Question: What colour is the star?"):
     folder = next(path for path in sorted((bench / "frames").iterdir()) if str(level) in Manifest.read(path).levels)
     manifest = Manifest.read(folder)
     frames = manifest.frame_paths(folder, level)
-    return Request("syn00_q0", "What colour is the star?", prompt, frames, manifest.levels[str(level)].timestamps, level, manifest.duration_s)
+    return Request(
+        "syn00_q0", "What colour is the star?", prompt, frames, manifest.levels[str(level)].timestamps, level, manifest.duration_s
+    )
 
 
 def test_videochat_flash_gets_our_frames_and_its_time_message(bench):
@@ -37,8 +39,10 @@ def test_videochat_flash_gets_our_frames_and_its_time_message(bench):
     reply = backend.answer(request)
     (call,) = model.calls
     assert reply.text == "saw 64 frames" and call["frames"].shape[0] == 64 and call["frames"].dtype.name == "uint8"
-    assert call["prompt"] == (f"<image>\nThe video lasts for {request.duration_s:.2f} seconds, and 64 frames are uniformly sampled "
-                              f"from it. Question: What colour is the star?")  # fmt: skip
+    assert call["prompt"] == (
+        f"<image>\nThe video lasts for {request.duration_s:.2f} seconds, and 64 frames are uniformly sampled "
+        f"from it. Question: What colour is the star?"
+    )
     assert call["generation"] == {"do_sample": False, "max_new_tokens": 64} and call["compress"] is False
     assert remote_standins.load_video.__name__ == "load_video", "the checkpoint's loader is put back"
 
@@ -58,7 +62,9 @@ def test_internvideo_gets_one_448_tile_per_frame_and_frame_lines(bench):
 
 def test_internvideo_refuses_frames_it_cannot_group(bench):
     request = _request(bench)
-    odd = Request(request.instance_id, request.question, request.prompt, request.frames[:62], request.timestamps[:62], 62, request.duration_s)
+    odd = Request(
+        request.instance_id, request.question, request.prompt, request.frames[:62], request.timestamps[:62], 62, request.duration_s
+    )
     backend = backend_class("internvideo")({}, model=remote_standins.InternVideoStandIn(), tokenizer=object())
     with pytest.raises(ValueError, match="groups of 4.*62 frames"):
         backend.prepare(odd)
@@ -84,7 +90,9 @@ def test_keye_gets_the_manifest_times_and_its_thinking_switch(bench, monkeypatch
 
 def test_keye_refuses_a_resampled_clip(bench, monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "keye_vl_utils", remote_standins.keye_vl_utils(resample=True))
-    backend = backend_class("keye")({}, model=remote_standins.KeyeModelStandIn(), tokenizer=object(), processor=remote_standins.KeyeProcessorStandIn())
+    backend = backend_class("keye")(
+        {}, model=remote_standins.KeyeModelStandIn(), tokenizer=object(), processor=remote_standins.KeyeProcessorStandIn()
+    )
     with pytest.raises(ValueError, match="32.*64.*resampled"):
         backend.prepare(_request(bench))
 

@@ -1,7 +1,7 @@
+from virtuebench import REFUSAL_ANSWER
 from virtuebench.instances import Instance
 from virtuebench.metrics import Score
 from virtuebench.report.figures import unanswerability
-from virtuebench import REFUSAL_ANSWER
 from virtuebench.report.tables import latex_escape, table1, table2
 
 

@@ -5,7 +5,6 @@ from collections import Counter
 
 import pytest
 import yaml
-
 from conftest import REPO
 from test_workflow import snakemake
 
@@ -61,7 +60,11 @@ def test_adding_a_model_adds_only_its_jobs_and_the_report(done):
 
 def test_unrelated_settings_rerun_nothing(done):
     workdir, _, config = done
-    unrelated = {**config, "judges": {"spare": {"kind": "llm", "model": "m", "api_key_env": None}},
-                 "cvrr": {"published_commit": "0123abc"}, "report": {"prompt": "honest"}}  # fmt: skip
+    unrelated = {
+        **config,
+        "judges": {"spare": {"kind": "llm", "model": "m", "api_key_env": None}},
+        "cvrr": {"published_commit": "0123abc"},
+        "report": {"prompt": "honest"},
+    }
     result = snakemake(workdir, "-n", config=unrelated)
     assert result.returncode == 0 and "Nothing to be done" in result.stdout + result.stderr

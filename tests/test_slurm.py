@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import REPO
 from test_workflow import TINY
 
@@ -25,8 +24,15 @@ ENV = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), 
 
 def _snakemake(*args, cwd: Path, timeout: int) -> subprocess.CompletedProcess:
     """Snakemake in its own process group, killed hard (with everything it started) at the timeout."""
-    process = subprocess.Popen([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), *args], cwd=cwd, env=ENV,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), *args],
+        cwd=cwd,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -39,8 +45,18 @@ def _snakemake(*args, cwd: Path, timeout: int) -> subprocess.CompletedProcess:
 def test_profile_parses_without_a_scheduler(tmp_path):
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(TINY))
     # No conda on this machine: --sdm env-modules stands in for the profile's conda (no rule uses modules).
-    result = _snakemake("--profile", str(REPO / "profiles" / "slurm"), "--sdm", "env-modules", "--configfile", "config.yaml",
-                        "-n", "results/table2.tex", cwd=tmp_path, timeout=120)  # fmt: skip
+    result = _snakemake(
+        "--profile",
+        str(REPO / "profiles" / "slurm"),
+        "--sdm",
+        "env-modules",
+        "--configfile",
+        "config.yaml",
+        "-n",
+        "results/table2.tex",
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout[-3000:]
     assert "make_instances" in result.stdout
 
@@ -48,7 +64,9 @@ def test_profile_parses_without_a_scheduler(tmp_path):
 def test_install_profile_fills_names_from_the_environment(tmp_path):
     from virtuebench.cluster import install_profile
 
-    values = install_profile(REPO / "profiles" / "slurm", tmp_path / "slurm", {"VB_SLURM_ACCOUNT": "acct42", "VB_SLURM_GPU_PARTITION": "a100"})
+    values = install_profile(
+        REPO / "profiles" / "slurm", tmp_path / "slurm", {"VB_SLURM_ACCOUNT": "acct42", "VB_SLURM_GPU_PARTITION": "a100"}
+    )
     installed = yaml.safe_load((tmp_path / "slurm" / "config.yaml").read_text())
     assert values["slurm_account"] == "acct42" and installed["default-resources"]["slurm_account"] == "acct42"
     assert installed["set-resources"]["run_inference"]["slurm_partition"] == "a100"
@@ -72,8 +90,16 @@ def scheduler():
 def test_demo_through_real_slurm(scheduler, tmp_path):
     profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
     profile.pop("software-deployment-method")  # no conda here: the jobs use this environment
-    profile.update({"slurm-status-command": "squeue", "slurm-no-account": True, "slurm-init-seconds-before-status-checks": 1,
-                    "jobs": 6, "latency-wait": 5, "group-components": {"frames": 2}})  # fmt: skip
+    profile.update(
+        {
+            "slurm-status-command": "squeue",
+            "slurm-no-account": True,
+            "slurm-init-seconds-before-status-checks": 1,
+            "jobs": 6,
+            "latency-wait": 5,
+            "group-components": {"frames": 2},
+        }
+    )
     (tmp_path / "profile").mkdir()
     (tmp_path / "profile" / "config.yaml").write_text(yaml.safe_dump(profile))
     (tmp_path / "config.yaml").write_text(yaml.safe_dump({**TINY, "prompts": ["honest"]}))

@@ -91,7 +91,6 @@ def make_release(root: Path, movie: Path) -> Path:
     return root
 
 
-
 def test_convert_mcq_to_open_ended(tmp_path, movie):
     raw = make_release(tmp_path / "raw", movie)
     instances, excluded = allvb.convert(raw, tmp_path / "videos", [64, 128])
@@ -100,8 +99,9 @@ def test_convert_mcq_to_open_ended(tmp_path, movie):
     scene = by_id[f"{WOMAN}/1"]
     assert scene.instance_id == f"allvb/{WOMAN}/1"
     assert (scene.source, scene.task_type, scene.category) == ("allvb", "Scene Recognition", "perception")
-    assert scene.question == ("In the dimly lit car, a woman sits beside a man. What is the color of the traffic "
-                              "light visible through the car window?")  # fmt: skip
+    assert scene.question == (
+        "In the dimly lit car, a woman sits beside a man. What is the color of the traffic light visible through the car window?"
+    )
     assert "Green" not in scene.question  # options are not part of the open-ended question
     assert scene.answer == "Red"
     assert scene.options == ["Green", "Yellow", "Red", "Blue", "White"]
@@ -173,6 +173,9 @@ def test_cli_writes_instances_and_report(tmp_path, movie):
     raw = make_release(tmp_path / "raw", movie)
     instances, report = convert_with_cli("allvb", raw, tmp_path)
     assert sorted((inst.source_id, inst.answer) for inst in instances) == [
-        (f"{WOMAN}/1", "Red"), (f"{WOMAN}/2", "After the funeral, at night"), (f"{WOMAN}/6", "A toast")]  # fmt: skip
+        (f"{WOMAN}/1", "Red"),
+        (f"{WOMAN}/2", "After the funeral, at night"),
+        (f"{WOMAN}/6", "A toast"),
+    ]
     assert all(inst.options and inst.answers == {64: inst.answer} for inst in instances)
     assert len(report) == 4

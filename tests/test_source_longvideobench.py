@@ -15,26 +15,51 @@ from virtuebench.sources import real_source
 def _entry(qid, video_id, category, level, question, candidates, correct, **extra):
     """One lvb_val.json object with the release's fields."""
     row = {
-        "video_id": video_id, "question": question, "question_wo_referring_query": question.split(", ")[-1],
-        "candidates": candidates, "correct_choice": correct, "position": [12], "topic_category": "NP-News-Programs",
-        "question_category": category, "level": level, "id": qid, "video_path": f"{video_id}.mp4",
-        "subtitle_path": f"{video_id}_en.json", "duration_group": 600, "starting_timestamp_for_subtitles": 0,
-        "duration": 70.0, "view_count": 1234,
-    }  # fmt: skip
+        "video_id": video_id,
+        "question": question,
+        "question_wo_referring_query": question.split(", ")[-1],
+        "candidates": candidates,
+        "correct_choice": correct,
+        "position": [12],
+        "topic_category": "NP-News-Programs",
+        "question_category": category,
+        "level": level,
+        "id": qid,
+        "video_path": f"{video_id}.mp4",
+        "subtitle_path": f"{video_id}_en.json",
+        "duration_group": 600,
+        "starting_timestamp_for_subtitles": 0,
+        "duration": 70.0,
+        "view_count": 1234,
+    }
     row.update(extra)
     return row
 
 
 ENTRIES = [
-    _entry("vidAAAAAAAA_0", "vidAAAAAAAA", "T2A", "L1-Perception",
-           "When the subtitle says 'hello there', what color is the woman's coat?", ["yellow", "green", "blue", "red"], 2),
-    _entry("vidAAAAAAAA_1", "vidAAAAAAAA", "SSS", "L2-Relation",
-           "Which of the following sequences of scenes is correct?", ["first a dog, then a cat", "first a cat, then a dog"], 1),
+    _entry(
+        "vidAAAAAAAA_0",
+        "vidAAAAAAAA",
+        "T2A",
+        "L1-Perception",
+        "When the subtitle says 'hello there', what color is the woman's coat?",
+        ["yellow", "green", "blue", "red"],
+        2,
+    ),
+    _entry(
+        "vidAAAAAAAA_1",
+        "vidAAAAAAAA",
+        "SSS",
+        "L2-Relation",
+        "Which of the following sequences of scenes is correct?",
+        ["first a dog, then a cat", "first a cat, then a dog"],
+        1,
+    ),
     _entry("vidBBBBBBBB_0", "vidBBBBBBBB", "O2E", "L1-Perception", "What is he doing?", ["running", "sitting"], 0),
     _entry("vidAAAAAAAA_2", "vidAAAAAAAA", "E2O", "L1-Perception", "Which one carries a gun?", ["a", "b", "c"], 7),
     _entry("vidAAAAAAAA_3", "vidAAAAAAAA", "S2O", "L1-Perception", "What objects are present?", "a lamp", 0),
     _entry("vidAAAAAAAA_4", "vidAAAAAAAA", "XYZ", "L1-Perception", "Unknown category?", ["x", "y"], 0),
-]  # fmt: skip
+]
 
 
 @pytest.fixture
@@ -103,8 +128,12 @@ def test_convert(release, tmp_path):
     assert first.video_path == str(linked) and first.video_id == "longvideobench_vidAAAAAAAA"
     assert linked.resolve() == (release / "videos" / "vidAAAAAAAA.mp4").resolve()
     reasons = {row["item"]: row["reason"] for row in excluded}
-    assert set(reasons) == {"longvideobench:vidBBBBBBBB_0", "longvideobench:vidAAAAAAAA_2",
-                            "longvideobench:vidAAAAAAAA_3", "longvideobench:vidAAAAAAAA_4"}  # fmt: skip
+    assert set(reasons) == {
+        "longvideobench:vidBBBBBBBB_0",
+        "longvideobench:vidAAAAAAAA_2",
+        "longvideobench:vidAAAAAAAA_3",
+        "longvideobench:vidAAAAAAAA_4",
+    }
     assert "video file not found" in reasons["longvideobench:vidBBBBBBBB_0"]
     assert reasons["longvideobench:vidAAAAAAAA_2"].startswith("bad row") and "outside the 3" in reasons["longvideobench:vidAAAAAAAA_2"]
     assert reasons["longvideobench:vidAAAAAAAA_3"].startswith("bad row: 'candidates'")

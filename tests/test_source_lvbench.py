@@ -21,23 +21,43 @@ def _qa(uid, question, answer, types, time_reference):
 OPTIONS = "\n(A) 1636\n(B) 1366\n(C) 1363\n(D) 1633"
 VIDEO_INFO = {"duration_minutes": 1.17, "fps": 1.0, "resolution": {"width": 128, "height": 72}}
 LINES = [
-    {"key": "kept_vid_01", "type": "cartoon", "video_info": VIDEO_INFO, "qa": [
-        _qa(101, "What year appears in the opening caption?" + OPTIONS, "D", ["key information retrieval"], "00:15-00:19"),
-        _qa(102, "How many cups are on the table?\n(A) 2\n(B) 3", "A", ["entity recognition", "reasoning"], "01:01-01:01"),
-        _qa(103, "Why does she leave?\n(A) She is late\n(B) She is\nangry\n(C) It rains\n(D) No reason", "B", ["reasoning"],
-            "0:00:30-0:00:45"),
-        _qa(104, "What happens first?" + OPTIONS, "C", ["event understanding"], "around a minute in"),
-        _qa(105, "What year is shown?" + OPTIONS, "E", ["key information retrieval"], "00:10-00:12"),
-        _qa(106, "What year is shown, with no options?", "A", ["key information retrieval"], "00:10-00:12"),
-        _qa(107, "What is the story?" + OPTIONS, "A", ["summarization"], "00:50-00:40"),
-    ]},
-    {"key": "gone_vid_01", "type": "sport", "video_info": VIDEO_INFO, "qa": [
-        _qa(201, "Who scores?\n(A) Red\n(B) Blue", "B", ["temporal grounding"], "00:05-00:09"),
-    ]},
-    {"key": "fetch_vid_1", "type": "tv", "video_info": VIDEO_INFO, "qa": [
-        _qa(301, "What is on the wall?\n(A) A clock\n(B) A map", "A", ["entity recognition"], "1:00:05-1:00:09"),
-    ]},
-]  # fmt: skip
+    {
+        "key": "kept_vid_01",
+        "type": "cartoon",
+        "video_info": VIDEO_INFO,
+        "qa": [
+            _qa(101, "What year appears in the opening caption?" + OPTIONS, "D", ["key information retrieval"], "00:15-00:19"),
+            _qa(102, "How many cups are on the table?\n(A) 2\n(B) 3", "A", ["entity recognition", "reasoning"], "01:01-01:01"),
+            _qa(
+                103,
+                "Why does she leave?\n(A) She is late\n(B) She is\nangry\n(C) It rains\n(D) No reason",
+                "B",
+                ["reasoning"],
+                "0:00:30-0:00:45",
+            ),
+            _qa(104, "What happens first?" + OPTIONS, "C", ["event understanding"], "around a minute in"),
+            _qa(105, "What year is shown?" + OPTIONS, "E", ["key information retrieval"], "00:10-00:12"),
+            _qa(106, "What year is shown, with no options?", "A", ["key information retrieval"], "00:10-00:12"),
+            _qa(107, "What is the story?" + OPTIONS, "A", ["summarization"], "00:50-00:40"),
+        ],
+    },
+    {
+        "key": "gone_vid_01",
+        "type": "sport",
+        "video_info": VIDEO_INFO,
+        "qa": [
+            _qa(201, "Who scores?\n(A) Red\n(B) Blue", "B", ["temporal grounding"], "00:05-00:09"),
+        ],
+    },
+    {
+        "key": "fetch_vid_1",
+        "type": "tv",
+        "video_info": VIDEO_INFO,
+        "qa": [
+            _qa(301, "What is on the wall?\n(A) A clock\n(B) A map", "A", ["entity recognition"], "1:00:05-1:00:09"),
+        ],
+    },
+]
 
 FAKE_DOWNLOADER = """\
 import shutil, sys
@@ -63,16 +83,32 @@ def release(tmp_path, video_factory):
 def test_release_is_described():
     assert real_source("lvbench") is lvbench
     assert lvbench.RELEASE.repo_id == "THUDM/LVBench" and len(lvbench.RELEASE.revision) == 40
-    assert set(lvbench.TASK_CATEGORIES) == {"entity recognition", "event understanding", "key information retrieval",
-                                            "temporal grounding", "reasoning", "summarization"}  # fmt: skip
+    assert set(lvbench.TASK_CATEGORIES) == {
+        "entity recognition",
+        "event understanding",
+        "key information retrieval",
+        "temporal grounding",
+        "reasoning",
+        "summarization",
+    }
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("00:15-00:19", [[15.0, 20.0]]), ("01:01-01:01", [[61.0, 62.0]]), ("77:02-77:15", [[4622.0, 4636.0]]),
-     ("1:02:03 - 1:02:05", [[3723.0, 3726.0]]), ("00:01-00:02, 00:10-00:11", [[1.0, 3.0], [10.0, 12.0]]),
-     ("00:50-00:40", None), ("00:61-00:62", None), ("1:60:00-1:61:00", None), ("soon", None), ("", None), (None, None)],
-)  # fmt: skip
+    [
+        ("00:15-00:19", [[15.0, 20.0]]),
+        ("01:01-01:01", [[61.0, 62.0]]),
+        ("77:02-77:15", [[4622.0, 4636.0]]),
+        ("1:02:03 - 1:02:05", [[3723.0, 3726.0]]),
+        ("00:01-00:02, 00:10-00:11", [[1.0, 3.0], [10.0, 12.0]]),
+        ("00:50-00:40", None),
+        ("00:61-00:62", None),
+        ("1:60:00-1:61:00", None),
+        ("soon", None),
+        ("", None),
+        (None, None),
+    ],
+)
 def test_time_reference(text, expected):
     assert lvbench.parse_time_reference(text) == expected
 

@@ -23,8 +23,14 @@ def clips(tmp_path_factory) -> tuple[Path, Path]:
 
 
 def _entry(video: str, question: str, candidates: list, answer, question_type: str, duration: float = 70.0) -> dict:
-    return {"video": video, "duration": duration, "question": question, "candidates": candidates,
-            "answer": answer, "question_type": question_type}  # fmt: skip
+    return {
+        "video": video,
+        "duration": duration,
+        "question": question,
+        "candidates": candidates,
+        "answer": answer,
+        "question_type": question_type,
+    }
 
 
 def make_release(root: Path, clips: tuple[Path, Path]) -> Path:
@@ -37,31 +43,44 @@ def make_release(root: Path, clips: tuple[Path, Path]) -> Path:
         (video_dir / stem).mkdir(parents=True)
         shutil.copy(clip, video_dir / stem / "movie101_66.mp4")
     plot = [
-        _entry("movie101_66.mp4", "Why does the boy run away from the house?",
-               ["He is late for school.", "He is scared of the dog.", "He is cold.", "He is hungry."],
-               "He is scared of the dog.", "plotQA"),
-        _entry("movie101_99.mp4", "Who opens the door?", ["The boy.", "The girl.", "The dog.", "Nobody."],
-               "The girl.", "plotQA"),
-        _entry("movie101_66.mp4", "Where does the story take place?", ["A farm.", "A city.", "A ship.", "A school."],
-               "On the moon.", "plotQA"),
-    ]  # fmt: skip
+        _entry(
+            "movie101_66.mp4",
+            "Why does the boy run away from the house?",
+            ["He is late for school.", "He is scared of the dog.", "He is cold.", "He is hungry."],
+            "He is scared of the dog.",
+            "plotQA",
+        ),
+        _entry("movie101_99.mp4", "Who opens the door?", ["The boy.", "The girl.", "The dog.", "Nobody."], "The girl.", "plotQA"),
+        _entry(
+            "movie101_66.mp4", "Where does the story take place?", ["A farm.", "A city.", "A ship.", "A school."], "On the moon.", "plotQA"
+        ),
+    ]
     count = [
         _entry("movie101_66.mp4", "How many times does the man jump?", [2, 3, 4, 5], 3, "count", 130.0),
         _entry("movie101_66.mp4", "Which sport?", ["Tennis.", "Golf.", "Chess.", "Polo."], "Golf.", "sportsQA"),
-    ]  # fmt: skip
+    ]
     sub_scene = [
-        {"video": "movie101_66.mp4", "duration": 70.0, "question": "Please describe the scene when the boy leaves.",
-         "answer": "The boy opens the door, looks back at the dog and runs down the road in the rain.",
-         "question_type": "subPlot", "scoring_points": ["opens the door", "runs in the rain"]},
-        {"video": "movie101_66.mp4", "duration": 70.0, "question": "Please describe the scene at the table.",
-         "answer": "A family eats dinner while the radio plays.", "question_type": "subPlot"},
-    ]  # fmt: skip
+        {
+            "video": "movie101_66.mp4",
+            "duration": 70.0,
+            "question": "Please describe the scene when the boy leaves.",
+            "answer": "The boy opens the door, looks back at the dog and runs down the road in the rain.",
+            "question_type": "subPlot",
+            "scoring_points": ["opens the door", "runs in the rain"],
+        },
+        {
+            "video": "movie101_66.mp4",
+            "duration": 70.0,
+            "question": "Please describe the scene at the table.",
+            "answer": "A family eats dinner while the radio plays.",
+            "question_type": "subPlot",
+        },
+    ]
     (json_dir / "1_plotQA.json").write_text(json.dumps(plot))
     (json_dir / "4_count.json").write_text(json.dumps(count))
     (json_dir / "8_sub_scene.json").write_text(json.dumps(sub_scene))
     (json_dir / "9_summary.json").write_text("[{not json")
     return root
-
 
 
 def test_registered():

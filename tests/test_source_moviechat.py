@@ -22,9 +22,13 @@ def movie(tmp_path_factory) -> Path:
 
 
 def _gt(video_path: str, global_qas: list, breakpoint_qas: list | None = None, **extra) -> dict:
-    return {"caption": "A woman walks a dog.", "info": {"video_path": video_path, "num_frame": 70, "fps": 1,
-            "url": "", "h": 72, "w": 128, "class": "movie"}, "global": global_qas,
-            "breakpoint": breakpoint_qas or [], **extra}  # fmt: skip
+    return {
+        "caption": "A woman walks a dog.",
+        "info": {"video_path": video_path, "num_frame": 70, "fps": 1, "url": "", "h": 72, "w": 128, "class": "movie"},
+        "global": global_qas,
+        "breakpoint": breakpoint_qas or [],
+        **extra,
+    }
 
 
 def make_release(root: Path, movie: Path) -> Path:
@@ -35,20 +39,26 @@ def make_release(root: Path, movie: Path) -> Path:
         folder.mkdir(parents=True)
     (root / "gt" / "__init__.py").write_text("")
     shutil.copy(movie, videos / "1.mp4")
-    first = _gt("1.mp4",
-                [{"question": "What animal does the woman walk?", "answer": "A dog."},
-                 {"question": "How many people appear?", "answer": 2},
-                 {"question": "Where is this?"}],
-                [{"time": 30, "question": "What is she doing now?", "answer": "Running."},
-                 {"time": 100, "question": "What happens now?", "answer": "Nothing."}],
-                local=[{"question": "What colour is the leash?", "answer": "Red."}], tags=["drama"])  # fmt: skip
+    first = _gt(
+        "1.mp4",
+        [
+            {"question": "What animal does the woman walk?", "answer": "A dog."},
+            {"question": "How many people appear?", "answer": 2},
+            {"question": "Where is this?"},
+        ],
+        [
+            {"time": 30, "question": "What is she doing now?", "answer": "Running."},
+            {"time": 100, "question": "What happens now?", "answer": "Nothing."},
+        ],
+        local=[{"question": "What colour is the leash?", "answer": "Red."}],
+        tags=["drama"],
+    )
     (gt / "1.json").write_text(json.dumps(first))
     (gt / "2.json").write_text(json.dumps(_gt("2.mp4", [{"question": "Is it raining?", "answer": "No."}])))
     (gt / "3.json").write_text("{not json")
     for stem in ("1", "2", "3", "4"):
         (annotations / f"{stem}.json").write_text(json.dumps(_gt(f"{stem}.mp4", [{"question": "Q?"}])))
     return root
-
 
 
 def test_convert_global_questions(tmp_path, movie):
@@ -108,5 +118,7 @@ def test_cli_writes_instances_and_report(tmp_path, movie):
     raw = make_release(tmp_path / "raw", movie)
     instances, report = convert_with_cli("moviechat-1k", raw, tmp_path)
     assert [(inst.source_id, inst.answer, inst.answers) for inst in instances] == [
-        ("1/global/0", "A dog.", {64: "A dog."}), ("1/global/1", "2", {64: "2"})]  # fmt: skip
+        ("1/global/0", "A dog.", {64: "A dog."}),
+        ("1/global/1", "2", {64: "2"}),
+    ]
     assert len(report) == 6

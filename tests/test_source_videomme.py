@@ -25,9 +25,19 @@ def clip(tmp_path_factory) -> bytes:
 
 def _row(question_id: str, video: str, task_type: str, question: str, options: list[str], answer: str) -> dict:
     number = question_id.split("-")[0]
-    return {"video_id": number, "duration": "short", "domain": "Life Record", "sub_category": "Food",
-            "url": f"https://www.youtube.com/watch?v={video}", "videoID": video, "question_id": question_id,
-            "task_type": task_type, "question": question, "options": options, "answer": answer}  # fmt: skip
+    return {
+        "video_id": number,
+        "duration": "short",
+        "domain": "Life Record",
+        "sub_category": "Food",
+        "url": f"https://www.youtube.com/watch?v={video}",
+        "videoID": video,
+        "question_id": question_id,
+        "task_type": task_type,
+        "question": question,
+        "options": options,
+        "answer": answer,
+    }
 
 
 def make_release(root: Path, clip: bytes) -> Path:
@@ -35,23 +45,33 @@ def make_release(root: Path, clip: bytes) -> Path:
     (root / "videomme").mkdir(parents=True)
     rows = [
         _row("001-1", "fFjv93ACGo8", "Counting Problem", "How many cups are on the table?", OPTIONS, "C"),
-        _row("001-2", "fFjv93ACGo8", "Temporal Reasoning", "What does the man do after pouring the tea?",
-             ["A. He drinks it.", "B. He leaves.", "C. He sings.", "D. He sleeps."], "A"),
-        _row("002-1", "Zt0pQ3vY9Kc", "OCR Problems", "What word is written on the sign?",
-             ["A. Open.", "B. Closed.", "C. Exit.", "D. Sale."], "B"),
+        _row(
+            "001-2",
+            "fFjv93ACGo8",
+            "Temporal Reasoning",
+            "What does the man do after pouring the tea?",
+            ["A. He drinks it.", "B. He leaves.", "C. He sings.", "D. He sleeps."],
+            "A",
+        ),
+        _row(
+            "002-1",
+            "Zt0pQ3vY9Kc",
+            "OCR Problems",
+            "What word is written on the sign?",
+            ["A. Open.", "B. Closed.", "C. Exit.", "D. Sale."],
+            "B",
+        ),
         _row("003-1", "NoSuchVideo", "Object Recognition", "What is on the shelf?", OPTIONS, "D"),
         _row("004-1", "fFjv93ACGo8", "Attribute Perception", "What colour is the cup?", OPTIONS, "E"),
-        _row("004-2", "fFjv93ACGo8", "Attribute Perception", "What colour is the pot?",
-             ["Red.", "Blue.", "Green.", "White."], "A"),
+        _row("004-2", "fFjv93ACGo8", "Attribute Perception", "What colour is the pot?", ["Red.", "Blue.", "Green.", "White."], "A"),
         _row("004-3", "fFjv93ACGo8", "Music Perception", "Which instrument plays?", OPTIONS, "A"),
-    ]  # fmt: skip
+    ]
     pl.DataFrame(rows).write_parquet(root / "videomme" / "test-00000-of-00001.parquet")
     for number, video in (("01", "fFjv93ACGo8"), ("02", "Zt0pQ3vY9Kc")):
         with zipfile.ZipFile(root / f"videos_chunked_{number}.zip", "w") as chunk:
             chunk.writestr("data/", "")
             chunk.writestr(f"data/{video}.mp4", clip)
     return root
-
 
 
 def test_registered():

@@ -47,8 +47,9 @@ def test_a_blank_strip_is_not_a_code():
 
 def test_plan_is_deterministic_in_the_seed():
     a, b, c = plan(SyntheticSettings(seed=3)), plan(SyntheticSettings(seed=3)), plan(SyntheticSettings(seed=4))
-    assert [(v.duration_s, v.events, [q.question for q in v.questions]) for v in a] == \
-           [(v.duration_s, v.events, [q.question for q in v.questions]) for v in b]  # fmt: skip
+    assert [(v.duration_s, v.events, [q.question for q in v.questions]) for v in a] == [
+        (v.duration_s, v.events, [q.question for q in v.questions]) for v in b
+    ]
     assert [v.events for v in a] != [v.events for v in c]
 
 

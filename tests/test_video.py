@@ -1,4 +1,4 @@
-"""virtuebench.video: a generated video's duration, the frame on screen at a time, and one error naming a
+"""virtuebench.support.video: a generated video's duration, the frame on screen at a time, and one error naming a
 file PyAV cannot read."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import bisect
 
 import pytest
-
 from conftest import make_frame_coded_video, make_video
+
 from virtuebench.sources.synthetic import read_second_code
-from virtuebench.video import VideoError, duration_s, frame_at, open_video, probe_duration
+from virtuebench.support.video import VideoError, duration_s, frame_at, open_video, probe_duration
 
 
 @pytest.mark.parametrize(("seconds", "fps"), [(12.4, 10), (7.0, 8), (9.3, 25)])

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import REPO
 from PIL import Image
 
-from conftest import REPO
 from virtuebench.instances import read_instances
 from virtuebench.metrics import compute_scores
 from virtuebench.records import Judgment, load_records
@@ -37,8 +37,20 @@ OUTPUTS = ["table1.tex", "table2.tex", "fig4.png", "fig6.png", "scores.csv"]
 def snakemake(workdir: Path, *args: str, config: dict | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
     (workdir / "config.yaml").write_text(yaml.safe_dump(config or TINY))
     env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
-               "--configfile", str(workdir / "config.yaml"), "--cores", "2", *args]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        "2",
+        *args,
+    ]
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
 
 
@@ -158,8 +170,14 @@ def test_llm_judge_in_the_workflow(tmp_path, monkeypatch):
 
     secret = "sk-workflow-SECRET-123"
     with FakeOpenAI() as server:
-        config = {**TINY, "levels": [64], "prompts": ["honest"], "judge": "fake-gpt", "compare_judges": [["rules", "fake-gpt"]],
-                  "judges": {"fake-gpt": {"kind": "llm", "model": "gpt-fake", "base_url": server.base_url, "api_key_env": "VB_TEST_KEY"}}}  # fmt: skip
+        config = {
+            **TINY,
+            "levels": [64],
+            "prompts": ["honest"],
+            "judge": "fake-gpt",
+            "compare_judges": [["rules", "fake-gpt"]],
+            "judges": {"fake-gpt": {"kind": "llm", "model": "gpt-fake", "base_url": server.base_url, "api_key_env": "VB_TEST_KEY"}},
+        }
         monkeypatch.delenv("VB_TEST_KEY", raising=False)
         refused = snakemake(tmp_path, config=config)
         assert refused.returncode != 0
@@ -189,6 +207,7 @@ def test_llm_judge_in_the_workflow(tmp_path, monkeypatch):
 def test_cvrr_benchmark_in_the_workflow(tmp_path, monkeypatch):
     from conftest import make_cvrr_release, write_release
     from fake_openai import FakeOpenAI
+
     from virtuebench.cvrr import DIMENSIONS
 
     release = make_cvrr_release(tmp_path / "CVRR-ES")
@@ -198,16 +217,30 @@ def test_cvrr_benchmark_in_the_workflow(tmp_path, monkeypatch):
         config = {
             "benchmark": "cvrr",
             "source": {"name": "cvrr", "settings": {"root": str(release), "level": 8}},
-            "levels": [8], "models": ["refuse", "guess"], "prompts": ["standard", "dscp"], "judge": "cvrr-fake",
-            "judges": {"cvrr-fake": {"kind": "llm", "model": "gpt-3.5-turbo-0125", "base_url": server.base_url,
-                                     "api_key_env": "VB_TEST_KEY", "prompt": "cvrr", "max_tokens": 256}},
-            "cvrr": {"published_dir": str(published)}, "report": {"prompt": "standard"},
-        }  # fmt: skip
+            "levels": [8],
+            "models": ["refuse", "guess"],
+            "prompts": ["standard", "dscp"],
+            "judge": "cvrr-fake",
+            "judges": {
+                "cvrr-fake": {
+                    "kind": "llm",
+                    "model": "gpt-3.5-turbo-0125",
+                    "base_url": server.base_url,
+                    "api_key_env": "VB_TEST_KEY",
+                    "prompt": "cvrr",
+                    "max_tokens": 256,
+                }
+            },
+            "cvrr": {"published_dir": str(published)},
+            "report": {"prompt": "standard"},
+        }
         workdir = tmp_path / "run"
         workdir.mkdir()
         result = snakemake(workdir, config=config)
         assert result.returncode == 0, result.stderr[-3000:]
-        responses = [json.loads(line) for path in (workdir / "results" / "responses").rglob("*.jsonl") for line in path.read_text().splitlines()]
+        responses = [
+            json.loads(line) for path in (workdir / "results" / "responses").rglob("*.jsonl") for line in path.read_text().splitlines()
+        ]
         assert len(responses) == 3 * 2 * 2
         # At most one request per judged item; fewer where the cache already held the same
         # (question, truth, response) from a job that finished first.
@@ -229,15 +262,31 @@ def test_cvrr_benchmark_in_the_workflow(tmp_path, monkeypatch):
 
 def test_dry_run_with_the_papers_25_models_schedules_exactly_what_the_registry_allows(tmp_path):
     registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
-    config = {**TINY, "levels": [64, 128, 256, 512, 1024], "models": list(registry),
-              "source": {"name": "synthetic", "settings": {"seed": 1, "n_videos": 2, "width": 64, "height": 36}}}  # fmt: skip
+    config = {
+        **TINY,
+        "levels": [64, 128, 256, 512, 1024],
+        "models": list(registry),
+        "source": {"name": "synthetic", "settings": {"seed": 1, "n_videos": 2, "width": 64, "height": 36}},
+    }
     built = snakemake(tmp_path, "results/instances.parquet", config=config)
     assert built.returncode == 0, built.stderr[-3000:]
     dry = snakemake(tmp_path, "-n", config=config)
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = re.findall(r"Asking (\S+) with prompt (\w+) at (\d+) frames", dry.stdout + dry.stderr)
     scheduled = {(m, p, int(level)) for m, p, level in jobs}
-    expected = {(m, p, level) for m, entry in registry.items() for p in TINY["prompts"] for level in config["levels"]
-                if level <= entry.get("max_level", 10**9)}  # fmt: skip
+    expected = {
+        (m, p, level)
+        for m, entry in registry.items()
+        for p in TINY["prompts"]
+        for level in config["levels"]
+        if level <= entry.get("max_level", 10**9)
+    }
     assert len(jobs) == len(scheduled) and scheduled == expected
-    assert len(scheduled) == 2 * (2 * 5 + sum(len([lv for lv in config["levels"] if lv <= e.get("max_level", 10**9)]) for n, e in registry.items() if n not in ("refuse", "guess")))
+    assert len(scheduled) == 2 * (
+        2 * 5
+        + sum(
+            len([lv for lv in config["levels"] if lv <= e.get("max_level", 10**9)])
+            for n, e in registry.items()
+            if n not in ("refuse", "guess")
+        )
+    )

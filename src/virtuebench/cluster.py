@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from virtuebench.settings import settings_from_dict
+from virtuebench.support.settings import settings_from_dict
 
 ENVIRONMENT = {"slurm_account": "VB_SLURM_ACCOUNT", "slurm_partition": "VB_SLURM_PARTITION", "gpu_partition": "VB_SLURM_GPU_PARTITION"}
 
@@ -41,7 +41,9 @@ def install_profile(source: Path, target: Path, environ: dict[str, str] | None =
     if values["gpu_partition"]:
         profile.setdefault("set-resources", {}).setdefault("run_inference", {})["slurm_partition"] = values["gpu_partition"]
     target.mkdir(parents=True, exist_ok=True)
-    (target / "config.yaml").write_text("# Installed by `make slurm-profile` from profiles/slurm; edit there.\n" + yaml.safe_dump(profile, sort_keys=False))
+    (target / "config.yaml").write_text(
+        "# Installed by `make slurm-profile` from profiles/slurm; edit there.\n" + yaml.safe_dump(profile, sort_keys=False)
+    )
     return values
 
 

@@ -98,8 +98,13 @@ def frame_storage_pixels(entries: list[dict[str, Any]]) -> int | None:
     return max((cap for cap in caps if cap), default=None)
 
 
-def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str | Path = ".", environ: dict[str, str] | None = None,
-                 defer_keys: bool = False) -> Checked:  # fmt: skip
+def check_config(
+    config: dict[str, Any],
+    config_dir: str | Path,
+    base_dir: str | Path = ".",
+    environ: dict[str, str] | None = None,
+    defer_keys: bool = False,
+) -> Checked:
     """Validate `config` (schema, cross-references, API keys of the judges in use).
 
     With `defer_keys`, a missing API key is not raised but listed in `Checked.missing_keys`: the
@@ -126,16 +131,22 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
     if config["source"]["name"] == "cvrr":
         level = config["source"].get("settings", {}).get("level", 8)
         if config["levels"] != [level]:
-            problems.append(f"config.levels: {config['levels']} must be [{level}], the CVRR-ES source's one level (config.source.settings.level)")
+            problems.append(
+                f"config.levels: {config['levels']} must be [{level}], the CVRR-ES source's one level (config.source.settings.level)"
+            )
     report_prompt = config.get("report", {}).get("prompt", "honest")
     if report_prompt not in config["prompts"]:
-        problems.append(f"config.report.prompt: {report_prompt!r} is not allowed; allowed values (config.prompts): {', '.join(config['prompts'])}")
+        problems.append(
+            f"config.report.prompt: {report_prompt!r} is not allowed; allowed values (config.prompts): {', '.join(config['prompts'])}"
+        )
 
     defined = {"rules": {"kind": "rules"}, **config.get("judges", {})}
     curation = config.get("curation", {})
     if config["source"]["name"] == "virtuebench" and "difficulty_judge" in curation:
         if curation["difficulty_judge"] not in defined:
-            problems.append(f"config.curation.difficulty_judge: {curation['difficulty_judge']!r} is not allowed; allowed values: {', '.join(defined)}")
+            problems.append(
+                f"config.curation.difficulty_judge: {curation['difficulty_judge']!r} is not allowed; allowed values: {', '.join(defined)}"
+            )
     wanted = [config["judge"]] + [name for pair in config.get("compare_judges", []) for name in pair]
     for where, name in [("config.judge", config["judge"])] + [
         (f"config.compare_judges[{i}][{j}]", name) for i, pair in enumerate(config.get("compare_judges", [])) for j, name in enumerate(pair)
@@ -156,7 +167,9 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
         if parsed.api_key_env and not environ.get(parsed.api_key_env):
             compared = any(name in pair for pair in config.get("compare_judges", []))
             if settings.get("if_no_key", "fail") == "rules" and name == judge and not compared:
-                warnings.append(f"{parsed.api_key_env} is not set: judging with rules instead of {name} (config.judges.{name}.if_no_key: rules)")
+                warnings.append(
+                    f"{parsed.api_key_env} is not set: judging with rules instead of {name} (config.judges.{name}.if_no_key: rules)"
+                )
                 judge = "rules"
                 judges["rules"] = {"kind": "rules"}
                 continue
@@ -176,15 +189,23 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
     registry = load_registry(registry_path, config_dir / "models.schema.yaml")
     for i, model in enumerate(config["models"]):
         if model not in registry:
-            problems.append(f"config.models[{i}]: {model!r} is not in the model registry {registry_path}; allowed values: {', '.join(sorted(registry))}")
+            problems.append(
+                f"config.models[{i}]: {model!r} is not in the model registry {registry_path}; allowed values: {', '.join(sorted(registry))}"
+            )
         elif ":" not in registry[model]["backend"] and registry[model]["backend"] not in BACKENDS:
-            problems.append(f"{registry_path}: {model}.backend: {registry[model]['backend']!r} is not allowed; allowed values: {', '.join(sorted(BACKENDS))}")
+            problems.append(
+                f"{registry_path}: {model}.backend: {registry[model]['backend']!r} is not allowed; allowed values: {', '.join(sorted(BACKENDS))}"
+            )
         elif str(registry[model].get("verified", "unverified")).startswith("unverified"):
-            warnings.append(f"{model}: its route is unverified ({registry[model].get('verified', 'no verified: entry')}); "
-                            "see docs/models.md before trusting its numbers")  # fmt: skip
+            warnings.append(
+                f"{model}: its route is unverified ({registry[model].get('verified', 'no verified: entry')}); "
+                "see docs/models.md before trusting its numbers"
+            )
     for i, model in enumerate(config.get("supplement", {}).get("models", [])):
         if model not in config["models"]:
-            problems.append(f"config.supplement.models[{i}]: {model!r} is not allowed; allowed values (config.models): {', '.join(config['models'])}")
+            problems.append(
+                f"config.supplement.models[{i}]: {model!r} is not allowed; allowed values (config.models): {', '.join(config['models'])}"
+            )
     if config.get("supplement", {}).get("models") and config["source"]["name"] != "virtuebench":
         problems.append("config.supplement.models: the supplementary's table needs source virtuebench (the source benchmarks' questions)")
     curation_models = {}
@@ -205,13 +226,15 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
                 key_env = (registry[name].get("settings") or {}).get("api_key_env")
                 if key_env and not environ.get(key_env):
                     (missing_keys if defer_keys else problems).append(
-                        f"config.curation.{key}: {name} needs an API key: set the environment variable {key_env}")
+                        f"config.curation.{key}: {name} needs an API key: set the environment variable {key_env}"
+                    )
         difficulty_judge = curation.get("difficulty_judge", "rules")
         judge_settings = defined.get(difficulty_judge, {})
         key_env = judge_settings.get("api_key_env", "OPENAI_API_KEY") if judge_settings.get("kind") == "llm" else None
         if key_env and not environ.get(key_env):
             (missing_keys if defer_keys else problems).append(
-                f"config.curation.difficulty_judge: {difficulty_judge} needs an API key: set the environment variable {key_env}")
+                f"config.curation.difficulty_judge: {difficulty_judge} needs an API key: set the environment variable {key_env}"
+            )
         for source in curation.get("sources", []):
             if source in REAL_SOURCES and source not in curation.get("raw_dirs", {}) and not environ.get("HF_TOKEN"):
                 from virtuebench.sources import real_source
@@ -220,12 +243,21 @@ def check_config(config: dict[str, Any], config_dir: str | Path, base_dir: str |
                 if release.gated:
                     (missing_keys if defer_keys else problems).append(
                         f"config.curation.sources: {source} ({release.repo_id}) is gated: accept its terms at {release.url} "
-                        "and set HF_TOKEN (or give an already downloaded copy in config.curation.raw_dirs)")
+                        "and set HF_TOKEN (or give an already downloaded copy in config.curation.raw_dirs)"
+                    )
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     frame_pixels = config.get("frames", {}).get("max_pixels", "auto")
     if frame_pixels == "auto":
         frame_pixels = frame_storage_pixels([registry[model] for model in config["models"]])
     compare = [(a, b) for a, b in config.get("compare_judges", [])]
-    return Checked({model: registry[model] for model in config["models"]}, judges, judge, compare, warnings, curation_models, missing_keys,
-                   frame_pixels)  # fmt: skip
+    return Checked(
+        {model: registry[model] for model in config["models"]},
+        judges,
+        judge,
+        compare,
+        warnings,
+        curation_models,
+        missing_keys,
+        frame_pixels,
+    )

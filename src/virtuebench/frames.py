@@ -24,8 +24,8 @@ from typing import Any
 
 from virtuebench import LEVELS
 from virtuebench.levels import available_levels, grid_size, grid_timestamp, level_indices
-from virtuebench.video import VideoError
-from virtuebench.video import duration_s as video_duration_s
+from virtuebench.support.video import VideoError
+from virtuebench.support.video import duration_s as video_duration_s
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "virtuebench.frames/1"
@@ -182,10 +182,23 @@ def extract(
     workers = max(1, min(threads, len(targets) // MIN_TARGETS_PER_WORKER))
     chunks = [list(chunk) for chunk in _split(targets, workers)]
     jobs = [
-        _Chunk(str(video), str(outdir), chunk, {i: placements[i] for i in chunk}, keyframes, frame_rate, largest_gap,
-               STRATEGIES[strategy], n == 0, max_side, jpeg_quality, threads if workers == 1 else 1, max_pixels)
+        _Chunk(
+            str(video),
+            str(outdir),
+            chunk,
+            {i: placements[i] for i in chunk},
+            keyframes,
+            frame_rate,
+            largest_gap,
+            STRATEGIES[strategy],
+            n == 0,
+            max_side,
+            jpeg_quality,
+            threads if workers == 1 else 1,
+            max_pixels,
+        )
         for n, chunk in enumerate(chunks)
-    ]  # fmt: skip
+    ]
     if workers == 1:
         results = [_extract_chunk(jobs[0])]
     else:
@@ -234,8 +247,9 @@ def _keyframe_times(container, stream, start_pts: int) -> tuple[list[float], flo
     return sorted(keyframes), frame_rate, largest_gap
 
 
-def plan_runs(targets: list[float], keyframes: list[float], frame_rate: float, seek_cost_frames: float = SEEK_COST_FRAMES,
-              from_start: bool = True) -> list[tuple[float, int]]:  # fmt: skip
+def plan_runs(
+    targets: list[float], keyframes: list[float], frame_rate: float, seek_cost_frames: float = SEEK_COST_FRAMES, from_start: bool = True
+) -> list[tuple[float, int]]:
     """Split sorted target times into decode runs, each (start keyframe time, number of targets).
 
     Targets in one group of pictures (GOP) are always decoded in one pass. Between two GOPs that
@@ -350,8 +364,9 @@ def _extract_chunk(job: _Chunk) -> _ChunkResult:
 NEAR_TARGET_S = 0.5
 
 
-def _decode_run(container, stream, start_pts: int, targets: list[int], store, video: Path, skip_far: bool = False,
-                near_s: float = NEAR_TARGET_S):  # fmt: skip
+def _decode_run(
+    container, stream, start_pts: int, targets: list[int], store, video: Path, skip_far: bool = False, near_s: float = NEAR_TARGET_S
+):
     """Decode forward from the current position and store the frame displayed at each target's time.
 
     Returns the number of frames decoded. The frame displayed at t is the last frame whose
@@ -406,8 +421,7 @@ def _decode_run(container, stream, start_pts: int, targets: list[int], store, vi
         # short of the needed time is broken.
         if last_time is None or missing_from - last_time > 1.0:
             raise FramesError(
-                f"{video}: the stream ends at {last_time} s but the container states a longer duration; "
-                f"no frame for t = {missing_from} s"
+                f"{video}: the stream ends at {last_time} s but the container states a longer duration; no frame for t = {missing_from} s"
             )
         for index in targets[next_target:]:
             store(previous, index)
@@ -447,7 +461,11 @@ def extract_or_record(video: str | Path, outdir: str | Path, on_error: str = "fa
         if on_error != "record":
             raise
         _clear(outdir)
-        manifest = Manifest(video=str(video), error=str(error), settings=_settings(options.get("max_side"), options.get("jpeg_quality"), options.get("max_pixels")))
+        manifest = Manifest(
+            video=str(video),
+            error=str(error),
+            settings=_settings(options.get("max_side"), options.get("jpeg_quality"), options.get("max_pixels")),
+        )
         manifest.write(outdir)
         return manifest
 
@@ -461,8 +479,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-pixels", type=int, default=None, help="shrink frames whose width x height exceeds this (aspect kept)")
     parser.add_argument("--jpeg-quality", type=int, default=90)
     parser.add_argument("--threads", type=int, default=1, help="decoder threads")
-    parser.add_argument("--strategy", choices=sorted(STRATEGIES), default="auto",
-                        help="auto: seek or decode on, whichever the keyframe layout makes cheaper")  # fmt: skip
+    parser.add_argument(
+        "--strategy",
+        choices=sorted(STRATEGIES),
+        default="auto",
+        help="auto: seek or decode on, whichever the keyframe layout makes cheaper",
+    )
     parser.add_argument(
         "--on-error",
         choices=("fail", "record"),

@@ -28,13 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from virtuebench.concurrency import imap_prefetched, imap_unordered
 from virtuebench.frames import FramesError, Manifest
 from virtuebench.instances import Instance, read_instances
 from virtuebench.models import Backend, Reply, Request, load_backend
-from virtuebench.progress import Progress
 from virtuebench.prompts import Prompt, get_prompt
 from virtuebench.records import ProgressLog, Response, stable_hash
+from virtuebench.support.concurrency import imap_prefetched, imap_unordered
+from virtuebench.support.progress import Progress
 
 
 @dataclass
@@ -107,8 +107,16 @@ def _response(record: dict[str, Any]) -> Response:
 class InferenceJob:
     """One (model, prompt, level) job: its items, their frames and the records made so far."""
 
-    def __init__(self, instances: list[Instance], frames_dir: str | Path, model: str, model_config: dict[str, Any],
-                 prompt: Prompt, level: int, output: str | Path) -> None:  # fmt: skip
+    def __init__(
+        self,
+        instances: list[Instance],
+        frames_dir: str | Path,
+        model: str,
+        model_config: dict[str, Any],
+        prompt: Prompt,
+        level: int,
+        output: str | Path,
+    ) -> None:
         self.model, self.model_config, self.prompt, self.level = model, model_config, prompt, level
         self.frames_dir = Path(frames_dir)
         self.items = items_for_level(instances, level)
@@ -116,8 +124,9 @@ class InferenceJob:
         self.manifests = read_manifests(self.items, self.frames_dir)
         # A resumed record must match its question and frames too: an edited question or re-extracted
         # frames are asked again even where the model and prompt are unchanged.
-        self.item_hashes = {inst.instance_id: stable_hash([inst.question, frames_hash(self.manifests[inst.video_id], level)])
-                            for inst in self.items}  # fmt: skip
+        self.item_hashes = {
+            inst.instance_id: stable_hash([inst.question, frames_hash(self.manifests[inst.video_id], level)]) for inst in self.items
+        }
         self.item_hashes.update({CONTEXT_PREFIX + video_id: frames_hash(m, level) for video_id, m in self.manifests.items()})
         self.log = ProgressLog(output, self.key)
         self.done = self.log.resume(lambda r: _is_done(r) and r.get("item_hash") == self.item_hashes.get(r["instance_id"]))
@@ -133,21 +142,43 @@ class InferenceJob:
     def pending(self) -> list[Instance]:
         return [inst for inst in self.items if inst.instance_id not in self.done]
 
-    def record(self, inst: Instance, n_frames: int, latency: float = 0.0, reply: Reply | None = None,
-               error: str | None = None, retryable: bool = False, context: str | None = None) -> Response:  # fmt: skip
+    def record(
+        self,
+        inst: Instance,
+        n_frames: int,
+        latency: float = 0.0,
+        reply: Reply | None = None,
+        error: str | None = None,
+        retryable: bool = False,
+        context: str | None = None,
+    ) -> Response:
         return Response(
-            instance_id=inst.instance_id, video_id=inst.video_id, model=self.model, backend=self.model_config["backend"],
-            prompt=self.prompt.id, prompt_hash=self.prompt.hash, level=self.level, n_frames=n_frames,
-            response=reply.text if reply else None, error=error, latency_s=round(latency, 4), fingerprint=self.key,
-            retryable=retryable, usage=(reply.usage or None) if reply else None, context=context,
-            item_hash=self.item_hashes[inst.instance_id], thinking=reply.thinking if reply else None,
-        )  # fmt: skip
+            instance_id=inst.instance_id,
+            video_id=inst.video_id,
+            model=self.model,
+            backend=self.model_config["backend"],
+            prompt=self.prompt.id,
+            prompt_hash=self.prompt.hash,
+            level=self.level,
+            n_frames=n_frames,
+            response=reply.text if reply else None,
+            error=error,
+            latency_s=round(latency, 4),
+            fingerprint=self.key,
+            retryable=retryable,
+            usage=(reply.usage or None) if reply else None,
+            context=context,
+            item_hash=self.item_hashes[inst.instance_id],
+            thinking=reply.thinking if reply else None,
+        )
 
     def failure(self, inst: Instance, request: Request, error: Exception, latency: float, context: str | None) -> Response:
         """A backend failure: recorded for this item and retried on the next run."""
         return self.record(inst, len(request.frames), latency, error=f"{type(error).__name__}: {error}", retryable=True, context=context)
 
-    def context_for(self, inst: Instance, frames: list[Path], timestamps: list[float], duration_s: float | None) -> tuple[str | None, str | None]:
+    def context_for(
+        self, inst: Instance, frames: list[Path], timestamps: list[float], duration_s: float | None
+    ) -> tuple[str | None, str | None]:
         """A two-step prompt's first answer for the item's video: asked once per video, kept in the progress file."""
         video_id = inst.video_id
         with self._context_locks[video_id]:  # one step-1 request per video, even with concurrent items
@@ -155,8 +186,16 @@ class InferenceJob:
                 request = Request(CONTEXT_PREFIX + video_id, "", self.prompt.context_template, frames, timestamps, self.level, duration_s)
                 try:
                     reply = self.backend.answer(request)
-                    self.log.append({"instance_id": CONTEXT_PREFIX + video_id, "fingerprint": self.key, "context": reply.text, "error": None,
-                                     "usage": reply.usage or None, "item_hash": self.item_hashes[CONTEXT_PREFIX + video_id]})  # fmt: skip
+                    self.log.append(
+                        {
+                            "instance_id": CONTEXT_PREFIX + video_id,
+                            "fingerprint": self.key,
+                            "context": reply.text,
+                            "error": None,
+                            "usage": reply.usage or None,
+                            "item_hash": self.item_hashes[CONTEXT_PREFIX + video_id],
+                        }
+                    )
                     self.contexts[video_id] = (reply.text, None)
                 except Exception as error:  # recorded on each of the video's items, retried next run
                     self.contexts[video_id] = (None, f"context step failed: {type(error).__name__}: {error}")
@@ -225,8 +264,10 @@ class InferenceJob:
                 if len(replies) != len(todo):
                     raise RuntimeError(f"the backend returned {len(replies)} replies for {len(todo)} requests")
                 latency = (time.monotonic() - started) / len(todo)
-                results += [(inst, self.record(inst, len(request.frames), latency, reply, context=context))
-                            for (inst, request, context), reply in zip(todo, replies)]  # fmt: skip
+                results += [
+                    (inst, self.record(inst, len(request.frames), latency, reply, context=context))
+                    for (inst, request, context), reply in zip(todo, replies)
+                ]
             except Exception as error:  # the whole batch is retried next run
                 results += [(inst, self.failure(inst, request, error, 0.0, context)) for inst, request, context in todo]
         return results
@@ -261,8 +302,16 @@ class InferenceJob:
             else:
                 counts["backend" if record.retryable else "input"] += 1
             progress.step()
-        summary = Summary(len(self.items), counts["answered"], reused, counts["input"], counts["backend"], progress.elapsed_s,
-                          counts["prompt_tokens"], counts["completion_tokens"])  # fmt: skip
+        summary = Summary(
+            len(self.items),
+            counts["answered"],
+            reused,
+            counts["input"],
+            counts["backend"],
+            progress.elapsed_s,
+            counts["prompt_tokens"],
+            counts["completion_tokens"],
+        )
         if counts["backend"]:
             self.log.close()  # keep the progress file: the next run retries only the failed items
         else:
@@ -282,6 +331,8 @@ def run_inference(
 ) -> Summary:
     job = InferenceJob(instances, frames_dir, model, model_config, get_prompt(prompt_name), level, output)
     return job.run(backend)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m virtuebench.inference", description=__doc__.split("\n\n")[0])
     parser.add_argument("--instances", required=True)

@@ -174,7 +174,5 @@ def videos(instances: Sequence[Instance]) -> dict[str, str]:
     for inst in instances:
         previous = paths.setdefault(inst.video_id, inst.video_path)
         if previous != inst.video_path:
-            raise InstancesError(
-                f"video_id {inst.video_id!r} points at two files: {previous!r} and {inst.video_path!r}"
-            )
+            raise InstancesError(f"video_id {inst.video_id!r} points at two files: {previous!r} and {inst.video_path!r}")
     return paths

@@ -69,9 +69,7 @@ def evidence_is_seen(evidence: Sequence[Sequence[float]], timestamps: Sequence[f
     return all(interval_is_seen(interval, timestamps) for interval in evidence)
 
 
-def answers_by_level(
-    answer: str, evidence: Sequence[Sequence[float]], duration_s: float, levels: Iterable[int]
-) -> dict[int, str]:
+def answers_by_level(answer: str, evidence: Sequence[Sequence[float]], duration_s: float, levels: Iterable[int]) -> dict[int, str]:
     """Per-level ground truth: the answer where the evidence is seen, the refusal string elsewhere."""
     return {
         level: answer if evidence_is_seen(evidence, level_timestamps(level, duration_s)) else REFUSAL_ANSWER

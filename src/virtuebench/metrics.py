@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from virtuebench.records import Judgment, load_records
-from virtuebench.tabular import write_csv
+from virtuebench.support.tabular import write_csv
 
 SUBSETS = ("overall", "non_refusal", "refusal", "perception", "reasoning")
 ALL_LEVELS = "all"
@@ -72,8 +72,17 @@ def write_scores(scores: list[Score], path: str | Path) -> None:
 def read_scores(path: str | Path) -> list[Score]:
     with Path(path).open(newline="") as handle:
         return [
-            Score(row["model"], row["prompt"], row["level"], row["subset"], float(row["accuracy"]),
-                  int(row["n_correct"]), int(row["n"]), int(row["n_invalid"]), row["judge"])  # fmt: skip
+            Score(
+                row["model"],
+                row["prompt"],
+                row["level"],
+                row["subset"],
+                float(row["accuracy"]),
+                int(row["n_correct"]),
+                int(row["n"]),
+                int(row["n_invalid"]),
+                row["judge"],
+            )
             for row in csv.DictReader(handle)
         ]
 

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from virtuebench.records import stable_hash
 
 _BASE = (
-    "You are a video question-answering assistant. "
-    "Please answer the following question based solely on the content of the provided frames."
+    "You are a video question-answering assistant. Please answer the following question based solely on the content of the provided frames."
 )
 
 TEMPLATES: dict[str, str] = {

@@ -1,11 +1,11 @@
 """CLI of the curation stages, one subcommand per rule (rules/curation.smk, rules/supplement.smk):
 
-  length | answerability | difficulty   one filter: IN.parquet -> OUT.parquet, removed CSV, summary JSON
-  merge        the kept questions of every source -> one table, and the funnel's counts
-  export       kept questions + draft answers -> annotation batch CSVs
-  import       verified batches -> results/instances.parquet, an import report and the evidence check
-  stats        counts per source, category and task type
-  supplement-sets | supplement-table   the supplementary's Table 1 (MCQ vs open-ended at 64 frames)
+length | answerability | difficulty   one filter: IN.parquet -> OUT.parquet, removed CSV, summary JSON
+merge        the kept questions of every source -> one table, and the funnel's counts
+export       kept questions + draft answers -> annotation batch CSVs
+import       verified batches -> results/instances.parquet, an import report and the evidence check
+stats        counts per source, category and task type
+supplement-sets | supplement-table   the supplementary's Table 1 (MCQ vs open-ended at 64 frames)
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from virtuebench import LEVELS
 from virtuebench.curation import annotation, filters, stats
 from virtuebench.instances import InstancesError, read_instances, write_instances
-from virtuebench.tabular import write_csv
+from virtuebench.support.tabular import write_csv
 
 
 def _write_filter_outputs(result: filters.FilterResult, args: argparse.Namespace, source: str) -> None:
@@ -31,8 +31,11 @@ def _write_filter_outputs(result: filters.FilterResult, args: argparse.Namespace
         with open(args.decisions, "w") as handle:
             for record in result.decisions:
                 handle.write(json.dumps(record) + "\n")
-    print(f"{result.stage} ({source}): {summary['n_in']} in, {summary['n_removed']} removed "
-          f"({summary['n_invalid']} without a valid decision), {summary['n_out']} kept -> {args.out}", file=sys.stderr)  # fmt: skip
+    print(
+        f"{result.stage} ({source}): {summary['n_in']} in, {summary['n_removed']} removed "
+        f"({summary['n_invalid']} without a valid decision), {summary['n_out']} kept -> {args.out}",
+        file=sys.stderr,
+    )
 
 
 def _llm_filter(args: argparse.Namespace, stage: str) -> filters.LlmFilter:
@@ -102,8 +105,11 @@ def _import(args: argparse.Namespace) -> int:
     write_csv(args.check, result.checks, ["instance_id", "level", "annotated", "evidence_says", "evidence"])
     statuses = {status: sum(row["status"] == status for row in result.report) for status in ("verified", "draft", "discarded", "left_out")}
     n_checked = sum(bool(inst.evidence) for inst in result.instances)
-    print(f"import: {len(result.instances)} instances -> {args.out} ({statuses}); evidence check: {n_checked} questions "
-          f"with evidence, {len(result.checks)} level(s) disagreeing (listed in {args.check})", file=sys.stderr)  # fmt: skip
+    print(
+        f"import: {len(result.instances)} instances -> {args.out} ({statuses}); evidence check: {n_checked} questions "
+        f"with evidence, {len(result.checks)} level(s) disagreeing (listed in {args.check})",
+        file=sys.stderr,
+    )
     if statuses["draft"]:
         print(f"warning: {statuses['draft']} instances carry UNVERIFIED draft answers (annotation.allow_drafts)", file=sys.stderr)
     return 0
@@ -141,8 +147,9 @@ def _supplement_table(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m virtuebench.curation", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="python -m virtuebench.curation", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     for name in ("length", "answerability", "difficulty"):
         sub = commands.add_parser(name)
@@ -209,8 +216,14 @@ def main(argv: list[str] | None = None) -> int:
     table.add_argument("--tex", required=True)
     args = parser.parse_args(argv)
     started = time.monotonic()
-    handlers = {"merge": _merge, "export": _export, "import": _import, "stats": _stats,
-                "supplement-sets": _supplement_sets, "supplement-table": _supplement_table}  # fmt: skip
+    handlers = {
+        "merge": _merge,
+        "export": _export,
+        "import": _import,
+        "stats": _stats,
+        "supplement-sets": _supplement_sets,
+        "supplement-table": _supplement_table,
+    }
     try:
         code = handlers.get(args.command, _filter)(args)
     except (InstancesError, annotation.AnnotationError, filters.FilterRequestsFailed, ValueError) as error:

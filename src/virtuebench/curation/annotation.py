@@ -19,12 +19,22 @@ from virtuebench import REFUSAL_ANSWER, is_refusal_answer
 from virtuebench.instances import Instance
 from virtuebench.levels import available_levels, evidence_is_seen, level_timestamps
 from virtuebench.records import iter_jsonl
-from virtuebench.tabular import write_csv
+from virtuebench.support.tabular import write_csv
 
 FORMAT = "virtuebench.annotation/1"
 DECISIONS = ("keep", "discard")
-FIXED_COLUMNS = ["instance_id", "source", "source_id", "video_id", "duration_s", "category", "task_type",
-                 "question", "options", "full_video_answer"]  # fmt: skip
+FIXED_COLUMNS = [
+    "instance_id",
+    "source",
+    "source_id",
+    "video_id",
+    "duration_s",
+    "category",
+    "task_type",
+    "question",
+    "options",
+    "full_video_answer",
+]
 ANNOTATOR_COLUMNS = ["evidence", "decision", "annotator", "reviewer", "notes"]
 
 
@@ -135,8 +145,14 @@ def read_drafts(paths: Sequence[str | Path]) -> dict[tuple[str, int], dict[str, 
     return drafts
 
 
-def export_batches(kept: Sequence[Instance], drafts: dict[tuple[str, int], dict[str, Any]], levels: Sequence[int],
-                   frames_dir: str | Path, out_dir: str | Path, batch_size: int = 50) -> list[Path]:  # fmt: skip
+def export_batches(
+    kept: Sequence[Instance],
+    drafts: dict[tuple[str, int], dict[str, Any]],
+    levels: Sequence[int],
+    frames_dir: str | Path,
+    out_dir: str | Path,
+    batch_size: int = 50,
+) -> list[Path]:
     """One CSV per batch of `batch_size` questions (grouped by video, so an annotator watches a video once)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -150,12 +166,19 @@ def export_batches(kept: Sequence[Instance], drafts: dict[tuple[str, int], dict[
         rows = []
         for inst in ordered[start : start + batch_size]:
             row = {
-                "instance_id": inst.instance_id, "source": inst.source, "source_id": inst.source_id,
-                "video_id": inst.video_id, "duration_s": f"{inst.duration_s:.3f}", "category": inst.category,
-                "task_type": inst.task_type, "question": inst.question, "options": " | ".join(inst.options),
-                "full_video_answer": inst.answer, "decision": "keep",
+                "instance_id": inst.instance_id,
+                "source": inst.source,
+                "source_id": inst.source_id,
+                "video_id": inst.video_id,
+                "duration_s": f"{inst.duration_s:.3f}",
+                "category": inst.category,
+                "task_type": inst.task_type,
+                "question": inst.question,
+                "options": " | ".join(inst.options),
+                "full_video_answer": inst.answer,
+                "decision": "keep",
                 "evidence": format_evidence(inst.evidence),  # the source's own timestamps, where it has them
-            }  # fmt: skip
+            }
             for level in levels:
                 if level not in inst.answers:
                     continue  # the level is unavailable for this video: its cells stay empty
@@ -233,7 +256,9 @@ def read_verified(verified_dir: str | Path, kept: dict[str, Instance], levels: S
                     answers[level] = normalize_answer(value)
                 for level in levels:
                     if level not in answers and (row.get(f"answer_{level}") or "").strip():
-                        raise AnnotationError(f"{where}: column answer_{level}: level {level} is unavailable for {inst.video_id} ({inst.duration_s:.0f} s)")
+                        raise AnnotationError(
+                            f"{where}: column answer_{level}: level {level} is unavailable for {inst.video_id} ({inst.duration_s:.0f} s)"
+                        )
             rows[instance_id] = {"decision": decision, "answers": answers, "evidence": evidence, "where": where}
     return rows
 
@@ -249,8 +274,12 @@ def draft_answers(inst: Instance, drafts: dict[tuple[str, int], dict[str, Any]],
     return answers
 
 
-def import_annotations(kept: Sequence[Instance], verified_dir: str | Path | None, levels: Sequence[int],
-                       drafts: dict[tuple[str, int], dict[str, Any]] | None = None) -> ImportResult:  # fmt: skip
+def import_annotations(
+    kept: Sequence[Instance],
+    verified_dir: str | Path | None,
+    levels: Sequence[int],
+    drafts: dict[tuple[str, int], dict[str, Any]] | None = None,
+) -> ImportResult:
     """The final instances: verified answers where annotated; drafts for the rest only when `drafts` is given.
 
     Without drafts, a question nobody annotated is left out and reported; a discarded one too.
@@ -292,10 +321,13 @@ def evidence_disagreements(inst: Instance) -> list[dict[str, Any]]:
         seen = evidence_is_seen(inst.evidence, level_timestamps(level, inst.duration_s))
         annotated_answerable = not is_refusal_answer(answer)
         if seen != annotated_answerable:
-            rows.append({
-                "instance_id": inst.instance_id, "level": level,
-                "annotated": "answerable" if annotated_answerable else "unanswerable",
-                "evidence_says": "answerable" if seen else "unanswerable",
-                "evidence": format_evidence(inst.evidence),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "instance_id": inst.instance_id,
+                    "level": level,
+                    "annotated": "answerable" if annotated_answerable else "unanswerable",
+                    "evidence_says": "answerable" if seen else "unanswerable",
+                    "evidence": format_evidence(inst.evidence),
+                }
+            )
     return rows

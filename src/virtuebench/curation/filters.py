@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from virtuebench.concurrency import imap_unordered
 from virtuebench.curation.prompts import ANSWERABILITY, DIFFICULTY, DIFFICULTY_UNKNOWN
 from virtuebench.instances import Instance
 from virtuebench.judge.base import Judge
 from virtuebench.judge.cache import VerdictCache
 from virtuebench.levels import grid_size, grid_timestamp
 from virtuebench.models.base import Backend, Request
-from virtuebench.progress import Progress
 from virtuebench.records import stable_hash
-from virtuebench.video import frame_at
+from virtuebench.support.concurrency import imap_unordered
+from virtuebench.support.progress import Progress
+from virtuebench.support.video import frame_at
 
 KEEP, DISCARD, INVALID = "keep", "discard", "invalid"
 
@@ -119,7 +119,10 @@ class LlmFilter:
     ) -> FilterResult:
         result = FilterResult(self.stage, [])
         template_hash = stable_hash(template)
-        keys = {inst.instance_id: stable_hash([self.stage, self.model_fingerprint, template_hash, *key_parts(inst)], length=32) for inst in instances}
+        keys = {
+            inst.instance_id: stable_hash([self.stage, self.model_fingerprint, template_hash, *key_parts(inst)], length=32)
+            for inst in instances
+        }
         cached = {inst.instance_id: self.cache.get(keys[inst.instance_id]) for inst in instances}
         pending = [inst for inst in instances if cached[inst.instance_id] is None]
         progress = Progress(f"{self.stage}/{self.model}", len(instances), already_done=len(instances) - len(pending))
@@ -204,8 +207,9 @@ def extract_single_frame(video: str | Path, time_s: float, out: Path, max_side: 
     return out
 
 
-def filter_difficulty(instances: Sequence[Instance], llm: LlmFilter, judge: Judge, judge_id: str,
-                      frames_dir: str | Path, seed: int = 0) -> FilterResult:  # fmt: skip
+def filter_difficulty(
+    instances: Sequence[Instance], llm: LlmFilter, judge: Judge, judge_id: str, frames_dir: str | Path, seed: int = 0
+) -> FilterResult:
     """Discard a question the model answers correctly from one random frame of its video (or common sense).
 
     Correctness of the reply against the full-video answer is decided by `judge` (`judge_id` names it

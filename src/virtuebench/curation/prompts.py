@@ -62,5 +62,6 @@ Question: {question}"""
 #: The reply of DIFFICULTY that means "cannot answer".
 DIFFICULTY_UNKNOWN = "I don't know."
 
+
 def prompt_hash(template: str) -> str:
     return stable_hash(template)

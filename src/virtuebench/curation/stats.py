@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from virtuebench import is_refusal_answer
 from virtuebench.instances import Instance
-from virtuebench.tabular import latex_escape
+from virtuebench.support.tabular import latex_escape
 
 
 def composition(instances: Sequence[Instance]) -> list[dict[str, Any]]:
@@ -21,11 +20,17 @@ def composition(instances: Sequence[Instance]) -> list[dict[str, Any]]:
     rows = []
     for (source, category, task_type), members in sorted(groups.items()):
         clips = [answer for inst in members for answer in inst.answers.values()]
-        rows.append({
-            "source": source, "category": category, "task_type": task_type, "n_questions": len(members),
-            "n_videos": len({inst.video_id for inst in members}), "n_clips": len(clips),
-            "n_unanswerable_clips": sum(is_refusal_answer(answer) for answer in clips),
-        })  # fmt: skip
+        rows.append(
+            {
+                "source": source,
+                "category": category,
+                "task_type": task_type,
+                "n_questions": len(members),
+                "n_videos": len({inst.video_id for inst in members}),
+                "n_clips": len(clips),
+                "n_unanswerable_clips": sum(is_refusal_answer(answer) for answer in clips),
+            }
+        )
     return rows
 
 
@@ -39,20 +44,29 @@ def source_summary(instances: Sequence[Instance]) -> list[dict[str, Any]]:
             continue
         categories = Counter(inst.category for inst in members)
         durations = {inst.video_id: inst.duration_s for inst in members}
-        rows.append({
-            "source": source, "n_questions": len(members), "n_videos": len(durations),
-            "perception": categories.get("perception", 0), "reasoning": categories.get("reasoning", 0),
-            "mean_duration_s": round(sum(durations.values()) / len(durations), 1),
-            "share_percent": round(100 * len(members) / len(instances), 2),
-        })  # fmt: skip
+        rows.append(
+            {
+                "source": source,
+                "n_questions": len(members),
+                "n_videos": len(durations),
+                "perception": categories.get("perception", 0),
+                "reasoning": categories.get("reasoning", 0),
+                "mean_duration_s": round(sum(durations.values()) / len(durations), 1),
+                "share_percent": round(100 * len(members) / len(instances), 2),
+            }
+        )
     return rows
 
 
 def summary_tex(rows: Sequence[dict[str, Any]], caption: str) -> str:
     lines = [
-        r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lrrrrrr}", r"\toprule",
-        r"Source & Questions & Videos & Perception & Reasoning & Mean duration (s) & Share (\%) \\", r"\midrule",
-    ]  # fmt: skip
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\begin{tabular}{lrrrrrr}",
+        r"\toprule",
+        r"Source & Questions & Videos & Perception & Reasoning & Mean duration (s) & Share (\%) \\",
+        r"\midrule",
+    ]
     for row in rows:
         if row["source"] == "total":
             lines.append(r"\midrule")

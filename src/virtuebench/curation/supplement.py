@@ -16,8 +16,8 @@ from pathlib import Path
 
 from virtuebench.instances import Instance
 from virtuebench.records import iter_jsonl
-from virtuebench.tabular import latex_escape, write_csv
 from virtuebench.sources.base import option_letter
+from virtuebench.support.tabular import latex_escape, write_csv
 
 #: The MCQ instruction (the papers do not print theirs; this is the usual one of video MCQ evaluations).
 MCQ_INSTRUCTION = "Answer with the option's letter from the given choices directly."
@@ -29,15 +29,20 @@ def mcq_question(inst: Instance) -> str:
     return "\n".join(lines)
 
 
-def make_sets(candidates: Sequence[Instance], level: int = 64, max_questions: int | None = None,
-              seed: int = 0) -> dict[str, list[Instance]]:  # fmt: skip
+def make_sets(
+    candidates: Sequence[Instance], level: int = 64, max_questions: int | None = None, seed: int = 0
+) -> dict[str, list[Instance]]:
     """{"mcq": [...], "oe": [...]}: the questions with options that have `level`, the same ones in both forms."""
-    eligible = sorted((inst for inst in candidates if inst.options and level in inst.answers and inst.answer in inst.options),
-                      key=lambda inst: inst.instance_id)  # fmt: skip
+    eligible = sorted(
+        (inst for inst in candidates if inst.options and level in inst.answers and inst.answer in inst.options),
+        key=lambda inst: inst.instance_id,
+    )
     if max_questions is not None and len(eligible) > max_questions:
         eligible = sorted(random.Random(seed).sample(eligible, max_questions), key=lambda inst: inst.instance_id)
     return {
-        "mcq": [replace(inst, question=mcq_question(inst), answers={level: option_letter(inst.options.index(inst.answer))}) for inst in eligible],
+        "mcq": [
+            replace(inst, question=mcq_question(inst), answers={level: option_letter(inst.options.index(inst.answer))}) for inst in eligible
+        ],
         "oe": [replace(inst, answers={level: inst.answer}) for inst in eligible],
     }
 
@@ -52,12 +57,22 @@ def accuracy(path: str | Path) -> tuple[float, int, int]:
 def virtuebench_overall(scores_csv: str | Path, prompt: str, level: int) -> dict[str, float]:
     """model -> VirtueBench overall accuracy at `level` with `prompt`, from results/scores.csv."""
     with open(scores_csv, newline="") as handle:
-        return {row["model"]: float(row["accuracy"]) for row in csv.DictReader(handle)
-                if row["prompt"] == prompt and row["level"] == str(level) and row["subset"] == "overall"}  # fmt: skip
+        return {
+            row["model"]: float(row["accuracy"])
+            for row in csv.DictReader(handle)
+            if row["prompt"] == prompt and row["level"] == str(level) and row["subset"] == "overall"
+        }
 
 
-def write_table(judgments: dict[tuple[str, str, str], Path], overall: dict[str, float], models: Sequence[str],
-                sources: Sequence[str], level: int, csv_path: str | Path, tex_path: str | Path) -> None:  # fmt: skip
+def write_table(
+    judgments: dict[tuple[str, str, str], Path],
+    overall: dict[str, float],
+    models: Sequence[str],
+    sources: Sequence[str],
+    level: int,
+    csv_path: str | Path,
+    tex_path: str | Path,
+) -> None:
     """One row per model: OE and MCQ accuracy per source, then VirtueBench overall; the CSV keeps n too."""
     rows = []
     for model in models:
@@ -73,15 +88,28 @@ def write_table(judgments: dict[tuple[str, str, str], Path], overall: dict[str, 
     write_csv(csv_path, rows, list(rows[0]) if rows else ["model"])
     columns = "l" + "rr" * len(sources) + "r"
     head = " & ".join(rf"\multicolumn{{2}}{{c}}{{{latex_escape(source)}}}" for source in sources)
-    lines = [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{columns}}}", r"\toprule",
-             rf"Model & {head} & VirtueBench \\", "& " + " & ".join(["OE & MCQ"] * len(sources)) + r" & Overall \\", r"\midrule"]  # fmt: skip
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\begin{{tabular}}{{{columns}}}",
+        r"\toprule",
+        rf"Model & {head} & VirtueBench \\",
+        "& " + " & ".join(["OE & MCQ"] * len(sources)) + r" & Overall \\",
+        r"\midrule",
+    ]
+
     def cell(value: float) -> str:  # "--": no question of that source has options (MovieChat-1K is open-ended)
         return "--" if value != value else f"{value:.2f}"
 
     for row in rows:
         cells = [cell(row[f"{source}_{form}"]) for source in sources for form in ("oe", "mcq")]
         lines.append(f"{latex_escape(row['model'])} & " + " & ".join(cells) + f" & {cell(row['virtuebench_overall'])} \\\\")
-    lines += [r"\bottomrule", r"\end{tabular}",
-              rf"\caption{{Accuracy (\%) on the source benchmarks' questions at {level} frames against their full-video "
-              r"answers, multiple-choice (MCQ) and open-ended (OE), beside VirtueBench overall at the same level.}", r"\end{table}", ""]  # fmt: skip
+    lines += [
+        r"\bottomrule",
+        r"\end{tabular}",
+        rf"\caption{{Accuracy (\%) on the source benchmarks' questions at {level} frames against their full-video "
+        r"answers, multiple-choice (MCQ) and open-ended (OE), beside VirtueBench overall at the same level.}",
+        r"\end{table}",
+        "",
+    ]
     Path(tex_path).write_text("\n".join(lines))

@@ -7,7 +7,9 @@ the mean over the 11 dimensions (the paper's Table 2).
 
 from __future__ import annotations
 
-from virtuebench.instances import CVRR_DIMENSIONS as DIMENSIONS  # the release's folder names, in Table 2's order
+from virtuebench.instances import CVRR_DIMENSIONS
+
+DIMENSIONS = CVRR_DIMENSIONS  # the release's folder names, in Table 2's order
 
 TITLES = {
     "multiple_actions_in_a_single_video": "Multiple actions in single video",

@@ -1,18 +1,18 @@
 """CLI for CVRR-ES.
 
-    python -m virtuebench.cvrr table PUBLISHED_DIR --out DIR
-        Tables straight from judge outputs in the release layout (<setting>/<Model>/<dimension>.json):
-        DIR/table2.csv (setting, model, the 11 dimensions, average), DIR/table2.tex, DIR/table3.{csv,tex},
-        DIR/scores.csv (every number with its counts).
-    python -m virtuebench.cvrr import PUBLISHED_DIR --out judgments.jsonl
-        The same judge outputs as project Judgment records.
-    python -m virtuebench.cvrr tables JUDGMENTS.jsonl ... --out DIR
-        Tables from Judgment records (imports and new runs together).
-    python -m virtuebench.cvrr download --commit SHA --out DIR
-        The published judge outputs from the authors' public repository.
-    python -m virtuebench.cvrr agree PUBLISHED_DIR --judge rules --out DIR
-        How far an offline judge is from the published GPT-3.5 verdicts: agreement and Cohen's kappa per
-        (setting, model) and overall (DIR/agreement.json, DIR/agreement.csv, DIR/disagreements.jsonl).
+python -m virtuebench.cvrr table PUBLISHED_DIR --out DIR
+    Tables straight from judge outputs in the release layout (<setting>/<Model>/<dimension>.json):
+    DIR/table2.csv (setting, model, the 11 dimensions, average), DIR/table2.tex, DIR/table3.{csv,tex},
+    DIR/scores.csv (every number with its counts).
+python -m virtuebench.cvrr import PUBLISHED_DIR --out judgments.jsonl
+    The same judge outputs as project Judgment records.
+python -m virtuebench.cvrr tables JUDGMENTS.jsonl ... --out DIR
+    Tables from Judgment records (imports and new runs together).
+python -m virtuebench.cvrr download --commit SHA --out DIR
+    The published judge outputs from the authors' public repository.
+python -m virtuebench.cvrr agree PUBLISHED_DIR --judge rules --out DIR
+    How far an offline judge is from the published GPT-3.5 verdicts: agreement and Cohen's kappa per
+    (setting, model) and overall (DIR/agreement.json, DIR/agreement.csv, DIR/disagreements.jsonl).
 """
 
 from __future__ import annotations
@@ -64,8 +64,11 @@ def main(argv: list[str] | None = None) -> int:
             from virtuebench.cvrr.agreement import measure
 
             overall = measure(read_published(args.published_dir), args.judge, args.out)
-            print(f"cvrr: {args.judge} vs published: agreement {overall['agreement']}, kappa {overall['kappa']} "
-                  f"over {overall['n']} items -> {args.out}/agreement.csv", file=sys.stderr)  # fmt: skip
+            print(
+                f"cvrr: {args.judge} vs published: agreement {overall['agreement']}, kappa {overall['kappa']} "
+                f"over {overall['n']} items -> {args.out}/agreement.csv",
+                file=sys.stderr,
+            )
         else:
             from virtuebench.cvrr.download import download_published
 

@@ -16,7 +16,7 @@ from virtuebench.cvrr.scoring import setting_of
 from virtuebench.judge import get_judge
 from virtuebench.judge.agreement import compare
 from virtuebench.records import Judgment, write_jsonl_atomic
-from virtuebench.tabular import write_csv
+from virtuebench.support.tabular import write_csv
 
 
 def rejudge(published: list[Judgment], judge_name: str) -> list[Judgment]:
@@ -24,8 +24,18 @@ def rejudge(published: list[Judgment], judge_name: str) -> list[Judgment]:
     out = []
     for item in published:
         verdict = judge.judge(item.question or "", item.answer, item.response or "")
-        out.append(replace(item, judge=judge_name, refusal=0, judgement=verdict.judgement, valid=verdict.valid,
-                           reason=verdict.reason, score=None, judge_version=judge.version))  # fmt: skip
+        out.append(
+            replace(
+                item,
+                judge=judge_name,
+                refusal=0,
+                judgement=verdict.judgement,
+                valid=verdict.valid,
+                reason=verdict.reason,
+                score=None,
+                judge_version=judge.version,
+            )
+        )
     return out
 
 
@@ -40,7 +50,9 @@ def measure(published: list[Judgment], judge_name: str, out_dir: str | Path) -> 
     rows = []
     for (setting, model), (a, b) in sorted(groups.items()):
         summary, _ = compare(a, b)
-        rows.append({"setting": setting, "model": model, **{k: summary["judgement"][k] for k in ("n", "agreement", "kappa", "rate_a", "rate_b")}})
+        rows.append(
+            {"setting": setting, "model": model, **{k: summary["judgement"][k] for k in ("n", "agreement", "kappa", "rate_a", "rate_b")}}
+        )
     overall, disagreements = compare(published, offline)
     rows.append({"setting": "all", "model": "all", **{k: overall["judgement"][k] for k in ("n", "agreement", "kappa", "rate_a", "rate_b")}})
     write_csv(out_dir / "agreement.csv", rows)

@@ -60,16 +60,27 @@ def read_file(path: Path, setting: str, model: str, dimension: str) -> list[Judg
         score = verdict.get("score")
         judgments.append(
             Judgment(
-                instance_id=f"{dimension}/{index:04d}", model=model, prompt=prompt, level=0,
-                judge=PUBLISHED_JUDGE, category=dimension, task_type=dimension, answer=str(item["a"]),
-                is_unanswerable=False, response=item["pred"], refusal=0, judgement=int(pred == "correct"),
-                valid=valid, reason=str(verdict.get("reason", "")),
+                instance_id=f"{dimension}/{index:04d}",
+                model=model,
+                prompt=prompt,
+                level=0,
+                judge=PUBLISHED_JUDGE,
+                category=dimension,
+                task_type=dimension,
+                answer=str(item["a"]),
+                is_unanswerable=False,
+                response=item["pred"],
+                refusal=0,
+                judgement=int(pred == "correct"),
+                valid=valid,
+                reason=str(verdict.get("reason", "")),
                 error=None if valid else f"published verdict {pred!r} is neither 'correct' nor 'incorrect'",
                 fingerprint=stable_hash([setting, model, dimension, index]),
                 score=int(score) if isinstance(score, (int, float)) else None,
-                judge_version="cvrr-judge/1 (published)", question=str(item["q"]),
+                judge_version="cvrr-judge/1 (published)",
+                question=str(item["q"]),
             )
-        )  # fmt: skip
+        )
     return judgments
 
 

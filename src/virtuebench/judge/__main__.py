@@ -48,10 +48,13 @@ def agree(argv: list[str]) -> int:
     Path(args.out).write_text(json.dumps(summary, indent=1) + "\n")
     if args.disagreements:
         write_jsonl_atomic(args.disagreements, disagreements)
-    print(f"{summary['judge_a']} vs {summary['judge_b']}: {summary['n_shared']} shared items; "
-          f"refusal agreement {summary['refusal']['agreement']} (kappa {summary['refusal']['kappa']}), "
-          f"judgement agreement {summary['judgement']['agreement']} (kappa {summary['judgement']['kappa']}), "
-          f"{len(disagreements)} disagreements", file=sys.stderr)  # fmt: skip
+    print(
+        f"{summary['judge_a']} vs {summary['judge_b']}: {summary['n_shared']} shared items; "
+        f"refusal agreement {summary['refusal']['agreement']} (kappa {summary['refusal']['kappa']}), "
+        f"judgement agreement {summary['judgement']['agreement']} (kappa {summary['judgement']['kappa']}), "
+        f"{len(disagreements)} disagreements",
+        file=sys.stderr,
+    )
     return 0
 
 

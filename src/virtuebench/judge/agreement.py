@@ -57,12 +57,16 @@ def compare(first: Iterable[Judgment], second: Iterable[Judgment]) -> tuple[dict
     }
     disagreements = [
         {
-            "instance_id": k[0], "model": k[1], "prompt": k[2], "level": k[3],
-            "answer": a_items[k].answer, "response": a_items[k].response,
+            "instance_id": k[0],
+            "model": k[1],
+            "prompt": k[2],
+            "level": k[3],
+            "answer": a_items[k].answer,
+            "response": a_items[k].response,
             f"{names[0]}": {"refusal": a_items[k].refusal, "judgement": a_items[k].judgement, "reason": a_items[k].reason},
             f"{names[1]}": {"refusal": b_items[k].refusal, "judgement": b_items[k].judgement, "reason": b_items[k].reason},
         }
         for k in both_valid
         if (a_items[k].refusal, a_items[k].judgement) != (b_items[k].refusal, b_items[k].judgement)
-    ]  # fmt: skip
+    ]
     return summary, disagreements

@@ -22,8 +22,8 @@ from virtuebench import is_refusal_answer
 from virtuebench.judge.base import Judge, Verdict
 from virtuebench.judge.cache import VerdictCache
 from virtuebench.judge.prompts import JUDGE_PROMPTS, JudgePrompt
-from virtuebench.openai_client import ChatClient, ChatError, read_api_key
-from virtuebench.settings import settings_from_dict
+from virtuebench.support.openai_client import ChatClient, ChatError, read_api_key
+from virtuebench.support.settings import settings_from_dict
 
 
 class JudgeSetupError(ValueError):
@@ -167,5 +167,11 @@ class LlmJudge(Judge):
                     self.cache.put(self.cache_key(question, answer, response), self.settings.model, self.prompt.hash, verdict.as_dict())
                 return verdict
             problems.append(problem)
-        return Verdict(0, 0, False, self.chat.redact(f"malformed judge reply after {len(problems)} tries: {problems[-1]}"), raw=raw,
-                       judge_model=self.settings.model)  # fmt: skip
+        return Verdict(
+            0,
+            0,
+            False,
+            self.chat.redact(f"malformed judge reply after {len(problems)} tries: {problems[-1]}"),
+            raw=raw,
+            judge_model=self.settings.model,
+        )

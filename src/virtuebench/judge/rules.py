@@ -41,11 +41,32 @@ _REFUSAL = re.compile("|".join(f"(?:{p})" for p in _REFUSAL_PATTERNS), re.IGNORE
 _FINAL_ANSWER = re.compile(r"(?:final answer|the answer is|answer)\s*(?:is)?\s*[:：]|the answer is\b", re.IGNORECASE)
 
 _NUMBER_WORDS = {
-    "zero": "0", "none": "0", "one": "1", "once": "1", "two": "2", "twice": "2", "three": "3", "thrice": "3",
-    "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10",
-    "eleven": "11", "twelve": "12", "thirteen": "13", "fourteen": "14", "fifteen": "15",
-    "sixteen": "16", "seventeen": "17", "eighteen": "18", "nineteen": "19", "twenty": "20",
-}  # fmt: skip
+    "zero": "0",
+    "none": "0",
+    "one": "1",
+    "once": "1",
+    "two": "2",
+    "twice": "2",
+    "three": "3",
+    "thrice": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "ten": "10",
+    "eleven": "11",
+    "twelve": "12",
+    "thirteen": "13",
+    "fourteen": "14",
+    "fifteen": "15",
+    "sixteen": "16",
+    "seventeen": "17",
+    "eighteen": "18",
+    "nineteen": "19",
+    "twenty": "20",
+}
 _SPELLING = {"colour": "color", "colours": "colors", "coloured": "colored", "grey": "gray", "centre": "center"}
 _ARTICLES = {"a", "an", "the"}
 _NEGATIONS = {"not", "no", "never", "nor", "n't", "isn't", "aren't", "wasn't", "weren't", "doesn't", "don't"}
@@ -146,14 +167,20 @@ def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]
         if not numbers:
             return 0, "no number in the response"
         # The number stated (the final answer's, or the first one) must match.
-        return (1, f"number {numbers[0]} matches") if float(numbers[0]) == float(expected[0]) else (0, f"number {numbers[0]} != {expected[0]}")
+        return (
+            (1, f"number {numbers[0]} matches") if float(numbers[0]) == float(expected[0]) else (0, f"number {numbers[0]} != {expected[0]}")
+        )
     options = [normalize(option) for option in question_options(question)]
     if expected in options:
         named = sorted((hits[0], i) for i, option in enumerate(options) if (hits := _find(tokens, option)))
         if not named:
             return 0, "names none of the question's options"
         chosen = options[named[0][1]]
-        return (1, f"names {' '.join(chosen)!r} first") if chosen == expected else (0, f"names {' '.join(chosen)!r} first, expected {' '.join(expected)!r}")
+        return (
+            (1, f"names {' '.join(chosen)!r} first")
+            if chosen == expected
+            else (0, f"names {' '.join(chosen)!r} first, expected {' '.join(expected)!r}")
+        )
     if _find(tokens, expected):
         return 1, f"states {' '.join(expected)!r}"
     if len(expected) >= 4:

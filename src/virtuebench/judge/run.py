@@ -8,17 +8,17 @@ job states how many items it will request and an estimate of the tokens, after i
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any
 
 from virtuebench import is_refusal_answer
 from virtuebench.instances import read_instances
 from virtuebench.judge.base import Judge, Verdict
-from virtuebench.concurrency import imap_unordered
-from virtuebench.progress import Progress
 from virtuebench.records import Judgment, ProgressLog, RecordError, Response, iter_jsonl, load_records, stable_hash, write_jsonl_atomic
+from virtuebench.support.concurrency import imap_unordered
+from virtuebench.support.progress import Progress
 
 ITEM_FIELDS = ("id", "question", "answer", "response")
 
@@ -40,14 +40,20 @@ def _announce(judge: Judge, label: str, pending: list[tuple[Any, str, str, str]]
         return
     uncached = [item for item in pending if item[3].strip() and judge.cached(item[1], item[2], item[3]) is None]
     tokens = sum(judge.estimate_tokens(q, a, r) for _, q, a, r in uncached)
-    print(f"[{label}] {len(pending)} items to judge, {len(pending) - len(uncached)} cached, "
-          f"{len(uncached)} to request (~{tokens} tokens, estimated as characters / 4)", file=sys.stderr, flush=True)  # fmt: skip
+    print(
+        f"[{label}] {len(pending)} items to judge, {len(pending) - len(uncached)} cached, "
+        f"{len(uncached)} to request (~{tokens} tokens, estimated as characters / 4)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _spent(judge: Judge) -> str:
     if not judge.uses_api:
         return ""
-    return f", {judge.requests} API requests, {judge.tokens['prompt_tokens']} prompt + {judge.tokens['completion_tokens']} completion tokens"
+    return (
+        f", {judge.requests} API requests, {judge.tokens['prompt_tokens']} prompt + {judge.tokens['completion_tokens']} completion tokens"
+    )
 
 
 def judge_items(path: str | Path, judge: Judge, out: str | Path) -> str:
@@ -62,7 +68,11 @@ def judge_items(path: str | Path, judge: Judge, out: str | Path) -> str:
         if item["response"] is not None and not isinstance(item["response"], str):
             raise RecordError(f"{path}: item {number} (id {item['id']!r}): field 'response' must be a string or null")
         items.append(item)
-    pending = [(n, item["question"], item["answer"], item["response"]) for n, item in enumerate(items) if item["response"] is not None and item.get("error") is None]
+    pending = [
+        (n, item["question"], item["answer"], item["response"])
+        for n, item in enumerate(items)
+        if item["response"] is not None and item.get("error") is None
+    ]
     _announce(judge, str(path), pending)
     for n, item in enumerate(items):
         if item["response"] is None or item.get("error") is not None:
@@ -98,15 +108,30 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
         response, inst, answer = by_id[instance_id]
         return asdict(
             Judgment(
-                instance_id=inst.instance_id, model=response.model, prompt=response.prompt, level=response.level,
-                judge=judge.name, category=inst.category, task_type=inst.task_type, answer=answer,
-                is_unanswerable=is_refusal_answer(answer), response=response.response,
-                refusal=verdict.refusal, judgement=verdict.judgement, valid=verdict.valid,
-                reason=verdict.reason, error=response.error, fingerprint=key, score=verdict.score,
-                judge_version=judge.version, judge_model=verdict.judge_model, raw=verdict.raw, question=inst.question,
+                instance_id=inst.instance_id,
+                model=response.model,
+                prompt=response.prompt,
+                level=response.level,
+                judge=judge.name,
+                category=inst.category,
+                task_type=inst.task_type,
+                answer=answer,
+                is_unanswerable=is_refusal_answer(answer),
+                response=response.response,
+                refusal=verdict.refusal,
+                judgement=verdict.judgement,
+                valid=verdict.valid,
+                reason=verdict.reason,
+                error=response.error,
+                fingerprint=key,
+                score=verdict.score,
+                judge_version=judge.version,
+                judge_model=verdict.judge_model,
+                raw=verdict.raw,
+                question=inst.question,
                 retryable=verdict.retryable,
             )
-        )  # fmt: skip
+        )
 
     pending = []
     for response, inst, answer in items:
@@ -129,8 +154,9 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
     failed = sum(bool(r.get("retryable")) for r in records)
     if failed:
         log.close()  # keep the progress file: the next run asks only for the failed items
-        raise JudgeRequestsFailed(f"[{label}] {failed} of {len(records)} requests failed after retries; "
-                                  f"rerun to ask for only those ({log.partial})")  # fmt: skip
+        raise JudgeRequestsFailed(
+            f"[{label}] {failed} of {len(records)} requests failed after retries; rerun to ask for only those ({log.partial})"
+        )
     log.finish(records)
     invalid = sum(not r["valid"] for r in records)
     return f"[{label}] done: {len(records)} judged, {invalid} invalid, {progress.elapsed_s:.1f} s{_spent(judge)}"

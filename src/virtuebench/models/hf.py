@@ -17,7 +17,7 @@ from typing import Any
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.families import get_family
 from virtuebench.models.frames_io import load_frames
-from virtuebench.settings import settings_from_dict
+from virtuebench.support.settings import settings_from_dict
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,9 @@ class TransformersBackend(Backend):
         """Frames read, the chat template applied and the processor run: CPU tensors ready for generate()."""
         times = request.times
         messages = self.family.messages(request.prompt, times, self.settings.system_suffix)
-        text = self.family.processor_text(self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True), self.processor)
+        text = self.family.processor_text(
+            self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True), self.processor
+        )
         frames = load_frames(request.frames)
         video_kwargs = self.family.processor_video_kwargs(times, self.processor.video_processor, self.settings.max_pixels)
         return self.processor(text=[text], videos=[frames], return_tensors="pt", **video_kwargs)

@@ -23,8 +23,8 @@ from typing import Any
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.frames_io import load_frames
 from virtuebench.models.timing import clock_text
-from virtuebench.openai_client import ChatClient, read_api_key
-from virtuebench.settings import settings_from_dict
+from virtuebench.support.openai_client import ChatClient, read_api_key
+from virtuebench.support.settings import settings_from_dict
 
 
 class BackendSetupError(ValueError):
@@ -84,8 +84,14 @@ class OpenAIBackend(Backend):
 
     def answer(self, request: Request) -> Reply:
         s = self.settings
-        completion = self.chat.complete(s.model, build_messages(request, s), temperature=s.temperature, max_tokens=s.max_tokens,
-                                        max_completion_tokens=s.max_completion_tokens, reasoning_effort=s.reasoning_effort)  # fmt: skip
+        completion = self.chat.complete(
+            s.model,
+            build_messages(request, s),
+            temperature=s.temperature,
+            max_tokens=s.max_tokens,
+            max_completion_tokens=s.max_completion_tokens,
+            reasoning_effort=s.reasoning_effort,
+        )
         if completion.text is None:
             raise RuntimeError(f"malformed reply from {s.model}: {completion.problem}")
         return Reply(completion.text, usage={**completion.usage, "model": completion.model})

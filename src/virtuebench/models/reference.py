@@ -13,7 +13,7 @@ from typing import Any
 
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.models.base import Backend, Reply, Request
-from virtuebench.settings import settings_from_dict
+from virtuebench.support.settings import settings_from_dict
 
 
 class RefuseBackend(Backend):

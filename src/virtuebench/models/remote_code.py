@@ -28,7 +28,7 @@ from typing import Any
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.families import split_thinking
 from virtuebench.models.frames_io import load_frames
-from virtuebench.settings import settings_from_dict
+from virtuebench.support.settings import settings_from_dict
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -125,8 +125,14 @@ class VideoChatFlashBackend(_RemoteCodeBackend):
         self.code.load_video = our_frames  # chat() reads its video through this module-level name
         try:
             with self.torch.inference_mode():
-                text, _ = self.model.chat(video_path=request.instance_id, tokenizer=self.tokenizer, user_prompt=request.prompt,
-                                          return_history=True, max_num_frames=len(frames), generation_config=self.generation)  # fmt: skip
+                text, _ = self.model.chat(
+                    video_path=request.instance_id,
+                    tokenizer=self.tokenizer,
+                    user_prompt=request.prompt,
+                    return_history=True,
+                    max_num_frames=len(frames),
+                    generation_config=self.generation,
+                )
         finally:
             self.code.load_video = original
         return Reply(text.strip(), usage={"frames": len(frames)})
@@ -141,11 +147,13 @@ class InternVideoBackend(_RemoteCodeBackend):
         from torchvision import transforms
 
         require_groups_of_four(request, self.family_name)
-        transform = transforms.Compose([
-            transforms.Resize((448, 448), interpolation=transforms.InterpolationMode.BICUBIC),
-            transforms.ToTensor(),
-            transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD),
-        ])  # fmt: skip
+        transform = transforms.Compose(
+            [
+                transforms.Resize((448, 448), interpolation=transforms.InterpolationMode.BICUBIC),
+                transforms.ToTensor(),
+                transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD),
+            ]
+        )
         pixel_values = self.torch.stack([transform(image) for image in load_frames(request.frames)])
         return pixel_values, frame_prefix(len(request.frames)) + request.prompt
 
@@ -154,8 +162,15 @@ class InternVideoBackend(_RemoteCodeBackend):
         device = next(self.model.parameters()).device
         pixel_values = pixel_values.to(device=device, dtype=next(self.model.parameters()).dtype)
         with self.torch.inference_mode():
-            text, _ = self.model.chat(self.tokenizer, pixel_values, question, self.generation,
-                                      num_patches_list=[1] * len(pixel_values), history=None, return_history=True)  # fmt: skip
+            text, _ = self.model.chat(
+                self.tokenizer,
+                pixel_values,
+                question,
+                self.generation,
+                num_patches_list=[1] * len(pixel_values),
+                history=None,
+                return_history=True,
+            )
         return Reply(text.strip(), usage={"frames": len(pixel_values)})
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.families import Family, get_family
 from virtuebench.models.frames_io import load_frames
-from virtuebench.settings import settings_from_dict
+from virtuebench.support.settings import settings_from_dict
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,9 @@ def build_inputs(request: Request, processor, settings: VllmSettings, family: Fa
     import numpy as np
 
     times = request.times
-    prompt = processor.apply_chat_template(family.messages(request.prompt, times, settings.system_suffix), tokenize=False, add_generation_prompt=True)
+    prompt = processor.apply_chat_template(
+        family.messages(request.prompt, times, settings.system_suffix), tokenize=False, add_generation_prompt=True
+    )
     frames = np.stack([np.asarray(image) for image in load_frames(request.frames)])
     kwargs = family.processor_video_kwargs(times, processor.video_processor, settings.max_pixels)
     metadata = kwargs.pop("video_metadata", None)
@@ -61,7 +63,9 @@ def build_inputs(request: Request, processor, settings: VllmSettings, family: Fa
 
 
 def sampling_arguments(settings: VllmSettings) -> dict[str, Any]:
-    optional = {name: getattr(settings, name) for name in ("top_p", "top_k", "presence_penalty", "seed") if getattr(settings, name) is not None}
+    optional = {
+        name: getattr(settings, name) for name in ("top_p", "top_k", "presence_penalty", "seed") if getattr(settings, name) is not None
+    }
     return {"temperature": settings.temperature, "max_tokens": settings.max_new_tokens, **optional}
 
 
@@ -75,8 +79,15 @@ class VllmBackend(Backend):
 
         self.processor = AutoProcessor.from_pretrained(s.hub_id, revision=s.revision, trust_remote_code=s.trust_remote_code)
         options = {"max_model_len": s.max_model_len} if s.max_model_len else {}
-        self.llm = LLM(model=s.hub_id, revision=s.revision, trust_remote_code=s.trust_remote_code, tensor_parallel_size=s.tensor_parallel_size,
-                       gpu_memory_utilization=s.gpu_memory_utilization, limit_mm_per_prompt={"video": 1}, **options)  # fmt: skip
+        self.llm = LLM(
+            model=s.hub_id,
+            revision=s.revision,
+            trust_remote_code=s.trust_remote_code,
+            tensor_parallel_size=s.tensor_parallel_size,
+            gpu_memory_utilization=s.gpu_memory_utilization,
+            limit_mm_per_prompt={"video": 1},
+            **options,
+        )
         self.sampling = SamplingParams(**sampling_arguments(s))
 
     def answer_batch(self, requests: list[Request]) -> list[Reply]:

@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from virtuebench.instances import Instance  # noqa: E402
 from virtuebench.metrics import ALL_LEVELS, Score  # noqa: E402
-from virtuebench.tabular import write_csv  # noqa: E402
+from virtuebench.support.tabular import write_csv  # noqa: E402
 
 
 def unanswerability(instances: Sequence[Instance], levels: Sequence[int]) -> tuple[list[dict], list[dict]]:
@@ -33,20 +33,37 @@ def unanswerability(instances: Sequence[Instance], levels: Sequence[int]) -> tup
 def fig4(instances: Sequence[Instance], levels: Sequence[int], out: str | Path, csv_out: str | Path) -> None:
     by_level, by_instance = unanswerability(instances, levels)
     rows = [{"panel": "frame_level", **row} for row in by_level]
-    rows += [{"panel": "instance_level", "level": "", "n_instances": row["n_instances"], "n_unanswerable": row["n_unanswerable_levels"], "share": ""} for row in by_instance]  # fmt: skip
+    rows += [
+        {
+            "panel": "instance_level",
+            "level": "",
+            "n_instances": row["n_instances"],
+            "n_unanswerable": row["n_unanswerable_levels"],
+            "share": "",
+        }
+        for row in by_instance
+    ]
     write_csv(csv_out, rows)
 
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
     names = [str(row["level"]) for row in by_level]
     bars = left.bar(names, [row["share"] for row in by_level], color="#c44e52")
     for bar, row in zip(bars, by_level):
-        left.annotate(f"{row['share']:.1f}%\n(n={row['n_instances']})", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                      ha="center", va="bottom", fontsize=8)  # fmt: skip
+        left.annotate(
+            f"{row['share']:.1f}%\n(n={row['n_instances']})",
+            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
     left.set(xlabel="frames", ylabel="unanswerable (%)", title="Frame level", ylim=(0, 115))
     n_complete = sum(row["n_instances"] for row in by_instance)
     right.bar([str(row["n_unanswerable_levels"]) for row in by_instance], [row["n_instances"] for row in by_instance], color="#4c72b0")
-    right.set(xlabel=f"unanswerable levels (of {len(levels)})", ylabel="instances",
-              title=f"Instance level ({n_complete} instances with all levels)")  # fmt: skip
+    right.set(
+        xlabel=f"unanswerable levels (of {len(levels)})",
+        ylabel="instances",
+        title=f"Instance level ({n_complete} instances with all levels)",
+    )
     figure.suptitle("Unanswerability in the instances table")
     figure.tight_layout()
     figure.savefig(out, dpi=150)
@@ -57,9 +74,16 @@ def fig6(scores: Sequence[Score], models: Sequence[str], prompts: Sequence[str],
     """Refusal-subset accuracy over all levels a model ran, one bar per prompt."""
     index = {(s.model, s.prompt): s for s in scores if s.level == ALL_LEVELS and s.subset == "refusal" and s.judge == judge}
     rows = [
-        {"model": model, "prompt": prompt, "accuracy": index[(model, prompt)].accuracy,
-         "n_correct": index[(model, prompt)].n_correct, "n": index[(model, prompt)].n}  # fmt: skip
-        for model in models for prompt in prompts if (model, prompt) in index
+        {
+            "model": model,
+            "prompt": prompt,
+            "accuracy": index[(model, prompt)].accuracy,
+            "n_correct": index[(model, prompt)].n_correct,
+            "n": index[(model, prompt)].n,
+        }
+        for model in models
+        for prompt in prompts
+        if (model, prompt) in index
     ]
     if rows:
         write_csv(csv_out, rows)

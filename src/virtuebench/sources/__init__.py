@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
 from virtuebench.instances import Instance
+from virtuebench.support.settings import settings_from_dict
 
 Excluded = list[dict[str, str]]  # rows of {"item", "reason"}
 
@@ -47,21 +49,25 @@ def real_source(name: str) -> ModuleType:
     return importlib.import_module(f"virtuebench.sources.{REAL_SOURCES[name]}")
 
 
+@dataclass(frozen=True)
+class RealSourceSettings:
+    """Settings of the six real VirtueBench sources: the downloaded release and the levels to build."""
+
+    raw_dir: str
+    levels: tuple[int, ...] | None = None
+
+
 def _real(name: str) -> Callable[[dict[str, Any], str, int], tuple[list[Instance], Excluded]]:
     def adapter(settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list[Instance], Excluded]:
         from pathlib import Path
 
         from virtuebench import LEVELS
 
-        unknown = sorted(set(settings) - {"raw_dir", "levels"})
-        if unknown:
-            raise ValueError(f"{name} source: unknown setting(s) {unknown}; allowed: ['levels', 'raw_dir']")
-        if "raw_dir" not in settings:
-            raise ValueError(f"{name} source: setting 'raw_dir' (the downloaded release) is required")
-        raw_dir = Path(settings["raw_dir"])
+        given = settings_from_dict(RealSourceSettings, settings, f"{name} source (raw_dir: the downloaded release)")
+        raw_dir = Path(given.raw_dir)
         if not raw_dir.is_dir():
             raise ValueError(f"{name} source: raw_dir {raw_dir} is not a folder (download the release first)")
-        return real_source(name).convert(raw_dir, Path(videos_dir), list(settings.get("levels", LEVELS)))
+        return real_source(name).convert(raw_dir, Path(videos_dir), list(given.levels or LEVELS))
 
     return adapter
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 import time
@@ -12,6 +11,7 @@ from pathlib import Path
 
 from virtuebench.instances import write_instances
 from virtuebench.sources import ADAPTERS
+from virtuebench.support.tabular import write_csv
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,10 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     write_instances(instances, args.out)
     excluded_path = args.excluded or str(Path(args.out).with_name(Path(args.out).stem + "_excluded.csv"))
-    with open(excluded_path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["item", "reason"])
-        writer.writeheader()
-        writer.writerows(excluded)
+    write_csv(excluded_path, excluded, ["item", "reason"])
     n_videos = len({inst.video_id for inst in instances})
     print(
         f"{args.source}: wrote {len(instances)} instances over {n_videos} videos to {args.out} "

@@ -163,14 +163,20 @@ def _video_file(annotation: Path) -> Path:
 def _check_layout(path: Path, blocks: list[tuple[_Block, str | None]]) -> None:
     """A file with no block, or no answer line at all, is not in the layout this adapter reads."""
     if not blocks:
-        raise ValueError(f"{SOURCE}: {path} has no {QUESTION_FIELD}; the ALLVB annotation layout differs from "
-                         f"the one this adapter reads (unconfirmed, see virtuebench.sources.allvb)")  # fmt: skip
+        raise ValueError(
+            f"{SOURCE}: {path} has no {QUESTION_FIELD}; the ALLVB annotation layout differs from "
+            f"the one this adapter reads (unconfirmed, see virtuebench.sources.allvb)"
+        )
     if all(answer is None for _, answer in blocks):
-        raise ValueError(f"{SOURCE}: {path} has no {ANSWER_FIELD} in any of its {len(blocks)} question(s); the "
-                         f"ALLVB annotation layout differs from the one this adapter reads")  # fmt: skip
+        raise ValueError(
+            f"{SOURCE}: {path} has no {ANSWER_FIELD} in any of its {len(blocks)} question(s); the "
+            f"ALLVB annotation layout differs from the one this adapter reads"
+        )
     if all(not block.options for block, _ in blocks):
-        raise ValueError(f"{SOURCE}: {path} has no {OPTIONS_FIELD} in any of its {len(blocks)} question(s); the "
-                         f"ALLVB annotation layout differs from the one this adapter reads")  # fmt: skip
+        raise ValueError(
+            f"{SOURCE}: {path} has no {OPTIONS_FIELD} in any of its {len(blocks)} question(s); the "
+            f"ALLVB annotation layout differs from the one this adapter reads"
+        )
 
 
 def convert(raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int]) -> tuple[list[Instance], Excluded]:
@@ -178,9 +184,11 @@ def convert(raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int]) 
     raw_dir = Path(raw_dir)
     files = _annotation_files(raw_dir)
     if not files:
-        raise ValueError(f"{SOURCE}: no question files under {raw_dir} (expected "
-                         f"{MOVIES_DIR}/<Movie>/<Movie>{ANNOTATION_SUFFIX} beside <Movie>.mp4; run prepare first "
-                         f"if the release is still archived)")  # fmt: skip
+        raise ValueError(
+            f"{SOURCE}: no question files under {raw_dir} (expected "
+            f"{MOVIES_DIR}/<Movie>/<Movie>{ANNOTATION_SUFFIX} beside <Movie>.mp4; run prepare first "
+            f"if the release is still archived)"
+        )
     conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES)
     for path in files:
         try:

@@ -30,7 +30,7 @@ from typing import Any
 
 from virtuebench.instances import Instance
 from virtuebench.levels import available_levels
-from virtuebench.video import VideoError, probe_duration
+from virtuebench.support.video import VideoError, probe_duration
 
 Excluded = list[dict[str, str]]  # rows of {"item", "reason"}
 
@@ -213,13 +213,21 @@ class Conversion:
         answer = str(answer).strip()
         self.instances.append(
             Instance(
-                instance_id=f"{self.source}/{source_id}" if self.qualify else source_id, video_id=video_id, source=self.source, category=category,
-                task_type=task_type, question=str(question).strip(), answer=answer, duration_s=duration,
-                video_path=str(linked), answers=dict.fromkeys(levels, answer),
+                instance_id=f"{self.source}/{source_id}" if self.qualify else source_id,
+                video_id=video_id,
+                source=self.source,
+                category=category,
+                task_type=task_type,
+                question=str(question).strip(),
+                answer=answer,
+                duration_s=duration,
+                video_path=str(linked),
+                answers=dict.fromkeys(levels, answer),
                 evidence=[[float(start), float(end)] for start, end in evidence],
-                options=[str(option).strip() for option in options], source_id=source_id if self.qualify else "",
+                options=[str(option).strip() for option in options],
+                source_id=source_id if self.qualify else "",
             )
-        )  # fmt: skip
+        )
         return True
 
     def result(self) -> tuple[list[Instance], Excluded]:

@@ -13,6 +13,7 @@ from typing import Any
 from virtuebench.cvrr import DIMENSIONS
 from virtuebench.instances import Instance
 from virtuebench.sources.base import Conversion, Excluded
+from virtuebench.support.settings import settings_from_dict
 
 SOURCE = "cvrr-es"
 #: A CVRR-ES instance's category and task type are both its dimension.
@@ -27,17 +28,12 @@ class CvrrSettings:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> CvrrSettings:
-        allowed = {"root", "level", "dimensions"}
-        unknown = sorted(set(values) - allowed)
-        if unknown:
-            raise ValueError(f"cvrr source: unknown setting(s) {unknown}; allowed: {sorted(allowed)}")
-        if "root" not in values:
-            raise ValueError("cvrr source: setting 'root' (the unzipped CVRR-ES folder) is required")
-        dimensions = tuple(values.get("dimensions", DIMENSIONS))
+        given = settings_from_dict(cls, values, "cvrr source (root: the unzipped CVRR-ES folder)")
+        dimensions = tuple(given.dimensions)
         bad = [d for d in dimensions if d not in DIMENSIONS]
         if bad:
             raise ValueError(f"cvrr source: unknown dimension(s) {bad}; known: {', '.join(DIMENSIONS)}")
-        return cls(str(values["root"]), int(values.get("level", 8)), dimensions)
+        return cls(str(given.root), int(given.level), dimensions)
 
 
 class _Conversion(Conversion):
@@ -90,6 +86,7 @@ def load(settings: CvrrSettings, videos_dir: str | Path) -> tuple[list[Instance]
                 conversion.exclude(item, "bad row: needs non-empty strings VideoID, Q and A")
                 continue
             video = _video_file(folder, entry["VideoID"])
-            conversion.add(f"{dimension}/{index:04d}", video, dimension, entry["Q"], entry["A"],
-                           video_key=f"{dimension}_{video.stem}", item=item)  # fmt: skip
+            conversion.add(
+                f"{dimension}/{index:04d}", video, dimension, entry["Q"], entry["A"], video_key=f"{dimension}_{video.stem}", item=item
+            )
     return conversion.result()

@@ -44,10 +44,15 @@ class DownloadReport:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "repo": self.repo_id, "repo_type": "dataset", "revision": self.revision, "commit": self.commit,
-            "allow_patterns": list(self.allow_patterns), "verify": self.verify, "time": self.time,
+            "repo": self.repo_id,
+            "repo_type": "dataset",
+            "revision": self.revision,
+            "commit": self.commit,
+            "allow_patterns": list(self.allow_patterns),
+            "verify": self.verify,
+            "time": self.time,
             "files": list(self.files),
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)
@@ -103,16 +108,20 @@ def download_release(
             if entry.path in wanted
         ]
         if not expected:
-            raise DownloadError(
-                f"{release.repo_id}@{commit[:12]}: no file matches allow_patterns {list(release.allow_patterns)}"
-            )
+            raise DownloadError(f"{release.repo_id}@{commit[:12]}: no file matches allow_patterns {list(release.allow_patterns)}")
         out_dir.mkdir(parents=True, exist_ok=True)
         # Passing the commit sha (not the branch) lets huggingface_hub skip, without a request, every file
         # an earlier run finished: that is what makes a rerun resume.
         snapshot_download(
-            release.repo_id, repo_type="dataset", revision=commit, local_dir=out_dir, allow_patterns=patterns,
-            token=auth, endpoint=endpoint, max_workers=max_workers,
-        )  # fmt: skip
+            release.repo_id,
+            repo_type="dataset",
+            revision=commit,
+            local_dir=out_dir,
+            allow_patterns=patterns,
+            token=auth,
+            endpoint=endpoint,
+            max_workers=max_workers,
+        )
     except DownloadError:
         raise
     # Everything in this block is huggingface_hub's: no traceback of it reaches the user.
@@ -126,9 +135,15 @@ def download_release(
 
     files = _check(out_dir, expected, verify, f"{release.repo_id}@{commit[:12]}")
     report = DownloadReport(
-        repo_id=release.repo_id, revision=revision, commit=commit, out_dir=out_dir, files=tuple(files), verify=verify,
-        time=datetime.now(UTC).isoformat(timespec="seconds"), allow_patterns=tuple(release.allow_patterns),
-    )  # fmt: skip
+        repo_id=release.repo_id,
+        revision=revision,
+        commit=commit,
+        out_dir=out_dir,
+        files=tuple(files),
+        verify=verify,
+        time=datetime.now(UTC).isoformat(timespec="seconds"),
+        allow_patterns=tuple(release.allow_patterns),
+    )
     _write_record(out_dir, report)
     return report
 
@@ -192,9 +207,16 @@ def _previous_download(out_dir: Path, release: HubRelease, revision: str, verify
         return None
     files = _check(out_dir, expected, verify, f"{release.repo_id}@{record['commit'][:12]} (offline, from {RECORD})")
     return DownloadReport(
-        repo_id=release.repo_id, revision=revision, commit=record["commit"], out_dir=out_dir, files=tuple(files),
-        verify=verify, time=record.get("time", ""), allow_patterns=tuple(release.allow_patterns), offline=True,
-    )  # fmt: skip
+        repo_id=release.repo_id,
+        revision=revision,
+        commit=record["commit"],
+        out_dir=out_dir,
+        files=tuple(files),
+        verify=verify,
+        time=record.get("time", ""),
+        allow_patterns=tuple(release.allow_patterns),
+        offline=True,
+    )
 
 
 def _chain(error: BaseException) -> list[BaseException]:

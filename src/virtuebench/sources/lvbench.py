@@ -19,6 +19,7 @@ from pathlib import Path
 
 from virtuebench.instances import Instance
 from virtuebench.sources.base import Conversion, Excluded, HubRelease, correct_option, split_embedded_options
+from virtuebench.support.tabular import write_csv
 
 SOURCE = "lvbench"
 
@@ -202,9 +203,7 @@ def _why(result: subprocess.CompletedProcess[str]) -> str:
     return f"downloader exited with status {result.returncode}{detail}"
 
 
-def fetch_videos(
-    raw_dir: str | Path, command_template: str = DEFAULT_COMMAND, timeout_s: float | None = None
-) -> list[dict[str, str]]:
+def fetch_videos(raw_dir: str | Path, command_template: str = DEFAULT_COMMAND, timeout_s: float | None = None) -> list[dict[str, str]]:
     """Download every video named in the annotations that is not in `videos/` yet; never raises for one video.
 
     `command_template` is a shell-like line with `{out}` (the file to write) and `{key}` (the YouTube
@@ -243,12 +242,7 @@ def fetch_videos(
                 continue
         partial.unlink(missing_ok=True)
         missing.append({"key": key, "reason": reason})
-    tmp = raw_dir / f".{MISSING}.tmp"
-    with open(tmp, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["key", "reason"])
-        writer.writeheader()
-        writer.writerows(missing)
-    tmp.replace(raw_dir / MISSING)
+    write_csv(raw_dir / MISSING, missing, ["key", "reason"])
     return missing
 
 

@@ -100,13 +100,15 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path) -> None:
         video, question, answer, options = row
         question, _ = split_embedded_options(question)  # MLVU keeps the options apart; be sure
         video_file = raw_dir / VIDEO_DIR / stem / video
-        conversion.add(source_id, video_file, task_type, question, answer, options,
-                       video_key=f"{stem}__{Path(video).stem}")  # fmt: skip
+        conversion.add(source_id, video_file, task_type, question, answer, options, video_key=f"{stem}__{Path(video).stem}")
     for task_type, count in sorted(generation.items()):
         name = GENERATION_TASKS.get(task_type, "free-form generation")
-        conversion.exclude(stem, f"{count} question(s) of the generation task {task_type!r} ({name}) left out: "
-                           "no options and no single short reference answer (a free-form description of "
-                           "several sentences)")  # fmt: skip
+        conversion.exclude(
+            stem,
+            f"{count} question(s) of the generation task {task_type!r} ({name}) left out: "
+            "no options and no single short reference answer (a free-form description of "
+            "several sentences)",
+        )
 
 
 def convert(raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int]) -> tuple[list[Instance], Excluded]:

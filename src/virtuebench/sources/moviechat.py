@@ -89,9 +89,12 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path, include_bre
             continue
         if task_type == "breakpoint" and not include_breakpoint:
             if entries:
-                conversion.exclude(f"{stem}/breakpoint", f"{len(entries)} breakpoint question(s) left out: each asks "
-                                   "about one moment ('time') that its text does not name; only whole-video "
-                                   "(global) questions are kept")  # fmt: skip
+                conversion.exclude(
+                    f"{stem}/breakpoint",
+                    f"{len(entries)} breakpoint question(s) left out: each asks "
+                    "about one moment ('time') that its text does not name; only whole-video "
+                    "(global) questions are kept",
+                )
             continue
         for index, entry in enumerate(entries):
             source_id = f"{stem}/{task_type}/{index}"
@@ -112,18 +115,20 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path, include_bre
             added = conversion.instances[-1]
             if evidence and evidence[0][0] >= added.duration_s:
                 conversion.instances.pop()
-                conversion.exclude(source_id, f"breakpoint at {evidence[0][0]:.1f} s is past the end of {video} "
-                                   f"({added.duration_s:.1f} s)")  # fmt: skip
+                conversion.exclude(source_id, f"breakpoint at {evidence[0][0]:.1f} s is past the end of {video} ({added.duration_s:.1f} s)")
 
 
-def convert(raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int], *,
-            include_breakpoint: bool = False) -> tuple[list[Instance], Excluded]:  # fmt: skip
+def convert(
+    raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int], *, include_breakpoint: bool = False
+) -> tuple[list[Instance], Excluded]:
     """Candidate instances from the global questions (and the breakpoint ones when asked), and the report."""
     raw_dir = Path(raw_dir)
     gt_files = sorted((raw_dir / GT_DIR).glob("*.json"))
     if not gt_files:
-        raise ValueError(f"{SOURCE}: no ground-truth files {raw_dir / GT_DIR}/*.json (download {RELEASE.repo_id} "
-                         f"at {RELEASE.revision}, which ships the answers there)")  # fmt: skip
+        raise ValueError(
+            f"{SOURCE}: no ground-truth files {raw_dir / GT_DIR}/*.json (download {RELEASE.repo_id} "
+            f"at {RELEASE.revision}, which ships the answers there)"
+        )
     conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES)
     for path in gt_files:
         _convert_file(conversion, raw_dir, path, include_breakpoint)

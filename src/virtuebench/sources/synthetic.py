@@ -27,7 +27,7 @@ from PIL import Image, ImageDraw
 from virtuebench import LEVELS
 from virtuebench.instances import Instance
 from virtuebench.levels import answers_by_level, available_levels, grid_size, level_indices
-from virtuebench.settings import settings_from_dict
+from virtuebench.support.settings import settings_from_dict
 
 # ---------------------------------------------------------------------------------------------
 # The second code
@@ -129,8 +129,7 @@ class Event:
 def _polygon(shape: str, cx: float, cy: float, r: float) -> list[tuple[float, float]]:
     def ring(n: int, radius: float, phase: float) -> list[tuple[float, float]]:
         return [
-            (cx + radius * math.cos(phase + 2 * math.pi * k / n), cy + radius * math.sin(phase + 2 * math.pi * k / n))
-            for k in range(n)
+            (cx + radius * math.cos(phase + 2 * math.pi * k / n), cy + radius * math.sin(phase + 2 * math.pi * k / n)) for k in range(n)
         ]
 
     if shape == "triangle":
@@ -144,7 +143,10 @@ def _polygon(shape: str, cx: float, cy: float, r: float) -> list[tuple[float, fl
         return [point for pair in zip(outer, inner) for point in pair]
     if shape == "cross":
         a, b = r, r * 0.35
-        return [(cx + x, cy + y) for x, y in [(-b, -a), (b, -a), (b, -b), (a, -b), (a, b), (b, b), (b, a), (-b, a), (-b, b), (-a, b), (-a, -b), (-b, -b)]]
+        return [
+            (cx + x, cy + y)
+            for x, y in [(-b, -a), (b, -a), (b, -b), (a, -b), (a, b), (b, b), (b, a), (-b, a), (-b, b), (-a, b), (-a, -b), (-b, -b)]
+        ]
     raise ValueError(f"unknown shape {shape!r}")
 
 
@@ -218,8 +220,14 @@ class VideoPlan:
 
 
 TEMPLATES = ("colour", "shape", "counting", "order", "border", "before_after")
-CATEGORY = {"colour": "perception", "shape": "perception", "border": "perception",
-            "counting": "reasoning", "order": "reasoning", "before_after": "reasoning"}  # fmt: skip
+CATEGORY = {
+    "colour": "perception",
+    "shape": "perception",
+    "border": "perception",
+    "counting": "reasoning",
+    "order": "reasoning",
+    "before_after": "reasoning",
+}
 # Placement intents, cycled over questions; "from:L" means seen from level L upwards only.
 PATTERNS = ("always", "never", "from:128", "from:256", "from:512", "from:1024", "from:64")
 
@@ -356,21 +364,25 @@ def plan_video(index: int, settings: SyntheticSettings, pattern_offset: int) -> 
     templates = [TEMPLATES[(index + k) % len(TEMPLATES)] for k in range(settings.questions_per_video)]
     for template in templates:
         if template == "border":
-            question = QuestionPlan(template, CATEGORY[template], "What colour is the border around the picture?",
-                                    border, [[0.0, duration_s]])  # fmt: skip
+            question = QuestionPlan(
+                template, CATEGORY[template], "What colour is the border around the picture?", border, [[0.0, duration_s]]
+            )
         elif template in ("colour", "shape"):
             event = place(next_pattern(), shapes.pop(), colours.pop())
-            text = (f"What colour is the {event.shape}?" if template == "colour"
-                    else f"What shape is the {event.colour} object?")  # fmt: skip
+            text = f"What colour is the {event.shape}?" if template == "colour" else f"What shape is the {event.colour} object?"
             answer = event.colour if template == "colour" else event.shape
             question = QuestionPlan(template, CATEGORY[template], text, answer, [event.interval])
         elif template == "counting":
             shape, count = shapes.pop(), rng.choice((2, 3))
             pattern = next_pattern(allow_always=False)
             group = [place(pattern, shape, colours.pop()) for _ in range(count)]
-            question = QuestionPlan(template, CATEGORY[template],
-                                    f"How many {_plural(shape)} of different colours appear in the video?",
-                                    str(count), [event.interval for event in group])  # fmt: skip
+            question = QuestionPlan(
+                template,
+                CATEGORY[template],
+                f"How many {_plural(shape)} of different colours appear in the video?",
+                str(count),
+                [event.interval for event in group],
+            )
         else:  # order, before_after: two events at different times
             pattern = next_pattern()
             first = place(pattern, shapes.pop(), colours.pop())

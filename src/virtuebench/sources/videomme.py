@@ -130,6 +130,5 @@ def convert(raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int]) 
             conversion.exclude(question_id, f"bad row: {error}")
             continue
         question, _ = split_embedded_options(row["question"])  # Video-MME keeps options apart; be sure
-        conversion.add(question_id.strip(), _video_file(raw_dir, video.strip()), str(row.get("task_type")),
-                       question, answer, options)  # fmt: skip
+        conversion.add(question_id.strip(), _video_file(raw_dir, video.strip()), str(row.get("task_type")), question, answer, options)
     return conversion.result()

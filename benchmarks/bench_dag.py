@@ -75,7 +75,7 @@ def main() -> int:
         "levels": [64, 128, 256, 512, 1024],
         "prompts": ["honest", "plain"],
         "judge": "rules",
-        "models": [name for name in registry if name not in ("refuse", "guess")],
+        "models": [name for name in registry if name not in ("refuse", "guess", "oracle")],
     }
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     command = [

@@ -136,6 +136,7 @@ def default_targets():
     if config["benchmark"] == "cvrr":
         return ["results/cvrr/table2.tex", "results/cvrr/table3.tex"]
     targets = ["results/table1.tex", "results/table2.tex", "results/fig4.png", "results/fig6.png", "results/scores.csv"]
+    targets += ["results/comparisons.csv", "results/table2_trust.tex", "results/fig_levels.png"]
     if CURATED:
         targets += ["results/stats/sources.tex", "results/curation/filter_counts.csv"]
         if SUPPLEMENT["models"]:

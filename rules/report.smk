@@ -1,8 +1,10 @@
 localrules:
     compute_scores,
+    compare_arms,
     make_tables,
     make_fig4,
     make_fig6,
+    make_fig_levels,
     compare_judges,
 
 
@@ -12,14 +14,46 @@ rule compute_scores:
     output:
         scores="results/scores.csv",
         invalid="results/invalid_items.csv",
+    params:
+        resamples=config["report"]["bootstrap"]["resamples"],
+        seed=config["report"]["bootstrap"]["seed"],
+        wrong_answer=config["report"]["trust"]["wrong_answer"],
+        unwarranted_refusal=config["report"]["trust"]["unwarranted_refusal"],
     log:
         "logs/scores.log",
     conda:
         "../envs/core.yaml"
     message:
-        "Scoring {input}"
+        "Scoring {input} (intervals: {params.resamples} bootstrap resamples over videos)"
     shell:
-        "python -m virtuebench.metrics {input} --out {output.scores} --invalid-out {output.invalid} > {log} 2>&1"
+        "python -m virtuebench.metrics {input} --out {output.scores} --invalid-out {output.invalid} "
+        "--resamples {params.resamples} --seed {params.seed} --wrong-answer {params.wrong_answer} "
+        "--unwarranted-refusal {params.unwarranted_refusal} > {log} 2>&1"
+
+
+rule compare_arms:
+    input:
+        lambda wildcards: judgments(),
+    output:
+        "results/comparisons.csv",
+    params:
+        models=config["models"],
+        prompts=config["prompts"],
+        prompt=config["report"]["prompt"],
+        judge=JUDGE,
+        pairs=" ".join(f"--pair {a} {b}" for a, b in config["report"]["compare"]),
+        resamples=config["report"]["bootstrap"]["resamples"],
+        seed=config["report"]["bootstrap"]["seed"],
+    log:
+        "logs/comparisons.log",
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Paired comparisons: prompts per model, adjacent models in Table 2, report.compare"
+    shell:
+        "python -m virtuebench.comparisons {input} --models {params.models} --prompts {params.prompts} "
+        "--prompt {params.prompt} --judge {params.judge} {params.pairs} --resamples {params.resamples} "
+        "--seed {params.seed} --out {output} > {log} 2>&1"
 
 
 rule make_tables:
@@ -28,11 +62,15 @@ rule make_tables:
     output:
         table1="results/table1.tex",
         table2="results/table2.tex",
+        trust="results/table2_trust.tex",
     params:
         models=config["models"],
         levels=config["levels"],
         prompt=config["report"]["prompt"],
         judge=JUDGE,
+        intervals="--intervals" if config["report"]["intervals"] else "",
+        wrong_answer=config["report"]["trust"]["wrong_answer"],
+        unwarranted_refusal=config["report"]["trust"]["unwarranted_refusal"],
     log:
         "logs/tables.log",
     conda:
@@ -42,7 +80,8 @@ rule make_tables:
     shell:
         "python -m virtuebench.report tables --scores {input.scores} --models {params.models} "
         "--levels {params.levels} --prompt {params.prompt} --judge {params.judge} "
-        "--table1 {output.table1} --table2 {output.table2} > {log} 2>&1"
+        "--table1 {output.table1} --table2 {output.table2} --table2-trust {output.trust} {params.intervals} "
+        "--wrong-answer {params.wrong_answer} --unwarranted-refusal {params.unwarranted_refusal} > {log} 2>&1"
 
 
 rule make_fig4:
@@ -67,6 +106,7 @@ rule make_fig4:
 rule make_fig6:
     input:
         scores=rules.compute_scores.output.scores,
+        comparisons=rules.compare_arms.output[0],
     output:
         png="results/fig6.png",
         csv="results/fig6.csv",
@@ -81,5 +121,29 @@ rule make_fig6:
     message:
         "Drawing Fig. 6 (refusal accuracy with and without the honesty instruction)"
     shell:
-        "python -m virtuebench.report fig6 --scores {input.scores} --models {params.models} "
-        "--prompts {params.prompts} --judge {params.judge} --out {output.png} --csv {output.csv} > {log} 2>&1"
+        "python -m virtuebench.report fig6 --scores {input.scores} --comparisons {input.comparisons} "
+        "--models {params.models} --prompts {params.prompts} --judge {params.judge} "
+        "--out {output.png} --csv {output.csv} > {log} 2>&1"
+
+
+rule make_fig_levels:
+    input:
+        scores=rules.compute_scores.output.scores,
+    output:
+        png="results/fig_levels.png",
+        csv="results/fig_levels.csv",
+    params:
+        models=config["models"],
+        levels=config["levels"],
+        prompt=config["report"]["prompt"],
+        judge=JUDGE,
+    log:
+        "logs/fig_levels.log",
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Drawing accuracy against frames per model (overall, non-refusal, refusal; trust score)"
+    shell:
+        "python -m virtuebench.report levels --scores {input.scores} --models {params.models} "
+        "--levels {params.levels} --prompt {params.prompt} --judge {params.judge} "
+        "--out {output.png} --csv {output.csv} > {log} 2>&1"

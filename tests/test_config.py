@@ -44,6 +44,12 @@ def test_schema_enums_match_the_code_registries():
         (("levels",), [64, "many"], "config.levels[1]: must be of type integer"),
         (("models",), ["refuse", "nope"], "config.models[1]: 'nope' is not in the model registry"),
         (("report", "prompt"), "plain", None),
+        (("report", "trust"), {"wrong_answer": -0.5, "unwarranted_refusal": -0.5}, "config.report.trust: wrong_answer must be below"),
+        (("report", "trust"), {"wrong_answer": 1}, "config.report.trust.wrong_answer: 1 is greater than the maximum of 0"),
+        (("report", "compare"), [["guess", "gpt-9"]], "config.report.compare[0]: model 'gpt-9' is not in config.models"),
+        (("report", "compare"), [["guess", "oracle:sneaky"]], "config.report.compare[0]: prompt 'sneaky' is not in config.prompts"),
+        (("report", "bootstrap", "resamples"), 10, "config.report.bootstrap.resamples: 10 is less than the minimum of 100"),
+        (("source", "name"), "cvrr", "'oracle' reads only the synthetic demo's frames"),
     ],
 )
 def test_errors_name_the_key_and_the_allowed_values(path, value, message):

@@ -1,5 +1,14 @@
-from virtuebench.metrics import compute_scores, read_scores, write_scores
+import dataclasses
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from virtuebench.metrics import TrustWeights, compute_scores, read_scores, write_scores
 from virtuebench.records import Judgment
+from virtuebench.support.bootstrap import Bootstrap, mean_interval
 
 
 def _judgment(i, level, unanswerable, correct, category="perception", valid=True, prompt="honest"):
@@ -45,3 +54,88 @@ def test_scores_per_subset_and_pooled(tmp_path):
     header = (tmp_path / "scores.csv").read_text().splitlines()[0]
     assert header.startswith("model,prompt,level,subset,accuracy,n_correct,n")
     assert sorted(read_scores(tmp_path / "scores.csv"), key=str) == sorted(scores.values(), key=str)
+
+
+def _item(instance, video, level, correct, *, unanswerable=False, refused=False, valid=True, prompt="honest", model="m"):
+    return Judgment(
+        instance,
+        model,
+        prompt,
+        level,
+        "rules",
+        "perception",
+        "colour",
+        "x",
+        unanswerable,
+        "r",
+        int(refused),
+        int(correct),
+        valid,
+        "",
+        None,
+        "fp",
+        video_id=video,
+    )
+
+
+def test_trust_score_charges_a_guess_more_than_an_honest_refusal():
+    judgments = [
+        _item("a", "v1", 64, True),  # right answer: 1
+        _item("b", "v1", 64, False, refused=True),  # refused where an answer was expected: 0
+        _item("c", "v2", 64, False),  # wrong answer: -1
+        _item("d", "v2", 64, False, unanswerable=True),  # answered where it should have refused: -1
+        _item("e", "v3", 64, True, unanswerable=True, refused=True),  # the refusal where due: 1
+        _item("f", "v3", 64, False, valid=False),  # no verdict: counted as a wrong answer, -1
+    ]
+    overall = next(s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "overall"))
+    assert (overall.n_correct, overall.n_wrong_refusal, overall.n, overall.n_videos) == (2, 1, 6, 3)
+    assert overall.trust == round(100 * (2 + 0 - 3) / 6, 4)
+    harsher = next(s for s in compute_scores(judgments, trust=TrustWeights(-3.0, -0.5)) if (s.level, s.subset) == ("64", "overall"))
+    assert harsher.trust == round(100 * (2 - 0.5 - 9) / 6, 4)
+    with pytest.raises(ValueError, match="wrong_answer < unwarranted_refusal"):
+        TrustWeights(wrong_answer=0.0, unwarranted_refusal=0.0)
+
+
+def test_intervals_resample_videos_and_trace_to_the_records():
+    rng = np.random.default_rng(0)
+    judgments = [_item(f"i{v}_{k}", f"v{v}", 64, bool(rng.random() < 0.6)) for v in range(30) for k in range(4)]
+    score = next(s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "overall"))
+    assert score.ci_low < score.accuracy < score.ci_high and score.n_videos == 30
+    expected = mean_interval(
+        [j.video_id for j in judgments],
+        [j.judgement for j in judgments],
+        Bootstrap(),
+        ("rules", "m", "honest", "64", "overall", "accuracy"),
+    )
+    assert (score.ci_low, score.ci_high) == (round(100 * expected[0], 4), round(100 * expected[1], 4))
+    # judgments without a video_id (judged before it was recorded) resample as single items
+    alone = [dataclasses.replace(j, video_id=None) for j in judgments]
+    single = next(s for s in compute_scores(alone) if (s.level, s.subset) == ("64", "overall"))
+    assert single.n_videos == len(judgments)
+    assert compute_scores(judgments) == compute_scores(list(reversed(judgments)))  # order does not matter
+
+
+def test_scores_from_before_the_intervals_still_read(tmp_path):
+    old = tmp_path / "scores.csv"
+    old.write_text("model,prompt,level,subset,accuracy,n_correct,n,n_invalid,judge\nm,honest,64,overall,50.0,1,2,0,rules\n")
+    (score,) = read_scores(old)
+    assert (score.accuracy, score.ci_low, score.trust) == (50.0, None, None)
+
+
+def test_the_cli_warns_when_judgments_lack_their_video(tmp_path):
+    path = tmp_path / "j.jsonl"
+    lines = [json.dumps({k: v for k, v in dataclasses.asdict(_item(f"i{k}", None, 64, True)).items() if k != "video_id"}) for k in range(3)]
+    path.write_text("\n".join(lines) + "\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "virtuebench.metrics", str(path), "--out", str(tmp_path / "s.csv"), "--resamples", "200"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "3 judgments have no video_id" in run.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "virtuebench.metrics", str(path), "--out", str(tmp_path / "s.csv"), "--wrong-answer", "1"],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and "wrong_answer < unwarranted_refusal" in bad.stderr

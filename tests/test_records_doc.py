@@ -7,8 +7,10 @@ import re
 import pytest
 from conftest import REPO
 
+from virtuebench.comparisons import Comparison
 from virtuebench.frames import Manifest
 from virtuebench.instances import SCHEMA
+from virtuebench.metrics import Score
 from virtuebench.records import Judgment, Response
 
 DOC = (REPO / "docs" / "records.md").read_text()
@@ -27,6 +29,8 @@ def section(title_start: str) -> str:
         ("Frame manifest", [field.name for field in dataclasses.fields(Manifest)]),
         ("Responses", [field.name for field in dataclasses.fields(Response)]),
         ("Judgments", [field.name for field in dataclasses.fields(Judgment)]),
+        ("Scores", [field.name for field in dataclasses.fields(Score)]),
+        ("Comparisons", [field.name for field in dataclasses.fields(Comparison)]),
     ],
 )
 def test_every_field_is_documented(title, names):

@@ -1,8 +1,10 @@
+import csv
+
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.instances import Instance
 from virtuebench.metrics import Score
-from virtuebench.report.figures import unanswerability
-from virtuebench.report.tables import latex_escape, table1, table2
+from virtuebench.report.figures import fig6, fig_levels, unanswerability
+from virtuebench.report.tables import latex_escape, table1, table2, table2_trust
 
 
 def _score(model, level, subset, accuracy, prompt="honest"):
@@ -41,3 +43,43 @@ def test_unanswerability_counts():
     by_level, by_instance = unanswerability(instances, [64, 128])
     assert [(r["level"], r["n_instances"], r["n_unanswerable"]) for r in by_level] == [(64, 3, 2), (128, 2, 0)]
     assert [(r["n_unanswerable_levels"], r["n_instances"]) for r in by_instance] == [(0, 1), (1, 1), (2, 0)]
+
+
+def _full(model, level, subset, accuracy, low, high, trust=None):
+    return Score(model, "honest", str(level), subset, accuracy, 1, 2, 0, "rules", ci_low=low, ci_high=high, n_videos=2, trust=trust)
+
+
+def test_tables_print_intervals_on_request_and_the_trust_variant_states_its_weights():
+    scores = [_full("m", 64, "overall", 40.0, 30.0, 50.5, trust=-12.5), _full("m", 64, "refusal", 10.0, None, None)]
+    plain = table2(scores, ["m"], [64], "honest", "rules")
+    assert "[30.0, 50.5]" not in plain and r"m & 40.00 & - & 10.00 \\" in plain
+    with_intervals = table2(scores, ["m"], [64], "honest", "rules", intervals=True)
+    assert r"40.00 {\scriptsize[30.0, 50.5]}" in with_intervals and r"& 10.00 \\" in with_intervals  # none: not printed
+    trust = table2_trust(scores, ["m"], [64], "honest", "rules", (-3.0, -0.5))
+    assert r"m & 40.00 & -12.50 \\" in trust and "scores -0.5" in trust and "scores -3" in trust
+
+
+def test_figures_write_their_numbers_with_intervals(tmp_path):
+    scores = []
+    for model in ("a", "b"):
+        for prompt in ("honest", "plain"):
+            for level in ("64", "128", "all"):
+                for subset in ("overall", "non_refusal", "refusal"):
+                    value = 80.0 if (model, prompt) == ("a", "honest") else 20.0
+                    scores.append(Score(model, prompt, level, subset, value, 4, 5, 0, "rules", value - 10, value + 10, 3, 0, value - 50))
+    comparisons = [
+        {"kind": "prompt", "judge": "rules", "level": "all", "subset": "refusal", "model_a": "a", "prompt_a": "honest"}
+        | {"model_b": "a", "prompt_b": "plain", "difference": "60.0", "p_holm": "0.001", "holds": "True"}
+    ]
+    fig6(scores, ["a", "b"], ["honest", "plain"], "rules", tmp_path / "f6.png", tmp_path / "f6.csv", comparisons)
+    rows = list(csv.DictReader((tmp_path / "f6.csv").open()))
+    assert [(r["model"], r["prompt"], r["ci_low"], r["holds"]) for r in rows] == [
+        ("a", "honest", "70.0", "True"),
+        ("a", "plain", "10.0", "True"),
+        ("b", "honest", "10.0", ""),
+        ("b", "plain", "10.0", ""),
+    ]
+    fig_levels(scores, ["a", "b"], [64, 128], "honest", "rules", tmp_path / "fl.png", tmp_path / "fl.csv")
+    levels = list(csv.DictReader((tmp_path / "fl.csv").open()))
+    assert len(levels) == 2 * 2 * 3 and {r["trust"] for r in levels if r["model"] == "a"} == {"30.0"}
+    assert (tmp_path / "f6.png").stat().st_size > 10_000 and (tmp_path / "fl.png").stat().st_size > 10_000

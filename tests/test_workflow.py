@@ -27,11 +27,11 @@ pytestmark = pytest.mark.workflow
 TINY = {
     "source": {"name": "synthetic", "settings": {"seed": 7, "n_videos": 3, "max_duration_s": 300, "width": 128, "height": 72}},
     "levels": [64, 128, 256],
-    "models": ["refuse", "guess"],
+    "models": ["refuse", "guess", "oracle"],
     "prompts": ["honest", "plain"],
     "judge": "rules",
 }
-OUTPUTS = ["table1.tex", "table2.tex", "fig4.png", "fig6.png", "scores.csv"]
+OUTPUTS = ["table1.tex", "table2.tex", "fig4.png", "fig6.png", "scores.csv", "comparisons.csv", "table2_trust.tex", "fig_levels.png"]
 
 
 def snakemake(workdir: Path, *args: str, config: dict | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -66,7 +66,7 @@ def test_demo_outputs_exist(run):
     for name in OUTPUTS:
         assert (run / "results" / name).stat().st_size > 0, name
     table2 = (run / "results" / "table2.tex").read_text()
-    assert "refuse &" in table2 and "guess &" in table2 and "256 frames" in table2
+    assert "refuse &" in table2 and "guess &" in table2 and "oracle &" in table2 and "256 frames" in table2
 
 
 def test_refuse_scores_match_the_analytic_values(run):
@@ -95,11 +95,33 @@ def test_every_extracted_frame_shows_its_second(run):
     assert checked > 64 * 3
 
 
+def test_the_oracle_reading_the_frames_is_right_at_every_level_with_the_honest_prompt(run):
+    rows = list(csv.DictReader((run / "results" / "scores.csv").open()))
+    oracle = {(r["prompt"], r["level"]): r for r in rows if r["model"] == "oracle" and r["subset"] == "overall"}
+    for level in TINY["levels"]:
+        row = oracle[("honest", str(level))]
+        assert (float(row["accuracy"]), row["n_correct"], row["n_invalid"]) == (100.0, row["n"], "0"), row
+    assert float(oracle[("plain", "all")]["accuracy"]) < 100.0  # without the instruction it guesses
+    effect = next(
+        r
+        for r in csv.DictReader((run / "results" / "comparisons.csv").open())
+        if (r["kind"], r["model_a"], r["level"], r["subset"]) == ("prompt", "oracle", "all", "refusal")
+    )
+    assert (effect["prompt_a"], effect["prompt_b"], float(effect["difference"])) == ("honest", "plain", 100.0)
+    # Three videos allow 2^3 sign patterns: no test over videos can be sure of anything, and this one says so.
+    assert effect["n_videos"] == "3" and float(effect["p_value"]) > 0.05 and effect["holds"] == "False"
+
+
 def test_every_score_traces_back_to_judgment_records(run):
     judgments = [j for path in (run / "results" / "judgments").rglob("*.jsonl") for j in load_records(path, Judgment)]
-    recomputed = {(s.model, s.prompt, s.level, s.subset): (s.n_correct, s.n) for s in compute_scores(judgments)}
+    assert all(j.video_id for j in judgments)
+    fields = ("n_correct", "n", "ci_low", "ci_high", "trust", "trust_ci_low", "trust_ci_high")
+    recomputed = {
+        (s.model, s.prompt, s.level, s.subset): tuple(str(getattr(s, f) if getattr(s, f) is not None else "") for f in fields)
+        for s in compute_scores(judgments)
+    }
     rows = list(csv.DictReader((run / "results" / "scores.csv").open()))
-    assert {(r["model"], r["prompt"], r["level"], r["subset"]): (int(r["n_correct"]), int(r["n"])) for r in rows} == recomputed
+    assert {(r["model"], r["prompt"], r["level"], r["subset"]): tuple(r[f] for f in fields) for r in rows} == recomputed
     # and every judgment's response is the one in the responses file
     for path in (run / "results" / "judgments" / "rules").rglob("*.jsonl"):
         responses_path = run / "results" / "responses" / path.relative_to(run / "results" / "judgments" / "rules")
@@ -172,6 +194,7 @@ def test_llm_judge_in_the_workflow(tmp_path, monkeypatch):
     with FakeOpenAI() as server:
         config = {
             **TINY,
+            "models": ["refuse", "guess"],  # no two of their responses coincide, so every item is one API call
             "levels": [64],
             "prompts": ["honest"],
             "judge": "fake-gpt",

@@ -140,6 +140,20 @@ def check_config(
             f"config.report.prompt: {report_prompt!r} is not allowed; allowed values (config.prompts): {', '.join(config['prompts'])}"
         )
 
+    trust = config.get("report", {}).get("trust", {})
+    if not trust.get("wrong_answer", -1.0) < trust.get("unwarranted_refusal", 0.0):
+        problems.append(
+            "config.report.trust: wrong_answer must be below unwarranted_refusal (a guess must cost more than an honest refusal), "
+            f"got {trust.get('wrong_answer', -1.0)} and {trust.get('unwarranted_refusal', 0.0)}"
+        )
+    for i, pair in enumerate(config.get("report", {}).get("compare", [])):
+        for arm in pair:
+            model, _, prompt = str(arm).partition(":")
+            if model not in config["models"]:
+                problems.append(f"config.report.compare[{i}]: model {model!r} is not in config.models")
+            if prompt and prompt not in config["prompts"]:
+                problems.append(f"config.report.compare[{i}]: prompt {prompt!r} is not in config.prompts")
+
     defined = {"rules": {"kind": "rules"}, **config.get("judges", {})}
     curation = config.get("curation", {})
     if config["source"]["name"] == "virtuebench" and "difficulty_judge" in curation:
@@ -195,6 +209,10 @@ def check_config(
         elif ":" not in registry[model]["backend"] and registry[model]["backend"] not in BACKENDS:
             problems.append(
                 f"{registry_path}: {model}.backend: {registry[model]['backend']!r} is not allowed; allowed values: {', '.join(sorted(BACKENDS))}"
+            )
+        elif registry[model]["backend"] == "oracle" and config["source"]["name"] != "synthetic":
+            problems.append(
+                f"config.models[{i}]: {model!r} reads only the synthetic demo's frames (source synthetic), not {config['source']['name']}'s"
             )
         elif str(registry[model].get("verified", "unverified")).startswith("unverified"):
             warnings.append(

@@ -1,8 +1,20 @@
-"""Scores from judgment records: one row per number any table or figure shows, with its counts.
+"""Scores from judgment records: one row per number any table or figure shows, with its counts, its
+95% interval and the trust-aware score.
 
 Accuracy is over all items of a subset; an invalid judgment (no response, or no verdict) counts as
 wrong and is also counted in `n_invalid`, so nothing is dropped or silently scored. Level `all`
 pools every level a model was run at (used by Fig. 6).
+
+Intervals (`ci_low`, `ci_high`) come from a bootstrap that resamples videos, not items
+(virtuebench.support.bootstrap); judgments without a `video_id` (written before it was recorded)
+are resampled as items, and the CLI says how many there were.
+
+The trust score follows [12] (Kalai et al. 2025, "Why language models hallucinate", sec. 4): a correct
+item (an answer where the frames hold it, the refusal where they do not) scores 1, a refusal where an
+answer was expected scores `unwarranted_refusal` (default 0: "I don't know" costs nothing), and a wrong
+answer, including any answer where the model should have refused and any invalid item, scores
+`wrong_answer` (default -1, their penalty t/(1-t) at confidence target t = 0.5). `trust` is 100 times
+the mean, so it lies between 100 * wrong_answer and 100.
 
 CLI: python -m virtuebench.metrics JUDGMENTS.jsonl ... --out results/scores.csv
 """
@@ -13,15 +25,42 @@ import argparse
 import csv
 import sys
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from virtuebench.records import Judgment, load_records
+from virtuebench.support.bootstrap import Bootstrap, mean_interval
 from virtuebench.support.tabular import write_csv
 
 SUBSETS = ("overall", "non_refusal", "refusal", "perception", "reasoning")
 ALL_LEVELS = "all"
+
+
+@dataclass(frozen=True)
+class TrustWeights:
+    """What a wrong answer and an unwarranted refusal score in the trust score (config `report.trust`); a
+    correct item scores 1."""
+
+    wrong_answer: float = -1.0
+    unwarranted_refusal: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.wrong_answer < self.unwarranted_refusal <= 0:
+            raise ValueError(
+                "report.trust: need wrong_answer < unwarranted_refusal <= 0 (a guess must cost more than an honest refusal), "
+                f"got wrong_answer={self.wrong_answer}, unwarranted_refusal={self.unwarranted_refusal}"
+            )
+
+    def value(self, judgment: Judgment) -> float:
+        if judgment.valid and judgment.judgement == 1:
+            return 1.0
+        if judgment.valid and judgment.refusal == 1:
+            return self.unwarranted_refusal
+        return self.wrong_answer
+
+
+DEFAULT_BOOTSTRAP, DEFAULT_TRUST = Bootstrap(), TrustWeights()
 
 
 @dataclass(frozen=True)
@@ -35,6 +74,13 @@ class Score:
     n: int
     n_invalid: int
     judge: str
+    ci_low: float | None = None  # 95% interval of accuracy (percent), resampling videos; None from one video
+    ci_high: float | None = None
+    n_videos: int = 0
+    n_wrong_refusal: int = 0  # refusals where an answer was expected (valid judgments)
+    trust: float | None = None  # 100 x mean item score (TrustWeights)
+    trust_ci_low: float | None = None
+    trust_ci_high: float | None = None
 
 
 def in_subset(judgment: Judgment, subset: str) -> bool:
@@ -47,29 +93,77 @@ def in_subset(judgment: Judgment, subset: str) -> bool:
     return judgment.category == subset
 
 
-def compute_scores(judgments: Iterable[Judgment]) -> list[Score]:
+def video_of(judgment: Judgment) -> str:
+    """The bootstrap's unit: the item's video, or the item itself where the judgment has no video_id."""
+    return judgment.video_id if judgment.video_id is not None else f"item:{judgment.instance_id}"
+
+
+def correct(judgment: Judgment) -> bool:
+    return judgment.judgement == 1 and judgment.valid
+
+
+def _percent(value: float | None) -> float | None:
+    return None if value is None else round(100 * value, 4)
+
+
+def _score(key: tuple[str, str, str, str, str], chosen: Sequence[Judgment], bootstrap: Bootstrap, trust: TrustWeights) -> Score:
+    judge, model, prompt, level, subset = key
+    videos = [video_of(j) for j in chosen]
+    right = [correct(j) for j in chosen]
+    values = [trust.value(j) for j in chosen]
+    low, high = mean_interval(videos, right, bootstrap, (*key, "accuracy"))
+    trust_low, trust_high = mean_interval(videos, values, bootstrap, (*key, "trust"))
+    return Score(
+        model,
+        prompt,
+        level,
+        subset,
+        round(100 * sum(right) / len(chosen), 4),
+        sum(right),
+        len(chosen),
+        sum(not j.valid for j in chosen),
+        judge,
+        ci_low=_percent(low),
+        ci_high=_percent(high),
+        n_videos=len(set(videos)),
+        n_wrong_refusal=sum(j.valid and j.refusal == 1 and j.judgement != 1 for j in chosen),
+        trust=round(100 * sum(values) / len(values), 4),
+        trust_ci_low=_percent(trust_low),
+        trust_ci_high=_percent(trust_high),
+    )
+
+
+def compute_scores(
+    judgments: Iterable[Judgment], bootstrap: Bootstrap = DEFAULT_BOOTSTRAP, trust: TrustWeights = DEFAULT_TRUST
+) -> list[Score]:
     groups: dict[tuple[str, str, str, str], list[Judgment]] = defaultdict(list)
     for judgment in judgments:
         groups[(judgment.judge, judgment.model, judgment.prompt, str(judgment.level))].append(judgment)
         groups[(judgment.judge, judgment.model, judgment.prompt, ALL_LEVELS)].append(judgment)
     scores = []
-    for (judge, model, prompt, level), members in groups.items():
+    for group, members in groups.items():
         for subset in SUBSETS:
             chosen = [j for j in members if in_subset(j, subset)]
-            if not chosen:
-                continue  # no item, no number
-            correct = sum(j.judgement == 1 and j.valid for j in chosen)
-            invalid = sum(not j.valid for j in chosen)
-            scores.append(Score(model, prompt, level, subset, round(100 * correct / len(chosen), 4), correct, len(chosen), invalid, judge))
-    level_order = lambda level: (level == ALL_LEVELS, int(level) if level != ALL_LEVELS else 0)  # noqa: E731
+            if chosen:  # no item, no number
+                scores.append(_score((*group, subset), chosen, bootstrap, trust))
     return sorted(scores, key=lambda s: (s.judge, s.model, s.prompt, level_order(s.level), SUBSETS.index(s.subset)))
+
+
+def level_order(level: str) -> tuple[bool, int]:
+    """Frame levels in number order, then `all`."""
+    return (level == ALL_LEVELS, int(level) if level != ALL_LEVELS else 0)
 
 
 def write_scores(scores: list[Score], path: str | Path) -> None:
     write_csv(path, (asdict(score) for score in scores), [f.name for f in fields(Score)])
 
 
+def _optional(text: str | None) -> float | None:
+    return None if text in (None, "") else float(text)
+
+
 def read_scores(path: str | Path) -> list[Score]:
+    """scores.csv back into Score rows (files from before the intervals read with them empty)."""
     with Path(path).open(newline="") as handle:
         return [
             Score(
@@ -82,6 +176,13 @@ def read_scores(path: str | Path) -> list[Score]:
                 int(row["n"]),
                 int(row["n_invalid"]),
                 row["judge"],
+                ci_low=_optional(row.get("ci_low")),
+                ci_high=_optional(row.get("ci_high")),
+                n_videos=int(row.get("n_videos") or 0),
+                n_wrong_refusal=int(row.get("n_wrong_refusal") or 0),
+                trust=_optional(row.get("trust")),
+                trust_ci_low=_optional(row.get("trust_ci_low")),
+                trust_ci_high=_optional(row.get("trust_ci_high")),
             )
             for row in csv.DictReader(handle)
         ]
@@ -117,11 +218,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("judgments", nargs="+")
     parser.add_argument("--out", required=True)
     parser.add_argument("--invalid-out", help="CSV listing every judgment without a valid verdict")
+    parser.add_argument("--resamples", type=int, default=Bootstrap.resamples, help="bootstrap resamples per number")
+    parser.add_argument("--seed", type=int, default=Bootstrap.seed, help="bootstrap seed")
+    parser.add_argument("--wrong-answer", type=float, default=TrustWeights.wrong_answer, help="trust score of a wrong answer")
+    parser.add_argument(
+        "--unwarranted-refusal",
+        type=float,
+        default=TrustWeights.unwarranted_refusal,
+        help="trust score of a refusal where an answer was expected",
+    )
     args = parser.parse_args(argv)
+    try:
+        bootstrap = Bootstrap(args.resamples, args.seed)
+        trust = TrustWeights(args.wrong_answer, args.unwarranted_refusal)
+    except ValueError as error:
+        parser.error(str(error))
     judgments = [j for path in args.judgments for j in load_records(path, Judgment)]
-    scores = compute_scores(judgments)
+    scores = compute_scores(judgments, bootstrap, trust)
     write_scores(scores, args.out)
     invalid = sum(not j.valid for j in judgments)
+    no_video = sum(j.video_id is None for j in judgments)
+    if no_video:
+        print(
+            f"WARNING: {no_video} judgments have no video_id (judged before it was recorded); their intervals resample "
+            "items, which is too narrow where questions share a video: rerun the judge jobs (`snakemake --forcerun judge_responses`)",
+            file=sys.stderr,
+        )
     if args.invalid_out:
         write_invalid(judgments, args.invalid_out)
     print(f"scores: {len(scores)} rows from {len(judgments)} judgments ({invalid} invalid) -> {args.out}", file=sys.stderr)

@@ -80,6 +80,7 @@ class Judgment:
     raw: str | None = None  # an LLM judge's reply, verbatim
     question: str | None = None  # the question as asked, so a judgment can be read on its own
     retryable: bool = False  # the judge's request failed: the next run asks again
+    video_id: str | None = None  # the item's video: the unit the report's bootstrap resamples
 
 
 def stable_hash(value: Any, length: int = 12) -> str:
@@ -113,14 +114,21 @@ def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
 
 
 def load_records(path: str | Path, cls: type) -> list[Any]:
-    """Read a JSONL file into dataclass records, naming file, line and field on any mismatch."""
+    """Read a JSONL file into dataclass records, naming file, line and field on any mismatch.
+
+    A field with a default may be absent (records written before the field was added read with it)."""
     fields = {field.name for field in dataclasses.fields(cls)}
+    required = {
+        field.name
+        for field in dataclasses.fields(cls)
+        if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
+    }
     records = []
     for number, value in enumerate(iter_jsonl(path), start=1):
-        missing = fields - value.keys()
+        missing = required - value.keys()
         if missing:
             raise RecordError(f"{path}: record {number} lacks field(s) {sorted(missing)} of a {cls.__name__}")
-        records.append(cls(**{name: value[name] for name in fields}))
+        records.append(cls(**{name: value[name] for name in fields if name in value}))
     return records
 
 

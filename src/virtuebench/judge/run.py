@@ -130,6 +130,7 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
                 raw=verdict.raw,
                 question=inst.question,
                 retryable=verdict.retryable,
+                video_id=response.video_id,
             )
         )
 

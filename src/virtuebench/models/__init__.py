@@ -15,6 +15,7 @@ from virtuebench.models.base import Backend, Reply, Request
 BACKENDS: dict[str, str] = {
     "refuse": "virtuebench.models.reference:RefuseBackend",
     "guess": "virtuebench.models.reference:GuessBackend",
+    "oracle": "virtuebench.models.oracle:OracleBackend",
     "openai": "virtuebench.models.openai_api:OpenAIBackend",
     "transformers": "virtuebench.models.hf:TransformersBackend",
     "vllm": "virtuebench.models.vllm_engine:VllmBackend",

@@ -1,4 +1,4 @@
-"""CLI: python -m virtuebench.report {tables,fig4,fig6} ... (see --help of each)."""
+"""CLI: python -m virtuebench.report {tables,fig4,fig6,levels} ... (see --help of each)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from virtuebench.comparisons import read_comparisons
 from virtuebench.instances import read_instances
 from virtuebench.metrics import read_scores
-from virtuebench.report.figures import fig4, fig6
-from virtuebench.report.tables import table1, table2
+from virtuebench.report.figures import fig4, fig6, fig_levels
+from virtuebench.report.tables import table1, table2, table2_trust
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,6 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     tables.add_argument("--judge", required=True)
     tables.add_argument("--table1", required=True)
     tables.add_argument("--table2", required=True)
+    tables.add_argument("--table2-trust", help="Table 2's variant with the trust score")
+    tables.add_argument("--intervals", action="store_true", help="print each number's 95%% interval")
+    tables.add_argument("--wrong-answer", type=float, default=-1.0, help="the trust weights, for the caption")
+    tables.add_argument("--unwarranted-refusal", type=float, default=0.0)
 
     four = commands.add_parser("fig4", help="Fig. 4 from the instances table")
     four.add_argument("--instances", required=True)
@@ -36,18 +41,36 @@ def main(argv: list[str] | None = None) -> int:
     six.add_argument("--models", nargs="+", required=True)
     six.add_argument("--prompts", nargs="+", required=True)
     six.add_argument("--judge", required=True)
+    six.add_argument("--comparisons", help="results/comparisons.csv: marks the prompt effects that hold")
     six.add_argument("--out", required=True)
     six.add_argument("--csv", required=True)
+
+    levels = commands.add_parser("levels", help="accuracy against frames per model, from scores.csv")
+    levels.add_argument("--scores", required=True)
+    levels.add_argument("--models", nargs="+", required=True)
+    levels.add_argument("--levels", nargs="+", type=int, required=True)
+    levels.add_argument("--prompt", required=True)
+    levels.add_argument("--judge", required=True)
+    levels.add_argument("--out", required=True)
+    levels.add_argument("--csv", required=True)
 
     args = parser.parse_args(argv)
     if args.command == "tables":
         scores = read_scores(args.scores)
-        Path(args.table1).write_text(table1(scores, args.models, args.levels, args.prompt, args.judge))
-        Path(args.table2).write_text(table2(scores, args.models, args.levels, args.prompt, args.judge))
+        Path(args.table1).write_text(table1(scores, args.models, args.levels, args.prompt, args.judge, args.intervals))
+        Path(args.table2).write_text(table2(scores, args.models, args.levels, args.prompt, args.judge, args.intervals))
+        if args.table2_trust:
+            weights = (args.wrong_answer, args.unwarranted_refusal)
+            Path(args.table2_trust).write_text(
+                table2_trust(scores, args.models, args.levels, args.prompt, args.judge, weights, args.intervals)
+            )
     elif args.command == "fig4":
         fig4(read_instances(args.instances), args.levels, args.out, args.csv)
+    elif args.command == "fig6":
+        comparisons = read_comparisons(args.comparisons) if args.comparisons else []
+        fig6(read_scores(args.scores), args.models, args.prompts, args.judge, args.out, args.csv, comparisons)
     else:
-        fig6(read_scores(args.scores), args.models, args.prompts, args.judge, args.out, args.csv)
+        fig_levels(read_scores(args.scores), args.models, args.levels, args.prompt, args.judge, args.out, args.csv)
     return 0
 
 

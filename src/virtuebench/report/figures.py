@@ -1,5 +1,6 @@
-"""Fig. 4 (unanswerability by level and by instance) and Fig. 6 (refusal accuracy with and without
-the honesty instruction). Each figure's numbers are also written to a CSV beside it."""
+"""Fig. 4 (unanswerability by level and by instance), Fig. 6 (refusal accuracy with and without the
+honesty instruction) and the accuracy-against-frames figure (fig_levels). Each figure's numbers are
+also written to a CSV beside it."""
 
 from __future__ import annotations
 
@@ -70,38 +71,189 @@ def fig4(instances: Sequence[Instance], levels: Sequence[int], out: str | Path, 
     plt.close(figure)
 
 
-def fig6(scores: Sequence[Score], models: Sequence[str], prompts: Sequence[str], judge: str, out: str | Path, csv_out: str | Path) -> None:
-    """Refusal-subset accuracy over all levels a model ran, one bar per prompt."""
+def _yerr(scores: Sequence[Score | None], low: str = "ci_low", high: str = "ci_high", value: str = "accuracy") -> list[list[float]]:
+    """Matplotlib's asymmetric error bars from the scores' intervals (none where a score has none)."""
+    below, above = [], []
+    for score in scores:
+        if score is None or getattr(score, low) is None:
+            below.append(0.0)
+            above.append(0.0)
+        else:
+            below.append(max(0.0, getattr(score, value) - getattr(score, low)))
+            above.append(max(0.0, getattr(score, high) - getattr(score, value)))
+    return [below, above]
+
+
+def prompt_effects(comparisons: Sequence[dict[str, str]], judge: str) -> dict[str, dict[str, str]]:
+    """Fig. 6's question per model: the paired comparison of its prompts on the refusal subset, all levels."""
+    return {
+        row["model_a"]: row
+        for row in comparisons
+        if row["kind"] == "prompt" and row["judge"] == judge and row["level"] == ALL_LEVELS and row["subset"] == "refusal"
+    }
+
+
+def fig6(
+    scores: Sequence[Score],
+    models: Sequence[str],
+    prompts: Sequence[str],
+    judge: str,
+    out: str | Path,
+    csv_out: str | Path,
+    comparisons: Sequence[dict[str, str]] = (),
+) -> None:
+    """Refusal-subset accuracy over all levels a model ran, one bar per prompt, with 95% intervals and a
+    mark where the prompt's effect holds (paired test over videos, Holm-adjusted, results/comparisons.csv)."""
     index = {(s.model, s.prompt): s for s in scores if s.level == ALL_LEVELS and s.subset == "refusal" and s.judge == judge}
-    rows = [
-        {
-            "model": model,
-            "prompt": prompt,
-            "accuracy": index[(model, prompt)].accuracy,
-            "n_correct": index[(model, prompt)].n_correct,
-            "n": index[(model, prompt)].n,
-        }
-        for model in models
-        for prompt in prompts
-        if (model, prompt) in index
-    ]
-    if rows:
-        write_csv(csv_out, rows)
-    else:
-        Path(csv_out).write_text("model,prompt,accuracy,n_correct,n\n")
-    figure, axis = plt.subplots(figsize=(max(5, 1.4 * len(models) + 2), 3.8))
+    effects = prompt_effects(comparisons, judge)
+    columns = ["model", "prompt", "accuracy", "ci_low", "ci_high", "n_correct", "n", "n_videos", "difference", "p_holm", "holds"]
+    rows = []
+    for model in models:
+        effect = effects.get(model, {})
+        for prompt in prompts:
+            if (model, prompt) in index:
+                score = index[(model, prompt)]
+                rows.append(
+                    {
+                        "model": model,
+                        "prompt": prompt,
+                        "accuracy": score.accuracy,
+                        "ci_low": score.ci_low,
+                        "ci_high": score.ci_high,
+                        "n_correct": score.n_correct,
+                        "n": score.n,
+                        "n_videos": score.n_videos,
+                        "difference": effect.get("difference", ""),
+                        "p_holm": effect.get("p_holm", ""),
+                        "holds": effect.get("holds", ""),
+                    }
+                )
+    write_csv(csv_out, rows, columns)
+    figure, axis = plt.subplots(figsize=(max(5.5, 1.5 * len(models) + 2.5), 4.2))
     width = 0.8 / max(1, len(prompts))
     colours = ["#4c72b0", "#dd8452", "#55a868", "#c44e52"]
     for p, prompt in enumerate(prompts):
         xs = [m + (p - (len(prompts) - 1) / 2) * width for m in range(len(models))]
-        values = [index[(model, prompt)].accuracy if (model, prompt) in index else 0.0 for model in models]
+        chosen = [index.get((model, prompt)) for model in models]
+        values = [score.accuracy if score else 0.0 for score in chosen]
         bars = axis.bar(xs, values, width, label=prompt, color=colours[p % len(colours)])
-        for bar, model in zip(bars, models):
-            text = f"{index[(model, prompt)].accuracy:.1f}" if (model, prompt) in index else "n/a"
-            axis.annotate(text, (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center", va="bottom", fontsize=8)
+        axis.errorbar(xs, values, yerr=_yerr(chosen), fmt="none", ecolor="black", elinewidth=0.8, capsize=3)
+        for bar, score in zip(bars, chosen):
+            text = f"{score.accuracy:.1f}" if score else "n/a"
+            top = score.ci_high if score and score.ci_high is not None else bar.get_height()
+            axis.annotate(
+                text,
+                (bar.get_x() + bar.get_width() / 2, top),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                xytext=(0, 1),
+                textcoords="offset points",
+            )
+    for m, model in enumerate(models):
+        effect = effects.get(model)
+        if effect and effect.get("holds") == "True":
+            text = f"* {effect['prompt_a']} - {effect['prompt_b']}:\n{float(effect['difference']):+.1f} points"
+            axis.annotate(text, (m, 108), ha="center", fontsize=7.5, fontweight="bold")
+    n_items = sorted({score.n for score in index.values()})
     axis.set_xticks(range(len(models)), models, rotation=20 if len(models) > 4 else 0)
-    axis.set(ylabel="refusal accuracy (%)", ylim=(0, 110), title=f"Refusal accuracy by prompt (all levels, judge {judge})")
-    axis.legend(title="prompt")
+    axis.set(ylabel="refusal accuracy (%)", ylim=(0, 122))
+    axis.set_title(
+        f"Refusal accuracy by prompt (unanswerable items, all levels pooled; judge {judge})\n"
+        f"bars: 95% interval over videos; *: prompts differ (paired test, Holm p < 0.05); n = {', '.join(map(str, n_items))} items",
+        fontsize=9,
+    )
+    axis.legend(title="prompt", loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     figure.tight_layout()
+    figure.savefig(out, dpi=150)
+    plt.close(figure)
+
+
+# subset, label, colour, marker; curves are drawn side by side (a small offset along x) so equal values stay visible
+LEVEL_CURVES = (
+    ("overall", "overall", "#4c72b0", "o"),
+    ("non_refusal", "non-refusal", "#55a868", "s"),
+    ("refusal", "refusal", "#c44e52", "^"),
+)
+DODGE = 0.06  # in octaves (the x axis is log2)
+
+
+def fig_levels(
+    scores: Sequence[Score], models: Sequence[str], levels: Sequence[int], prompt: str, judge: str, out: str | Path, csv_out: str | Path
+) -> None:
+    """Accuracy against frames, one panel per model: overall, non-refusal and refusal subsets with 95%
+    intervals, and the trust score (dotted)."""
+    index = {(s.model, s.level, s.subset): s for s in scores if s.prompt == prompt and s.judge == judge}
+    rows = [
+        {
+            "model": model,
+            "level": level,
+            "subset": subset,
+            "accuracy": score.accuracy,
+            "ci_low": score.ci_low,
+            "ci_high": score.ci_high,
+            "trust": score.trust,
+            "n": score.n,
+            "n_videos": score.n_videos,
+        }
+        for model in models
+        for level in levels
+        for subset, *_ in LEVEL_CURVES
+        if (score := index.get((model, str(level), subset))) is not None
+    ]
+    write_csv(csv_out, rows, ["model", "level", "subset", "accuracy", "ci_low", "ci_high", "trust", "n", "n_videos"])
+    columns = min(len(models), 4) or 1
+    lines = -(-len(models) // columns) or 1
+    figure, axes = plt.subplots(
+        lines, columns, figsize=(3.6 * columns, 3.1 * lines + 0.8), squeeze=False, sharey=True, layout="constrained"
+    )
+    lowest = min([score.trust for score in index.values() if score.trust is not None] + [0.0])
+    for axis, model in zip(axes.flat, models):
+        for k, (subset, label, colour, marker) in enumerate(LEVEL_CURVES):
+            chosen = [index.get((model, str(level), subset)) for level in levels]
+            xs = [level * 2 ** ((k - 1.5) * DODGE) for level, score in zip(levels, chosen) if score]
+            present = [score for score in chosen if score]
+            if present:
+                axis.errorbar(
+                    xs,
+                    [s.accuracy for s in present],
+                    yerr=_yerr(present),
+                    color=colour,
+                    marker=marker,
+                    ms=3.5,
+                    capsize=2,
+                    lw=1.2,
+                    label=label,
+                )
+        overall = [index.get((model, str(level), "overall")) for level in levels]
+        trust = [(level * 2 ** (1.5 * DODGE), score) for level, score in zip(levels, overall) if score and score.trust is not None]
+        if trust:
+            axis.errorbar(
+                [x for x, _ in trust],
+                [score.trust for _, score in trust],
+                yerr=_yerr([score for _, score in trust], "trust_ci_low", "trust_ci_high", "trust"),
+                color="black",
+                ls=":",
+                marker="x",
+                ms=3.5,
+                capsize=2,
+                lw=1.2,
+                label="trust score (overall)",
+            )
+        axis.axhline(0, color="grey", lw=0.5)
+        axis.set_xscale("log", base=2)
+        axis.set_xticks(levels, [f"{level}\nn={score.n}" if score else str(level) for level, score in zip(levels, overall)], fontsize=7)
+        axis.minorticks_off()
+        axis.set(title=model, ylim=(min(-5, lowest - 5), 105))
+        axis.title.set_fontsize(9)
+    for axis in axes.flat[len(models) :]:
+        axis.set_visible(False)
+    for axis in axes[:, 0]:
+        axis.set_ylabel("accuracy (%) / trust score")
+    for axis in axes[-1]:
+        axis.set_xlabel("frames (n: items at that level)", fontsize=8)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    figure.suptitle(f"Accuracy against frames per model (prompt {prompt}, judge {judge}; bars: 95% interval over videos)", fontsize=10)
+    figure.legend(handles, labels, loc="outside lower center", ncol=4, fontsize=8, frameon=False)
     figure.savefig(out, dpi=150)
     plt.close(figure)

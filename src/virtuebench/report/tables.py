@@ -16,9 +16,21 @@ def _index(scores: Sequence[Score], prompt: str, judge: str) -> dict[tuple[str, 
     return {(s.model, s.level, s.subset): s for s in scores if s.prompt == prompt and s.judge == judge}
 
 
-def _cell(index, model: str, level: int, subset: str) -> str:
+def _interval(low: float | None, high: float | None) -> str:
+    return "" if low is None or high is None else rf" {{\scriptsize[{low:.1f}, {high:.1f}]}}"
+
+
+def _cell(index, model: str, level: int, subset: str, intervals: bool = False, metric: str = "accuracy") -> str:
     score = index.get((model, str(level), subset))
-    return "-" if score is None else f"{score.accuracy:.2f}"
+    if score is None:
+        return "-"
+    if metric == "trust":
+        return f"{score.trust:.2f}" + (_interval(score.trust_ci_low, score.trust_ci_high) if intervals else "")
+    return f"{score.accuracy:.2f}" + (_interval(score.ci_low, score.ci_high) if intervals else "")
+
+
+def _interval_note(intervals: bool) -> str:
+    return "; in brackets, each number's 95\\% interval (bootstrap over videos)" if intervals else ""
 
 
 def _invalid_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str]) -> str:
@@ -58,35 +70,69 @@ def _table(caption: str, label: str, levels: Sequence[int], subsets: Sequence[tu
     )
 
 
-def table2(scores: Sequence[Score], models: Sequence[str], levels: Sequence[int], prompt: str, judge: str) -> str:
+def table2(scores: Sequence[Score], models: Sequence[str], levels: Sequence[int], prompt: str, judge: str, intervals: bool = False) -> str:
     index = _index(scores, prompt, judge)
     subsets = [("overall", "Overall"), ("non_refusal", "Non-refusal"), ("refusal", "Refusal")]
     rows = [
-        latex_escape(model) + " & " + " & ".join(_cell(index, model, level, subset) for level in levels for subset, _ in subsets) + r" \\"
+        latex_escape(model)
+        + " & "
+        + " & ".join(_cell(index, model, level, subset, intervals) for level in levels for subset, _ in subsets)
+        + r" \\"
         for model in models
     ]
     caption = (
         f"Accuracy (\\%) on the overall, non-refusal and refusal subsets per frame level; prompt "
         f"\\texttt{{{latex_escape(prompt)}}}, judge \\texttt{{{latex_escape(judge)}}}; "
-        f"{_invalid_note(scores, prompt, judge, models)}."
+        f"{_invalid_note(scores, prompt, judge, models)}{_interval_note(intervals)}."
     )
     return _table(caption, "tab:refusal", levels, subsets, rows)
 
 
-def table1(scores: Sequence[Score], models: Sequence[str], levels: Sequence[int], prompt: str, judge: str) -> str:
+def table2_trust(
+    scores: Sequence[Score],
+    models: Sequence[str],
+    levels: Sequence[int],
+    prompt: str,
+    judge: str,
+    weights: tuple[float, float],
+    intervals: bool = False,
+) -> str:
+    """Table 2's variant with the trust score beside accuracy (virtuebench.metrics.TrustWeights)."""
+    wrong, refusal = weights
+    index = _index(scores, prompt, judge)
+    subsets = [("overall", "Acc."), ("trust", "Trust")]
+    rows = []
+    for model in models:
+        cells = []
+        for level in levels:
+            cells.append(_cell(index, model, level, "overall", intervals))
+            cells.append(_cell(index, model, level, "overall", intervals, metric="trust"))
+        rows.append(latex_escape(model) + " & " + " & ".join(cells) + r" \\")
+    caption = (
+        f"Accuracy (\\%) and trust score per frame level: 100 times the mean item score, where a correct item "
+        f"(an answer the frames support, or the refusal where they do not) scores 1, a refusal where an answer was "
+        f"expected scores {refusal:g} and any other answer scores {wrong:g}, so guessing costs more than an honest "
+        f"refusal (after Kalai et al., 2025); prompt \\texttt{{{latex_escape(prompt)}}}, judge "
+        f"\\texttt{{{latex_escape(judge)}}}; {_invalid_note(scores, prompt, judge, models)}{_interval_note(intervals)}."
+    )
+    return _table(caption, "tab:trust", levels, subsets, rows)
+
+
+def table1(scores: Sequence[Score], models: Sequence[str], levels: Sequence[int], prompt: str, judge: str, intervals: bool = False) -> str:
     index = _index(scores, prompt, judge)
     subsets = [("overall", "Overall"), ("perception_reasoning", "P / R")]
     rows = []
     for model in models:
         cells = []
         for level in levels:
-            cells.append(_cell(index, model, level, "overall"))
-            perception, reasoning = _cell(index, model, level, "perception"), _cell(index, model, level, "reasoning")
+            cells.append(_cell(index, model, level, "overall", intervals))
+            perception = _cell(index, model, level, "perception", intervals)
+            reasoning = _cell(index, model, level, "reasoning", intervals)
             cells.append("-" if perception == reasoning == "-" else f"{perception} / {reasoning}")
         rows.append(latex_escape(model) + " & " + " & ".join(cells) + r" \\")
     caption = (
         f"Overall accuracy (\\%) and Perception / Reasoning accuracy per frame level; prompt "
         f"\\texttt{{{latex_escape(prompt)}}}, judge \\texttt{{{latex_escape(judge)}}}; "
-        f"{_invalid_note(scores, prompt, judge, models)}."
+        f"{_invalid_note(scores, prompt, judge, models)}{_interval_note(intervals)}."
     )
     return _table(caption, "tab:main", levels, subsets, rows)

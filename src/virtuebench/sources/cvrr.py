@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from virtuebench.cvrr import DIMENSIONS
+from virtuebench.instances import CVRR_DIMENSIONS as DIMENSIONS
 from virtuebench.instances import Instance
 from virtuebench.sources.base import Conversion, Excluded
 from virtuebench.support.settings import settings_from_dict

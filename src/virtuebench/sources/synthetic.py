@@ -68,11 +68,12 @@ def read_second_code(image: np.ndarray | Image.Image) -> int | None:
     Robust to JPEG artefacts and to any resize that keeps the aspect ratio: each block is read
     from the mean of its central half.
     """
-    pixels = np.asarray(image.convert("L") if isinstance(image, Image.Image) else image, dtype=np.float32)
+    pixels = np.asarray(image.convert("L") if isinstance(image, Image.Image) else image)
+    height, width = pixels.shape[:2]
+    strip = code_strip_height(height)
+    pixels = pixels[:strip].astype(np.float32)  # only the strip: this runs on every frame the oracle reads
     if pixels.ndim == 3:
         pixels = pixels.mean(axis=2)
-    height, width = pixels.shape
-    strip = code_strip_height(height)
     block = width / CODE_BLOCKS
     bits = []
     for i in range(CODE_BLOCKS):

@@ -1,0 +1,189 @@
+"""Paired comparisons from judgment records: is a difference in Table 2 or Fig. 6 more than noise?
+
+Two arms (a model under a prompt) are compared on the items both answered: the same instance at the
+same level, so the difference is not muddled by which questions each arm saw. The difference's
+interval is a paired bootstrap over videos, its p-value a randomization test over videos
+(virtuebench.support.bootstrap). Which pairs (docs/records.md#comparisons-resultscomparisonscsv):
+
+- `prompt`: each model under the report's prompt against itself under every other prompt (Fig. 6);
+- `adjacent`: each model against the next one in Table 2's order, under the report's prompt;
+- `config`: the pairs `report.compare` names.
+
+Many comparisons are made at once, so some p-values fall below 0.05 by chance (about 1 in 20 under no
+difference): `p_holm` adjusts them (Holm) within each family of rows sharing kind, level and subset,
+the comparisons a reader scans together, and `holds` is `p_holm < 0.05`.
+
+CLI: python -m virtuebench.comparisons JUDGMENTS.jsonl ... --models M1 M2 ... --prompts honest plain
+     --prompt honest --judge rules --out results/comparisons.csv [--pair A B ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+
+from virtuebench.metrics import ALL_LEVELS, correct, in_subset, level_order, video_of
+from virtuebench.records import Judgment, load_records
+from virtuebench.support.bootstrap import Bootstrap, holm, paired_difference
+from virtuebench.support.tabular import write_csv
+
+SUBSETS = ("overall", "non_refusal", "refusal")  # Table 2's subsets; Fig. 6 uses refusal
+KINDS = ("prompt", "adjacent", "config")
+ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class Arm:
+    model: str
+    prompt: str
+
+    @classmethod
+    def parse(cls, text: str, default_prompt: str) -> Arm:
+        """`model` or `model:prompt`."""
+        model, _, prompt = text.partition(":")
+        return cls(model, prompt or default_prompt)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    kind: str
+    judge: str
+    level: str
+    subset: str
+    model_a: str
+    prompt_a: str
+    model_b: str
+    prompt_b: str
+    accuracy_a: float
+    accuracy_b: float
+    difference: float  # percentage points, a - b
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    p_holm: float | None
+    holds: bool
+    n: int
+    n_videos: int
+
+
+def pairs(models: Sequence[str], prompts: Sequence[str], prompt: str, extra: Iterable[tuple[Arm, Arm]] = ()) -> list[tuple[str, Arm, Arm]]:
+    """(kind, a, b) for every comparison the report makes, without repeats."""
+    chosen: list[tuple[str, Arm, Arm]] = []
+    chosen += [("prompt", Arm(model, prompt), Arm(model, other)) for model in models for other in prompts if other != prompt]
+    chosen += [("adjacent", Arm(a, prompt), Arm(b, prompt)) for a, b in zip(models, models[1:])]
+    chosen += [("config", a, b) for a, b in extra]
+    return list(dict.fromkeys(chosen))
+
+
+def compare(
+    judgments: Iterable[Judgment], chosen: Sequence[tuple[str, Arm, Arm]], judge: str, bootstrap: Bootstrap
+) -> tuple[list[Comparison], list[str]]:
+    """The comparisons, and a note for each pair with no item in common."""
+    by_arm: dict[Arm, dict[tuple[str, int], Judgment]] = defaultdict(dict)
+    for judgment in judgments:
+        if judgment.judge == judge:
+            by_arm[Arm(judgment.model, judgment.prompt)][(judgment.instance_id, judgment.level)] = judgment
+    rows, notes = [], []
+    for kind, a, b in chosen:
+        common = sorted(by_arm[a].keys() & by_arm[b].keys())
+        if not common:
+            notes.append(f"{kind}: {a.model}:{a.prompt} and {b.model}:{b.prompt} have no judged item in common (judge {judge})")
+            continue
+        levels = sorted({str(level) for _, level in common}, key=level_order) + [ALL_LEVELS]
+        for level in levels:
+            for subset in SUBSETS:
+                items = [key for key in common if (level == ALL_LEVELS or str(key[1]) == level) and in_subset(by_arm[a][key], subset)]
+                if items:
+                    rows.append(_row(kind, judge, level, subset, a, b, [(by_arm[a][key], by_arm[b][key]) for key in items], bootstrap))
+    return _adjust(rows), notes
+
+
+def _row(
+    kind: str, judge: str, level: str, subset: str, a: Arm, b: Arm, items: list[tuple[Judgment, Judgment]], bootstrap: Bootstrap
+) -> Comparison:
+    videos = [video_of(first) for first, _ in items]
+    right_a = [correct(first) for first, _ in items]
+    right_b = [correct(second) for _, second in items]
+    key = (kind, judge, level, subset, a.model, a.prompt, b.model, b.prompt)
+    paired = paired_difference(videos, right_a, right_b, bootstrap, key)
+
+    def percent(value: float | None) -> float | None:
+        return None if value is None else round(100 * value, 4)
+
+    return Comparison(
+        kind,
+        judge,
+        level,
+        subset,
+        a.model,
+        a.prompt,
+        b.model,
+        b.prompt,
+        round(100 * sum(right_a) / len(items), 4),
+        round(100 * sum(right_b) / len(items), 4),
+        percent(paired.difference),
+        percent(paired.ci_low),
+        percent(paired.ci_high),
+        None if paired.p_value is None else round(paired.p_value, 6),
+        None,
+        False,
+        paired.n,
+        paired.n_clusters,
+    )
+
+
+def _adjust(rows: list[Comparison]) -> list[Comparison]:
+    families: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for index, row in enumerate(rows):
+        families[(row.kind, row.level, row.subset)].append(index)
+    adjusted = list(rows)
+    for members in families.values():
+        for index, p in zip(members, holm([rows[i].p_value for i in members])):
+            row = rows[index]
+            adjusted[index] = replace(row, p_holm=None if p is None else round(p, 6), holds=p is not None and p < ALPHA)
+    return adjusted
+
+
+def write_comparisons(rows: Sequence[Comparison], path: str | Path) -> None:
+    write_csv(path, (asdict(row) for row in rows), [f.name for f in fields(Comparison)])
+
+
+def read_comparisons(path: str | Path) -> list[dict[str, str]]:
+    with Path(path).open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m virtuebench.comparisons", description=__doc__.split("\n\n")[0])
+    parser.add_argument("judgments", nargs="+")
+    parser.add_argument("--models", nargs="+", required=True, help="in Table 2's order")
+    parser.add_argument("--prompts", nargs="+", required=True)
+    parser.add_argument("--prompt", required=True, help="the report's prompt (Tables 1 and 2)")
+    parser.add_argument("--judge", required=True)
+    parser.add_argument("--pair", nargs=2, action="append", default=[], metavar=("A", "B"), help="an extra pair: model or model:prompt")
+    parser.add_argument("--resamples", type=int, default=Bootstrap.resamples)
+    parser.add_argument("--seed", type=int, default=Bootstrap.seed)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    try:
+        bootstrap = Bootstrap(args.resamples, args.seed)
+    except ValueError as error:
+        parser.error(str(error))
+    extra = [(Arm.parse(a, args.prompt), Arm.parse(b, args.prompt)) for a, b in args.pair]
+    judgments = [j for path in args.judgments for j in load_records(path, Judgment)]
+    rows, notes = compare(judgments, pairs(args.models, args.prompts, args.prompt, extra), args.judge, bootstrap)
+    write_comparisons(rows, args.out)
+    for note in notes:
+        print(f"WARNING: {note}", file=sys.stderr)
+    holding = sum(row.holds for row in rows)
+    print(f"comparisons: {len(rows)} rows ({holding} hold after Holm's adjustment) -> {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""The report's statistics (virtuebench.support.bootstrap) on simulated benchmarks with known truth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from virtuebench.support.bootstrap import Bootstrap, holm, mean_interval, paired_difference
+
+SETTINGS = Bootstrap(resamples=1000, seed=0)
+
+
+def _benchmark(rng: np.random.Generator, n_videos: int, rate: float, concentration: float = 4.0):
+    """Videos with 1-7 questions each; a video's own rate varies around `rate` (Beta), so items of one
+    video are correlated as in VirtueBench. The expected item-level rate is exactly `rate`."""
+    per_video = rng.integers(1, 8, size=n_videos)
+    video_rate = rng.beta(rate * concentration, (1 - rate) * concentration, size=n_videos)
+    clusters = np.repeat(np.arange(n_videos), per_video)
+    return clusters, np.repeat(video_rate, per_video)
+
+
+def test_the_95_percent_interval_covers_a_known_rate_93_to_97_percent_of_the_time():
+    rng = np.random.default_rng(2026)
+    covered, item_level_covered, simulations, rate = 0, 0, 1000, 0.6
+    for run in range(simulations):
+        clusters, p_item = _benchmark(rng, 50, rate)
+        correct = rng.random(len(p_item)) < p_item
+        low, high = mean_interval(clusters, correct, SETTINGS, ("coverage", run))
+        covered += low <= rate <= high
+        # The same data, resampling items as if they were independent: the interval is too narrow.
+        low, high = mean_interval(np.arange(len(correct)), correct, SETTINGS, ("items", run))
+        item_level_covered += low <= rate <= high
+    print(f"\ncoverage by video {covered / simulations:.3f}, by item {item_level_covered / simulations:.3f}")
+    assert 0.93 <= covered / simulations <= 0.97
+    assert item_level_covered / simulations < 0.90  # why the unit resampled is the video
+
+
+def test_paired_p_value_is_uniform_under_no_difference():
+    rng = np.random.default_rng(7)
+    p_values = []
+    for run in range(1000):
+        clusters, p_item = _benchmark(rng, 40, 0.5, concentration=2.0)
+        a, b = rng.random(len(p_item)) < p_item, rng.random(len(p_item)) < p_item  # two arms, same truth
+        p_values.append(paired_difference(clusters, a, b, SETTINGS, ("null", run)).p_value)
+    p_values = np.sort(np.array(p_values))
+    shares = {q: float(np.mean(p_values < q)) for q in (0.05, 0.1, 0.25, 0.5, 0.75)}
+    ks = float(np.max(np.abs(np.arange(1, len(p_values) + 1) / len(p_values) - p_values)))
+    print(f"\nshare of p below q: {shares}; Kolmogorov-Smirnov distance {ks:.3f}")
+    assert 0.03 <= shares[0.05] <= 0.07 and 0.07 <= shares[0.1] <= 0.13 and 0.45 <= shares[0.5] <= 0.55
+    assert ks < 0.06  # 1000 draws from a uniform: the 1% critical value is 0.052, plus the test's discreteness
+
+
+def test_a_real_difference_is_found_and_its_interval_holds_it():
+    rng = np.random.default_rng(3)
+    clusters, p_item = _benchmark(rng, 40, 0.5)
+    a = rng.random(len(p_item)) < np.clip(p_item + 0.3, 0, 1)
+    b = rng.random(len(p_item)) < p_item
+    result = paired_difference(clusters, a, b, SETTINGS, ("power",))
+    assert result.difference == pytest.approx(a.mean() - b.mean())
+    assert result.p_value < 0.01 and 0 < result.ci_low < result.difference < result.ci_high
+    assert (result.n, result.n_clusters) == (len(a), 40)
+
+
+def test_intervals_are_seeded_per_number_and_say_nothing_from_one_video():
+    clusters, values = [0, 0, 1, 1, 2, 2, 3], [1, 0, 1, 1, 0, 0, 1]
+    first = mean_interval(clusters, values, SETTINGS, ("m", "honest", "64", "overall"))
+    assert first == mean_interval(clusters, values, SETTINGS, ("m", "honest", "64", "overall"))
+    assert first != mean_interval(clusters, values, Bootstrap(resamples=1000, seed=1), ("m", "honest", "64", "overall"))
+    assert mean_interval(["v"] * 5, [1, 0, 1, 1, 0], SETTINGS, ("one",)) == (None, None)
+    assert mean_interval([0, 0, 1, 1], [1, 1, 1, 1], SETTINGS, ("all right",)) == (1.0, 1.0)
+
+
+def test_holm_adjusts_step_down_and_keeps_missing_values():
+    assert holm([0.01, 0.04, None, 0.03]) == pytest.approx([0.03, 0.06, None, 0.06])
+    assert holm([0.5, 0.9]) == [1.0, 1.0]
+    with pytest.raises(ValueError, match="resamples"):
+        Bootstrap(resamples=0)

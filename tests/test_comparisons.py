@@ -1,0 +1,107 @@
+"""Paired comparisons (virtuebench.comparisons): which pairs, on which items, and the CSV's contract."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+
+import numpy as np
+
+from virtuebench.comparisons import Arm, compare, pairs
+from virtuebench.records import Judgment, to_json_line
+from virtuebench.support.bootstrap import Bootstrap
+
+SETTINGS = Bootstrap(resamples=500, seed=0)
+CONTRACT = ["model_a", "prompt_a", "model_b", "prompt_b", "level", "subset", "difference", "ci_low", "ci_high", "p_value", "n"]
+
+
+def _judgment(instance, video, level, model, prompt, correct, unanswerable=False, judge="rules"):
+    return Judgment(
+        instance,
+        model,
+        prompt,
+        level,
+        judge,
+        "perception",
+        "t",
+        "x",
+        unanswerable,
+        "r",
+        0,
+        int(correct),
+        True,
+        "",
+        None,
+        "fp",
+        video_id=video,
+    )
+
+
+def test_pairs_are_prompt_effects_adjacent_models_and_configured_ones_once_each():
+    chosen = pairs(
+        ["a", "b", "c"], ["honest", "plain"], "honest", [(Arm("a", "honest"), Arm("c", "plain")), (Arm("a", "honest"), Arm("b", "honest"))]
+    )
+    assert chosen == [
+        ("prompt", Arm("a", "honest"), Arm("a", "plain")),
+        ("prompt", Arm("b", "honest"), Arm("b", "plain")),
+        ("prompt", Arm("c", "honest"), Arm("c", "plain")),
+        ("adjacent", Arm("a", "honest"), Arm("b", "honest")),
+        ("adjacent", Arm("b", "honest"), Arm("c", "honest")),
+        ("config", Arm("a", "honest"), Arm("c", "plain")),
+        ("config", Arm("a", "honest"), Arm("b", "honest")),
+    ]
+    assert Arm.parse("m:plain", "honest") == Arm("m", "plain") and Arm.parse("m", "honest") == Arm("m", "honest")
+
+
+def test_a_prompt_effect_is_measured_on_the_items_both_prompts_answered():
+    rng = np.random.default_rng(1)
+    judgments = []
+    for v in range(30):
+        for k in range(3):
+            unanswerable = k == 0
+            judgments.append(
+                _judgment(f"q{v}_{k}", f"v{v}", 64, "m", "honest", rng.random() < (0.9 if unanswerable else 0.5), unanswerable)
+            )
+            judgments.append(_judgment(f"q{v}_{k}", f"v{v}", 64, "m", "plain", rng.random() < (0.2 if unanswerable else 0.5), unanswerable))
+    judgments.append(_judgment("only_honest", "v99", 64, "m", "honest", True))  # not paired: left out
+    judgments.append(_judgment("q0_0", "v0", 64, "m", "plain", False, judge="other"))  # another judge: left out
+    rows, notes = compare(judgments, pairs(["m"], ["honest", "plain"], "honest"), "rules", SETTINGS)
+    assert notes == []
+    by = {(r.level, r.subset): r for r in rows}
+    assert set(by) == {(level, subset) for level in ("64", "all") for subset in ("overall", "non_refusal", "refusal")}
+    refusal = by[("64", "refusal")]
+    honest = [j for j in judgments if j.prompt == "honest" and j.is_unanswerable and j.instance_id != "only_honest"]
+    plain = [j for j in judgments if j.prompt == "plain" and j.is_unanswerable and j.judge == "rules"]
+    assert refusal.n == 30 and refusal.n_videos == 30
+    assert refusal.difference == round(100 * (sum(j.judgement for j in honest) - sum(j.judgement for j in plain)) / 30, 4)
+    assert refusal.ci_low < refusal.difference < refusal.ci_high
+    assert refusal.p_value < 0.01 and refusal.holds and refusal.p_holm >= refusal.p_value
+    assert by[("64", "overall")].n == 90
+
+
+def test_identical_arms_have_no_difference_and_p_one():
+    judgments = [_judgment(f"q{i}", f"v{i % 5}", 64, model, "honest", i % 3 == 0) for i in range(20) for model in ("a", "b")]
+    rows, _ = compare(judgments, pairs(["a", "b"], ["honest"], "honest"), "rules", SETTINGS)
+    assert rows and all(r.difference == 0 and r.p_value == 1.0 and not r.holds for r in rows)
+
+
+def test_a_pair_without_common_items_is_named_and_the_cli_writes_the_contract_columns(tmp_path):
+    judgments = [_judgment(f"q{i}", f"v{i}", 64, "a", "honest", True) for i in range(4)]
+    judgments += [_judgment(f"q{i}", f"v{i}", 64, "b", "honest", i % 2 == 0) for i in range(4)]
+    judgments += [_judgment("z", "vz", 128, "c", "honest", True)]
+    path = tmp_path / "j.jsonl"
+    path.write_text("".join(to_json_line(j) for j in judgments))
+    out = tmp_path / "comparisons.csv"
+    command = [sys.executable, "-m", "virtuebench.comparisons", str(path), "--models", "a", "b", "c", "--prompts", "honest"]
+    run = subprocess.run(
+        [*command, "--prompt", "honest", "--judge", "rules", "--pair", "a", "c:honest", "--resamples", "200", "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "b:honest and c:honest have no judged item in common" in run.stderr and "a:honest and c:honest" in run.stderr
+    rows = list(csv.DictReader(out.open()))
+    assert set(CONTRACT) <= set(rows[0]) and {(r["model_a"], r["model_b"]) for r in rows} == {("a", "b")}
+    overall = next(r for r in rows if (r["level"], r["subset"]) == ("64", "overall"))
+    assert float(overall["difference"]) == 50.0 and int(overall["n"]) == 4

@@ -111,6 +111,20 @@ def judgments(judge=None):
     ]
 
 
+def browser_frames():
+    """Every frame folder an instance's level uses (the browser's thumbnails)."""
+    return sorted({f"results/frames/{inst.video_id}" for inst in instances()})
+
+
+def browser_judgments():
+    """The report judge's records, those of every judge it is compared with, and (CVRR-ES) the published ones."""
+    judges = dict.fromkeys([JUDGE, *(name for pair in CHECKED.compare for name in pair)])
+    paths = [path for judge in judges for path in judgments(judge)]
+    if config["benchmark"] == "cvrr" and cvrr_published_dir():
+        paths.append("results/cvrr/published_judgments.jsonl")
+    return paths
+
+
 def judge_config(wildcards):
     """The judge's settings: a tracked param, so changing them re-judges (the cache keeps what still holds).
     The built-in rules judge is not in config.judges."""
@@ -134,9 +148,9 @@ def cvrr_table_inputs(wildcards):
 
 def default_targets():
     if config["benchmark"] == "cvrr":
-        return ["results/cvrr/table2.tex", "results/cvrr/table3.tex"]
+        return ["results/cvrr/table2.tex", "results/cvrr/table3.tex", "results/browser/index.html"]
     targets = ["results/table1.tex", "results/table2.tex", "results/fig4.png", "results/fig6.png", "results/scores.csv"]
-    targets += ["results/comparisons.csv", "results/table2_trust.tex", "results/fig_levels.png"]
+    targets += ["results/comparisons.csv", "results/table2_trust.tex", "results/fig_levels.png", "results/browser/index.html"]
     if CURATED:
         targets += ["results/stats/sources.tex", "results/curation/filter_counts.csv"]
         if SUPPLEMENT["models"]:

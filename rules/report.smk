@@ -5,6 +5,7 @@ localrules:
     make_fig4,
     make_fig6,
     make_fig_levels,
+    make_browser,
     compare_judges,
 
 
@@ -147,3 +148,24 @@ rule make_fig_levels:
         "python -m virtuebench.report levels --scores {input.scores} --models {params.models} "
         "--levels {params.levels} --prompt {params.prompt} --judge {params.judge} "
         "--out {output.png} --csv {output.csv} > {log} 2>&1"
+
+
+rule make_browser:
+    input:
+        instances=rules.make_instances.output.instances,
+        frames=lambda wildcards: browser_frames(),
+        judgments=lambda wildcards: browser_judgments(),
+    output:
+        "results/browser/index.html",
+    params:
+        out_dir=lambda wildcards, output: os.path.dirname(output[0]),
+        thumb_width=config["report"]["thumb_width"],
+    log:
+        "logs/browser.log",
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Writing the per-item results browser (open results/browser/index.html)"
+    shell:
+        "python -m virtuebench.browser {input.judgments} --instances {input.instances} --frames-dir results/frames "
+        "--out {params.out_dir} --thumb-width {params.thumb_width} > {log} 2>&1"

@@ -7,7 +7,7 @@ Layers, lowest first (a module may import only its own layer or lower ones):
   3  models
   4  inference, judge
   5  metrics, comparisons, cvrr
-  6  report, curation, config, cluster  (the top: they assemble stages)
+  6  report, curation, config, cluster, browser  (the top: they assemble stages)
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ LAYER = {
     "curation": 6,
     "config": 6,
     "cluster": 6,
+    "browser": 6,
 }
 
 

@@ -112,6 +112,18 @@ def test_the_oracle_reading_the_frames_is_right_at_every_level_with_the_honest_p
     assert effect["n_videos"] == "3" and float(effect["p_value"]) > 0.05 and effect["holds"] == "False"
 
 
+def test_the_demo_results_browser_opens_in_a_real_browser(run, tmp_path):
+    from test_browser import click_through
+
+    site = run / "results" / "browser"
+    assert (site / "index.html").is_file() and len(list((site / "items").glob("*.html"))) == 15
+    shots = Path(os.environ.get("VB_SCREENSHOTS", tmp_path / "screenshots"))
+    seen = click_through(site, shots)
+    assert seen["title"].startswith("Item ") and "Ground truth" in seen["text"] and "oracle" in seen["text"]
+    assert seen["thumbs"] == 64 and "thumbs/" in seen["image"] and seen["focused"] >= 1
+    print(f"\ndemo site screenshots: {shots}")
+
+
 def test_every_score_traces_back_to_judgment_records(run):
     judgments = [j for path in (run / "results" / "judgments").rglob("*.jsonl") for j in load_records(path, Judgment)]
     assert all(j.video_id for j in judgments)

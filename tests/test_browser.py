@@ -1,0 +1,133 @@
+"""The per-item results browser (virtuebench.browser): pages from the records, bad input shown as such,
+and (where Debian's chromium and its driver are installed, as CI does) clicked through in a real browser."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import build_bench
+
+from virtuebench import REFUSAL_ANSWER
+from virtuebench.browser import SHEET_COLUMNS, Site, safe_name
+from virtuebench.instances import read_instances
+from virtuebench.records import Judgment
+
+
+def _judgments(bench: Path) -> list[Judgment]:
+    """Two judges' verdicts on an always-refusing model, as the judge stage writes them."""
+    records = []
+    for inst in read_instances(bench / "instances.parquet"):
+        for level, answer in inst.answers.items():
+            for judge, verdict in (("rules", 1), ("other", 0)):
+                unanswerable = answer == REFUSAL_ANSWER
+                records.append(
+                    Judgment(
+                        inst.instance_id, "refuse", "honest", level, judge, inst.category, inst.task_type, answer, unanswerable,
+                        REFUSAL_ANSWER, 1, int(unanswerable) if judge == "rules" else verdict, True, "refusal detected", None, "fp",
+                        question=inst.question, video_id=inst.video_id,
+                    )
+                )  # fmt: skip
+    return records
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    bench = build_bench(tmp_path_factory.mktemp("browser"), 3, 300, [64, 128, 256])
+    instances = read_instances(bench / "instances.parquet")
+    judgments = _judgments(bench)
+    broken = instances[-1]
+    shutil.rmtree(bench / "frames" / broken.video_id)  # its frames are gone
+    first = next(i for i in instances if 128 in i.answers and i.video_id != broken.video_id)
+    missing = next(j for j in judgments if j.instance_id == first.instance_id and j.level == 128 and j.judge == "rules")
+    judgments.remove(missing)  # one judgment never written
+    orphan = Judgment(
+        "ghost/1", "refuse", "honest", 64, "rules", "perception", "t", "red", False, None, 0, 0, False, "", "no response", "fp"
+    )
+    counts = Site(instances, [*judgments, orphan], bench / "frames", bench / "site").build()
+    return bench / "site", instances, broken, counts, first
+
+
+def test_the_overview_links_every_number_to_its_items(site):
+    out, instances, _, counts, first = site
+    index = (out / "index.html").read_text()
+    assert counts["items"] == len(instances) + 1 and "Judge rules" in index and "Judge other" in index
+    assert 'href="lists/rules/refuse/honest/64.html#refusal"' in index and "disagreement" in index
+    listing = (out / "lists" / "rules" / "refuse" / "honest" / "64.html").read_text()
+    assert f'href="../../../../items/{safe_name(first.instance_id)}.html#model=refuse&amp;prompt=honest&amp;level=64"' in listing or (
+        f"../../../../items/{safe_name(first.instance_id)}.html#model=refuse&prompt=honest&level=64" in listing
+    )
+
+
+def test_an_item_page_shows_every_level_its_frames_and_what_is_missing(site):
+    out, instances, broken, _, first = site
+    text = (out / "items" / f"{safe_name(first.instance_id)}.html").read_text()
+    assert first.question in text.replace("&#x27;", "'")
+    for level in first.answers:
+        assert f'id="level-{level}"' in text
+    manifest = json.loads((out.parent / "frames" / first.video_id / "manifest.json").read_text())
+    times = ",".join(f"{t:g}" for t in manifest["levels"]["64"]["timestamps"])
+    assert f'data-times="{times}"' in text and f'data-columns="{SHEET_COLUMNS}"' in text
+    assert (out / "thumbs" / first.video_id / "64.jpg").stat().st_size > 1000
+    assert "no judgment record" in text  # the one removed at 128 frames
+    gone = (out / "items" / f"{safe_name(broken.instance_id)}.html").read_text()
+    assert "no frames" in gone and "frame manifest not found" in gone
+    ghost = (out / "items" / f"{safe_name('ghost/1')}.html").read_text()
+    assert "not in the instances table" in ghost and "invalid" in ghost
+
+
+def _driver():
+    pytest.importorskip("selenium", reason="selenium is in the test extra: `make test` installs it")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not binary or not driver:
+        pytest.skip("no chromium/chromedriver on this machine (CI installs Debian's chromium and chromium-driver)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000", "--allow-file-access-from-files"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(driver), options=options)
+
+
+def click_through(site_dir: Path, shots: Path) -> dict[str, object]:
+    """Overview -> a model's refusal items -> one item; returns what the browser showed."""
+    from selenium.webdriver.common.by import By
+
+    shots.mkdir(parents=True, exist_ok=True)
+    browser = _driver()
+    try:
+        browser.get((site_dir / "index.html").resolve().as_uri())
+        browser.save_screenshot(str(shots / "1-overview.png"))
+        browser.find_element(By.CSS_SELECTOR, 'a[href$="/honest/64.html#refusal"]').click()
+        rows = [row for row in browser.find_elements(By.CSS_SELECTOR, "tr.item") if row.is_displayed()]
+        browser.save_screenshot(str(shots / "2-list.png"))
+        rows[0].find_element(By.TAG_NAME, "a").click()
+        thumbs = browser.find_elements(By.CSS_SELECTOR, "#level-64 .thumb")
+        browser.save_screenshot(str(shots / "3-item.png"))
+        return {
+            "title": browser.title,
+            "text": browser.find_element(By.TAG_NAME, "body").text,
+            "listed": len(rows),
+            "thumbs": len(thumbs),
+            "marked": len(browser.find_elements(By.CSS_SELECTOR, "#level-64 .thumb.evidence")),
+            "image": thumbs[0].find_element(By.TAG_NAME, "div").value_of_css_property("background-image") if thumbs else "",
+            "focused": len(browser.find_elements(By.CSS_SELECTOR, "tr.answer.focus")),
+        }
+    finally:
+        browser.quit()
+
+
+def test_clicking_from_the_overview_to_an_item_in_a_real_browser(site, tmp_path):
+    out, *_ = site
+    shots = Path(os.environ.get("VB_SCREENSHOTS", tmp_path / "screenshots"))
+    seen = click_through(out, shots)
+    assert seen["title"].startswith("Item ") and "Ground truth" in seen["text"]
+    assert seen["listed"] >= 1 and seen["thumbs"] == 64 and "thumbs/" in seen["image"] and seen["focused"] >= 1
+    for name in ("1-overview.png", "2-list.png", "3-item.png"):
+        assert (shots / name).stat().st_size > 5000
+    print(f"\nscreenshots: {shots}")

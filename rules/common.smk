@@ -7,7 +7,8 @@ from functools import lru_cache
 from virtuebench.instances import read_instances
 from virtuebench.instances import videos as video_paths
 from virtuebench.inference import items_for_level
-from virtuebench.sources import REAL_SOURCES
+from virtuebench.judge.rules import VERSION as RULES_VERSION
+from virtuebench.sources import REAL_SOURCES, sampling_of
 
 
 # The package is importable in any environment the rules run in, installed or not.
@@ -77,6 +78,7 @@ def frames_options(wildcards):
     if CHECKED.frame_pixels:  # frames.max_pixels, `auto` resolved from the configured models
         options.append(f"--max-pixels {CHECKED.frame_pixels}")
     options.append(f"--on-error {frames['on_broken_video']}")
+    options.append(f"--sampling {sampling_of(config['source']['name'])}")  # the source's (CVRR-ES: over the whole clip)
     return " ".join(options)
 
 
@@ -127,8 +129,12 @@ def browser_judgments():
 
 def judge_config(wildcards):
     """The judge's settings: a tracked param, so changing them re-judges (the cache keeps what still holds).
-    The built-in rules judge is not in config.judges."""
-    return json.dumps(CHECKED.judges.get(wildcards.judge, {"kind": "rules"}), sort_keys=True)
+    The built-in rules judge is not in config.judges; its rules' version is its setting, so a new version
+    re-judges (judge/rules.py, VERSION)."""
+    settings = CHECKED.judges.get(wildcards.judge, {"kind": "rules"})
+    if settings.get("kind") == "rules":
+        settings = {**settings, "version": RULES_VERSION}
+    return json.dumps(settings, sort_keys=True)
 
 
 def cvrr_published_dir():

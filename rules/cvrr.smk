@@ -44,6 +44,7 @@ rule make_cvrr_tables:
         scores="results/cvrr/scores.csv",
     params:
         out_dir=lambda wildcards, output: os.path.dirname(output.table2),
+        empty=config["cvrr"]["empty_predictions"],
     log:
         "logs/cvrr/tables.log",
     conda:
@@ -51,4 +52,4 @@ rule make_cvrr_tables:
     message:
         "Writing the CVRR-ES Tables 2 and 3"
     shell:
-        "python -m virtuebench.cvrr tables {input} --out {params.out_dir} > {log} 2>&1"
+        "python -m virtuebench.cvrr tables {input} --out {params.out_dir} --empty-predictions {params.empty} > {log} 2>&1"

@@ -56,7 +56,7 @@ def make_cvrr_release(root: Path) -> Path:
     count.mkdir()
     make_video(partial / "121.mp4", 12.4, fps=10)
     make_video(partial / "122.mp4", 9.3, fps=10)
-    make_video(count / "7.mp4", 5.2, fps=10)  # too short for 8 frames at 1 FPS
+    make_video(count / "7.mp4", 5.2, fps=10)  # shorter than 8 s: kept, 8 frames over the whole clip
     (partial / "annotations_partial_actions.json").write_text(
         json.dumps(
             [

@@ -26,11 +26,26 @@ def _judgments(bench: Path) -> list[Judgment]:
                 unanswerable = answer == REFUSAL_ANSWER
                 records.append(
                     Judgment(
-                        inst.instance_id, "refuse", "honest", level, judge, inst.category, inst.task_type, answer, unanswerable,
-                        REFUSAL_ANSWER, 1, int(unanswerable) if judge == "rules" else verdict, True, "refusal detected", None, "fp",
-                        question=inst.question, video_id=inst.video_id,
+                        inst.instance_id,
+                        "refuse",
+                        "honest",
+                        level,
+                        judge,
+                        inst.category,
+                        inst.task_type,
+                        answer,
+                        unanswerable,
+                        REFUSAL_ANSWER,
+                        1,
+                        int(unanswerable) if judge == "rules" else verdict,
+                        True,
+                        "refusal detected",
+                        None,
+                        "fp",
+                        question=inst.question,
+                        video_id=inst.video_id,
                     )
-                )  # fmt: skip
+                )
     return records
 
 

@@ -194,3 +194,21 @@ def test_extracting_again_into_the_same_folder_replaces_the_frames(tmp_path, vid
         assert run.returncode == 0, run.stderr
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["64", "manifest.json"]
     assert len(list((tmp_path / "out" / "64").iterdir())) == 64
+
+
+def test_a_two_second_clip_gets_every_level_over_the_whole_clip(video_factory, tmp_path):
+    """CVRR-ES sampling: N segment centres over the clip, whatever its length (docs/frames.md)."""
+    from virtuebench.levels import clip_timestamps, sampled_levels
+
+    video = video_factory(2.0, fps=10)
+    manifest = extract(video, tmp_path / "f", levels=[8, 16], sampling="clip")
+    assert manifest.sampling == "clip" and manifest.unavailable_levels == []
+    assert (
+        manifest.levels["8"].timestamps
+        == clip_timestamps(8, manifest.duration_s)
+        == [0.125, 0.375, 0.625, 0.875, 1.125, 1.375, 1.625, 1.875]
+    )
+    for level in ("8", "16"):
+        files = [tmp_path / "f" / name for name in manifest.levels[level].files]
+        assert len(files) == int(level) and all(path.stat().st_size > 0 for path in files)
+    assert sampled_levels(2.0, [8], "1fps") == [] and sampled_levels(2.0, [8], "clip") == [8]

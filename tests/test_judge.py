@@ -205,3 +205,72 @@ def test_mcq_judge_counts_a_refusal_as_a_wrong_refusal():
 
     verdict = McqJudge().judge("Q?", "A", "The video does not provide enough information to answer.")
     assert (verdict.refusal, verdict.judgement, verdict.valid) == (1, 0, True)
+
+
+REFUSAL = "The video does not provide enough information."
+
+
+@pytest.mark.parametrize(
+    "response,refusal",
+    [
+        # refusals that talk about the input not showing / covering / being insufficient
+        ("The frames do not show the moment the goal is scored.", 1),
+        ("The video doesn't show how many people entered the room.", 1),
+        ("The provided clip does not cover the end of the match.", 1),
+        ("None of the sampled frames show the scoreboard.", 1),
+        ("The frames are insufficient to determine who wins.", 1),
+        ("It is impossible to count the birds from these frames.", 1),
+        ("There is no way to tell which car arrives first from the sampled frames.", 1),
+        ("I cannot determine the colour of the jacket.", 1),
+        ("It is unclear from the frames whether he scores.", 1),
+        ("The visible frames do not appear to include the final play.", 1),
+        # a refusal, then an answer anyway: the model attempts an answer (refusal 0)
+        ("I cannot determine the colour from the frames, but it is probably red.", 0),
+        ("Although the frames do not show his face, he is wearing a red shirt.", 0),
+        ("The frames do not show it clearly; however, the score appears to be 2-1.", 0),
+        # false friends: "not shown" about something else, and people who cannot do things
+        ("The referee is not shown again after the foul; the blue team wins.", 0),
+        ("He cannot answer the phone because he is driving.", 0),
+        ("The ball is not visible behind the player, who then kicks it into the goal.", 0),
+        ("The answer is 3.", 0),
+    ],
+)
+def test_refusal_families(response, refusal):
+    assert RulesJudge().judge("How many goals are scored?", REFUSAL, response).refusal == refusal, response
+
+
+@pytest.mark.parametrize(
+    "question,answer,response,judgement",
+    [
+        # units and symbols: value and unit must both be right
+        ("How far did he run?", "5 km", "He ran five kilometres.", 1),
+        ("How far did he run?", "5 km", "About 5km.", 1),
+        ("How far did he run?", "5 km", "5 miles", 0),
+        ("How many kilometers did he run?", "5 km", "5", 1),
+        ("How far did he run?", "5 km", "5", 0),
+        ("How much does the ticket cost?", "$12", "It costs 12 dollars.", 1),
+        ("What share of the seats is empty?", "25%", "25 percent", 1),
+        ("What is the temperature?", "30 degrees", "30°", 1),
+        # number words, ordinals, fractions
+        ("How many people are there?", "25", "There are twenty-five people.", 1),
+        ("How many eggs?", "12", "A dozen eggs.", 1),
+        ("In which place does she finish?", "third", "She finishes 3rd.", 1),
+        ("In which place does she finish?", "3rd", "third place", 1),
+        ("In which place does she finish?", "third", "second", 0),
+        ("How much of the pizza is eaten?", "1/2", "half of it", 1),
+        ("How much of the pizza is eaten?", "0.75", "three quarters", 1),
+        # scores and ranges written several ways
+        ("What is the final score?", "3-2", "The final score is 3 to 2.", 1),
+        ("What is the final score?", "3-2", "3:2", 1),
+        ("What is the final score?", "3-2", "three to two", 1),
+        ("What is the final score?", "3-2", "2 to 3", 0),
+        # the final stated answer of a short chain of reasoning
+        ("How many goals are scored?", "3", "Two goals in the first half and one in the second, so 3 in total.", 1),
+        ("How many cups are on the table?", "2", "First I see one, then another: two in total.", 1),
+        ("How many goals are scored?", "3", "Two in the first half, one in the second, so 4 in total.", 0),
+        ("Is the man happy?", "yes", "Yes, so he smiles.", 1),
+    ],
+)
+def test_answer_families(question, answer, response, judgement):
+    verdict = RulesJudge().judge(question, answer, response)
+    assert (verdict.refusal, verdict.judgement) == (0, judgement), (response, verdict.reason)

@@ -228,3 +228,30 @@ def test_failed_requests_fail_the_job_and_only_they_are_asked_again(tmp_path):
         judge_responses(tmp_path / "r.jsonl", bench / "instances.parquet", up, tmp_path / "j.jsonl")
         assert server.total == 5
     assert all(json.loads(line)["valid"] for line in (tmp_path / "j.jsonl").read_text().splitlines())
+
+
+def test_the_documented_local_judge_example_validates_and_runs_without_a_key(tmp_path, monkeypatch):
+    """config/config.yaml's commented `local-qwen` judge, uncommented and pointed at a loopback fake server."""
+    import copy
+
+    import yaml
+    from conftest import REPO
+
+    from virtuebench.config import check_config
+
+    lines = (REPO / "config" / "config.yaml").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == "# local-qwen:")
+    end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("  #   "))
+    block = lines[start:end]
+    example = yaml.safe_load("\n".join(line.replace("  # ", "  ", 1) for line in block))["local-qwen"]
+    assert example["api_key_env"] is None and example["prompt"] == "virtuebench"
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeOpenAI() as server:
+        settings = {**example, "base_url": server.base_url}
+        config = copy.deepcopy(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))
+        config["judges"]["local-qwen"], config["judge"] = settings, "local-qwen"
+        checked = check_config(config, REPO / "config", base_dir=REPO, environ={})
+        assert checked.judge == "local-qwen" and not checked.missing_keys
+        judge = LlmJudge("local-qwen", {k: v for k, v in settings.items() if k != "kind"})
+        assert judge.judge("What colour is the star?", "red", "The star is red.").judgement == 1
+        assert all("sk-" not in sent for sent in server.authorizations)  # no key from anywhere was sent

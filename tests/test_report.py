@@ -83,3 +83,23 @@ def test_figures_write_their_numbers_with_intervals(tmp_path):
     levels = list(csv.DictReader((tmp_path / "fl.csv").open()))
     assert len(levels) == 2 * 2 * 3 and {r["trust"] for r in levels if r["model"] == "a"} == {"30.0"}
     assert (tmp_path / "f6.png").stat().st_size > 10_000 and (tmp_path / "fl.png").stat().st_size > 10_000
+
+
+def test_composition_and_sources_count_the_instances(tmp_path):
+    from virtuebench.report.figures import composition, sources
+
+    def inst(i, category, task, source, video):
+        return Instance(f"i{i}", video, source, category, task, "q?", "a", 100.0, "v.mp4", {64: "a"})
+
+    instances = [inst(1, "perception", "colour", "mlvu", "v1"), inst(2, "perception", "colour", "mlvu", "v1")]
+    instances += [inst(3, "reasoning", "order", "lvbench", "v2")]
+    rows = composition(instances, tmp_path / "c.png", tmp_path / "c.csv")
+    assert rows == [
+        {"category": "perception", "task_type": "colour", "n_instances": 2},
+        {"category": "reasoning", "task_type": "order", "n_instances": 1},
+    ]
+    assert sources(instances, tmp_path / "s.png", tmp_path / "s.csv") == [
+        {"source": "mlvu", "n_instances": 2, "n_videos": 1},
+        {"source": "lvbench", "n_instances": 1, "n_videos": 1},
+    ]
+    assert (tmp_path / "c.png").stat().st_size > 5000 and (tmp_path / "s.csv").read_text().startswith("source,n_instances,n_videos")

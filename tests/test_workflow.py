@@ -276,12 +276,18 @@ def test_cvrr_benchmark_in_the_workflow(tmp_path, monkeypatch):
         responses = [
             json.loads(line) for path in (workdir / "results" / "responses").rglob("*.jsonl") for line in path.read_text().splitlines()
         ]
-        assert len(responses) == 3 * 2 * 2
+        assert len(responses) == 4 * 2 * 2  # every question, the 5.2 s clip's too (8 frames over the whole clip)
         # At most one request per judged item; fewer where the cache already held the same
         # (question, truth, response) from a job that finished first.
         assert len({(r["instance_id"], r["response"]) for r in responses}) <= server.total <= len(responses)
     excluded = (workdir / "results" / "instances_excluded.csv").read_text()
-    assert "404.mp4" in excluded and "too short" in excluded
+    assert "404.mp4" in excluded and "too short" not in excluded
+    short = json.loads(
+        next(
+            p for p in (workdir / "results" / "frames").glob("*/manifest.json") if "7.mp4" in json.loads(p.read_text())["video"]
+        ).read_text()
+    )
+    assert short["sampling"] == "clip" and len(short["levels"]["8"]["files"]) == 8 and short["duration_s"] < 8
     rows = list(csv.DictReader((workdir / "results" / "cvrr" / "table2.csv").open()))
     by_row = {(r["setting"], r["model"]): r for r in rows}
     assert by_row[("standard_prompting", "PaperModel")]["average"] == "50.00"

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from virtuebench import LEVELS
-from virtuebench.levels import available_levels, grid_size, grid_timestamp, level_indices
+from virtuebench.levels import SAMPLINGS, clip_timestamps, grid_size, grid_timestamp, level_indices, sampled_levels
 from virtuebench.support.video import VideoError
 from virtuebench.support.video import duration_s as video_duration_s
 
@@ -67,6 +67,7 @@ class Manifest:
     seconds: float = 0.0
     error: str | None = None
     format: str = MANIFEST_FORMAT
+    sampling: str = "1fps"  # levels.SAMPLINGS; with `clip`, grid_indices are empty
 
     def write(self, outdir: Path) -> None:
         tmp = outdir / f".{MANIFEST}.tmp"
@@ -120,14 +121,20 @@ def extract(
     max_pixels: int | None = None,
     threads: int = 1,
     strategy: str = "auto",
+    sampling: str = "1fps",
 ) -> Manifest:
     """Write the frames of every available level of `video` under `outdir`; raise FramesError if it cannot.
+
+    `sampling` places a level's frames (levels.SAMPLINGS): on the 1 FPS grid (VirtueBench), or over the
+    whole clip (CVRR-ES), where every clip has every level.
 
     `strategy` is "auto" (plan from the keyframe layout), or "sequential" / "seek" to force a path;
     every path writes the same frames.
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy {strategy!r} is not one of {list(STRATEGIES)}")
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"sampling {sampling!r} is not one of {list(SAMPLINGS)}")
     import av
 
     started = time.monotonic()
@@ -155,20 +162,28 @@ def extract(
         manifest.grid_size = grid_size(duration)
         manifest.fps = float(stream.average_rate) if stream.average_rate else None
         manifest.source_size = [stream.codec_context.width, stream.codec_context.height]
-        kept = available_levels(duration, levels)
+        kept = sampled_levels(duration, levels, sampling)
         manifest.unavailable_levels = sorted(set(levels) - set(kept))
+        manifest.sampling = sampling
 
-        # Which grid index goes to which (level, position), and where it is stored first.
+        # Which target (a grid index; with clip sampling, its time in ms) goes to which (level, position),
+        # and where it is stored first; `times` gives each target's time in seconds.
         placements: dict[int, list[tuple[int, int]]] = {}
+        times: dict[int, float] = {}
         for level in kept:
-            indices = level_indices(level, duration)
+            if sampling == "clip":
+                stamps = clip_timestamps(level, duration)
+                keys = [round(t * 1000) for t in stamps]
+                indices: list[int] = []
+            else:
+                keys = indices = level_indices(level, duration)
+                stamps = [grid_timestamp(i) for i in indices]
             manifest.levels[str(level)] = LevelFrames(
-                timestamps=[grid_timestamp(i) for i in indices],
-                grid_indices=indices,
-                files=[f"{level}/{position:04d}.jpg" for position in range(level)],
+                timestamps=stamps, grid_indices=indices, files=[f"{level}/{position:04d}.jpg" for position in range(level)]
             )
-            for position, index in enumerate(indices):
-                placements.setdefault(index, []).append((level, position))
+            for position, (key, stamp) in enumerate(zip(keys, stamps)):
+                placements.setdefault(key, []).append((level, position))
+                times[key] = stamp
         for level in kept:
             (outdir / str(level)).mkdir(parents=True, exist_ok=True)
 
@@ -187,6 +202,7 @@ def extract(
             str(outdir),
             chunk,
             {i: placements[i] for i in chunk},
+            {i: times[i] for i in chunk},
             keyframes,
             frame_rate,
             largest_gap,
@@ -289,6 +305,7 @@ class _Chunk:
     outdir: str
     targets: list[int]  # grid indices, sorted
     placements: dict[int, list[tuple[int, int]]]  # grid index -> (level, position) it fills; the first is stored
+    times: dict[int, float]  # target -> its time in seconds
     keyframes: list[float]
     frame_rate: float
     largest_gap: float  # seconds between the two furthest-apart consecutive frames (variable frame rate)
@@ -338,7 +355,7 @@ def _extract_chunk(job: _Chunk) -> _ChunkResult:
         stream.codec_context.thread_count = max(1, job.decoder_threads)
         start_pts = stream.start_time or 0
         first_keyframe = job.keyframes[0] if job.keyframes else 0.0
-        runs = plan_runs([grid_timestamp(i) for i in job.targets], job.keyframes, job.frame_rate, job.seek_cost_frames, job.from_start)
+        runs = plan_runs([job.times[i] for i in job.targets], job.keyframes, job.frame_rate, job.seek_cost_frames, job.from_start)
         result.runs = len(runs)
         # The window spans at least two frame durations and the stream's largest gap between frames,
         # so the frame on screen at a timestamp is never skipped, however long it stays up.
@@ -353,7 +370,17 @@ def _extract_chunk(job: _Chunk) -> _ChunkResult:
                 except av.error.FFmpegError as error:
                     raise FramesError(f"{video}: seeking to {run_start:.2f} s failed ({error})") from None
             chunk_targets = job.targets[position : position + run_count]
-            decoded = _decode_run(container, stream, start_pts, chunk_targets, store, video, job.decoder_threads == 1, near_s)
+            decoded = _decode_run(
+                container,
+                stream,
+                start_pts,
+                chunk_targets,
+                store,
+                video,
+                job.decoder_threads == 1,
+                near_s,
+                [job.times[i] for i in chunk_targets],
+            )
             result.frames_decoded += decoded
             position += run_count
     return result
@@ -365,7 +392,15 @@ NEAR_TARGET_S = 0.5
 
 
 def _decode_run(
-    container, stream, start_pts: int, targets: list[int], store, video: Path, skip_far: bool = False, near_s: float = NEAR_TARGET_S
+    container,
+    stream,
+    start_pts: int,
+    targets: list[int],
+    store,
+    video: Path,
+    skip_far: bool = False,
+    near_s: float = NEAR_TARGET_S,
+    target_times: list[float] | None = None,
 ):
     """Decode forward from the current position and store the frame displayed at each target's time.
 
@@ -381,7 +416,8 @@ def _decode_run(
     context = stream.codec_context
     time_base = float(stream.time_base)
 
-    target_times = [grid_timestamp(i) for i in targets]
+    if target_times is None:
+        target_times = [grid_timestamp(i) for i in targets]
 
     def frames():
         if not skip_far:
@@ -486,6 +522,12 @@ def main(argv: list[str] | None = None) -> int:
         help="auto: seek or decode on, whichever the keyframe layout makes cheaper",
     )
     parser.add_argument(
+        "--sampling",
+        choices=SAMPLINGS,
+        default="1fps",
+        help="1fps: the 1 FPS grid (VirtueBench); clip: N segment centres over the whole clip",
+    )
+    parser.add_argument(
         "--on-error",
         choices=("fail", "record"),
         default="fail",
@@ -505,6 +547,7 @@ def main(argv: list[str] | None = None) -> int:
             jpeg_quality=args.jpeg_quality,
             threads=args.threads,
             strategy=args.strategy,
+            sampling=args.sampling,
         )
     except FramesError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -53,6 +53,27 @@ def level_timestamps(level: int, duration_s: float) -> list[float]:
     return [grid_timestamp(i) for i in level_indices(level, duration_s)]
 
 
+#: How a level's frames are placed in time: `1fps` (VirtueBench: uniform over the video's 1 FPS grid, so a
+#: level needs a video of at least that many seconds) or `clip` (CVRR-ES and most short-video benchmarks'
+#: own inference code: N frames at the centres of N equal segments of the whole clip, any clip length).
+SAMPLINGS = ("1fps", "clip")
+
+
+def sampled_levels(duration_s: float, levels: Iterable[int], sampling: str = "1fps") -> list[int]:
+    """The levels a video of `duration_s` seconds has under `sampling`."""
+    if sampling == "clip":
+        return sorted(level for level in levels if level > 0) if duration_s > 0 else []
+    return available_levels(duration_s, levels)
+
+
+def clip_timestamps(level: int, duration_s: float) -> list[float]:
+    """N frames over the whole clip: the centre of each of N equal segments ((k + 0.5) * T / N), as the
+    segment sampling of VideoChat / InternVideo (`get_index`) and Video-ChatGPT-style loaders do."""
+    if level <= 0 or duration_s <= 0:
+        raise ValueError(f"clip sampling needs a positive level and duration, got {level} and {duration_s}")
+    return [round((k + 0.5) * duration_s / level, 3) for k in range(level)]
+
+
 def interval_is_seen(interval: Sequence[float], timestamps: Sequence[float]) -> bool:
     start, end = float(interval[0]), float(interval[1])
     return any(start <= t < end for t in timestamps)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from virtuebench.records import Judgment, RecordError, load_records, write_jsonl_atomic
 
@@ -35,10 +36,19 @@ def main(argv: list[str] | None = None) -> int:
     tables = commands.add_parser("tables", help="tables from Judgment records")
     tables.add_argument("judgments", nargs="+")
     tables.add_argument("--out", required=True)
+    tables.add_argument(
+        "--empty-predictions",
+        choices=("skip", "wrong"),
+        default="skip",
+        help="skip: the authors' scoring (default); wrong: count them incorrect",
+    )
     download = commands.add_parser("download", help="fetch the published judge outputs")
     download.add_argument("--out", required=True)
     download.add_argument("--commit", default=None, help="repository commit (default: the pinned one)")
     download.add_argument("--url", default=None, help="archive URL (default: the authors' repository on GitHub)")
+    figures = commands.add_parser("figures", help="Fig. 1 (averages) and Fig. 4 (DSCP gains) from a table2.csv")
+    figures.add_argument("table2_csv")
+    figures.add_argument("--out", required=True, help="folder for fig1.png, fig4_dscp_gains.png and their CSVs")
     agree = commands.add_parser("agree", help="an offline judge against the published verdicts")
     agree.add_argument("published_dir")
     agree.add_argument("--judge", default="rules")
@@ -58,8 +68,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"cvrr: {len(judgments)} published judgments -> {args.out}", file=sys.stderr)
         elif args.command == "tables":
             judgments = [j for path in args.judgments for j in load_records(path, Judgment)]
-            rows = write_tables(judgments, args.out)
+            rows = write_tables(judgments, args.out, args.empty_predictions)
             print(f"cvrr: {len(rows)} (setting, model) rows from {len(judgments)} judgments -> {args.out}", file=sys.stderr)
+        elif args.command == "figures":
+            from virtuebench.cvrr.figures import fig1, fig4
+
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            fig1(args.table2_csv, out / "fig1.png", out / "fig1.csv")
+            gains = fig4(args.table2_csv, out / "fig4_dscp_gains.png", out / "fig4_dscp_gains.csv")
+            print(f"cvrr: Fig. 1 and Fig. 4 ({len(gains)} models with both settings) -> {out}", file=sys.stderr)
         elif args.command == "agree":
             from virtuebench.cvrr.agreement import measure
 

@@ -1,8 +1,11 @@
 """CVRR-ES scores and tables from Judgment records (published imports and new runs alike).
 
-accuracy(dimension) = correct / (correct + incorrect), over valid verdicts; an empty prediction is a
-valid, incorrect verdict, never dropped. The average is the mean over the 11 dimensions and exists
-only when all 11 are present.
+accuracy(dimension) = correct / (correct + incorrect), over valid verdicts. An empty prediction (the
+model answered, with nothing) follows the benchmark's rule, `EMPTY_RULES`: `skip` (the CVRR-ES authors'
+scoring, the default here: their evaluation script judges only non-empty predictions, which is why their
+Gemini rows have 2,375 of 2,382 items) leaves it out of the dimension and counts it in `n_skipped`, which the
+table caption prints; `wrong` scores it as an incorrect verdict. The average is the mean over the 11
+dimensions and exists only when all 11 are present.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from virtuebench.cvrr import DIMENSIONS, SETTINGS, TITLES
+from virtuebench.cvrr.published import PUBLISHED_JUDGE
 from virtuebench.records import Judgment
 from virtuebench.support.tabular import latex_escape, write_csv
 
@@ -29,6 +33,9 @@ def setting_of(prompt: str) -> str:
     return PROMPT_TO_SETTING.get(prompt, f"{prompt}_prompting")
 
 
+EMPTY_RULES = ("skip", "wrong")
+
+
 @dataclass(frozen=True)
 class DimensionScore:
     setting: str
@@ -39,18 +46,34 @@ class DimensionScore:
     n_correct: int
     n_incorrect: int
     n_invalid: int
+    n_skipped: int = 0  # empty predictions left out (rule `skip`)
 
 
-def dimension_scores(judgments: Iterable[Judgment]) -> list[DimensionScore]:
+def is_empty_prediction(judgment: Judgment) -> bool:
+    """The model answered with nothing (not a failed request: that is an error, counted invalid). The
+    authors' published verdicts are taken as they are: their files hold only what they chose to judge."""
+    if judgment.judge == PUBLISHED_JUDGE:
+        return False
+    return judgment.error is None and (judgment.response is None or not judgment.response.strip())
+
+
+def dimension_scores(judgments: Iterable[Judgment], empty: str = "skip") -> list[DimensionScore]:
+    if empty not in EMPTY_RULES:
+        raise ValueError(f"empty-prediction rule {empty!r} is not one of {list(EMPTY_RULES)}")
     groups: dict[tuple[str, str, str, str], list[Judgment]] = defaultdict(list)
     for judgment in judgments:
         groups[(setting_of(judgment.prompt), judgment.model, judgment.judge, judgment.category)].append(judgment)
     scores = []
     for (setting, model, judge, dimension), members in sorted(groups.items()):
-        valid = [j for j in members if j.valid]
-        correct = sum(j.judgement for j in valid)
+        skipped = [j for j in members if is_empty_prediction(j)] if empty == "skip" else []
+        kept = [j for j in members if not (empty == "skip" and is_empty_prediction(j))]
+        # under `wrong`, an empty prediction is an incorrect verdict whatever the judge made of it
+        valid = [j for j in kept if j.valid or (empty == "wrong" and is_empty_prediction(j))]
+        correct = sum(j.judgement for j in valid if not is_empty_prediction(j))
         accuracy = 100 * correct / len(valid) if valid else None
-        scores.append(DimensionScore(setting, model, judge, dimension, accuracy, correct, len(valid) - correct, len(members) - len(valid)))
+        scores.append(
+            DimensionScore(setting, model, judge, dimension, accuracy, correct, len(valid) - correct, len(kept) - len(valid), len(skipped))
+        )
     return scores
 
 
@@ -93,7 +116,7 @@ def write_table2_csv(rows: Sequence[ModelRow], path: str | Path) -> None:
 
 
 def write_scores_csv(scores: Sequence[DimensionScore], path: str | Path) -> None:
-    columns = ["setting", "model", "judge", "dimension", "accuracy", "n_correct", "n_incorrect", "n_invalid"]
+    columns = ["setting", "model", "judge", "dimension", "accuracy", "n_correct", "n_incorrect", "n_invalid", "n_skipped"]
     values = (
         [
             s.setting,
@@ -104,13 +127,14 @@ def write_scores_csv(scores: Sequence[DimensionScore], path: str | Path) -> None
             s.n_correct,
             s.n_incorrect,
             s.n_invalid,
+            s.n_skipped,
         ]
         for s in scores
     )
     write_csv(path, (dict(zip(columns, row)) for row in values), columns)
 
 
-def table2_tex(rows: Sequence[ModelRow]) -> str:
+def table2_tex(rows: Sequence[ModelRow], note: str = "") -> str:
     """Dimensions as rows and models as columns, as in the paper; one block per setting."""
     blocks = []
     for setting in dict.fromkeys(row.setting for row in rows):
@@ -134,7 +158,9 @@ def table2_tex(rows: Sequence[ModelRow]) -> str:
             r"\begin{table}[t]",
             r"\centering",
             r"\scriptsize",
-            r"\caption{CVRR-ES accuracy (\%) per evaluation dimension: correct / (correct + incorrect) of the judge's verdicts; Average is the mean over the 11 dimensions.}",
+            r"\caption{CVRR-ES accuracy (\%) per evaluation dimension: correct / (correct + incorrect) of the judge's verdicts; Average is the mean over the 11 dimensions"
+            + note
+            + ".}",
             r"\label{tab:cvrr-main}",
             r"\resizebox{\textwidth}{!}{%",
             r"\begin{tabular}{c}",
@@ -186,14 +212,21 @@ def write_table3_csv(rows: Sequence[ModelRow], path: str | Path) -> None:
     write_csv(path, (dict(zip(header, row)) for row in values), header)
 
 
-def write_tables(judgments: Iterable[Judgment], out_dir: str | Path) -> list[ModelRow]:
+def empty_note(scores: Sequence[DimensionScore], empty: str) -> str:
+    if empty == "wrong":
+        return "; empty predictions count as incorrect"
+    skipped = sum(s.n_skipped for s in scores)
+    return f"; {skipped} empty prediction{'s' if skipped != 1 else ''} skipped, as the authors' scoring does"
+
+
+def write_tables(judgments: Iterable[Judgment], out_dir: str | Path, empty: str = "skip") -> list[ModelRow]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    scores = dimension_scores(judgments)
+    scores = dimension_scores(judgments, empty)
     rows = model_rows(scores)
     write_scores_csv(scores, out_dir / "scores.csv")
     write_table2_csv(rows, out_dir / "table2.csv")
-    (out_dir / "table2.tex").write_text(table2_tex(rows))
+    (out_dir / "table2.tex").write_text(table2_tex(rows, empty_note(scores, empty)))
     write_table3_csv(rows, out_dir / "table3.csv")
     (out_dir / "table3.tex").write_text(table3_tex(rows))
     return rows

@@ -12,8 +12,11 @@ An LLM judge takes its settings as JSON (see config/schema.yaml, `judges`) and a
     python -m virtuebench.judge ITEMS.jsonl --judge gpt-4o --judge-config '{"kind": "llm", "model": "gpt-4o-2024-08-06"}'
         --cache results/judge_cache.sqlite --out OUT.jsonl
 
-Agreement between two judges over the same responses:
+Agreement between two judges over the same responses (refusal and judgement agreement, kappa, and the
+refusal precision and recall of the second taking the first as the reference):
     python -m virtuebench.judge agree --a J1.jsonl ... --b J2.jsonl ... --out report.json [--disagreements D.jsonl]
+The same for a judge against the labelled judge set (docs/judge_set.md), on its tune or held-out part:
+    python -m virtuebench.judge agree --set heldout [--judge rules] [--disagreements D.jsonl]
 """
 
 from __future__ import annotations
@@ -31,28 +34,44 @@ from virtuebench.records import Judgment, RecordError, load_records, write_jsonl
 def agree(argv: list[str]) -> int:
     from virtuebench.judge.agreement import compare
 
-    parser = argparse.ArgumentParser(prog="python -m virtuebench.judge agree")
-    parser.add_argument("--a", nargs="+", required=True, help="judgment files of the first judge")
-    parser.add_argument("--b", nargs="+", required=True, help="judgment files of the second judge")
-    parser.add_argument("--out", required=True, help="summary (JSON)")
+    parser = argparse.ArgumentParser(
+        prog="python -m virtuebench.judge agree",
+        description="Agreement of two judges (--a is the reference), or of a judge with the labelled judge set (--set).",
+    )
+    parser.add_argument("--a", nargs="+", help="judgment files of the first (reference) judge")
+    parser.add_argument("--b", nargs="+", help="judgment files of the second judge")
+    parser.add_argument("--set", choices=["tune", "tune2", "heldout", "all"], help="judge the labelled set (docs/judge_set.md) instead")
+    parser.add_argument("--judge", default="rules", help="with --set: the judge to measure")
+    parser.add_argument("--out", help="summary (JSON)")
     parser.add_argument("--disagreements", help="the items they disagree on (JSONL)")
     args = parser.parse_args(argv)
-    try:
-        first = [j for path in args.a for j in load_records(path, Judgment)]
-        second = [j for path in args.b for j in load_records(path, Judgment)]
-    except RecordError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+    if args.set:
+        from virtuebench.judge.judge_set import as_judgments
+
+        first, second = as_judgments(args.set, args.judge)
+    elif args.a and args.b:
+        try:
+            first = [j for path in args.a for j in load_records(path, Judgment)]
+            second = [j for path in args.b for j in load_records(path, Judgment)]
+        except RecordError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+    else:
+        parser.error("give --a and --b, or --set")
     summary, disagreements = compare(first, second)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(summary, indent=1) + "\n")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(summary, indent=1) + "\n")
     if args.disagreements:
         write_jsonl_atomic(args.disagreements, disagreements)
+    refusal, judgement = summary["refusal"], summary["judgement"]
     print(
-        f"{summary['judge_a']} vs {summary['judge_b']}: {summary['n_shared']} shared items; "
-        f"refusal agreement {summary['refusal']['agreement']} (kappa {summary['refusal']['kappa']}), "
-        f"judgement agreement {summary['judgement']['agreement']} (kappa {summary['judgement']['kappa']}), "
-        f"{len(disagreements)} disagreements",
+        f"{summary['judge_a']} vs {summary['judge_b']}: {summary['n_shared']} shared items\n"
+        f"  refusal:   agreement {refusal['agreement']} (kappa {refusal['kappa']}), "
+        f"precision {refusal['precision']}, recall {refusal['recall']} (of {summary['judge_b']}'s refusals, taking {summary['judge_a']} as the reference)\n"
+        f"  judgement: agreement {judgement['agreement']} (kappa {judgement['kappa']}), "
+        f"correct by {summary['judge_a']} {judgement['rate_a']}, by {summary['judge_b']} {judgement['rate_b']}\n"
+        f"  {len(disagreements)} disagreements",
         file=sys.stderr,
     )
     return 0

@@ -1,5 +1,6 @@
 """How far two judges agree on the same responses: raw agreement and Cohen's kappa for refusal and for
-judgement, and the items they disagree on. Only items both judged validly are compared."""
+judgement, precision and recall of the second judge's refusals (and correct verdicts) taking the first as
+the reference, and the items they disagree on. Only items both judged validly are compared."""
 
 from __future__ import annotations
 
@@ -23,13 +24,17 @@ def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float | None:
 
 
 def _stats(a: Sequence[int], b: Sequence[int]) -> dict[str, Any]:
+    """Agreement, kappa and the rates; precision and recall of b's 1s taking a as the reference."""
     n = len(a)
+    both = sum(x == y == 1 for x, y in zip(a, b))
     return {
         "n": n,
         "agreement": round(sum(x == y for x, y in zip(a, b)) / n, 4) if n else None,
         "kappa": None if (k := cohen_kappa(a, b)) is None else round(k, 4),
         "rate_a": round(sum(a) / n, 4) if n else None,
         "rate_b": round(sum(b) / n, 4) if n else None,
+        "precision": round(both / sum(b), 4) if sum(b) else None,
+        "recall": round(both / sum(a), 4) if sum(a) else None,
     }
 
 

@@ -18,11 +18,14 @@ import re
 from virtuebench import is_refusal_answer
 from virtuebench.judge.base import Judge, Verdict
 
-VERSION = "rules/3"
+VERSION = "rules/4"
 
+_INPUT_NOUN = r"(?:frames?|video|clip|footage|images?|visuals?|sampled frames|visual information|visual evidence|provided content)"
+#: What the model was shown, as a subject: "the frames", "the provided video", "these images"
+_INPUT = rf"(?:(?:the|these|those|provided|given|sampled|available|visible) )+(?:\w+ )?{_INPUT_NOUN}"
 _REFUSAL_PATTERNS = [
     r"\b(?:does|do|did|can) ?(?:not|n't) (?:provide|contain|include|show|give|offer|have|present|reveal) (?:enough|sufficient|adequate|clear|the necessary)\b",
-    r"\b(?:not|n't) (?:enough|sufficient) (?:visual )?(?:information|evidence|details?|context|frames|clues|info)\b",
+    r"(?:\bnot|n't) (?:enough|sufficient) (?:visual )?(?:information|evidence|details?|context|frames|clues|info)\b",
     r"\binsufficient (?:visual )?(?:information|evidence|details?|context)\b",
     r"\black(?:s|ing)? (?:of )?(?:sufficient|enough|the necessary|clear|any) (?:visual )?(?:information|evidence|details?)\b",
     r"\b(?:cannot|can't|can not|could not|couldn't|unable to|impossible to|not possible to) (?:be )?(?:determined?|identif(?:y|ied)|confirm(?:ed)?|infer(?:red)?)\b",
@@ -35,18 +38,95 @@ _REFUSAL_PATTERNS = [
     r"\b(?:i|we) (?:do not|don't) know\b",
     r"\bunanswerable\b",
     r"\bnot (?:enough|sufficient) info(?:rmation)?\b",
-    r"\bnot (?:clearly )?(?:visible|shown|depicted|captured) in (?:the|any of the) (?:provided |given |sampled )?(?:frames|video|images)\b",
+    r"\bnot (?:clearly )?(?:visible|shown|depicted|captured|present|covered|included) in (?:the|any of the|these|those) (?:provided |given |sampled |available )?(?:frames|video|images|clip|footage)\b",
+    rf"\b{_INPUT} (?:is|are|was|were|seems?|appears?) (?:insufficient|inadequate|not (?:sufficient|enough|clear enough))\b",
+    r"\b(?:insufficient|inadequate|not (?:sufficient|enough)) to (?:determine|tell|answer|identify|know|count|say|confirm|judge|establish)\b",
+    r"\b(?:impossible|not possible|no way|not feasible) (?:for me )?to (?:accurately |reliably |definitively |precisely |exactly )?(?:determine|tell|count|say|know|identify|confirm|answer|judge|establish|verify|see|work out|figure out)\b",
+    r"\bthere(?:'s| is) no way (?:for me )?to (?:tell|know|determine|say|see|count)\b",
+    r"\b(?:cannot|can't|could not|couldn't|unable to) be (?:established|counted|ascertained|known|told|read|made out)\b",
+    r"\b(?:i|we) (?:cannot|can't|can not|could not|couldn't|am unable to|am not able to) (?:give|provide|offer|state) (?:a|an|the|any) (?:\w+ )?(?:number|count|answer|colou?r|name|score|time|estimate|description|total)\b",
+    r"(?:^|[.;:!?]\s*)unable to (?:count|determine|tell|identify|see|answer|say|read)\b",
+    r"\btoo (?:blurry|blurred|dark|small|sparse|far|distant|grainy|low[- ]resolution|pixelated|fast|brief|unclear|short)\b[^.]{0,40}?\bto (?:identify|tell|count|determine|read|see|make out|track|recogni[sz]e|say)\b",
+    r"\b(?:evidence|information) (?:is|remains) (?:inconclusive|insufficient|incomplete|unclear|ambiguous)\b",
+    rf"\bnot (?:possible|feasible) (?:with|from|given|based on|using) (?:the |these |those )?(?:provided |given |sampled |available )?{_INPUT_NOUN}\b",
+    rf"\b{_INPUT_NOUN} [^.;]{{0,40}}?\b(?:is|are) (?:missing|not included|cut off|skipped)\b",
+    r"\b(?:i|we) (?:cannot|can't|can not|could not|couldn't|am unable to|are unable to|am not able to) (?:accurately |reliably |definitively |precisely |exactly )?(?:count|determine|tell|verify|identify|confirm|answer|judge|say)\b",
+    rf"\b(?:unclear|not clear|not evident|not apparent|not discernible|not determinable) (?:from|in|based on) (?:the |these |those )?(?:provided |given |sampled |available )?{_INPUT_NOUN}\b",
 ]
 _REFUSAL = re.compile("|".join(f"(?:{p})" for p in _REFUSAL_PATTERNS), re.IGNORECASE)
+# The input does not show the thing asked about ("the frames do not show ...", "none of the frames show ...",
+# "I cannot see ..."). A refusal, except where it is the answer: to a yes/no question about what the video shows
+# ("Does the video depict a snowball fight?" - "The video does not depict one": that is "no"), or followed by
+# what the video shows instead. "... does not show whether/how/when ..." is always a refusal.
+_NOT_SHOWN_PATTERNS = [
+    rf"\b{_INPUT} (?:do|does|did|do not|does not|did not)?\s*(?:not|n't) (?:\w+ )?(?:show|cover|capture|depict|include|contain|reveal|display|indicate|make (?:it )?clear|allow|let me|permit)\b",
+    r"\b(?:no|none of the) (?:\w+ )?(?:frames?|images?|shots?) (?:shows?|depicts?|captures?|contains?|reveals?|includes?)\b",
+    rf"\b{_INPUT} (?:does|do) not (?:appear|seem) to (?:show|include|contain|capture|cover|depict)\b",
+    r"\b(?:i|we) (?:cannot|can't|can not|could not|couldn't|am unable to|are unable to|am not able to) (?:clearly )?(?:see|make out|discern|find|locate|observe|spot)\b",
+]
+# "The diamond isn't shown", "it isn't shown where ...": a refusal when what is not shown is what the question asks about.
+_PASSIVE_NOT_SHOWN = re.compile(
+    r"(?:(?:\b(?:is|are|was|were) not|\b(?:isn't|aren't|wasn't|weren't)) (?:clearly )?(?:shown|visible|captured|seen|depicted)"
+    r"|\bno (?:\w+ ){1,2}(?:is|are|was|were) (?:shown|visible|seen|depicted|captured))\b",
+    re.IGNORECASE,
+)
+_NOT_SHOWN = re.compile("|".join(f"(?:{p})" for p in _NOT_SHOWN_PATTERNS), re.IGNORECASE)
+_ABOUT_THE_ANSWER = re.compile(
+    r"\s*(?:\w+\s+){0,3}?(?:whether|if|how|what|which|who|whom|when|where|why|enough|clearly|exactly|the answer)\b", re.IGNORECASE
+)
+_YES_NO_QUESTION = re.compile(
+    r"^\s*(?:(?:in|throughout|during|at) [^,?]*, )?(?:does|do|did|is|are|was|were|can|could|has|have|had|will|would|should)\b",
+    re.IGNORECASE,
+)
+_INSTEAD = re.compile(
+    r"\b(?:instead|rather|only (?:shows?|displays?|depicts?|captures?)|(?:it|the video|the frames) (?:shows?|depicts?|displays?))\b",
+    re.IGNORECASE,
+)
+
+
+def _not_shown_refuses(response: str, match: re.Match[str], question: str) -> bool:
+    if _ABOUT_THE_ANSWER.match(response[match.end() : match.end() + 80]):
+        return True
+    return not _YES_NO_QUESTION.match(question) and not _INSTEAD.search(response[match.end() :])
+
+
+# After a refusal phrase, a contrast that goes on to answer anyway ("..., but it is probably red"): the model
+# attempts an answer, so the paper's prompt says refusal = 0.
+_ANSWER_AFTER_CONTRAST = re.compile(
+    r"\b(?:but|however|though|although|yet|nevertheless|nonetheless|still)\b,?\s+"
+    r"(?!(?:it|this|that) (?:is|remains) (?:impossible|unclear|not possible))"
+    r"(?!(?:the|these|those|all|other) (?:\w+ )?(?:frames?|video|clip|images?|footage|scenes?|shots?)\b)"  # side information about the input
+    r"(?P<clause>[^.?!]*)",
+    re.IGNORECASE,
+)
+_GUESS_WORDS = re.compile(
+    r"\b(?:likely|probably|possibly|presumably|appears?|appeared|seems?|seemed|looks?|would be|guess|estimate|answer is|best|believe|think)\b",
+    re.IGNORECASE,
+)
+# "... not sufficient to count precisely; I would estimate around six": a guess after the refusal is an answer.
+_GUESS_AFTER = re.compile(
+    r"\b(?:i would (?:estimate|guess|say)|i'd (?:estimate|guess|say)|my (?:best )?guess|(?:it is|it's) (?:probably|likely)|most likely|best estimate)\b",
+    re.IGNORECASE,
+)
+_WEAK = re.compile(r"\b(?:confirm|verify|certain|sure|definitively)\b", re.IGNORECASE)
+# "Probably red, though I cannot confirm this": a weak refusal phrase (confirm, be sure) hedges an answer given before it.
+_HEDGE_BEFORE = re.compile(
+    r"(?:^|[.!?]\s+)(?!(?:the|these|those) (?:\w+ )?(?:frames?|video|clip|images?|footage)\b)[^.!?]*\w[^.!?]*?,?\s+(?:though|although|but|even though)\s+[^.!?]*$",
+    re.IGNORECASE,
+)
+# "Although the frames do not show X, Y is Z": the refusal sits in a concession and the sentence answers.
+_CONCESSION = re.compile(r"(?:^|[.!?]\s+)(?:although|though|while|even though|even if|despite)\b[^.,;!?]*$", re.IGNORECASE)
 _FINAL_ANSWER = re.compile(r"(?:final answer|the answer is|answer)\s*(?:is)?\s*[:：]|the answer is\b", re.IGNORECASE)
 
 _NUMBER_WORDS = {
     "zero": "0",
+    "nil": "0",
     "none": "0",
     "one": "1",
     "once": "1",
     "two": "2",
     "twice": "2",
+    "pair": "2",
     "three": "3",
     "thrice": "3",
     "four": "4",
@@ -67,18 +147,175 @@ _NUMBER_WORDS = {
     "nineteen": "19",
     "twenty": "20",
 }
+_TENS = {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_ORDINALS = {
+    "first": "1",
+    "third": "3",
+    "fourth": "4",
+    "fifth": "5",
+    "sixth": "6",
+    "seventh": "7",
+    "eighth": "8",
+    "ninth": "9",
+    "tenth": "10",
+    "eleventh": "11",
+    "twelfth": "12",
+}  # "second" is left out: it is also a unit of time; "2nd" is read as 2
+_FRACTIONS = {"half": "0.5", "quarter": "0.25", "quarters": "0.25", "third": "0.3333", "thirds": "0.3333"}
+#: Units in their canonical form: value and unit must both be right (the judge prompt).
+_UNITS = {
+    "km": "km",
+    "kilometer": "km",
+    "kilometers": "km",
+    "kilometre": "km",
+    "kilometres": "km",
+    "m": "m",
+    "meter": "m",
+    "meters": "m",
+    "metre": "m",
+    "metres": "m",
+    "cm": "cm",
+    "centimeter": "cm",
+    "centimeters": "cm",
+    "centimetre": "cm",
+    "centimetres": "cm",
+    "mm": "mm",
+    "millimeter": "mm",
+    "millimeters": "mm",
+    "kg": "kg",
+    "kilogram": "kg",
+    "kilograms": "kg",
+    "kilo": "kg",
+    "kilos": "kg",
+    "g": "g",
+    "gram": "g",
+    "grams": "g",
+    "lb": "lb",
+    "lbs": "lb",
+    "pound": "lb",
+    "pounds": "lb",
+    "mi": "mi",
+    "mile": "mi",
+    "miles": "mi",
+    "ft": "ft",
+    "foot": "ft",
+    "feet": "ft",
+    "inch": "in",
+    "inches": "in",
+    "s": "s",
+    "sec": "s",
+    "secs": "s",
+    "seconds": "s",
+    "min": "min",
+    "mins": "min",
+    "minute": "min",
+    "minutes": "min",
+    "h": "h",
+    "hr": "h",
+    "hrs": "h",
+    "hour": "h",
+    "hours": "h",
+    "percent": "%",
+    "percentage": "%",
+    "pct": "%",
+    "dollar": "usd",
+    "dollars": "usd",
+    "usd": "usd",
+    "euro": "eur",
+    "euros": "eur",
+    "eur": "eur",
+    "degc": "degc",
+    "celsius": "degc",
+    "centigrade": "degc",
+    "degf": "degf",
+    "fahrenheit": "degf",
+    "degree": "deg",
+    "degrees": "deg",
+    "deg": "deg",
+    "mph": "mph",
+    "kmh": "kmh",
+    "kph": "kmh",
+    "point": "pt",
+    "points": "pt",
+    "pts": "pt",
+}
+#: (unit, unit it converts to) -> factor
+_SCALE = {("s", "min"): 1 / 60, ("min", "h"): 1 / 60, ("s", "h"): 1 / 3600, ("m", "km"): 1 / 1000, ("cm", "m"): 1 / 100}
+_SCALE |= {("mm", "m"): 1 / 1000, ("mm", "cm"): 1 / 10, ("g", "kg"): 1 / 1000, ("cm", "km"): 1 / 100000}
 _SPELLING = {"colour": "color", "colours": "colors", "coloured": "colored", "grey": "gray", "centre": "center"}
 _ARTICLES = {"a", "an", "the"}
 _NEGATIONS = {"not", "no", "never", "nor", "n't", "isn't", "aren't", "wasn't", "weren't", "doesn't", "don't"}
 
 
-def normalize(text: str) -> list[str]:
-    """Lower-case word tokens with spelling, number words and articles normalised away."""
-    text = text.lower().replace("’", "'")
+def _symbols(text: str) -> str:
+    """Symbols and compact forms as words: $5 -> 5 dollars, 5% -> 5 percent, 3rd -> 3, 1/2 -> 0.5, 9:30 kept."""
+    text = text.lower().replace("’", "'").replace("–", "-").replace("—", " - ")
     text = re.sub(r"(\d),(\d{3})\b", r"\1\2", text)  # 1,000 -> 1000
-    tokens = re.findall(r"\d+(?:\.\d+)?|[a-z]+(?:'[a-z]+)?", text)
+    text = re.sub(r"[$]\s*(\d+(?:\.\d+)?)", r"\1 dollars", text)
+    text = re.sub(r"€\s*(\d+(?:\.\d+)?)", r"\1 euros", text)
+    text = re.sub(r"(\d)\s*%", r"\1 percent", text)
+    text = re.sub(r"\bper cent\b", "percent", text)
+    text = re.sub(r"(\d)\s*°\s*([cf])\b", r"\1 deg\2", text)
+    text = re.sub(r"(\d)\s*°", r"\1 degrees", text)
+    text = re.sub(r"\b(\d+)(?:st|nd|rd|th)\b", r"\1", text)
+    text = re.sub(r"\b(\d+)\s*/\s*(\d+)\b", lambda m: f"{int(m.group(1)) / int(m.group(2)):.4g}" if int(m.group(2)) else m.group(0), text)
+    text = re.sub(r"\b(\d+(?:\.\d+)?)(km|m|cm|mm|kg|g|lbs?|mi|ft|s|min|h|hrs?|mph|kph|pts)\b", r"\1 \2", text)  # 5km -> 5 km
+    text = re.sub(r"\b(\w+) (?:games?|goals?|points?|sets?|runs?) (to|-) (\w+)\b", r"\1 \2 \3", text)  # 6 games to 4 -> 6 to 4
+    for sides, shape in (
+        ("three", "triangle"),
+        ("3", "triangle"),
+        ("six", "hexagon"),
+        ("6", "hexagon"),
+        ("eight", "octagon"),
+        ("8", "octagon"),
+    ):
+        text = re.sub(rf"\b{sides}[- ]sided(?: shape| figure| polygon)?\b", shape, text)
+    return text
+
+
+def _number_words(tokens: list[str]) -> list[str]:
+    """twenty five / twenty-five -> 25, a dozen -> 12, one hundred -> 100, a half -> 0.5, three quarters -> 0.75."""
+    out: list[str] = []
+    for token in tokens:
+        if token in _TENS:
+            out.append(str(_TENS[token]))
+        elif token == "dozen":
+            out.append(str(12 * int(out.pop())) if out and out[-1].isdigit() else "12")
+        elif token in ("hundred", "thousand") and out and out[-1].isdigit():
+            out.append(str(int(out.pop()) * (100 if token == "hundred" else 1000)))
+        elif token in _FRACTIONS and out and re.fullmatch(r"\d+", out[-1]) and token != "half":
+            out.append(f"{int(out.pop()) * float(_FRACTIONS[token]):.4g}")  # three quarters, two thirds
+        elif token in ("half", "quarter") and (not out or not re.fullmatch(r"\d+", out[-1])):
+            out.append(_FRACTIONS[token])
+        elif token == "1" and out and out[-1] in _ORDINALS:
+            continue  # "the third one": a pronoun
+        elif out and re.fullmatch(r"[2-9]0", out[-1]) and re.fullmatch(r"[1-9]", token):
+            out.append(str(int(out.pop()) + int(token)))  # twenty five
+        else:
+            out.append(token)
+    return out
+
+
+def normalize(text: str) -> list[str]:
+    """Lower-case word tokens with spelling, symbols, number words and articles normalised away."""
+    tokens = re.findall(r"\d+(?:\.\d+)?|[a-z]+(?:'[a-z]+)?", _symbols(text).replace("-", " "))
     tokens = [_NUMBER_WORDS.get(_SPELLING.get(token, token), _SPELLING.get(token, token)) for token in tokens]
-    return [token for token in tokens if token not in _ARTICLES]
+    tokens = _number_words([token for token in tokens if token not in _ARTICLES])
+    # Scores and ranges: "3 to 2", "3 vs 2", "3-2", "between 3 and 5" all read as the two numbers.
+    return [
+        token
+        for i, token in enumerate(tokens)
+        if not (
+            token in ("to", "vs", "versus", "and", "x")
+            and 0 < i < len(tokens) - 1
+            and _is_number(tokens[i - 1])
+            and _is_number(tokens[i + 1])
+        )
+    ]
+
+
+def _is_number(token: str) -> bool:
+    return re.fullmatch(r"\d+(?:\.\d+)?", token) is not None
 
 
 def final_answer(response: str) -> str | None:
@@ -89,17 +326,57 @@ def final_answer(response: str) -> str | None:
     return response[markers[-1].end() :].strip() or None
 
 
-def detect_refusal(response: str) -> tuple[int, str]:
+def _answers_anyway(text: str, match: re.Match[str], question: str = "") -> str | None:
+    """How the response goes on to answer after (or around) its refusal phrase, if it does."""
+    after = text[match.end() :]
+    contrast = _ANSWER_AFTER_CONTRAST.search(after)
+    if contrast and not _REFUSAL.search(after[contrast.start() :]) and not _NOT_SHOWN.search(after[contrast.start() :]):
+        clause = contrast.group("clause")
+        asked = {_stem(t) for t in normalize(question) if t not in _STOPWORDS and len(t) > 2}
+        person = re.match(r"\s*(?:he|she|they)\s+\w+", clause, re.IGNORECASE)
+        if _GUESS_WORDS.search(clause) or person or asked & {_stem(t) for t in normalize(clause)}:
+            return f"answers after {contrast.group(0).split()[0]!r}"
+    if _GUESS_AFTER.search(after) and not _REFUSAL.search(after[_GUESS_AFTER.search(after).end() :]):
+        return "guesses after it"
+    hedge = _WEAK.search(match.group(0)) and _HEDGE_BEFORE.search(text[: match.start()])
+    if hedge and not _REFUSAL.search(text[: match.start()]) and not _NOT_SHOWN.search(text):
+        return "the refusal phrase hedges an answer given before it"
+    if _CONCESSION.search(text[: match.start()]):
+        rest = re.split(r"[,;]", after, maxsplit=1)
+        if len(rest) == 2 and rest[1].strip() and not _REFUSAL.search(rest[1]) and not _NOT_SHOWN.search(rest[1]):
+            return "the refusal is a concession and the sentence answers"
+    return None
+
+
+def _passive_refuses(text: str, match: re.Match[str], question: str) -> bool:
+    if _ABOUT_THE_ANSWER.match(text[match.end() : match.end() + 80]):
+        return True
+    subject = {_stem(t) for t in normalize(re.split(r"[.;,!?]", text[: match.start()])[-1])[-6:] + normalize(match.group(0))}
+    asked = {_stem(t) for t in normalize(question) if t not in _STOPWORDS and len(t) > 2}
+    return bool(subject & asked) and not _YES_NO_QUESTION.match(question)
+
+
+def _refusal_phrases(text: str, question: str) -> list[re.Match[str]]:
+    found = list(_REFUSAL.finditer(text))
+    found += [m for m in _NOT_SHOWN.finditer(text) if _not_shown_refuses(text, m, question)]
+    found += [m for m in _PASSIVE_NOT_SHOWN.finditer(text) if _passive_refuses(text, m, question)]
+    return sorted(found, key=lambda m: m.start())
+
+
+def detect_refusal(response: str, question: str = "") -> tuple[int, str]:
     stated = final_answer(response)
     if stated is not None:
-        match = _REFUSAL.search(stated)
-        if match:
-            return 1, f"final answer is a refusal ({match.group(0)!r})"
+        phrases = _refusal_phrases(stated, question)
+        if phrases and not _answers_anyway(stated, phrases[-1], question):
+            return 1, f"final answer is a refusal ({phrases[0].group(0)!r})"
         return 0, f"explicit final answer {stated[:60]!r}"
-    match = _REFUSAL.search(response)
-    if match:
-        return 1, f"refusal phrase {match.group(0)!r}"
-    return 0, "no refusal phrase"
+    matches = _refusal_phrases(response, question)
+    if not matches:
+        return 0, "no refusal phrase"
+    anyway = _answers_anyway(response, matches[-1], question)
+    if anyway:
+        return 0, f"refusal phrase {matches[-1].group(0)!r}, then {anyway}"
+    return 1, f"refusal phrase {matches[0].group(0)!r}"
 
 
 def _find(tokens: list[str], phrase: list[str]) -> list[int]:
@@ -107,7 +384,9 @@ def _find(tokens: list[str], phrase: list[str]) -> list[int]:
     n = len(phrase)
     hits = []
     for start in range(len(tokens) - n + 1):
-        if tokens[start : start + n] == phrase and not _NEGATIONS & set(tokens[max(0, start - 3) : start]):
+        before = tokens[max(0, start - 3) : start]
+        cut = max((i + 1 for i, t in enumerate(before) if t in ("but", "however", "although", "though", "yet", "while")), default=0)
+        if tokens[start : start + n] == phrase and not _NEGATIONS & set(before[cut:]):
             hits.append(start)
     return hits
 
@@ -160,32 +439,191 @@ def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]
     # Timestamps ("at 0:15") are not the answer's number.
     segment = re.sub(r"\b\d{1,2}:\d{2}(?::\d{2})?\b", " ", segment)
     tokens, expected = normalize(segment), normalize(answer)
+    # A short chain of reasoning: where the part after its conclusion marker states a number or names an
+    # option, that is the answer; otherwise the whole response is read.
+    conclusion = normalize(concluded(segment))
     if not expected:
         return 0, "empty ground truth"
-    if len(expected) == 1 and re.fullmatch(r"\d+(?:\.\d+)?", expected[0]):
-        numbers = [token for token in tokens if re.fullmatch(r"\d+(?:\.\d+)?", token)]
-        if not numbers:
-            return 0, "no number in the response"
-        # The number stated (the final answer's, or the first one) must match.
-        return (
-            (1, f"number {numbers[0]} matches") if float(numbers[0]) == float(expected[0]) else (0, f"number {numbers[0]} != {expected[0]}")
-        )
+    if len(expected) == 2 and _is_number(expected[1]) and _find(tokens, expected):
+        return 1, f"states {' '.join(expected)!r}"  # "the number 9", "lap 3" as written
+    if expected[0] in _ORDINALS and len(expected) <= 2:
+        expected = [_ORDINALS[expected[0]]]  # "third (lap)" as 3: "3rd", "third" and "lap 3" all answer it
+    elif len(expected) == 2 and expected[1] in _ORDINALS:
+        expected = [_ORDINALS[expected[1]]]
+    elif len(expected) == 2 and _is_number(expected[1]) and not _is_number(expected[0]):
+        expected = [expected[1]]  # "lap 3"
+    if _is_number(expected[0]) and len(expected) <= 3 and not any(map(_is_number, expected[1:])):
+        # a number, with its unit if it has one; words after it ("50% off", "3 people") are not compared
+        unit = [expected[1]] if len(expected) > 1 and expected[1] in _UNITS else []
+        marked = concluded(segment) != segment and any(map(_is_number, conclusion))
+        chosen = conclusion if marked else _closest_sentence(question, segment)
+        return number_matches(question, [expected[0], *unit], chosen)
     options = [normalize(option) for option in question_options(question)]
+    if expected in options and any(_find(conclusion, option) for option in options):
+        tokens = conclusion
     if expected in options:
         named = sorted((hits[0], i) for i, option in enumerate(options) if (hits := _find(tokens, option)))
         if not named:
             return 0, "names none of the question's options"
         chosen = options[named[0][1]]
+        if options == [["before"], ["after"]]:
+            chosen = _relative_to_question(question, tokens, named[0][0], chosen)
         return (
             (1, f"names {' '.join(chosen)!r} first")
             if chosen == expected
             else (0, f"names {' '.join(chosen)!r} first, expected {' '.join(expected)!r}")
         )
+    if expected == ["no"] and not _find(tokens, ["yes"]) and _NEGATIONS & set(_first_sentence(segment)):
+        return 1, "negates, as the ground truth's 'no'"
+    short_yes = re.match(
+        r"\s*(?:yes\b|(?:he|she|it|they|there) (?:does|did|is|was|are|were|can|has|have)\b(?!\s*(?:not|n't)))", segment, re.IGNORECASE
+    )
+    if expected == ["yes"] and short_yes and not _NEGATIONS & set(_first_sentence(segment)):
+        return 1, "affirms, as the ground truth's 'yes'"
+    names = _proper_names(answer)
+    if names and not names & _proper_names(response, all_words=True) and _proper_names(response):
+        return 0, f"names someone else than {', '.join(sorted(names))}"
+    items = [normalize(part) for part in re.split(r",|\bthen\b|->|→|\band\b", answer) if normalize(part)]
+    if 2 <= len(items) <= 6 and all(len(item) <= 4 for item in items):
+        found = [(_find(tokens, item) or [None])[0] for item in items]
+        if any(position is None for position in found):
+            missing = [" ".join(item) for item, position in zip(items, found) if position is None]
+            if len(missing) < len(items):
+                return 0, f"leaves out {', '.join(missing)}"
+        elif re.search(r"\b(?:order|sequence|first|appear|happen|list)\w*\b", question, re.IGNORECASE) and re.search(
+            r",|\bthen\b|->|→", answer
+        ):
+            ordered = found == sorted(found)
+            return (1, "names the items in the ground truth's order") if ordered else (0, "names the items in another order")
+        else:
+            return 1, "names every item of the ground truth"
     if _find(tokens, expected):
         return 1, f"states {' '.join(expected)!r}"
-    if len(expected) >= 4:
+    wanted_colours, said_colours = _COLOURS & set(expected), _COLOURS & set(tokens)
+    if wanted_colours and said_colours and not wanted_colours & said_colours:
+        return 0, f"names {'/'.join(sorted(said_colours))}, not {'/'.join(sorted(wanted_colours))}"
+    # numbers the ground truth writes in digits ("3-2, the home team wins") must all be stated
+    missing = [t for t in normalize(" ".join(re.findall(r"\d+(?:[.,]\d+)?", answer))) if t not in tokens]
+    if len(expected) >= 3 and missing:
+        return 0, f"leaves out {', '.join(missing)} of the ground truth"
+    if len(expected) >= 3:
         return sentence_matches(answer, segment)
     return 0, f"does not state {' '.join(expected)!r}"
+
+
+_COLOURS = {
+    "red",
+    "green",
+    "blue",
+    "yellow",
+    "magenta",
+    "cyan",
+    "white",
+    "orange",
+    "purple",
+    "brown",
+    "pink",
+    "gray",
+    "black",
+    "violet",
+    "beige",
+    "gold",
+    "silver",
+    "navy",
+    "maroon",
+}
+
+
+def _relative_to_question(question: str, tokens: list[str], at: int, said: list[str]) -> list[str]:
+    """'Does A appear before or after B?' answered 'B appears after A': the relation read from A's side."""
+    match = re.search(
+        r"\b(?:does|did|is|was) (.+?) (?:appear|happen|occur|come|show up|arrive)\w* before or after (.+?)\?", question, re.IGNORECASE
+    )
+    if not match:
+        return said
+    first, second = normalize(match.group(1)), normalize(match.group(2))
+    a_at = [i for i in _find(tokens, first) if i < at]
+    b_at = [i for i in _find(tokens, second) if i < at]
+    if b_at and not a_at:  # the sentence is about B: invert
+        return [{"before": "after", "after": "before"}[said[0]]]
+    return said
+
+
+def _proper_names(text: str, all_words: bool = False) -> set[str]:
+    """Capitalised words that are not the first of a sentence (names), lower-cased; with all_words, every word."""
+    if all_words:
+        return {w.lower() for w in re.findall(r"[A-Za-z]+", text)}
+    names = set()
+    for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
+        words = re.findall(r"[A-Za-z][\w'&]*", sentence)
+        names |= {w.lower() for w in words[1:] if w[0].isupper() and w.lower() not in _STOPWORDS and w.lower() != "i"}
+    return names
+
+
+def _closest_sentence(question: str, text: str) -> list[str]:
+    """Where several sentences state numbers, the one that shares most words with the question (the last
+    on a tie): 'Six people wait on the dock. Four are on board.' answers 'how many are on board?' with 4."""
+    sentences = [normalize(part) for part in re.split(r"(?<=[.!?;])\s+", text.strip()) if part.strip()]
+    with_numbers = [tokens for tokens in sentences if any(map(_is_number, tokens))]
+    if len(with_numbers) <= 1:
+        return normalize(text)
+    asked = {_stem(t) for t in normalize(question) if t not in _STOPWORDS and not _is_number(t)}
+    # on a tie the later sentence: a description usually ends on what it was asked
+    return max(reversed(with_numbers), key=lambda tokens: len(asked & {_stem(t) for t in tokens}))
+
+
+def _stem(token: str) -> str:
+    return re.sub(r"(?:ing|ed|es|s)$", "", token) if len(token) > 4 else token
+
+
+_CONCLUSION = re.compile(
+    r"\b(?:so|therefore|thus|hence|in total|a total of|the total is|altogether|in all|overall|which makes|that makes|making it|making)\b|=",
+    re.IGNORECASE,
+)
+
+
+def concluded(text: str) -> str:
+    """A short chain of reasoning ends in its answer: the text after the last conclusion marker ("so",
+    "therefore", "in total", "=") when something follows it, else the whole text."""
+    for marker in reversed(list(_CONCLUSION.finditer(text))):
+        if re.search(r"\w", text[marker.end() :]):
+            return text[marker.end() :]
+        # "... : two in total." - the marker ends the text: its clause holds the answer
+        clause = re.split(r"[.,:;!?]", text[: marker.start()])[-1]
+        if re.search(r"\w", clause):
+            return clause
+    return text
+
+
+def number_matches(question: str, expected: list[str], tokens: list[str]) -> tuple[int, str]:
+    """The first number stated (after any conclusion marker) against the ground truth's, within 1%; with a
+    unit, the response's unit (if it gives one) must be the same, and a bare number counts only when the
+    question names the unit."""
+    positions = [i for i, token in enumerate(tokens) if _is_number(token)]
+    ordinals = [i for i, token in enumerate(tokens) if token in _ORDINALS]
+    if not positions and ordinals and len(expected) == 1:
+        positions, tokens = ordinals, [_ORDINALS.get(token, token) for token in tokens]
+    if not positions:
+        return 0, "no number in the response"
+    first = positions[0]
+    value, wanted = float(tokens[first]), float(expected[0])
+    unit = _UNITS[expected[1]] if len(expected) > 1 else None
+    said = _UNITS.get(tokens[first + 1]) if first + 1 < len(tokens) else None
+    if unit and said and said != unit and (unit, said) in _SCALE or (said, unit) in _SCALE:
+        factor = _SCALE.get((said, unit)) or 1 / _SCALE[(unit, said)]
+        value, said = value * factor, unit  # 120 seconds -> 2 min
+    if said == "%" and unit is None and wanted <= 1:
+        value, said = value / 100, None  # 50% against a fraction of 0.5
+    elif unit == "%" and said is None and value <= 1 < wanted:
+        value, said = value * 100, "%"  # "a quarter" against 25%
+    if abs(value - wanted) > 0.01 * max(1.0, abs(wanted)):
+        return 0, f"number {tokens[first]} != {expected[0]}"
+    if unit is None:
+        return 1, f"number {tokens[first]} matches"
+    if said is not None:
+        return (1, f"{tokens[first]} {said} matches") if said == unit else (0, f"unit {said} != {unit}")
+    named = any(_UNITS.get(token) == unit for token in normalize(question))
+    return (1, f"number {tokens[first]} matches; the question names the unit") if named else (0, f"number without its unit ({unit})")
 
 
 class RulesJudge(Judge):
@@ -193,7 +631,7 @@ class RulesJudge(Judge):
     version = VERSION
 
     def judge(self, question: str, answer: str, response: str) -> Verdict:
-        refusal, why = detect_refusal(response)
+        refusal, why = detect_refusal(response, question)
         if is_refusal_answer(answer):  # Case B
             return Verdict(refusal, refusal, True, f"case B: {why}")
         if refusal:  # Case A, refused

@@ -1,4 +1,4 @@
-"""CLI: python -m virtuebench.report {tables,fig4,fig6,levels} ... (see --help of each)."""
+"""CLI: python -m virtuebench.report {tables,fig4,fig6,levels,composition,sources} ... (see --help of each)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from virtuebench.comparisons import read_comparisons
 from virtuebench.instances import read_instances
 from virtuebench.metrics import read_scores
-from virtuebench.report.figures import fig4, fig6, fig_levels
+from virtuebench.report.figures import composition, fig4, fig6, fig_levels, sources
 from virtuebench.report.tables import table1, table2, table2_trust
 
 
@@ -45,6 +45,15 @@ def main(argv: list[str] | None = None) -> int:
     six.add_argument("--out", required=True)
     six.add_argument("--csv", required=True)
 
+    for name, text in (
+        ("composition", "Fig. 3: instances per category and task type"),
+        ("sources", "supplement Fig. 1: instances per source"),
+    ):
+        counted = commands.add_parser(name, help=text)
+        counted.add_argument("--instances", required=True)
+        counted.add_argument("--out", required=True)
+        counted.add_argument("--csv", required=True)
+
     levels = commands.add_parser("levels", help="accuracy against frames per model, from scores.csv")
     levels.add_argument("--scores", required=True)
     levels.add_argument("--models", nargs="+", required=True)
@@ -69,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "fig6":
         comparisons = read_comparisons(args.comparisons) if args.comparisons else []
         fig6(read_scores(args.scores), args.models, args.prompts, args.judge, args.out, args.csv, comparisons)
+    elif args.command in ("composition", "sources"):
+        {"composition": composition, "sources": sources}[args.command](read_instances(args.instances), args.out, args.csv)
     else:
         fig_levels(read_scores(args.scores), args.models, args.levels, args.prompt, args.judge, args.out, args.csv)
     return 0

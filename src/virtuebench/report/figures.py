@@ -257,3 +257,62 @@ def fig_levels(
     figure.legend(handles, labels, loc="outside lower center", ncol=4, fontsize=8, frameon=False)
     figure.savefig(out, dpi=150)
     plt.close(figure)
+
+
+def composition(instances: Sequence[Instance], out: str | Path, csv_out: str | Path) -> list[dict]:
+    """VirtueBench Fig. 3: instances per category and task type."""
+    counts: dict[tuple[str, str], int] = {}
+    for inst in instances:
+        counts[(inst.category, inst.task_type)] = counts.get((inst.category, inst.task_type), 0) + 1
+    rows = [{"category": c, "task_type": t, "n_instances": n} for (c, t), n in sorted(counts.items(), key=lambda kv: (kv[0][0], -kv[1]))]
+    write_csv(csv_out, rows, ["category", "task_type", "n_instances"])
+    colours = {"perception": "#4c72b0", "reasoning": "#dd8452"}
+    figure, axis = plt.subplots(figsize=(7, 0.32 * len(rows) + 1.6))
+    labels = [f"{row['task_type']}" for row in rows]
+    bars = axis.barh(labels, [row["n_instances"] for row in rows], color=[colours.get(row["category"], "#55a868") for row in rows])
+    for bar, row in zip(bars, rows):
+        axis.annotate(
+            str(row["n_instances"]),
+            (bar.get_width(), bar.get_y() + bar.get_height() / 2),
+            va="center",
+            fontsize=8,
+            xytext=(3, 0),
+            textcoords="offset points",
+        )
+    axis.invert_yaxis()
+    totals = {c: sum(r["n_instances"] for r in rows if r["category"] == c) for c in dict.fromkeys(r["category"] for r in rows)}
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colours.get(c, "#55a868")) for c in totals]
+    axis.legend(
+        handles, [f"{c} ({n})" for c, n in totals.items()], fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="category"
+    )
+    axis.set(xlabel="instances", xlim=(0, max((row["n_instances"] for row in rows), default=1) * 1.15))
+    axis.set_title(f"Composition by task type ({len(instances)} instances)", fontsize=10)
+    figure.tight_layout()
+    figure.savefig(out, dpi=150)
+    plt.close(figure)
+    return rows
+
+
+def sources(instances: Sequence[Instance], out: str | Path, csv_out: str | Path) -> list[dict]:
+    """The supplement's Fig. 1: instances and videos per source benchmark."""
+    by_source: dict[str, tuple[int, set[str]]] = {}
+    for inst in instances:
+        n, videos = by_source.get(inst.source, (0, set()))
+        by_source[inst.source] = (n + 1, videos | {inst.video_id})
+    rows = [{"source": s, "n_instances": n, "n_videos": len(v)} for s, (n, v) in sorted(by_source.items(), key=lambda kv: -kv[1][0])]
+    write_csv(csv_out, rows, ["source", "n_instances", "n_videos"])
+    figure, axis = plt.subplots(figsize=(6.5, 0.45 * len(rows) + 1.5))
+    bars = axis.barh([row["source"] for row in rows], [row["n_instances"] for row in rows], color="#4c72b0")
+    total = sum(row["n_instances"] for row in rows)
+    for bar, row in zip(bars, rows):
+        text = f"{row['n_instances']} ({100 * row['n_instances'] / total:.1f}%), {row['n_videos']} videos"
+        axis.annotate(
+            text, (bar.get_width(), bar.get_y() + bar.get_height() / 2), va="center", fontsize=8, xytext=(3, 0), textcoords="offset points"
+        )
+    axis.invert_yaxis()
+    axis.set(xlabel="instances", xlim=(0, max((row["n_instances"] for row in rows), default=1) * 1.6))
+    axis.set_title(f"Distribution of sources ({total} instances)", fontsize=10)
+    figure.tight_layout()
+    figure.savefig(out, dpi=150)
+    plt.close(figure)
+    return rows

@@ -17,6 +17,12 @@ from virtuebench.instances import Instance
 from virtuebench.support.settings import settings_from_dict
 
 Excluded = list[dict[str, str]]  # rows of {"item", "reason"}
+#: How each source's levels sample a video (levels.SAMPLINGS; default 1fps): the frames stage follows it.
+SAMPLING = {"cvrr": "clip"}
+
+
+def sampling_of(source: str) -> str:
+    return SAMPLING.get(source, "1fps")
 
 
 def _synthetic(settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list[Instance], Excluded]:

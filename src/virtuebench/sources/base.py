@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from virtuebench.instances import Instance
-from virtuebench.levels import available_levels
+from virtuebench.levels import sampled_levels
 from virtuebench.support.video import VideoError, probe_duration
 
 Excluded = list[dict[str, str]]  # rows of {"item", "reason"}
@@ -118,6 +118,8 @@ class Conversion:
     qualify = True
     #: Video ids are `<video_prefix>_<key>`; None: the source's name.
     video_prefix: str | None = None
+    #: How levels sample the video (levels.SAMPLINGS): which levels a video has follows from it.
+    sampling = "1fps"
 
     def __init__(self, source: str, videos_dir: str | Path, levels: Iterable[int], task_categories: dict[str, str]):
         self.source = source
@@ -205,7 +207,7 @@ class Conversion:
             self.exclude(item, video)
             return False
         video_id, duration, linked = video
-        levels = available_levels(duration, self.levels)
+        levels = sampled_levels(duration, self.levels, self.sampling)
         if not levels:
             self.exclude(item, self.too_short(video_file, duration))
             return False

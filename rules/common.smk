@@ -78,7 +78,8 @@ def frames_options(wildcards):
     if CHECKED.frame_pixels:  # frames.max_pixels, `auto` resolved from the configured models
         options.append(f"--max-pixels {CHECKED.frame_pixels}")
     options.append(f"--on-error {frames['on_broken_video']}")
-    options.append(f"--sampling {sampling_of(config['source']['name'])}")  # the source's (CVRR-ES: over the whole clip)
+    if sampling_of(config["source"]["name"]) != "1fps":  # the source's (CVRR-ES: over the whole clip); 1fps is the default
+        options.append(f"--sampling {sampling_of(config['source']['name'])}")
     return " ".join(options)
 
 
@@ -154,9 +155,10 @@ def cvrr_table_inputs(wildcards):
 
 def default_targets():
     if config["benchmark"] == "cvrr":
-        return ["results/cvrr/table2.tex", "results/cvrr/table3.tex", "results/browser/index.html"]
+        return ["results/cvrr/table2.tex", "results/cvrr/table3.tex", "results/cvrr/fig1.png", "results/cvrr/fig4_dscp_gains.png", "results/browser/index.html"]
     targets = ["results/table1.tex", "results/table2.tex", "results/fig4.png", "results/fig6.png", "results/scores.csv"]
     targets += ["results/comparisons.csv", "results/table2_trust.tex", "results/fig_levels.png", "results/browser/index.html"]
+    targets += ["results/fig3_composition.png", "results/supplement/fig1_sources.png"]
     if CURATED:
         targets += ["results/stats/sources.tex", "results/curation/filter_counts.csv"]
         if SUPPLEMENT["models"]:

@@ -1,6 +1,7 @@
 localrules:
     import_cvrr_published,
     make_cvrr_tables,
+    make_cvrr_figures,
 
 
 rule download_cvrr_published:
@@ -53,3 +54,23 @@ rule make_cvrr_tables:
         "Writing the CVRR-ES Tables 2 and 3"
     shell:
         "python -m virtuebench.cvrr tables {input} --out {params.out_dir} --empty-predictions {params.empty} > {log} 2>&1"
+
+
+rule make_cvrr_figures:
+    input:
+        rules.make_cvrr_tables.output.table2_csv,
+    output:
+        fig1="results/cvrr/fig1.png",
+        fig1_csv="results/cvrr/fig1.csv",
+        fig4="results/cvrr/fig4_dscp_gains.png",
+        fig4_csv="results/cvrr/fig4_dscp_gains.csv",
+    params:
+        out_dir=lambda wildcards, output: os.path.dirname(output.fig1),
+    log:
+        "logs/cvrr/figures.log",
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Drawing CVRR-ES Fig. 1 (averages) and Fig. 4 (DSCP gains)"
+    shell:
+        "python -m virtuebench.cvrr figures {input} --out {params.out_dir} > {log} 2>&1"

@@ -6,6 +6,7 @@ localrules:
     make_fig6,
     make_fig_levels,
     make_browser,
+    make_counts_figure,
     compare_judges,
 
 
@@ -169,3 +170,23 @@ rule make_browser:
     shell:
         "python -m virtuebench.browser {input.judgments} --instances {input.instances} --frames-dir results/frames "
         "--out {params.out_dir} --thumb-width {params.thumb_width} > {log} 2>&1"
+
+
+rule make_counts_figure:
+    input:
+        instances=rules.make_instances.output.instances,
+    output:
+        png="results/{figure}.png",
+        csv="results/{figure}.csv",
+    wildcard_constraints:
+        figure="fig3_composition|supplement/fig1_sources",
+    params:
+        kind=lambda wildcards: "composition" if wildcards.figure == "fig3_composition" else "sources",
+    log:
+        "logs/{figure}.log",
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Drawing {output.png} from the instances table"
+    shell:
+        "python -m virtuebench.report {params.kind} --instances {input.instances} --out {output.png} --csv {output.csv} > {log} 2>&1"

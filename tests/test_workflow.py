@@ -32,6 +32,7 @@ TINY = {
     "judge": "rules",
 }
 OUTPUTS = ["table1.tex", "table2.tex", "fig4.png", "fig6.png", "scores.csv", "comparisons.csv", "table2_trust.tex", "fig_levels.png"]
+OUTPUTS += ["fig3_composition.png", "supplement/fig1_sources.png", "browser/index.html"]
 
 
 def snakemake(workdir: Path, *args: str, config: dict | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -295,6 +296,11 @@ def test_cvrr_benchmark_in_the_workflow(tmp_path, monkeypatch):
     assert by_row[("standard_prompting", "refuse")]["partial_actions"] == "0.00"
     assert by_row[("dscp_prompting", "guess")]["average"] == "-", "only 1 of 11 dimensions was run"
     assert set(rows[0]) == {"setting", "model", *DIMENSIONS, "average"}
+    assert "0 empty predictions skipped" in (workdir / "results" / "cvrr" / "table2.tex").read_text()
+    gains = list(csv.DictReader((workdir / "results" / "cvrr" / "fig4_dscp_gains.csv").open()))
+    fig1 = list(csv.DictReader((workdir / "results" / "cvrr" / "fig1.csv").open()))
+    assert [row["model"] for row in fig1] == ["PaperModel"] and (workdir / "results" / "cvrr" / "fig1.png").stat().st_size > 0
+    assert gains == []  # no model has all 11 dimensions under both settings here (the published one: standard only)
     table3 = (workdir / "results" / "cvrr" / "table3.tex").read_text()
     assert "DSCP (Both stages)" in table3 and "refuse" in table3
     responses = [json.loads(line) for line in (workdir / "results" / "responses" / "guess" / "dscp" / "8.jsonl").read_text().splitlines()]

@@ -46,6 +46,8 @@ REAL_SOURCES = {
     "moviechat-1k": "moviechat",
     "video-mme": "videomme",
     "allvb": "allvb",
+    # Not one VirtueBench is built from: the supplement's Table 1 compares against it (docs/videoevalpro.md).
+    "videoeval-pro": "videoevalpro",
 }
 
 

@@ -1,0 +1,198 @@
+"""VideoEval-Pro source adapter: the hub release (TIGER-Lab/VideoEval-Pro, arXiv 2505.14640) into
+candidate instances (interface in virtuebench.sources.base). Layout read, choices, and what was
+confirmed or assumed: docs/videoevalpro.md.
+
+What was read (public material, summarized; no code copied):
+
+- the authors' repository github.com/TIGER-AI-Lab/VideoEval-Pro at 8467762b: README.md (the nine
+  columns; the videos as `videos/videos_part_*.tar.gz`, joined with `cat` in name order and untarred in
+  `videos/`), tools/*_chat.py (`load_dataset("TIGER-Lab/VideoEval-Pro", split="test")`, the video
+  opened as `<video_root>/<video>`, `options` joined into the MCQ prompt, which asks for a letter),
+  tools/gpt4o_judge.py (`answer_text` is the open-ended gold target, `answer` the option letter);
+- the dataset card's `dataset_info` (huggingface.co/datasets/TIGER-Lab/VideoEval-Pro, README.md at
+  refs/pr/2): one `test` split of 1289 rows in `data/test-*`, `options` a list of strings, every other
+  column a string;
+- third-party loaders found by content search: an lmms-eval task for it (the four `qa_type` values), a
+  VLMEvalKit dataset module and a `VideoEvalProMC` loader (`data/test-00000-of-00001.parquet`, the
+  parts untarred in `videos/` giving `videos/videos_filtered/<video>`), and a public run script whose
+  hub-cache paths name the snapshot pinned below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from virtuebench.instances import Instance
+from virtuebench.sources.base import (
+    Conversion,
+    Excluded,
+    HubRelease,
+    correct_option,
+    extract_archive,
+    join_parts,
+    option_letter,
+    split_embedded_options,
+    strip_option_prefix,
+)
+
+SOURCE = "videoeval-pro"
+
+#: Assumed not gated (the authors' README clones it without a token). The sha is the hub-cache snapshot
+#: (`datasets--TIGER-Lab--VideoEval-Pro/snapshots/a38a853b...`) that a public run script reads
+#: `data/test-00000-of-00001.parquet` and `videos/videos_filtered/` from; a cache snapshot is named by its
+#: commit, but that it is the newest commit on main could not be confirmed (assumed).
+RELEASE = HubRelease(
+    repo_id="TIGER-Lab/VideoEval-Pro",
+    revision="a38a853b22576c7918e9cc0d1d4eedf9d46a1cae",
+    allow_patterns=("data/test-*.parquet", "videos/videos_part_*.tar.gz"),
+)
+
+PARQUET_GLOB = "data/test-*.parquet"
+VIDEOS = "videos"
+PARTS_GLOB = "videos_part_*.tar.gz"  # under videos/
+ARCHIVE = "videos_merged.tar.gz"  # the joined parts, as the authors' README names it
+#: Where `<video>` is looked for under videos/, in order: the folder the archive unpacks to (seen in
+#: third-party loaders and cache paths), then videos/ itself (the authors' README), then videos/videos/.
+VIDEO_FOLDERS = ("videos_filtered", ".", "videos")
+COLUMNS = ("video", "question", "options", "answer", "answer_text", "qa_type")
+
+#: qa_type -> VirtueBench category. The benchmark's own four task types already split local (one
+#: segment) from holistic (the whole video) and perception from reasoning; the category follows the
+#: second half of the name. The paper's Local/Holistic axis is kept in `task_type`.
+TASK_CATEGORIES = {
+    "Local Perception": "perception",
+    "Holistic Perception": "perception",
+    "Local Reasoning": "reasoning",
+    "Holistic Reasoning": "reasoning",
+}
+
+
+def prepare(raw_dir: str | Path) -> Path:
+    """Join `videos/videos_part_*.tar.gz` (name order) into `videos/videos_merged.tar.gz` and unpack it in
+    `videos/`; returns the videos folder.
+
+    Idempotent: once unpacked (extract_archive's marker) nothing is joined or read again, so the parts
+    and the joined archive may be deleted afterwards. A release unpacked by hand (no parts) needs nothing.
+    """
+    raw_dir = Path(raw_dir)
+    videos = raw_dir / VIDEOS
+    archive = videos / ARCHIVE
+    if (videos / f".{ARCHIVE}.extracted").exists():
+        return videos
+    parts = sorted(videos.glob(PARTS_GLOB))
+    if parts:
+        join_parts(parts, archive)
+    if archive.exists():
+        extract_archive(archive, videos)
+        return videos
+    if videos.is_dir():
+        return videos
+    raise ValueError(f"{SOURCE}: {raw_dir} has neither {VIDEOS}/{PARTS_GLOB} nor a {VIDEOS}/ folder (download {RELEASE.url} first)")
+
+
+def _read_questions(raw_dir: Path) -> list[dict[str, Any]]:
+    import polars as pl
+
+    files = sorted(raw_dir.glob(PARQUET_GLOB))
+    if not files:
+        raise ValueError(f"{SOURCE}: no question table {raw_dir / PARQUET_GLOB} (download {RELEASE.repo_id})")
+    rows: list[dict[str, Any]] = []
+    for path in files:
+        try:
+            frame = pl.read_parquet(path)
+        except Exception as error:  # polars raises several unrelated types for a bad file
+            raise ValueError(f"{path}: not a readable parquet file ({error})") from None
+        missing = [name for name in COLUMNS if name not in frame.columns]
+        if missing:
+            raise ValueError(f"{path}: missing column(s) {missing}; expected at least {list(COLUMNS)}")
+        rows.extend(frame.iter_rows(named=True))
+    return rows
+
+
+def _options(value: Any) -> list[str] | str:
+    """The option texts, their letters ('A. ', '(A) ') removed where they carry their own; or why not.
+
+    The release's options are passed to the model as they are with a prompt asking for a letter, so
+    they most likely carry their letters; that was not seen in a row, so texts without them are kept.
+    """
+    if not isinstance(value, (list, tuple)) or len(value) < 2:
+        return f"options {value!r} is not a list of at least two options"
+    texts = []
+    for index, option in enumerate(value):
+        if not isinstance(option, str) or not option.strip():
+            return f"option {index + 1} {option!r} is empty or not text"
+        stripped = strip_option_prefix(option)
+        own_letter = stripped != option.strip() and option.lstrip(" ([")[:1].upper() == option_letter(index)
+        text = stripped if own_letter else option.strip()
+        if not text:
+            return f"option {index + 1} {option!r} has a letter but no text"
+        texts.append(text)
+    return texts
+
+
+def _bad_video(video: Any) -> str | None:
+    if not isinstance(video, str) or not video.strip():
+        return "'video' is missing or not a non-empty string"
+    if Path(video.strip()).is_absolute() or ".." in Path(video.strip()).parts:
+        return f"'video' {video!r} points outside the release"
+    return None
+
+
+def _video_file(raw_dir: Path, video: str) -> Path:
+    candidates = [raw_dir / VIDEOS / folder / video for folder in VIDEO_FOLDERS]
+    return next((path for path in candidates if path.exists()), candidates[0])
+
+
+def source_id_for(row: int, letter: str) -> str:
+    """The release has no question id: the row in the pinned parquet, then the correct option's letter
+    (so that `options` and `source_id` together keep the MCQ: '0007-B')."""
+    return f"{row:04d}-{letter}"
+
+
+def convert(raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int]) -> tuple[list[Instance], Excluded]:
+    """Candidate instances, one per question, and the report of the questions left out.
+
+    The question is the release's open-ended `question` and the answer its free-form `answer_text` (the
+    gold target its judge grades against), not the correct option's text: VideoEval-Pro is the
+    open-ended rewrite of its four MCQ sources. The MCQ stays beside it: `options` (letters removed)
+    and the correct letter at the end of `source_id`; a row whose `answer` is not one of its options
+    is a bad row.
+    """
+    raw_dir = Path(raw_dir)
+    rows = _read_questions(raw_dir)
+    videos = raw_dir / VIDEOS
+    unpacked = (videos / f".{ARCHIVE}.extracted").exists() or (videos / VIDEO_FOLDERS[0]).is_dir()
+    if any(videos.glob(PARTS_GLOB)) and not unpacked:
+        raise ValueError(f"{SOURCE}: {videos} still holds {PARTS_GLOB} only; unpack them first (videoevalpro.prepare)")
+    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES)
+    for number, row in enumerate(rows):
+        item = f"row {number}"
+        reason = _bad_video(row.get("video"))
+        if reason is None and not all(isinstance(row.get(name), str) and row[name].strip() for name in ("question", "answer_text")):
+            reason = "'question' and 'answer_text' must be non-empty strings"
+        options = _options(row.get("options"))
+        if reason is None and isinstance(options, str):
+            reason = options
+        if reason is None:
+            try:
+                correct = correct_option(options, str(row.get("answer") or ""))
+            except ValueError as error:
+                reason = str(error)
+        if reason is not None:
+            conversion.exclude(item, f"bad row: {reason}")
+            continue
+        given = str(row["answer"]).strip().strip("().").upper()
+        letter = given if len(given) == 1 and given.isalpha() else option_letter(options.index(correct))
+        question, _ = split_embedded_options(row["question"])  # the options are a column of their own; be sure
+        conversion.add(
+            source_id=source_id_for(number, letter),
+            video_file=_video_file(raw_dir, row["video"].strip()),
+            task_type=str(row.get("qa_type") or "").strip(),
+            question=question,
+            answer=row["answer_text"],
+            options=options,
+            item=item,
+        )
+    return conversion.result()

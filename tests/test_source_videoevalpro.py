@@ -1,0 +1,182 @@
+"""VideoEval-Pro adapter (virtuebench.sources.videoevalpro) on a small release in its layout:
+data/test-00000-of-00001.parquet with the questions, videos/videos_part_*.tar.gz (one tar.gz split in
+parts) holding videos_filtered/<video>."""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+from pathlib import Path
+
+import polars as pl
+import pytest
+from conftest import convert_with_cli, excluded_reasons, make_video
+
+from virtuebench import sources
+from virtuebench.sources import videoevalpro
+
+OPTIONS = ["A. Two.", "B. Three.", "C. Four.", "D. Five."]
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory) -> bytes:
+    path = tmp_path_factory.mktemp("videoevalpro_video") / "clip.mp4"
+    make_video(path, 70, fps=1)  # 70 s: level 64 is available, 128 is not
+    return path.read_bytes()
+
+
+def _row(video: str, qa_type: str, question: str, options: list[str], answer: str, answer_text: str) -> dict:
+    return {
+        "video": video,
+        "question": question,
+        "options": options,
+        "answer": answer,
+        "answer_text": answer_text,
+        "meta": '{"duration": 70}',
+        "source": "Video-MME",
+        "qa_subtype": "Counting Problem",
+        "qa_type": qa_type,
+    }
+
+
+ROWS = [
+    _row("fFjv93ACGo8.mp4", "Local Perception", "How many cups are on the table?", OPTIONS, "C", "Four cups"),
+    _row(
+        "fFjv93ACGo8.mp4",
+        "Holistic Reasoning",
+        "Why does the man leave at the end?",
+        ["A. He is late.", "B. He is tired.", "C. He is sad.", "D. He is bored."],
+        "A",
+        "Because he is late",
+    ),
+    _row(
+        "Zt0pQ3vY9Kc.mp4",
+        "Local Reasoning",
+        "What does she do after opening the door?",
+        ["Sits", "Runs", "Waves", "Sings"],
+        "C",
+        "She waves",
+    ),
+    _row("NoSuchVideo.mp4", "Holistic Perception", "What is the video about?", OPTIONS, "A", "Cooking"),
+    _row("fFjv93ACGo8.mp4", "Local Perception", "What colour is the cup?", OPTIONS, "E", "Red"),  # letter outside the options
+    _row("fFjv93ACGo8.mp4", "Local Perception", "What colour is the pot?", OPTIONS, "A", " "),  # no open-ended answer
+    _row("fFjv93ACGo8.mp4", "Music Perception", "Which instrument plays?", OPTIONS, "A", "A piano"),  # unknown qa_type
+]
+
+
+def make_release(root: Path, clip: bytes) -> Path:
+    """The rows above; the two videos in one tar.gz split into two parts under videos/."""
+    (root / "data").mkdir(parents=True)
+    (root / "videos").mkdir()
+    pl.DataFrame(ROWS).write_parquet(root / "data" / "test-00000-of-00001.parquet")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tarred:
+        for video in ("fFjv93ACGo8.mp4", "Zt0pQ3vY9Kc.mp4"):
+            member = tarfile.TarInfo(f"videos_filtered/{video}")
+            member.size = len(clip)
+            tarred.addfile(member, io.BytesIO(clip))
+    data = buffer.getvalue()
+    (root / "videos" / "videos_part_aa.tar.gz").write_bytes(data[: len(data) // 2])
+    (root / "videos" / "videos_part_ab.tar.gz").write_bytes(data[len(data) // 2 :])
+    return root
+
+
+def test_module():
+    assert videoevalpro.SOURCE == "videoeval-pro"
+    assert videoevalpro.RELEASE.repo_id == "TIGER-Lab/VideoEval-Pro" and not videoevalpro.RELEASE.gated
+    assert len(videoevalpro.RELEASE.revision) == 40
+    assert videoevalpro.TASK_CATEGORIES == {
+        "Local Perception": "perception",
+        "Holistic Perception": "perception",
+        "Local Reasoning": "reasoning",
+        "Holistic Reasoning": "reasoning",
+    }
+
+
+def test_prepare_joins_and_unpacks_once(tmp_path, clip):
+    raw = make_release(tmp_path / "raw", clip)
+    assert videoevalpro.prepare(raw) == raw / "videos"
+    video = raw / "videos" / "videos_filtered" / "fFjv93ACGo8.mp4"
+    assert video.read_bytes() == clip and (raw / "videos" / "videos_filtered" / "Zt0pQ3vY9Kc.mp4").exists()
+    stamp = video.stat().st_mtime_ns
+    (raw / "videos" / "videos_part_aa.tar.gz").write_bytes(b"not a part any more")  # unpacked once: never read again
+    videoevalpro.prepare(raw)
+    assert video.stat().st_mtime_ns == stamp
+
+
+def test_convert(tmp_path, clip):
+    raw = make_release(tmp_path / "raw", clip)
+    with pytest.raises(ValueError, match="unpack them first"):
+        videoevalpro.convert(raw, tmp_path / "videos", [64, 128])
+    videoevalpro.prepare(raw)
+    instances, excluded = videoevalpro.convert(raw, tmp_path / "videos", [64, 128])
+    assert [inst.instance_id for inst in instances] == ["videoeval-pro/0000-C", "videoeval-pro/0001-A", "videoeval-pro/0002-C"]
+    count, why, after = instances
+    assert (count.source, count.source_id, count.task_type, count.category) == ("videoeval-pro", "0000-C", "Local Perception", "perception")
+    assert (why.task_type, why.category, after.task_type, after.category) == (
+        "Holistic Reasoning",
+        "reasoning",
+        "Local Reasoning",
+        "reasoning",
+    )
+    assert count.question == "How many cups are on the table?"
+    assert (count.answer, count.options) == ("Four cups", ["Two.", "Three.", "Four.", "Five."])  # answer_text, letters removed
+    assert after.options == ["Sits", "Runs", "Waves", "Sings"] and after.answer == "She waves"  # options without letters kept
+    assert count.answers == {64: "Four cups"}  # the full-video answer at every available level; 128 is not
+    assert count.duration_s == pytest.approx(70.0) and count.evidence == []
+    assert count.video_id == why.video_id == "videoeval-pro_fFjv93ACGo8" and after.video_id == "videoeval-pro_Zt0pQ3vY9Kc"
+    linked = Path(count.video_path)
+    assert linked.parent == tmp_path / "videos" and linked.is_symlink()
+    assert Path(os.readlink(linked)) == (raw / "videos" / "videos_filtered" / "fFjv93ACGo8.mp4").resolve()
+
+    reasons = excluded_reasons(excluded)
+    assert set(reasons) == {f"videoeval-pro:row {n}" for n in (3, 4, 5, 6)}
+    assert "video file not found" in reasons["videoeval-pro:row 3"] and "NoSuchVideo.mp4" in reasons["videoeval-pro:row 3"]
+    assert reasons["videoeval-pro:row 4"].startswith("bad row") and "outside the 4 options" in reasons["videoeval-pro:row 4"]
+    assert reasons["videoeval-pro:row 5"].startswith("bad row") and "answer_text" in reasons["videoeval-pro:row 5"]
+    assert "task type 'Music Perception' has no category" in reasons["videoeval-pro:row 6"]
+
+
+def test_unreadable_video_and_hand_unpacked_release(tmp_path, clip):
+    """Videos straight under videos/ (the authors' README) are found too; a broken one is reported."""
+    raw = tmp_path / "raw"
+    (raw / "data").mkdir(parents=True)
+    (raw / "videos").mkdir()
+    (raw / "videos" / "good.mp4").write_bytes(clip)
+    (raw / "videos" / "broken.mp4").write_bytes(b"not a video")
+    rows = [
+        _row("good.mp4", "Local Perception", "How many cups?", OPTIONS, "B", "Three"),
+        _row("broken.mp4", "Local Perception", "Q?", OPTIONS, "B", "x"),
+    ]
+    pl.DataFrame(rows).write_parquet(raw / "data" / "test-00000-of-00001.parquet")
+    assert videoevalpro.prepare(raw) == raw / "videos"
+    instances, excluded = videoevalpro.convert(raw, tmp_path / "videos", [64])
+    assert [inst.source_id for inst in instances] == ["0000-B"]
+    assert "unreadable video" in excluded_reasons(excluded)["videoeval-pro:row 1"]
+
+
+def test_missing_or_unreadable_table(tmp_path):
+    with pytest.raises(ValueError, match=r"data/test-\*\.parquet"):
+        videoevalpro.convert(tmp_path, tmp_path / "videos", [64])
+    (tmp_path / "data").mkdir()
+    broken = tmp_path / "data" / "test-00000-of-00001.parquet"
+    broken.write_text("not parquet")
+    with pytest.raises(ValueError, match="not a readable parquet file") as error:
+        videoevalpro.convert(tmp_path, tmp_path / "videos", [64])
+    assert str(broken) in str(error.value)
+    pl.DataFrame([{"video": "a.mp4", "question": "q"}]).write_parquet(broken)
+    with pytest.raises(ValueError, match="missing column"):
+        videoevalpro.convert(tmp_path, tmp_path / "videos", [64])
+
+
+def test_cli(tmp_path, clip, monkeypatch):
+    # Not registered in REAL_SOURCES yet: register it for this test only (a no-op once it is wired).
+    monkeypatch.setitem(sources.REAL_SOURCES, "videoeval-pro", "videoevalpro")
+    monkeypatch.setitem(sources.ADAPTERS, "videoeval-pro", sources._real("videoeval-pro"))
+    raw = make_release(tmp_path / "raw", clip)
+    videoevalpro.prepare(raw)
+    instances, excluded = convert_with_cli("videoeval-pro", raw, tmp_path)
+    assert [inst.source_id for inst in instances] == ["0000-C", "0001-A", "0002-C"]
+    assert instances[0].options == ["Two.", "Three.", "Four.", "Five."] and instances[0].answers == {64: "Four cups"}
+    assert len(excluded) == 4

@@ -37,7 +37,7 @@ def _cvrr(settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list
     return cvrr.load(cvrr.CvrrSettings.from_dict(settings), videos_dir)
 
 
-#: The six public long-video benchmarks VirtueBench is built from (seed 001, section 3.2): source name ->
+#: The six public long-video benchmarks VirtueBench is built from (seed 001, section 3.2), and VideoEval-Pro: source name ->
 #: adapter module in this package (its interface is described in virtuebench.sources.base).
 REAL_SOURCES = {
     "mlvu": "mlvu",
@@ -59,7 +59,7 @@ def real_source(name: str) -> ModuleType:
 
 @dataclass(frozen=True)
 class RealSourceSettings:
-    """Settings of the six real VirtueBench sources: the downloaded release and the levels to build."""
+    """Settings of the real sources: the downloaded release and the levels to build."""
 
     raw_dir: str
     levels: tuple[int, ...] | None = None

@@ -18,7 +18,7 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	snakemake --profile profiles/default
-	@echo "Done: results/table1.tex results/table2.tex results/fig4.png results/fig6.png results/scores.csv"
+	@echo "Done: results/table1.tex results/table2.tex results/fig4.png results/fig6.png results/scores.csv; open results/browser/index.html"
 
 test: $(STAMP)
 	ruff check .

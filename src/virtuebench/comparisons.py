@@ -29,7 +29,7 @@ from pathlib import Path
 
 from virtuebench.metrics import ALL_LEVELS, correct, in_subset, level_order, video_of
 from virtuebench.records import Judgment, load_records
-from virtuebench.support.bootstrap import Bootstrap, holm, paired_difference
+from virtuebench.support.bootstrap import Bootstrap, Resampler, holm
 from virtuebench.support.tabular import write_csv
 
 SUBSETS = ("overall", "non_refusal", "refusal")  # Table 2's subsets; Fig. 6 uses refusal
@@ -85,9 +85,12 @@ def compare(
 ) -> tuple[list[Comparison], list[str]]:
     """The comparisons, and a note for each pair with no item in common."""
     by_arm: dict[Arm, dict[tuple[str, int], Judgment]] = defaultdict(dict)
+    universe = set()
     for judgment in judgments:
         if judgment.judge == judge:
             by_arm[Arm(judgment.model, judgment.prompt)][(judgment.instance_id, judgment.level)] = judgment
+            universe.add(video_of(judgment))
+    resampler = Resampler(universe, bootstrap, (judge, "videos"))  # the same resamples as scores.csv's intervals
     rows, notes = [], []
     for kind, a, b in chosen:
         common = sorted(by_arm[a].keys() & by_arm[b].keys())
@@ -99,18 +102,18 @@ def compare(
             for subset in SUBSETS:
                 items = [key for key in common if (level == ALL_LEVELS or str(key[1]) == level) and in_subset(by_arm[a][key], subset)]
                 if items:
-                    rows.append(_row(kind, judge, level, subset, a, b, [(by_arm[a][key], by_arm[b][key]) for key in items], bootstrap))
+                    rows.append(_row(kind, judge, level, subset, a, b, [(by_arm[a][key], by_arm[b][key]) for key in items], resampler))
     return _adjust(rows), notes
 
 
 def _row(
-    kind: str, judge: str, level: str, subset: str, a: Arm, b: Arm, items: list[tuple[Judgment, Judgment]], bootstrap: Bootstrap
+    kind: str, judge: str, level: str, subset: str, a: Arm, b: Arm, items: list[tuple[Judgment, Judgment]], resampler: Resampler
 ) -> Comparison:
     videos = [video_of(first) for first, _ in items]
     right_a = [correct(first) for first, _ in items]
     right_b = [correct(second) for _, second in items]
     key = (kind, judge, level, subset, a.model, a.prompt, b.model, b.prompt)
-    paired = paired_difference(videos, right_a, right_b, bootstrap, key)
+    paired = resampler.paired(videos, right_a, right_b, key)
 
     def percent(value: float | None) -> float | None:
         return None if value is None else round(100 * value, 4)

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from virtuebench.records import Judgment, load_records
-from virtuebench.support.bootstrap import Bootstrap, mean_interval
+from virtuebench.support.bootstrap import Bootstrap, Resampler
 from virtuebench.support.tabular import write_csv
 
 SUBSETS = ("overall", "non_refusal", "refusal", "perception", "reasoning")
@@ -106,13 +106,13 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else round(100 * value, 4)
 
 
-def _score(key: tuple[str, str, str, str, str], chosen: Sequence[Judgment], bootstrap: Bootstrap, trust: TrustWeights) -> Score:
+def _score(key: tuple[str, str, str, str, str], chosen: Sequence[Judgment], resampler: Resampler, trust: TrustWeights) -> Score:
     judge, model, prompt, level, subset = key
     videos = [video_of(j) for j in chosen]
     right = [correct(j) for j in chosen]
     values = [trust.value(j) for j in chosen]
-    low, high = mean_interval(videos, right, bootstrap, (*key, "accuracy"))
-    trust_low, trust_high = mean_interval(videos, values, bootstrap, (*key, "trust"))
+    low, high = resampler.mean_interval(videos, right)
+    trust_low, trust_high = resampler.mean_interval(videos, values)
     return Score(
         model,
         prompt,
@@ -137,15 +137,19 @@ def compute_scores(
     judgments: Iterable[Judgment], bootstrap: Bootstrap = DEFAULT_BOOTSTRAP, trust: TrustWeights = DEFAULT_TRUST
 ) -> list[Score]:
     groups: dict[tuple[str, str, str, str], list[Judgment]] = defaultdict(list)
+    videos: dict[str, set[str]] = defaultdict(set)
     for judgment in judgments:
         groups[(judgment.judge, judgment.model, judgment.prompt, str(judgment.level))].append(judgment)
         groups[(judgment.judge, judgment.model, judgment.prompt, ALL_LEVELS)].append(judgment)
+        videos[judgment.judge].add(video_of(judgment))
+    # one set of resamples of the benchmark's videos per judge, shared by all its numbers
+    resamplers = {judge: Resampler(universe, bootstrap, (judge, "videos")) for judge, universe in videos.items()}
     scores = []
     for group, members in groups.items():
         for subset in SUBSETS:
             chosen = [j for j in members if in_subset(j, subset)]
             if chosen:  # no item, no number
-                scores.append(_score((*group, subset), chosen, bootstrap, trust))
+                scores.append(_score((*group, subset), chosen, resamplers[group[0]], trust))
     return sorted(scores, key=lambda s: (s.judge, s.model, s.prompt, level_order(s.level), SUBSETS.index(s.subset)))
 
 

@@ -29,6 +29,8 @@ CURATED = config["source"]["name"] == "virtuebench"
 CURATION = config["curation"]
 CURATION_SOURCES = CURATION["sources"] if CURATED else []
 SUPPLEMENT = config["supplement"]
+# The supplement table's sources (the paper's four) are converted beside the curation sources.
+SUPPLEMENT_SOURCES = SUPPLEMENT["sources"] if CURATED and SUPPLEMENT["models"] else []
 
 
 include: "rules/common.smk"

@@ -51,6 +51,9 @@ def video_path(wildcards):
     else:
         path = checkpoints.make_instances.get().output.instances
     paths = _videos_at(path, os.path.getmtime(path))
+    if wildcards.video_id not in paths and CURATED and set(SUPPLEMENT_SOURCES) - set(CURATION_SOURCES):
+        extra = checkpoints.collect_supplement_candidates.get().output[0]  # a supplement-only source's video
+        paths = {**paths, **_videos_at(extra, os.path.getmtime(extra))}
     if wildcards.video_id not in paths:
         raise ValueError(f"video_id {wildcards.video_id!r} is not in the {'candidates' if CURATED else 'instances'} table")
     return paths[wildcards.video_id]
@@ -243,6 +246,8 @@ def reference_drafts(wildcards):
 def supplement_frames(wildcards):
     """Frame folders of the supplement set's videos (after the sets and the candidates table exist)."""
     checkpoints.collect_candidates.get()
+    if set(SUPPLEMENT_SOURCES) - set(CURATION_SOURCES):
+        checkpoints.collect_supplement_candidates.get()
     path = checkpoints.make_supplement_sets.get(source=wildcards.source).output[wildcards.form]
     return sorted({f"results/frames/{inst.video_id}" for inst in _instances_at(path, os.path.getmtime(path))})
 

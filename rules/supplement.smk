@@ -1,5 +1,6 @@
 # The supplementary's Table 1 (source virtuebench only): the models of config.supplement.models on the
-# sources' own questions, MCQ and open-ended, at one level, beside their VirtueBench scores.
+# questions of config.supplement.sources (the paper's MLVU, LVBench, LongVideoBench and VideoEval-Pro),
+# MCQ and open-ended, at one level, beside their VirtueBench scores.
 # sets (per source and form) -> inference -> judging -> results/supplement/table1.{csv,tex}
 
 
@@ -66,7 +67,7 @@ rule make_supplement_table:
         judgments=expand(
             "results/supplement/judgments/{model}/{source}/{form}.jsonl",
             model=SUPPLEMENT["models"],
-            source=CURATION_SOURCES,
+            source=SUPPLEMENT_SOURCES,
             form=["oe", "mcq"],
         ),
         scores="results/scores.csv",
@@ -75,7 +76,7 @@ rule make_supplement_table:
         tex="results/supplement/table1.tex",
     params:
         models=SUPPLEMENT["models"],
-        sources=CURATION_SOURCES,
+        sources=SUPPLEMENT_SOURCES,
         level=SUPPLEMENT["level"],
         prompt=config["report"]["prompt"],
     log:

@@ -133,7 +133,7 @@ def curated(tmp_path_factory):
             "difficulty_judge": "rules",
         },
         "annotation": {"batch_size": 2, "verified_dir": "annotations/verified"},
-        "supplement": {"models": ["refuse", "Chooser"]},
+        "supplement": {"models": ["refuse", "Chooser"], "sources": ["lvbench", "video-mme"]},
         "levels": [64, 128],
         "models": ["refuse", "guess", "Chooser"],
         "prompts": ["honest"],

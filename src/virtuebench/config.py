@@ -224,6 +224,11 @@ def check_config(
             problems.append(
                 f"config.supplement.models[{i}]: {model!r} is not allowed; allowed values (config.models): {', '.join(config['models'])}"
             )
+    for i, source in enumerate(config.get("supplement", {}).get("sources", [])):
+        from virtuebench.sources import REAL_SOURCES
+
+        if source not in REAL_SOURCES:
+            problems.append(f"config.supplement.sources[{i}]: {source!r} is not allowed; allowed values: {', '.join(REAL_SOURCES)}")
     if config.get("supplement", {}).get("models") and config["source"]["name"] != "virtuebench":
         problems.append("config.supplement.models: the supplementary's table needs source virtuebench (the source benchmarks' questions)")
     curation_models = {}

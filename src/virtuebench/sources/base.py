@@ -236,6 +236,27 @@ class Conversion:
         return self.instances, self.excluded
 
 
+def read_parquet_rows(raw_dir: Path, pattern: str, columns: Sequence[str], source: str, repo_id: str) -> list[dict[str, Any]]:
+    """Every row of the release's parquet question tables (`raw_dir`/`pattern`), naming the file on a
+    missing table, an unreadable file or a missing column."""
+    import polars as pl
+
+    files = sorted(raw_dir.glob(pattern))
+    if not files:
+        raise ValueError(f"{source}: no question table {raw_dir / pattern} (download {repo_id})")
+    rows: list[dict[str, Any]] = []
+    for path in files:
+        try:
+            frame = pl.read_parquet(path)
+        except Exception as error:  # polars raises several unrelated types for a bad file
+            raise ValueError(f"{path}: not a readable parquet file ({error})") from None
+        missing = [name for name in columns if name not in frame.columns]
+        if missing:
+            raise ValueError(f"{path}: missing column(s) {missing}; expected at least {list(columns)}")
+        rows.extend(frame.iter_rows(named=True))
+    return rows
+
+
 def join_parts(parts: Sequence[Path], out: Path) -> Path:
     """Concatenate split archive parts (`videos.tar.part.aa`, `.ab`, ...) in name order into `out`.
 

@@ -33,6 +33,7 @@ from virtuebench.sources.base import (
     extract_archive,
     join_parts,
     option_letter,
+    read_parquet_rows,
     split_embedded_options,
     strip_option_prefix,
 )
@@ -93,22 +94,7 @@ def prepare(raw_dir: str | Path) -> Path:
 
 
 def _read_questions(raw_dir: Path) -> list[dict[str, Any]]:
-    import polars as pl
-
-    files = sorted(raw_dir.glob(PARQUET_GLOB))
-    if not files:
-        raise ValueError(f"{SOURCE}: no question table {raw_dir / PARQUET_GLOB} (download {RELEASE.repo_id})")
-    rows: list[dict[str, Any]] = []
-    for path in files:
-        try:
-            frame = pl.read_parquet(path)
-        except Exception as error:  # polars raises several unrelated types for a bad file
-            raise ValueError(f"{path}: not a readable parquet file ({error})") from None
-        missing = [name for name in COLUMNS if name not in frame.columns]
-        if missing:
-            raise ValueError(f"{path}: missing column(s) {missing}; expected at least {list(COLUMNS)}")
-        rows.extend(frame.iter_rows(named=True))
-    return rows
+    return read_parquet_rows(raw_dir, PARQUET_GLOB, COLUMNS, SOURCE, RELEASE.repo_id)
 
 
 def _options(value: Any) -> list[str] | str:

@@ -37,6 +37,7 @@ from PIL import Image
 
 from virtuebench.frames import FramesError, Manifest
 from virtuebench.instances import Instance, read_instances
+from virtuebench.metrics import correct, in_subset
 from virtuebench.records import Judgment, load_records
 
 THUMB_WIDTH = 64  # pixels (config report.thumb_width); a thumbnail keeps its frame's aspect
@@ -266,8 +267,8 @@ class Site:
                         cells.append(f'<td colspan="{len(SUBSETS) + 1}">-</td>')
                         continue
                     for subset, _ in SUBSETS:
-                        chosen = [j for j in members if subset == "overall" or j.is_unanswerable == (subset == "refusal")]
-                        right = sum(j.valid and j.judgement == 1 for j in chosen)
+                        chosen = [j for j in members if in_subset(j, subset)]
+                        right = sum(map(correct, chosen))
                         text = f"{100 * right / len(chosen):.1f} ({right}/{len(chosen)})" if chosen else "-"
                         cells.append(f'<td class="num"><a href="{self.list_href(arm, 0, subset)}">{text}</a></td>')
                     counts = defaultdict(int)
@@ -294,7 +295,7 @@ class Site:
         buttons = ["all", "overall", "non_refusal", "refusal", "correct", "wrong", *FLAGS]
         rows = []
         for j in sorted(self.by_arm[arm], key=lambda j: j.instance_id):
-            tags = ["overall", "refusal" if j.is_unanswerable else "non_refusal", "correct" if j.valid and j.judgement == 1 else "wrong"]
+            tags = ["overall", "refusal" if j.is_unanswerable else "non_refusal", "correct" if correct(j) else "wrong"]
             tags += flags(j, self.others(j))
             rows.append(
                 f'<tr class="item" data-flags="{" ".join(tags)}"><td><a href="{self.item_href(j.instance_id, 4, j)}">{esc(j.instance_id)}</a></td>'

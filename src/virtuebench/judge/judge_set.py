@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from virtuebench import is_refusal_answer
 from virtuebench.judge import get_judge
 from virtuebench.records import Judgment
 
@@ -35,8 +36,6 @@ def load(split: str = "all", paths: tuple[Path, ...] = PATHS) -> list[dict[str, 
 
 
 def _judgment(case: dict[str, Any], judge: str, refusal: int, judgement: int, valid: bool, reason: str) -> Judgment:
-    from virtuebench import is_refusal_answer
-
     return Judgment(
         case["id"],
         case["family"],

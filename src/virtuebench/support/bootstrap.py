@@ -48,15 +48,6 @@ class Bootstrap:
         return self.rng(key).multinomial(n_clusters, np.full(n_clusters, 1 / n_clusters), size=self.resamples)
 
 
-def cluster_sums(clusters: Sequence[Hashable], *values: Sequence[float]) -> tuple[np.ndarray, ...]:
-    """Per-cluster item counts and sums of each `values` column, clusters in sorted order (so that the
-    resamples, and the digits of an interval, do not depend on the order the records come in)."""
-    order = {cluster: i for i, cluster in enumerate(sorted(set(clusters), key=repr))}
-    index = np.array([order[cluster] for cluster in clusters], dtype=np.int64)
-    counts = np.bincount(index, minlength=len(order)).astype(float)
-    return (counts, *(np.bincount(index, weights=np.asarray(column, dtype=float), minlength=len(order)) for column in values))
-
-
 def bca_interval(
     samples: np.ndarray, estimate: float, counts: np.ndarray, sums: np.ndarray, confidence: float = CONFIDENCE
 ) -> tuple[float | None, float | None]:

@@ -1,21 +1,7 @@
 """VideoEval-Pro source adapter: the hub release (TIGER-Lab/VideoEval-Pro, arXiv 2505.14640) into
-candidate instances (interface in virtuebench.sources.base). Layout read, choices, and what was
-confirmed or assumed: docs/videoevalpro.md.
-
-What was read (public material, summarized; no code copied):
-
-- the authors' repository github.com/TIGER-AI-Lab/VideoEval-Pro at 8467762b: README.md (the nine
-  columns; the videos as `videos/videos_part_*.tar.gz`, joined with `cat` in name order and untarred in
-  `videos/`), tools/*_chat.py (`load_dataset("TIGER-Lab/VideoEval-Pro", split="test")`, the video
-  opened as `<video_root>/<video>`, `options` joined into the MCQ prompt, which asks for a letter),
-  tools/gpt4o_judge.py (`answer_text` is the open-ended gold target, `answer` the option letter);
-- the dataset card's `dataset_info` (huggingface.co/datasets/TIGER-Lab/VideoEval-Pro, README.md at
-  refs/pr/2): one `test` split of 1289 rows in `data/test-*`, `options` a list of strings, every other
-  column a string;
-- third-party loaders found by content search: an lmms-eval task for it (the four `qa_type` values), a
-  VLMEvalKit dataset module and a `VideoEvalProMC` loader (`data/test-00000-of-00001.parquet`, the
-  parts untarred in `videos/` giving `videos/videos_filtered/<video>`), and a public run script whose
-  hub-cache paths name the snapshot pinned below.
+candidate instances (interface in virtuebench.sources.base). What was read (the authors' README and tools,
+the dataset card, third-party loaders), the layout, the choices, and what was confirmed or assumed:
+docs/videoevalpro.md.
 """
 
 from __future__ import annotations

@@ -20,10 +20,12 @@ demo: $(STAMP)
 	snakemake --profile profiles/default
 	@echo "Done: results/table1.tex results/table2.tex results/fig4.png results/fig6.png results/scores.csv; open results/browser/index.html"
 
+# Tests run in up to 4 worker processes (pytest-xdist), one test file per worker at a time, so that a
+# file's module fixtures (one shared demo run) are built once.
 test: $(STAMP)
 	ruff check .
 	ruff format --check .
-	python -m pytest
+	python -m pytest -n auto --maxprocesses 4 --dist loadfile
 
 lint: $(STAMP)
 	snakemake --lint

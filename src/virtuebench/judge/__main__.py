@@ -33,6 +33,7 @@ from virtuebench.records import Judgment, RecordError, load_records, write_jsonl
 
 def agree(argv: list[str]) -> int:
     from virtuebench.judge.agreement import compare
+    from virtuebench.judge.judge_set import SPLITS
 
     parser = argparse.ArgumentParser(
         prog="python -m virtuebench.judge agree",
@@ -40,7 +41,7 @@ def agree(argv: list[str]) -> int:
     )
     parser.add_argument("--a", nargs="+", help="judgment files of the first (reference) judge")
     parser.add_argument("--b", nargs="+", help="judgment files of the second judge")
-    parser.add_argument("--set", choices=["tune", "tune2", "heldout", "all"], help="judge the labelled set (docs/judge_set.md) instead")
+    parser.add_argument("--set", choices=SPLITS, help="judge the labelled set (docs/judge_set.md) instead")
     parser.add_argument("--judge", default="rules", help="with --set: the judge to measure")
     parser.add_argument("--out", help="summary (JSON)")
     parser.add_argument("--disagreements", help="the items they disagree on (JSONL)")

@@ -1,8 +1,9 @@
 """The labelled judge set (docs/judge_set.md): hand-labelled (question, ground truth, response) cases with
 the refusal and judgement the paper's judge prompt asks for. judge_set.jsonl holds the parts the rules
 judge was tuned on (`tune`, and `tune2`: the first round's held-out part, used for tuning in the second
-round); judge_set_heldout.jsonl holds cases written afterwards, independently of the judge, that no
-choice was made on: the numbers reported are on that part."""
+round); judge_set_heldout.jsonl (`heldout`) was written independently after round 1 and reported for rules/4,
+then tuned on in round 3; judge_set_heldout2.jsonl (`heldout2`), written independently before round 3, is the
+part no choice was made on: the numbers reported are on it."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from virtuebench import is_refusal_answer
 from virtuebench.judge import get_judge
 from virtuebench.records import Judgment
 
-PATHS = (Path(__file__).with_name("judge_set.jsonl"), Path(__file__).with_name("judge_set_heldout.jsonl"))
-SPLITS = ("tune", "tune2", "heldout", "all")
+PATHS = tuple(Path(__file__).with_name(name) for name in ("judge_set.jsonl", "judge_set_heldout.jsonl", "judge_set_heldout2.jsonl"))
+SPLITS = ("tune", "tune2", "heldout", "heldout2", "all")
 FIELDS = ("id", "split", "family", "source", "question", "answer", "response", "refusal", "judgement", "reason")
 
 

@@ -274,3 +274,54 @@ def test_refusal_families(response, refusal):
 def test_answer_families(question, answer, response, judgement):
     verdict = RulesJudge().judge(question, answer, response)
     assert (verdict.refusal, verdict.judgement) == (0, judgement), (response, verdict.reason)
+
+
+@pytest.mark.parametrize(
+    "question,response,refusal",
+    [
+        # rules/5 (round 3): declining the information, "data", sentence-initial "Can't ...", "no reliable way",
+        # "... isn't possible", "can't be given", "too low/poor to ...", "there's no X shown"
+        ("What brand is the saw?", "I'm sorry, but I can't provide that information based on the video.", 1),
+        ("How many stars appear?", "Insufficient data in the frames to answer.", 1),
+        ("How many circles appear?", "Can't count them from the frames provided.", 1),
+        ("How many jumps are there?", "There is no reliable way to count the jumps from these frames.", 1),
+        ("How many three-pointers are made?", "Counting them isn't possible: the frames catch only a few possessions.", 1),
+        ("How many fans hold lighters?", "Far too many, and most are out of focus - an exact number can't be given.", 1),
+        ("What does the fox carry?", "The resolution is too low to identify what the fox carries.", 1),
+        ("What colour is the cross?", "There's no cross shown in the video.", 1),
+        # false friends: the same words about something else, with an answer
+        ("What does the waiter bring?", "He brings the soup; he can't provide a spoon because they ran out.", 0),
+        ("What colour is the cross?", "There's no star shown, and the cross is red.", 0),
+        ("Why does the crowd cheer?", "The kicker can't miss from there, and the goal is scored.", 0),
+        ("How does the man feel?", "He finds the water too cold to swim in.", 0),
+    ],
+)
+def test_refusal_families_round_3(question, response, refusal):
+    assert RulesJudge().judge(question, REFUSAL, response).refusal == refusal, response
+
+
+@pytest.mark.parametrize(
+    "question,answer,response,judgement",
+    [
+        ("How long does the dough rest?", "90 minutes", "An hour and a half.", 1),
+        ("How long does the dough rest?", "30 minutes", "Half an hour.", 1),
+        ("What volume is poured?", "250 ml", "About 250 litres.", 0),
+        ("What volume is poured?", "0.25 l", "250 ml", 1),
+        ("What does the button cost?", "$0.99", "99¢.", 1),
+        ("What does the button cost?", "$0.99", "99 dollars.", 0),
+        ("How many ducklings follow her?", "6", "Half a dozen.", 1),
+        ("How many screws are left?", "0", "Not a single one.", 1),
+        ("At which exit does the car leave?", "2nd exit", "It takes the second exit.", 1),
+        ("At which exit does the car leave?", "2nd exit", "It takes the third exit.", 0),
+        ("How long is the pause?", "5 seconds", "A 5 second pause.", 1),
+        ("What fraction of seats is empty?", "1/3", "About a third.", 1),
+        ("What fraction of the cake remains?", "3/8", "Three eighths.", 1),
+        ("How many goals does she score?", "3", "She scores a third goal late on, 3 in all.", 1),  # "a third goal" stays an ordinal
+        ("Does the cat land on its feet?", "Yes", "Yep, on all four paws.", 1),
+        ("What shape is the red object?", "cross", "A plus sign.", 1),
+        ("What shape is the red object?", "diamond", "A rhombus.", 1),
+    ],
+)
+def test_answer_families_round_3(question, answer, response, judgement):
+    verdict = RulesJudge().judge(question, answer, response)
+    assert (verdict.refusal, verdict.judgement) == (0, judgement), (response, verdict.reason)

@@ -18,15 +18,15 @@ import re
 from virtuebench import is_refusal_answer
 from virtuebench.judge.base import Judge, Verdict
 
-VERSION = "rules/4"
+VERSION = "rules/5"
 
 _INPUT_NOUN = r"(?:frames?|video|clip|footage|images?|visuals?|sampled frames|visual information|visual evidence|provided content)"
 #: What the model was shown, as a subject: "the frames", "the provided video", "these images"
 _INPUT = rf"(?:(?:the|these|those|provided|given|sampled|available|visible) )+(?:\w+ )?{_INPUT_NOUN}"
 _REFUSAL_PATTERNS = [
     r"\b(?:does|do|did|can) ?(?:not|n't) (?:provide|contain|include|show|give|offer|have|present|reveal) (?:enough|sufficient|adequate|clear|the necessary)\b",
-    r"(?:\bnot|n't) (?:enough|sufficient) (?:visual )?(?:information|evidence|details?|context|frames|clues|info)\b",
-    r"\binsufficient (?:visual )?(?:information|evidence|details?|context)\b",
+    r"(?:\bnot|n't) (?:enough|sufficient) (?:visual )?(?:information|evidence|details?|context|frames|clues|info|data)\b",
+    r"\binsufficient (?:visual )?(?:information|evidence|details?|context|data)\b",
     r"\black(?:s|ing)? (?:of )?(?:sufficient|enough|the necessary|clear|any) (?:visual )?(?:information|evidence|details?)\b",
     r"\b(?:cannot|can't|can not|could not|couldn't|unable to|impossible to|not possible to) (?:be )?(?:determined?|identif(?:y|ied)|confirm(?:ed)?|infer(?:red)?)\b",
     # "cannot answer/tell/say/know" only about the question or the frames ("he cannot answer the phone" is an answer)
@@ -42,11 +42,13 @@ _REFUSAL_PATTERNS = [
     rf"\b{_INPUT} (?:is|are|was|were|seems?|appears?) (?:insufficient|inadequate|not (?:sufficient|enough|clear enough))\b",
     r"\b(?:insufficient|inadequate|not (?:sufficient|enough)) to (?:determine|tell|answer|identify|know|count|say|confirm|judge|establish)\b",
     r"\b(?:impossible|not possible|no way|not feasible) (?:for me )?to (?:accurately |reliably |definitively |precisely |exactly )?(?:determine|tell|count|say|know|identify|confirm|answer|judge|establish|verify|see|work out|figure out)\b",
-    r"\bthere(?:'s| is) no way (?:for me )?to (?:tell|know|determine|say|see|count)\b",
-    r"\b(?:cannot|can't|could not|couldn't|unable to) be (?:established|counted|ascertained|known|told|read|made out)\b",
-    r"\b(?:i|we) (?:cannot|can't|can not|could not|couldn't|am unable to|am not able to) (?:give|provide|offer|state) (?:a|an|the|any) (?:\w+ )?(?:number|count|answer|colou?r|name|score|time|estimate|description|total)\b",
-    r"(?:^|[.;:!?]\s*)unable to (?:count|determine|tell|identify|see|answer|say|read)\b",
-    r"\btoo (?:blurry|blurred|dark|small|sparse|far|distant|grainy|low[- ]resolution|pixelated|fast|brief|unclear|short)\b[^.]{0,40}?\bto (?:identify|tell|count|determine|read|see|make out|track|recogni[sz]e|say)\b",
+    r"\bthere(?:'s| is) no (?:reliable |clear |accurate |certain |definite |good )?way (?:for me )?to (?:tell|know|determine|say|see|count|identify|confirm|answer|work out)\b",
+    r"\b(?:cannot|can't|could not|couldn't|unable to) be (?:established|counted|ascertained|known|told|read|made out|given|stated|answered|confirmed|identified)\b",
+    r"\b(?:i|we) (?:cannot|can't|can not|could not|couldn't|am unable to|am not able to) (?:give|provide|offer|state) (?:a|an|the|any|that|this|such) (?:\w+ )?(?:number|count|answer|colou?r|name|score|time|estimate|description|total|information|details?|specifics)\b",
+    r"(?:^|[.;:!?]\s*)(?:unable to|can't|cannot|can not|couldn't|could not) (?:count|determine|tell|identify|see|answer|say|read|confirm)\b",
+    # "Counting them isn't possible", "telling them apart is not feasible"
+    r"\b(?:counting|determining|identifying|telling|confirming|answering|naming|reading|judging) [^.;!?]{0,40}?(?:isn't|is not|not) (?:possible|feasible)\b",
+    r"\btoo (?:blurry|blurred|dark|dim|small|sparse|far|distant|grainy|low|poor|noisy|shaky|obscured|low[- ]resolution|pixelated|fast|brief|unclear|short)\b[^.]{0,40}?\bto (?:identify|tell|count|determine|read|see|make out|track|recogni[sz]e|say)\b",
     r"\b(?:evidence|information) (?:is|remains) (?:inconclusive|insufficient|incomplete|unclear|ambiguous)\b",
     rf"\bnot (?:possible|feasible) (?:with|from|given|based on|using) (?:the |these |those )?(?:provided |given |sampled |available )?{_INPUT_NOUN}\b",
     rf"\b{_INPUT_NOUN} [^.;]{{0,40}}?\b(?:is|are) (?:missing|not included|cut off|skipped)\b",
@@ -67,7 +69,8 @@ _NOT_SHOWN_PATTERNS = [
 # "The diamond isn't shown", "it isn't shown where ...": a refusal when what is not shown is what the question asks about.
 _PASSIVE_NOT_SHOWN = re.compile(
     r"(?:(?:\b(?:is|are|was|were) not|\b(?:isn't|aren't|wasn't|weren't)) (?:clearly )?(?:shown|visible|captured|seen|depicted)"
-    r"|\bno (?:\w+ ){1,2}(?:is|are|was|were) (?:shown|visible|seen|depicted|captured))\b",
+    r"|\bno (?:\w+ ){1,2}(?:is|are|was|were) (?:shown|visible|seen|depicted|captured)"
+    r"|\bthere(?:'s| is| are) no (?:\w+ ){1,2}(?:shown|visible|seen|depicted|captured))\b",
     re.IGNORECASE,
 )
 _NOT_SHOWN = re.compile("|".join(f"(?:{p})" for p in _NOT_SHOWN_PATTERNS), re.IGNORECASE)
@@ -160,8 +163,21 @@ _ORDINALS = {
     "tenth": "10",
     "eleventh": "11",
     "twelfth": "12",
-}  # "second" is left out: it is also a unit of time; "2nd" is read as 2
+}  # "second" is left out: it is also a unit of time; "2nd" is read as 2, and "second" where no number precedes it
+
+
+def _ordinal(tokens: list[str], i: int) -> str | None:
+    """The number an ordinal word stands for ("third" -> 3; "second" unless a number precedes it: "5 second")."""
+    if tokens[i] == "second":
+        return "2" if i == 0 or not _is_number(tokens[i - 1]) else None
+    return _ORDINALS.get(tokens[i])
+
+
 _FRACTIONS = {"half": "0.5", "quarter": "0.25", "quarters": "0.25", "third": "0.3333", "thirds": "0.3333"}
+_DENOMINATORS = {"fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
+_FRACTIONS |= {f"{name}{plural}": f"{1 / n:.4g}" for name, n in _DENOMINATORS.items() for plural in ("", "s")}
+#: "a third", "one eighth": read as fractions only where the ground truth is one (else "a third goal" is 3rd)
+_ONE_FRACTION = re.compile(rf"\b(?:a|an|one) ({'|'.join(['half', 'third', 'quarter', *_DENOMINATORS])})\b")
 #: Units in their canonical form: value and unit must both be right (the judge prompt).
 _UNITS = {
     "km": "km",
@@ -205,6 +221,7 @@ _UNITS = {
     "s": "s",
     "sec": "s",
     "secs": "s",
+    "second": "s",
     "seconds": "s",
     "min": "min",
     "mins": "min",
@@ -215,6 +232,16 @@ _UNITS = {
     "hrs": "h",
     "hour": "h",
     "hours": "h",
+    "ml": "ml",
+    "milliliter": "ml",
+    "milliliters": "ml",
+    "millilitre": "ml",
+    "millilitres": "ml",
+    "l": "l",
+    "liter": "l",
+    "liters": "l",
+    "litre": "l",
+    "litres": "l",
     "percent": "%",
     "percentage": "%",
     "pct": "%",
@@ -241,8 +268,9 @@ _UNITS = {
 }
 #: (unit, unit it converts to) -> factor
 _SCALE = {("s", "min"): 1 / 60, ("min", "h"): 1 / 60, ("s", "h"): 1 / 3600, ("m", "km"): 1 / 1000, ("cm", "m"): 1 / 100}
-_SCALE |= {("mm", "m"): 1 / 1000, ("mm", "cm"): 1 / 10, ("g", "kg"): 1 / 1000, ("cm", "km"): 1 / 100000}
+_SCALE |= {("ml", "l"): 1 / 1000, ("mm", "m"): 1 / 1000, ("mm", "cm"): 1 / 10, ("g", "kg"): 1 / 1000, ("cm", "km"): 1 / 100000}
 _SPELLING = {"colour": "color", "colours": "colors", "coloured": "colored", "grey": "gray", "centre": "center"}
+_SPELLING |= {"yep": "yes", "yeah": "yes", "yup": "yes", "nope": "no", "nah": "no", "rhombus": "diamond", "lozenge": "diamond"}
 _ARTICLES = {"a", "an", "the"}
 _NEGATIONS = {"not", "no", "never", "nor", "n't", "isn't", "aren't", "wasn't", "weren't", "doesn't", "don't"}
 
@@ -255,11 +283,20 @@ def _symbols(text: str) -> str:
     text = re.sub(r"€\s*(\d+(?:\.\d+)?)", r"\1 euros", text)
     text = re.sub(r"(\d)\s*%", r"\1 percent", text)
     text = re.sub(r"\bper cent\b", "percent", text)
+    text = re.sub(r"(\d+(?:\.\d+)?)\s*(?:¢|cents?\b)", lambda m: f"{float(m.group(1)) / 100:g} dollars", text)  # 99¢
+    text = re.sub(
+        r"\b(an|one|\d+) (hours?|minutes?) and a half\b",
+        lambda m: f"{1 if m.group(1) in ('an', 'one') else m.group(1)}.5 {m.group(2)}",
+        text,
+    )
+    text = re.sub(r"\bhalf an? (hour|minute)\b", r"0.5 \1s", text)
+    text = re.sub(r"\bnot (?:a single|one)(?: one)?\b", "zero", text)
+    text = re.sub(r"\bplus[- ](?:sign|shaped|shape|symbol)\b", "cross", text)
     text = re.sub(r"(\d)\s*°\s*([cf])\b", r"\1 deg\2", text)
     text = re.sub(r"(\d)\s*°", r"\1 degrees", text)
     text = re.sub(r"\b(\d+)(?:st|nd|rd|th)\b", r"\1", text)
     text = re.sub(r"\b(\d+)\s*/\s*(\d+)\b", lambda m: f"{int(m.group(1)) / int(m.group(2)):.4g}" if int(m.group(2)) else m.group(0), text)
-    text = re.sub(r"\b(\d+(?:\.\d+)?)(km|m|cm|mm|kg|g|lbs?|mi|ft|s|min|h|hrs?|mph|kph|pts)\b", r"\1 \2", text)  # 5km -> 5 km
+    text = re.sub(r"\b(\d+(?:\.\d+)?)(km|m|cm|mm|kg|g|ml|l|lbs?|mi|ft|s|min|h|hrs?|mph|kph|pts)\b", r"\1 \2", text)  # 5km -> 5 km
     text = re.sub(r"\b(\w+) (?:games?|goals?|points?|sets?|runs?) (to|-) (\w+)\b", r"\1 \2 \3", text)  # 6 games to 4 -> 6 to 4
     for sides, shape in (
         ("three", "triangle"),
@@ -280,7 +317,7 @@ def _number_words(tokens: list[str]) -> list[str]:
         if token in _TENS:
             out.append(str(_TENS[token]))
         elif token == "dozen":
-            out.append(str(12 * int(out.pop())) if out and out[-1].isdigit() else "12")
+            out.append(f"{12 * float(out.pop()):g}" if out and _is_number(out[-1]) else "12")  # two dozen, half a dozen
         elif token in ("hundred", "thousand") and out and out[-1].isdigit():
             out.append(str(int(out.pop()) * (100 if token == "hundred" else 1000)))
         elif token in _FRACTIONS and out and re.fullmatch(r"\d+", out[-1]) and token != "half":
@@ -446,12 +483,15 @@ def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]
         return 0, "empty ground truth"
     if len(expected) == 2 and _is_number(expected[1]) and _find(tokens, expected):
         return 1, f"states {' '.join(expected)!r}"  # "the number 9", "lap 3" as written
-    if expected[0] in _ORDINALS and len(expected) <= 2:
-        expected = [_ORDINALS[expected[0]]]  # "third (lap)" as 3: "3rd", "third" and "lap 3" all answer it
-    elif len(expected) == 2 and expected[1] in _ORDINALS:
-        expected = [_ORDINALS[expected[1]]]
+    if _ordinal(expected, 0) and len(expected) <= 2:
+        expected = [_ordinal(expected, 0)]  # "third (lap)" as 3: "3rd", "third" and "lap 3" all answer it
+    elif len(expected) == 2 and _ordinal(expected, 1):
+        expected = [_ordinal(expected, 1)]
     elif len(expected) == 2 and _is_number(expected[1]) and not _is_number(expected[0]):
         expected = [expected[1]]  # "lap 3"
+    if _is_number(expected[0]) and float(expected[0]) < 1 and "." in expected[0]:  # a fraction: "a third" is one here
+        segment = _ONE_FRACTION.sub(lambda m: _FRACTIONS[m.group(1)], segment.lower())
+        tokens, conclusion = normalize(segment), normalize(concluded(segment))
     if _is_number(expected[0]) and len(expected) <= 3 and not any(map(_is_number, expected[1:])):
         # a number, with its unit if it has one; words after it ("50% off", "3 people") are not compared
         unit = [expected[1]] if len(expected) > 1 and expected[1] in _UNITS else []
@@ -476,7 +516,9 @@ def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]
     if expected == ["no"] and not _find(tokens, ["yes"]) and _NEGATIONS & set(_first_sentence(segment)):
         return 1, "negates, as the ground truth's 'no'"
     short_yes = re.match(
-        r"\s*(?:yes\b|(?:he|she|it|they|there) (?:does|did|is|was|are|were|can|has|have)\b(?!\s*(?:not|n't)))", segment, re.IGNORECASE
+        r"\s*(?:(?:yes|yep|yeah|yup)\b|(?:he|she|it|they|there) (?:does|did|is|was|are|were|can|has|have)\b(?!\s*(?:not|n't)))",
+        segment,
+        re.IGNORECASE,
     )
     if expected == ["yes"] and short_yes and not _NEGATIONS & set(_first_sentence(segment)):
         return 1, "affirms, as the ground truth's 'yes'"
@@ -600,9 +642,9 @@ def number_matches(question: str, expected: list[str], tokens: list[str]) -> tup
     unit, the response's unit (if it gives one) must be the same, and a bare number counts only when the
     question names the unit."""
     positions = [i for i, token in enumerate(tokens) if _is_number(token)]
-    ordinals = [i for i, token in enumerate(tokens) if token in _ORDINALS]
+    ordinals = [i for i in range(len(tokens)) if _ordinal(tokens, i)]
     if not positions and ordinals and len(expected) == 1:
-        positions, tokens = ordinals, [_ORDINALS.get(token, token) for token in tokens]
+        positions, tokens = ordinals, [_ordinal(tokens, i) or token for i, token in enumerate(tokens)]
     if not positions:
         return 0, "no number in the response"
     first = positions[0]

@@ -7,6 +7,7 @@ from functools import lru_cache
 from virtuebench.instances import read_instances
 from virtuebench.instances import videos as video_paths
 from virtuebench.inference import items_for_level
+from virtuebench.curation.supplement import forms_of as supplement_forms
 from virtuebench.judge.rules import VERSION as RULES_VERSION
 from virtuebench.sources import REAL_SOURCES, sampling_of
 
@@ -51,9 +52,6 @@ def video_path(wildcards):
     else:
         path = checkpoints.make_instances.get().output.instances
     paths = _videos_at(path, os.path.getmtime(path))
-    if wildcards.video_id not in paths and CURATED and set(SUPPLEMENT_SOURCES) - set(CURATION_SOURCES):
-        extra = checkpoints.collect_supplement_candidates.get().output[0]  # a supplement-only source's video
-        paths = {**paths, **_videos_at(extra, os.path.getmtime(extra))}
     if wildcards.video_id not in paths:
         raise ValueError(f"video_id {wildcards.video_id!r} is not in the {'candidates' if CURATED else 'instances'} table")
     return paths[wildcards.video_id]
@@ -61,7 +59,10 @@ def video_path(wildcards):
 
 def video_stamp(wildcards):
     """Size and modification time of the video: a tracked param, so a changed file re-extracts its frames."""
-    path = video_path(wildcards)
+    return _stamp(video_path(wildcards))
+
+
+def _stamp(path):
     try:
         stat = os.stat(path)
     except OSError:
@@ -74,15 +75,20 @@ def source_settings(wildcards):
 
 
 def frames_options(wildcards):
+    """The benchmark's levels, sampled as its source samples (CVRR-ES: over the whole clip; else 1 FPS)."""
+    return _frames_options(config["levels"], sampling_of(config["source"]["name"]))
+
+
+def _frames_options(levels, sampling):
     frames = config["frames"]
-    options = [f"--levels {' '.join(map(str, config['levels']))}", f"--jpeg-quality {frames['jpeg_quality']}"]
+    options = [f"--levels {' '.join(map(str, levels))}", f"--jpeg-quality {frames['jpeg_quality']}"]
     if frames["max_side"]:
         options.append(f"--max-side {frames['max_side']}")
     if CHECKED.frame_pixels:  # frames.max_pixels, `auto` resolved from the configured models
         options.append(f"--max-pixels {CHECKED.frame_pixels}")
     options.append(f"--on-error {frames['on_broken_video']}")
-    if sampling_of(config["source"]["name"]) != "1fps":  # the source's (CVRR-ES: over the whole clip); 1fps is the default
-        options.append(f"--sampling {sampling_of(config['source']['name'])}")
+    if sampling != "1fps":  # 1fps is the frames CLI's default
+        options.append(f"--sampling {sampling}")
     return " ".join(options)
 
 
@@ -244,12 +250,28 @@ def reference_drafts(wildcards):
 
 
 def supplement_frames(wildcards):
-    """Frame folders of the supplement set's videos (after the sets and the candidates table exist)."""
-    checkpoints.collect_candidates.get()
-    if set(SUPPLEMENT_SOURCES) - set(CURATION_SOURCES):
-        checkpoints.collect_supplement_candidates.get()
+    """Frame folders of the supplement set's videos (once the sets exist)."""
     path = checkpoints.make_supplement_sets.get(source=wildcards.source).output[wildcards.form]
-    return sorted({f"results/frames/{inst.video_id}" for inst in _instances_at(path, os.path.getmtime(path))})
+    return sorted({f"results/supplement/frames/{wildcards.source}/{inst.video_id}" for inst in _instances_at(path, os.path.getmtime(path))})
+
+
+def supplement_video_path(wildcards):
+    """The video of a supplement frame job, from that source's supplement candidates."""
+    path = checkpoints.make_supplement_sets.get(source=wildcards.source).output.oe
+    paths = _videos_at(path, os.path.getmtime(path))
+    if wildcards.video_id not in paths:
+        raise ValueError(f"video_id {wildcards.video_id!r} is not in {path}")
+    return paths[wildcards.video_id]
+
+
+def supplement_video_stamp(wildcards):
+    return _stamp(supplement_video_path(wildcards))
+
+
+def supplement_frames_options(wildcards):
+    """SUPPLEMENT level frames over the whole of every video, whatever its length (the paper samples 64
+    frames from each video; a video shorter than 64 s has them closer than 1 s apart)."""
+    return _frames_options([SUPPLEMENT["level"]], "clip")
 
 
 def verified_annotations(wildcards):

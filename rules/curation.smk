@@ -5,7 +5,6 @@
 localrules:
     download_source,
     collect_candidates,
-    collect_supplement_candidates,
     filter_answer_length,
     filter_answerability,
     filter_difficulty,
@@ -62,23 +61,6 @@ checkpoint collect_candidates:
         "results/sources/candidates.parquet",
     log:
         "logs/sources/collect.log",
-    conda:
-        "../envs/core.yaml"
-    message:
-        "Collecting the candidates of {input}"
-    shell:
-        "python -m virtuebench.curation merge {input} --out {output} > {log} 2>&1"
-
-
-# The supplement table's sources that are not curation sources (VideoEval-Pro): their videos, kept apart so
-# that building the instances table never waits for them.
-checkpoint collect_supplement_candidates:
-    input:
-        expand("results/sources/{source}/candidates.parquet", source=[s for s in SUPPLEMENT_SOURCES if s not in CURATION_SOURCES]),
-    output:
-        "results/sources/supplement_candidates.parquet",
-    log:
-        "logs/sources/collect_supplement.log",
     conda:
         "../envs/core.yaml"
     message:

@@ -1,12 +1,29 @@
 # The supplementary's Table 1 (source virtuebench only): the models of config.supplement.models on the
 # questions of config.supplement.sources (the paper's MLVU, LVBench, LongVideoBench and VideoEval-Pro),
 # MCQ and open-ended, at one level, beside their VirtueBench scores.
-# sets (per source and form) -> inference -> judging -> results/supplement/table1.{csv,tex}
+# The paper samples 64 frames from every video, whatever its length: each source is converted again with
+# clip sampling (every question of every readable video has the level), and each video gets its own
+# SUPPLEMENT level frames over its whole length (results/supplement/frames/<source>/<video_id>/), apart from
+# VirtueBench's 1 FPS grid.
+# convert (clip) -> sets (per source and form) -> frames -> inference -> judging -> results/supplement/table1.{csv,tex}
+
+
+use rule convert_source as convert_supplement_source with:
+    output:
+        candidates="results/supplement/{source}/candidates.parquet",
+        excluded="results/supplement/{source}/excluded.csv",
+    params:
+        settings=lambda wildcards: json.dumps({"raw_dir": source_raw_dir(wildcards.source), "levels": [SUPPLEMENT["level"]], "sampling": "clip"}),
+        videos_dir=lambda wildcards: f"results/supplement/{wildcards.source}/videos",
+    log:
+        "logs/supplement/{source}/convert.log",
+    message:
+        f"Converting every {{wildcards.source}} question to candidates with {SUPPLEMENT['level']} frames over any video"
 
 
 checkpoint make_supplement_sets:
     input:
-        "results/sources/{source}/candidates.parquet",
+        rules.convert_supplement_source.output.candidates,
     output:
         mcq="results/supplement/{source}/mcq.parquet",
         oe="results/supplement/{source}/oe.parquet",
@@ -25,6 +42,21 @@ checkpoint make_supplement_sets:
         "--seed {params.seed} --out-mcq {output.mcq} --out-oe {output.oe} > {log} 2>&1"
 
 
+use rule extract_frames as extract_supplement_frames with:
+    input:
+        ancient("results/supplement/{source}/oe.parquet"),
+    output:
+        directory("results/supplement/frames/{source}/{video_id}"),
+    params:
+        video=supplement_video_path,
+        stamp=supplement_video_stamp,
+        options=supplement_frames_options,
+    log:
+        "logs/supplement/frames/{source}/{video_id}.log",
+    message:
+        f"Extracting {SUPPLEMENT['level']} frames over the whole of {{wildcards.video_id}}"
+
+
 # An inference job (rules/inference.smk): the MCQ form with the standard prompt, the open-ended one with oe_prompt.
 use rule run_inference as run_supplement_inference with:
     input:
@@ -33,6 +65,7 @@ use rule run_inference as run_supplement_inference with:
     output:
         "results/supplement/responses/{model}/{source}/{form}.jsonl",
     params:
+        frames_dir=lambda wildcards: f"results/supplement/frames/{wildcards.source}",
         prompt=lambda wildcards: "standard" if wildcards.form == "mcq" else SUPPLEMENT["oe_prompt"],
         level=SUPPLEMENT["level"],
     log:
@@ -64,12 +97,12 @@ rule judge_supplement:
 
 rule make_supplement_table:
     input:
-        judgments=expand(
-            "results/supplement/judgments/{model}/{source}/{form}.jsonl",
-            model=SUPPLEMENT["models"],
-            source=SUPPLEMENT_SOURCES,
-            form=["oe", "mcq"],
-        ),
+        judgments=[
+            f"results/supplement/judgments/{model}/{source}/{form}.jsonl"
+            for model in SUPPLEMENT["models"]
+            for source in SUPPLEMENT_SOURCES
+            for form in supplement_forms(source)  # OE only for VideoEval-Pro, as the paper's table
+        ],
         scores="results/scores.csv",
     output:
         csv="results/supplement/table1.csv",

@@ -16,12 +16,15 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import make_video
+from test_source_longvideobench import ENTRIES as LONGVIDEOBENCH_ENTRIES
+from test_source_mlvu import make_release as make_mlvu_release
+from test_source_videoevalpro import make_release as make_videoevalpro_release
 from test_source_videomme import make_release as make_videomme_release
 from test_workflow import snakemake
 
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.instances import read_instances
-from virtuebench.sources import videomme
+from virtuebench.sources import videoevalpro, videomme
 
 pytestmark = pytest.mark.workflow
 TESTS = Path(__file__).resolve().parent
@@ -123,17 +126,35 @@ def curated(tmp_path_factory):
     make_video(clip, 70, fps=1)
     videomme_raw = make_videomme_release(root / "Video-MME", clip.read_bytes())
     videomme.prepare(videomme_raw)  # a release given by raw_dirs is used as it lies: unpacked, as the download rule leaves it
+    # The supplement's other three releases, in their own layouts; videos shorter than 64 s keep their questions there.
+    short = root / "short.mp4"
+    make_video(short, 20, fps=2)  # 40 frames: the supplement's 64 timestamps show some of them twice
+    long_clip = root / "long.mp4"
+    make_video(long_clip, 130, fps=1)
+    mlvu_raw = make_mlvu_release(root / "MLVU", (short, long_clip))  # plotQA on the 20 s video, count on the 130 s one
+    videoevalpro_raw = make_videoevalpro_release(root / "VideoEval-Pro", short.read_bytes())  # three questions, all 20 s
+    videoevalpro.prepare(videoevalpro_raw)
+    longvideobench_raw = root / "LongVideoBench"  # unpacked, as lvb.prepare leaves it: two good questions on a 70 s video
+    (longvideobench_raw / "videos").mkdir(parents=True)
+    (longvideobench_raw / "lvb_val.json").write_text(json.dumps(LONGVIDEOBENCH_ENTRIES))
+    (longvideobench_raw / "videos" / "vidAAAAAAAA.mp4").write_bytes(clip.read_bytes())
     config = {
         "source": {"name": "virtuebench"},
         "curation": {
             "sources": ["lvbench", "video-mme"],
-            "raw_dirs": {"lvbench": str(_lvbench_release(root / "LVBench")), "video-mme": str(videomme_raw)},
+            "raw_dirs": {
+                "lvbench": str(_lvbench_release(root / "LVBench")),
+                "video-mme": str(videomme_raw),
+                "mlvu": str(mlvu_raw),
+                "longvideobench": str(longvideobench_raw),
+                "videoeval-pro": str(videoevalpro_raw),
+            },
             "filter_model": "Filter",
             "reference_model": "Drafter",
             "difficulty_judge": "rules",
         },
         "annotation": {"batch_size": 2, "verified_dir": "annotations/verified"},
-        "supplement": {"models": ["refuse", "Chooser"], "sources": ["lvbench", "video-mme"]},
+        "supplement": {"models": ["refuse", "Chooser"], "sources": ["mlvu", "lvbench", "longvideobench", "videoeval-pro"]},
         "levels": [64, 128],
         "models": ["refuse", "guess", "Chooser"],
         "prompts": ["honest"],
@@ -285,12 +306,16 @@ def test_statistics_and_tables_come_from_the_curated_instances(annotated):
 
 def test_supplement_table_scores_mcq_by_letter_and_oe_by_the_judge(annotated):
     rows = {row["model"]: row for row in _rows(annotated / "results" / "supplement" / "table1.csv")}
-    # Every candidate with options at 64 frames: LVBench's five (correct letters A, A, A, A, B) and
-    # Video-MME's three (C, A, B). Chooser always says "B"; to open-ended questions it says "red",
-    # LVBench question 1's answer.
+    # Every question with options, 64 frames over every video: MLVU's two (correct letters B, B; one on the
+    # 20 s video), LVBench's five (A, A, A, A, B), LongVideoBench's two (C, B) and VideoEval-Pro's three
+    # (all on 20 s videos; open-ended only, as in the paper's table, against the release's own gold text).
+    # Chooser always says "B"; to open-ended questions it says "red", LVBench question 1's answer.
     chooser = rows["Chooser"]
-    assert (chooser["lvbench_mcq"], chooser["lvbench_mcq_n"], chooser["video-mme_mcq"]) == ("20.0", "5", "33.33")
-    assert (chooser["lvbench_oe"], chooser["video-mme_oe"]) == ("20.0", "0.0")
+    sources = ("mlvu", "lvbench", "longvideobench", "videoeval-pro")
+    assert [chooser[f"{source}_oe_n"] for source in sources] == ["2", "5", "2", "3"]
+    assert [chooser[f"{source}_mcq"] for source in sources[:3]] == ["100.0", "20.0", "50.0"]
+    assert [chooser[f"{source}_oe"] for source in sources] == ["0.0", "20.0", "0.0", "0.0"]
+    assert "videoeval-pro_mcq" not in chooser
     assert rows["refuse"]["lvbench_mcq"] == "0.0" and rows["refuse"]["lvbench_oe"] == "0.0"
     # The VirtueBench column is each model's overall at 64 frames in scores.csv.
     scores = [
@@ -299,7 +324,17 @@ def test_supplement_table_scores_mcq_by_letter_and_oe_by_the_judge(annotated):
         if row["model"] == "Chooser" and row["level"] == "64" and row["subset"] == "overall" and row["prompt"] == "honest"
     ]
     assert float(chooser["virtuebench_overall"]) == float(scores[0]["accuracy"])
-    assert "Chooser & 20.00 & 20.00 & 0.00 & 33.33" in (annotated / "results" / "supplement" / "table1.tex").read_text()
+    table = (annotated / "results" / "supplement" / "table1.tex").read_text()
+    assert f"Chooser & 0.00 & 100.00 & 20.00 & 20.00 & 0.00 & 50.00 & 0.00 & {float(scores[0]['accuracy']):.2f}" in table
+    assert r"\multicolumn{1}{c}{VideoEval-Pro}" in table and r"& OE & MCQ & OE & MCQ & OE & MCQ & OE & Overall \\" in table
+    for name in ("MLVU", "LVBench", "LongVideoBench", "VideoEval-Pro", "VirtueBench"):
+        assert name in table, name
+    # A 20 s video gets 64 frames over its whole length (clip sampling), apart from VirtueBench's 1 FPS frames.
+    manifest = json.loads(
+        (annotated / "results" / "supplement" / "frames" / "videoeval-pro" / "videoeval-pro_fFjv93ACGo8" / "manifest.json").read_text()
+    )
+    assert manifest["sampling"] == "clip" and manifest["duration_s"] < 64 and len(manifest["levels"]["64"]["files"]) == 64
+    assert not (annotated / "results" / "frames" / "videoeval-pro_fFjv93ACGo8").exists()
 
 
 def test_paper_config_dry_run_shows_the_whole_curation_chain_for_all_six_sources(tmp_path, monkeypatch):

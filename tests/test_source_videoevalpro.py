@@ -180,3 +180,23 @@ def test_cli(tmp_path, clip, monkeypatch):
     assert [inst.source_id for inst in instances] == ["0000-C", "0001-A", "0002-C"]
     assert instances[0].options == ["Two.", "Three.", "Four.", "Five."] and instances[0].answers == {64: "Four cups"}
     assert len(excluded) == 4
+
+
+def test_clip_sampling_keeps_every_question_of_a_video_shorter_than_the_level(tmp_path):
+    from virtuebench.curation.supplement import make_sets
+
+    short = tmp_path / "short.mp4"
+    make_video(short, 20, fps=2)
+    raw = make_release(tmp_path / "raw", short.read_bytes())
+    videoevalpro.prepare(raw)
+    on_the_grid, excluded = videoevalpro.convert(raw, tmp_path / "grid", [64])  # VirtueBench's 1 FPS grid: too short
+    assert on_the_grid == [] and sum("too short" in row["reason"] for row in excluded) == 3
+    instances, _ = videoevalpro.convert(raw, tmp_path / "clip", [64], sampling="clip")  # the supplement's: 64 over any video
+    assert [inst.source_id for inst in instances] == ["0000-C", "0001-A", "0002-C"]
+    assert all(inst.answers == {64: inst.answer} and inst.duration_s == pytest.approx(20.0) for inst in instances)
+    sets = make_sets(instances, 64)
+    # The MCQ letter is the release's `answer` (kept in source_id): the open-ended gold is not an option's text.
+    assert [inst.answers[64] for inst in sets["mcq"]] == ["C", "A", "C"]
+    assert [inst.answers[64] for inst in sets["oe"]] == ["Four cups", "Because he is late", "She waves"]
+    with pytest.raises(ValueError, match="sampling 'everything' is not one of 1fps, clip"):
+        sources.ADAPTERS["videoeval-pro"]({"raw_dir": str(raw), "sampling": "everything"}, str(tmp_path / "v"), 1)

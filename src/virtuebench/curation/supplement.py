@@ -16,12 +16,32 @@ from pathlib import Path
 
 from virtuebench.instances import Instance
 from virtuebench.records import iter_jsonl
+from virtuebench.sources import videoevalpro
 from virtuebench.sources.base import option_letter
 from virtuebench.support.tabular import latex_escape, write_csv
 
 #: The MCQ instruction (the papers do not print theirs; this is the usual one of video MCQ evaluations).
 MCQ_INSTRUCTION = "Answer with the option's letter from the given choices directly."
 FORMS = ("mcq", "oe")
+#: Sources that are open-ended by design: the supplement's Table 1 has one column (OE) for VideoEval-Pro.
+OPEN_ENDED_ONLY = frozenset({"videoeval-pro"})
+
+
+def forms_of(source: str) -> tuple[str, ...]:
+    """The table's forms for a source, in column order."""
+    return ("oe",) if source in OPEN_ENDED_ONLY else ("oe", "mcq")
+
+
+#: Column heads as the papers spell the benchmarks.
+SOURCE_NAMES = {
+    "mlvu": "MLVU",
+    "lvbench": "LVBench",
+    "longvideobench": "LongVideoBench",
+    "videoeval-pro": "VideoEval-Pro",
+    "video-mme": "Video-MME",
+    "moviechat-1k": "MovieChat-1K",
+    "allvb": "ALLVB",
+}
 
 
 def mcq_question(inst: Instance) -> str:
@@ -29,20 +49,32 @@ def mcq_question(inst: Instance) -> str:
     return "\n".join(lines)
 
 
+def correct_index(inst: Instance) -> int | None:
+    """The correct option's position: where the answer is an option's text (the MCQ sources converted as the
+    paper does), or, for VideoEval-Pro, whose answer is its own open-ended gold text, the letter its adapter
+    keeps at the end of `source_id` ('0007-B'); None where neither holds."""
+    if inst.answer in inst.options:
+        return inst.options.index(inst.answer)
+    if inst.source == videoevalpro.SOURCE:
+        letter = inst.source_id.rsplit("-", 1)[-1]
+        index = ord(letter) - ord("A") if len(letter) == 1 else -1
+        return index if 0 <= index < len(inst.options) else None
+    return None
+
+
 def make_sets(
     candidates: Sequence[Instance], level: int = 64, max_questions: int | None = None, seed: int = 0
 ) -> dict[str, list[Instance]]:
-    """{"mcq": [...], "oe": [...]}: the questions with options that have `level`, the same ones in both forms."""
+    """{"mcq": [...], "oe": [...]}: the questions with options that have `level`, the same ones in both forms
+    (the MCQ form scored by the correct letter, the open-ended one against the source's answer)."""
     eligible = sorted(
-        (inst for inst in candidates if inst.options and level in inst.answers and inst.answer in inst.options),
+        (inst for inst in candidates if inst.options and level in inst.answers and correct_index(inst) is not None),
         key=lambda inst: inst.instance_id,
     )
     if max_questions is not None and len(eligible) > max_questions:
         eligible = sorted(random.Random(seed).sample(eligible, max_questions), key=lambda inst: inst.instance_id)
     return {
-        "mcq": [
-            replace(inst, question=mcq_question(inst), answers={level: option_letter(inst.options.index(inst.answer))}) for inst in eligible
-        ],
+        "mcq": [replace(inst, question=mcq_question(inst), answers={level: option_letter(correct_index(inst))}) for inst in eligible],
         "oe": [replace(inst, answers={level: inst.answer}) for inst in eligible],
     }
 
@@ -73,12 +105,13 @@ def write_table(
     csv_path: str | Path,
     tex_path: str | Path,
 ) -> None:
-    """One row per model: OE and MCQ accuracy per source, then VirtueBench overall; the CSV keeps n too."""
+    """One row per model: OE and MCQ accuracy per source (OE only where the source is open-ended by design),
+    then VirtueBench overall; the CSV keeps n and the number correct too."""
     rows = []
     for model in models:
         row: dict[str, object] = {"model": model}
         for source in sources:
-            for form in ("oe", "mcq"):
+            for form in forms_of(source):
                 value, correct, n = accuracy(judgments[model, source, form])
                 row[f"{source}_{form}"] = round(value, 2)
                 row[f"{source}_{form}_n"] = n
@@ -86,15 +119,17 @@ def write_table(
         row["virtuebench_overall"] = overall.get(model, float("nan"))
         rows.append(row)
     write_csv(csv_path, rows, list(rows[0]) if rows else ["model"])
-    columns = "l" + "rr" * len(sources) + "r"
-    head = " & ".join(rf"\multicolumn{{2}}{{c}}{{{latex_escape(source)}}}" for source in sources)
+    columns = "l" + "".join("r" * len(forms_of(source)) for source in sources) + "r"
+    head = " & ".join(
+        rf"\multicolumn{{{len(forms_of(source))}}}{{c}}{{{latex_escape(SOURCE_NAMES.get(source, source))}}}" for source in sources
+    )
     lines = [
         r"\begin{table}[t]",
         r"\centering",
         rf"\begin{{tabular}}{{{columns}}}",
         r"\toprule",
         rf"Model & {head} & VirtueBench \\",
-        "& " + " & ".join(["OE & MCQ"] * len(sources)) + r" & Overall \\",
+        "& " + " & ".join(" & ".join(form.upper() for form in forms_of(source)) for source in sources) + r" & Overall \\",
         r"\midrule",
     ]
 
@@ -102,13 +137,15 @@ def write_table(
         return "--" if value != value else f"{value:.2f}"
 
     for row in rows:
-        cells = [cell(row[f"{source}_{form}"]) for source in sources for form in ("oe", "mcq")]
+        cells = [cell(row[f"{source}_{form}"]) for source in sources for form in forms_of(source)]
         lines.append(f"{latex_escape(row['model'])} & " + " & ".join(cells) + f" & {cell(row['virtuebench_overall'])} \\\\")
     lines += [
         r"\bottomrule",
         r"\end{tabular}",
         rf"\caption{{Accuracy (\%) on the source benchmarks' questions at {level} frames against their full-video "
-        r"answers, multiple-choice (MCQ) and open-ended (OE), beside VirtueBench overall at the same level.}",
+        r"answers, multiple-choice (MCQ) and open-ended (OE), beside VirtueBench overall at the same level. "
+        rf"Every question with options is kept: {level} frames at the centres of {level} equal segments of the "
+        rf"whole video, whatever its length (a video shorter than {level} s has them less than 1 s apart).}}",
         r"\end{table}",
         "",
     ]

@@ -179,7 +179,9 @@ def _check_layout(path: Path, blocks: list[tuple[_Block, str | None]]) -> None:
         )
 
 
-def convert(raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int]) -> tuple[list[Instance], Excluded]:
+def convert(
+    raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int], *, sampling: str = "1fps"
+) -> tuple[list[Instance], Excluded]:
     """Candidate instances, one per question block, and the report of what was left out."""
     raw_dir = Path(raw_dir)
     files = _annotation_files(raw_dir)
@@ -189,7 +191,7 @@ def convert(raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int]) 
             f"{MOVIES_DIR}/<Movie>/<Movie>{ANNOTATION_SUFFIX} beside <Movie>.mp4; run prepare first "
             f"if the release is still archived)"
         )
-    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES)
+    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES, sampling=sampling)
     for path in files:
         try:
             blocks = _parse(path)

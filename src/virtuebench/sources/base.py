@@ -9,9 +9,11 @@ Every adapter module (`virtuebench.sources.<name>`) defines:
   the paper does not publish this mapping, so each adapter states its own);
 - `prepare(raw_dir)`: turn the downloaded files into a readable layout (join tar parts, unzip chunks);
   idempotent, and a no-op where the release needs nothing;
-- `convert(raw_dir, videos_dir, levels) -> (instances, excluded)`: the candidate instances, one per
+- `convert(raw_dir, videos_dir, levels, *, sampling="1fps") -> (instances, excluded)`: the candidate instances, one per
   question, with the source's own question id (`source_id`) and task type, the open-ended question,
-  the correct option as the answer (MCQ -> OE, as the paper does) and the options kept beside it.
+  the correct option as the answer (MCQ -> OE, as the paper does) and the options kept beside it;
+  `sampling` decides which levels a video has (levels.sampled_levels): `1fps` (VirtueBench's grid: a video
+  shorter than a level lacks it) or `clip` (every level over the whole video: the supplement's table).
 
 Candidate instances carry the full-video answer at every available level: that is the ground truth
 existing benchmarks use, and what the curation stages (filters, per-level reference answers) start
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from virtuebench.instances import Instance
-from virtuebench.levels import sampled_levels
+from virtuebench.levels import SAMPLINGS, sampled_levels
 from virtuebench.support.video import VideoError, probe_duration
 
 Excluded = list[dict[str, str]]  # rows of {"item", "reason"}
@@ -121,7 +123,13 @@ class Conversion:
     #: How levels sample the video (levels.SAMPLINGS): which levels a video has follows from it.
     sampling = "1fps"
 
-    def __init__(self, source: str, videos_dir: str | Path, levels: Iterable[int], task_categories: dict[str, str]):
+    def __init__(
+        self, source: str, videos_dir: str | Path, levels: Iterable[int], task_categories: dict[str, str], *, sampling: str | None = None
+    ):
+        if sampling is not None:
+            if sampling not in SAMPLINGS:
+                raise ValueError(f"{source}: sampling {sampling!r} is not one of {', '.join(SAMPLINGS)}")
+            self.sampling = sampling  # this run's, in place of the class's
         self.source = source
         self.videos_dir = Path(videos_dir)
         self.levels = list(levels)

@@ -111,7 +111,7 @@ def _video_file(raw_dir: Path, video_path: str) -> Path:
     return expected
 
 
-def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int]) -> tuple[list[Instance], Excluded]:
+def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int], *, sampling: str = "1fps") -> tuple[list[Instance], Excluded]:
     """Candidate instances from `lvb_val.json`: one per question, the correct candidate as the answer.
 
     The open-ended question is `question`, not `question_wo_referring_query`: the referring query
@@ -135,7 +135,7 @@ def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int]) -> t
         raise ValueError(f"{SOURCE}: {annotations} should hold a list of questions")  # noqa: TRY004 (the CLI reports ValueError)
     if not (raw_dir / VIDEOS).is_dir() and any(raw_dir.glob(PARTS_GLOB)):
         raise ValueError(f"{SOURCE}: {raw_dir} still holds {PARTS_GLOB} only; unpack them first (longvideobench.prepare)")
-    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES)
+    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES, sampling=sampling)
     for index, entry in enumerate(entries):
         reason = _bad_row(entry)
         if reason is not None:

@@ -155,11 +155,11 @@ def _question(qa: object) -> tuple[str, str, str, list[str], str] | str:
     return str(uid).strip(), stem, text, options, types[0].strip()
 
 
-def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int]) -> tuple[list[Instance], Excluded]:
+def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int], *, sampling: str = "1fps") -> tuple[list[Instance], Excluded]:
     """Candidate instances from `video_info.meta.jsonl` and `videos/<key>.mp4` (docs/sources.md#lvbench)."""
     raw_dir = Path(raw_dir)
     entries, broken = read_annotations(raw_dir)
-    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES)
+    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES, sampling=sampling)
     for number, reason in broken:
         conversion.exclude(f"{ANNOTATIONS}:{number}", f"bad line: {reason}")
     not_fetched = _read_missing(raw_dir)

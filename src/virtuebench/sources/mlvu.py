@@ -111,13 +111,15 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path) -> None:
         )
 
 
-def convert(raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int]) -> tuple[list[Instance], Excluded]:
+def convert(
+    raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int], *, sampling: str = "1fps"
+) -> tuple[list[Instance], Excluded]:
     """Candidate instances from the multiple-choice tasks, and the report of what was left out."""
     raw_dir = Path(raw_dir)
     found = {path.stem: path for path in (raw_dir / JSON_DIR).glob("*.json")}
     if not found:
         raise ValueError(f"{SOURCE}: no annotation files {raw_dir / JSON_DIR}/*.json (download {RELEASE.repo_id})")
-    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES)
+    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES, sampling=sampling)
     for stem in sorted(set(MC_FILES) | set(GENERATION_FILES) | set(found)):
         if stem in found:
             _convert_file(conversion, raw_dir, found[stem])

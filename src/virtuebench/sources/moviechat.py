@@ -119,7 +119,7 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path, include_bre
 
 
 def convert(
-    raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int], *, include_breakpoint: bool = False
+    raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int], *, include_breakpoint: bool = False, sampling: str = "1fps"
 ) -> tuple[list[Instance], Excluded]:
     """Candidate instances from the global questions (and the breakpoint ones when asked), and the report."""
     raw_dir = Path(raw_dir)
@@ -129,7 +129,7 @@ def convert(
             f"{SOURCE}: no ground-truth files {raw_dir / GT_DIR}/*.json (download {RELEASE.repo_id} "
             f"at {RELEASE.revision}, which ships the answers there)"
         )
-    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES)
+    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES, sampling=sampling)
     for path in gt_files:
         _convert_file(conversion, raw_dir, path, include_breakpoint)
     answered = {path.stem for path in gt_files}

@@ -123,7 +123,9 @@ def source_id_for(row: int, letter: str) -> str:
     return f"{row:04d}-{letter}"
 
 
-def convert(raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int]) -> tuple[list[Instance], Excluded]:
+def convert(
+    raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int], *, sampling: str = "1fps"
+) -> tuple[list[Instance], Excluded]:
     """Candidate instances, one per question, and the report of the questions left out.
 
     The question is the release's open-ended `question` and the answer its free-form `answer_text` (the
@@ -138,7 +140,7 @@ def convert(raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int]) 
     unpacked = (videos / f".{ARCHIVE}.extracted").exists() or (videos / VIDEO_FOLDERS[0]).is_dir()
     if any(videos.glob(PARTS_GLOB)) and not unpacked:
         raise ValueError(f"{SOURCE}: {videos} still holds {PARTS_GLOB} only; unpack them first (videoevalpro.prepare)")
-    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES)
+    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES, sampling=sampling)
     for number, row in enumerate(rows):
         item = f"row {number}"
         reason = _bad_video(row.get("video"))

@@ -94,10 +94,12 @@ def _video_file(raw_dir: Path, video: str) -> Path:
     return path
 
 
-def convert(raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int]) -> tuple[list[Instance], Excluded]:
+def convert(
+    raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int], *, sampling: str = "1fps"
+) -> tuple[list[Instance], Excluded]:
     """Candidate instances, one per question, and the report of the questions left out."""
     raw_dir = Path(raw_dir)
-    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES)
+    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES, sampling=sampling)
     for number, row in enumerate(_read_questions(raw_dir)):
         question_id, video = row.get("question_id"), row.get("videoID")
         if not isinstance(question_id, str) or not question_id.strip():

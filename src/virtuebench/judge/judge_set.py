@@ -15,8 +15,11 @@ from virtuebench import is_refusal_answer
 from virtuebench.judge import get_judge
 from virtuebench.records import Judgment
 
-PATHS = tuple(Path(__file__).with_name(name) for name in ("judge_set.jsonl", "judge_set_heldout.jsonl", "judge_set_heldout2.jsonl"))
-SPLITS = ("tune", "tune2", "heldout", "heldout2", "all")
+PATHS = tuple(
+    Path(__file__).with_name(name)
+    for name in ("judge_set.jsonl", "judge_set_heldout.jsonl", "judge_set_heldout2.jsonl", "judge_set_heldout3.jsonl")
+)
+SPLITS = ("tune", "tune2", "heldout", "heldout2", "heldout3", "all")
 FIELDS = ("id", "split", "family", "source", "question", "answer", "response", "refusal", "judgement", "reason")
 
 

@@ -325,3 +325,54 @@ def test_refusal_families_round_3(question, response, refusal):
 def test_answer_families_round_3(question, answer, response, judgement):
     verdict = RulesJudge().judge(question, answer, response)
     assert (verdict.refusal, verdict.judgement) == (0, judgement), (response, verdict.reason)
+
+
+@pytest.mark.parametrize(
+    "question,response,refusal",
+    [
+        # rules/6 (round 4): "isn't something I can ...", "lacks the detail needed to ...", "too thin/limited to
+        # ...", "isn't enough for me to say", first-person inability with any verb of finding out, "it's unclear
+        # what ...", "it doesn't show what ...", "isn't given in the frames"
+        ("Who wins?", "Sorry, that isn't something I'm able to determine from this video.", 1),
+        ("What is the number?", "The footage lacks the detail needed to read the player's number.", 1),
+        ("Why does he laugh?", "The context the video gives is too thin to explain why he starts laughing.", 1),
+        ("Where does the river start?", "What the video offers isn't enough for me to say where it originates.", 1),
+        ("Who won the toss?", "The evidence here is too limited; I can't name who won the toss.", 1),
+        ("What is in the pan?", "It's unclear what is in the pan.", 1),
+        ("What does the boy do next?", "The clip ends before that, so it doesn't show what the boy does next.", 1),
+        ("What is the guest's name?", "The second guest's name isn't given in the frames.", 1),
+        # rules/7: the contracted first person ("I'm unable to", "I'm not able to"), which rules/6 meant to read and missed
+        ("Who wins?", "I'm unable to answer that based on the provided video.", 1),
+        ("What shape is it?", "I apologize, but I'm not able to identify the shape of the orange object here.", 1),
+        # false friends: the same constructions with an answer
+        ("What does the man say?", "He says he can't name the winner yet, then hands over the trophy.", 0),
+        ("Why is the road closed?", "The road is closed because the bridge is too damaged to cross.", 0),
+        ("What does the girl do?", "She shrugs; it's unclear to her what the teacher wants, so she asks again.", 0),
+    ],
+)
+def test_refusal_families_round_4(question, response, refusal):
+    assert RulesJudge().judge(question, REFUSAL, response).refusal == refusal, response
+
+
+@pytest.mark.parametrize(
+    "question,answer,response,judgement",
+    [
+        ("Is the match played at night?", "No, it is a daytime match.", "No, it's played in daylight.", 1),
+        ("Is the match played at night?", "No, it is a daytime match.", "Yes, under floodlights.", 0),
+        ("What is the final score?", "Lions 2, Tigers 3", "The Lions lose 3-2.", 1),
+        ("What is the final score?", "Lions 2, Tigers 3", "The Lions win 3-2.", 0),
+        ("What is the final score?", "Barcelona 3, Madrid 2", "3-2 to Barcelona.", 1),
+        ("What is the final score?", "Celtics 104, Heat 99", "The Heat win 104-99.", 0),
+        ("What is the final score?", "Celtics 104, Heat 99", "Heat 99, Celtics 104", 1),
+        ("What is the final score?", "1-1", "One apiece.", 1),
+        ("On which lap does he stop?", "Lap 23", "On the twenty-third lap.", 1),
+        ("Where does she finish?", "Second", "She finishes as the runner-up.", 1),
+        ("How long is the break?", "90 seconds", "One and a half minutes.", 1),
+        ("How long is the break?", "15 minutes", "A quarter of an hour.", 1),
+        ("What is the temperature?", "-5 degrees Celsius", "−5 °C", 1),
+        ("What is the temperature?", "-5 degrees Celsius", "-5 °F", 0),
+    ],
+)
+def test_answer_families_round_4(question, answer, response, judgement):
+    verdict = RulesJudge().judge(question, answer, response)
+    assert (verdict.refusal, verdict.judgement) == (0, judgement), (response, verdict.reason)

@@ -18,14 +18,29 @@ import re
 from virtuebench import is_refusal_answer
 from virtuebench.judge.base import Judge, Verdict
 
-VERSION = "rules/5"
+VERSION = "rules/7"
 
 _INPUT_NOUN = r"(?:frames?|video|clip|footage|images?|visuals?|sampled frames|visual information|visual evidence|provided content)"
 #: What the model was shown, as a subject: "the frames", "the provided video", "these images"
 _INPUT = rf"(?:(?:the|these|those|provided|given|sampled|available|visible) )+(?:\w+ )?{_INPUT_NOUN}"
+_UNABLE = r"(?:i|we)(?: cannot| can't| can not| could not| couldn't| am unable to| are unable to| am not able to| are not able to|'m unable to|'re unable to|'m not able to|'re not able to)"
+_ABILITY_VERBS = (
+    r"(?:determine|tell|say|work out|figure out|confirm|answer|identify|count|know|judge|establish|pin down|make out|"
+    r"name|specify|place|read|verify|estimate|measure|be sure|be certain|give|provide|state|report)"
+)
 _REFUSAL_PATTERNS = [
+    # "that isn't something I'm able to determine", "a count isn't something I can work out"
+    rf"\b(?:isn't|is not|wasn't|was not) something (?:i|we)(?: can| could| am able to|'m able to| are able to|'re able to) (?:\w+ )?{_ABILITY_VERBS}\b",
+    # "The footage lacks the detail needed to read ...", "the frames lack the resolution to tell ..."
+    r"\black(?:s|ing)? (?:the |any |enough )?(?:\w+ )?(?:detail|information|resolution|clarity|context|evidence|coverage|view)s? "
+    r"(?:(?:needed|required|necessary) )?(?:for me )?to (?:read|determine|identify|tell|say|count|answer|confirm|know|see|explain|name)\b",
+    # "It's unclear what is in the pan", "it remains uncertain whether he scores"
+    r"\b(?:it's|it is|it remains|it was) (?:still )?(?:unclear|not clear|uncertain|unknown|impossible to say|hard to say) "
+    r"(?:from (?:the |these )?\w+ )?(?:what|who|whether|if|how|which|when|where|why)\b",
     r"\b(?:does|do|did|can) ?(?:not|n't) (?:provide|contain|include|show|give|offer|have|present|reveal) (?:enough|sufficient|adequate|clear|the necessary)\b",
     r"(?:\bnot|n't) (?:enough|sufficient) (?:visual )?(?:information|evidence|details?|context|frames|clues|info|data)\b",
+    # "what the video offers isn't enough for me to say"
+    r"(?:\bnot|n't) (?:enough|sufficient) (?:for me |for us )?to (?:say|tell|determine|answer|identify|know|judge|confirm|count|conclude|work out)\b",
     r"\binsufficient (?:visual )?(?:information|evidence|details?|context|data)\b",
     r"\black(?:s|ing)? (?:of )?(?:sufficient|enough|the necessary|clear|any) (?:visual )?(?:information|evidence|details?)\b",
     r"\b(?:cannot|can't|can not|could not|couldn't|unable to|impossible to|not possible to) (?:be )?(?:determined?|identif(?:y|ied)|confirm(?:ed)?|infer(?:red)?)\b",
@@ -38,21 +53,22 @@ _REFUSAL_PATTERNS = [
     r"\b(?:i|we) (?:do not|don't) know\b",
     r"\bunanswerable\b",
     r"\bnot (?:enough|sufficient) info(?:rmation)?\b",
-    r"\bnot (?:clearly )?(?:visible|shown|depicted|captured|present|covered|included) in (?:the|any of the|these|those) (?:provided |given |sampled |available )?(?:frames|video|images|clip|footage)\b",
+    r"(?:\bnot|n't|\bnever) (?:clearly )?(?:visible|shown|depicted|captured|present|covered|included|given|mentioned|stated|revealed|legible|readable|identifiable) in (?:the|any of the|these|those) (?:provided |given |sampled |available )?(?:frames|video|images|clip|footage)\b",
     rf"\b{_INPUT} (?:is|are|was|were|seems?|appears?) (?:insufficient|inadequate|not (?:sufficient|enough|clear enough))\b",
     r"\b(?:insufficient|inadequate|not (?:sufficient|enough)) to (?:determine|tell|answer|identify|know|count|say|confirm|judge|establish)\b",
-    r"\b(?:impossible|not possible|no way|not feasible) (?:for me )?to (?:accurately |reliably |definitively |precisely |exactly )?(?:determine|tell|count|say|know|identify|confirm|answer|judge|establish|verify|see|work out|figure out)\b",
-    r"\bthere(?:'s| is) no (?:reliable |clear |accurate |certain |definite |good )?way (?:for me )?to (?:tell|know|determine|say|see|count|identify|confirm|answer|work out)\b",
+    r"\b(?:impossible|not possible|no way|not feasible) (?:for me |for us )?to (?:accurately |reliably |definitively |precisely |exactly )?(?:determine|tell|count|say|know|identify|confirm|answer|judge|establish|verify|see|work out|figure out)\b",
+    r"\bthere(?:'s| is) no (?:reliable |dependable |clear |accurate |certain |definite |definitive |precise |exact |good )?way (?:for me )?to (?:tell|know|determine|say|see|count|identify|confirm|answer|work out)\b",
     r"\b(?:cannot|can't|could not|couldn't|unable to) be (?:established|counted|ascertained|known|told|read|made out|given|stated|answered|confirmed|identified)\b",
-    r"\b(?:i|we) (?:cannot|can't|can not|could not|couldn't|am unable to|am not able to) (?:give|provide|offer|state) (?:a|an|the|any|that|this|such) (?:\w+ )?(?:number|count|answer|colou?r|name|score|time|estimate|description|total|information|details?|specifics)\b",
+    rf"\b{_UNABLE} (?:give|provide|offer|state) (?:a|an|the|any|that|this|such) (?:\w+ )?(?:number|count|answer|colou?r|name|score|time|estimate|description|total|information|details?|specifics)\b",
     r"(?:^|[.;:!?]\s*)(?:unable to|can't|cannot|can not|couldn't|could not) (?:count|determine|tell|identify|see|answer|say|read|confirm)\b",
     # "Counting them isn't possible", "telling them apart is not feasible"
-    r"\b(?:counting|determining|identifying|telling|confirming|answering|naming|reading|judging) [^.;!?]{0,40}?(?:isn't|is not|not) (?:possible|feasible)\b",
-    r"\btoo (?:blurry|blurred|dark|dim|small|sparse|far|distant|grainy|low|poor|noisy|shaky|obscured|low[- ]resolution|pixelated|fast|brief|unclear|short)\b[^.]{0,40}?\bto (?:identify|tell|count|determine|read|see|make out|track|recogni[sz]e|say)\b",
+    r"\b(?:counting|tallying|determining|identifying|telling|confirming|answering|naming|reading|judging|pinpointing|establishing|measuring|estimating|working out|figuring out) [^.;!?]{0,40}?(?:isn't|is not|not) (?:possible|feasible)\b",
+    r"\btoo (?:blurry|blurred|dark|dim|small|sparse|far|distant|grainy|low|poor|noisy|shaky|obscured|low[- ]resolution|pixelated|fast|brief|unclear|short|"
+    r"thin|limited|incomplete|fragmentary|scant|vague|ambiguous|patchy)\b[^.]{0,40}?\bto (?:identify|tell|count|determine|read|see|make out|track|recogni[sz]e|say|explain|name|pin down|work out|conclude|answer|confirm)\b",
     r"\b(?:evidence|information) (?:is|remains) (?:inconclusive|insufficient|incomplete|unclear|ambiguous)\b",
     rf"\bnot (?:possible|feasible) (?:with|from|given|based on|using) (?:the |these |those )?(?:provided |given |sampled |available )?{_INPUT_NOUN}\b",
     rf"\b{_INPUT_NOUN} [^.;]{{0,40}}?\b(?:is|are) (?:missing|not included|cut off|skipped)\b",
-    r"\b(?:i|we) (?:cannot|can't|can not|could not|couldn't|am unable to|are unable to|am not able to) (?:accurately |reliably |definitively |precisely |exactly )?(?:count|determine|tell|verify|identify|confirm|answer|judge|say)\b",
+    rf"\b{_UNABLE} (?:accurately |reliably |definitively |precisely |exactly |really |honestly )?{_ABILITY_VERBS}\b",
     rf"\b(?:unclear|not clear|not evident|not apparent|not discernible|not determinable) (?:from|in|based on) (?:the |these |those )?(?:provided |given |sampled |available )?{_INPUT_NOUN}\b",
 ]
 _REFUSAL = re.compile("|".join(f"(?:{p})" for p in _REFUSAL_PATTERNS), re.IGNORECASE)
@@ -64,7 +80,8 @@ _NOT_SHOWN_PATTERNS = [
     rf"\b{_INPUT} (?:do|does|did|do not|does not|did not)?\s*(?:not|n't) (?:\w+ )?(?:show|cover|capture|depict|include|contain|reveal|display|indicate|make (?:it )?clear|allow|let me|permit)\b",
     r"\b(?:no|none of the) (?:\w+ )?(?:frames?|images?|shots?) (?:shows?|depicts?|captures?|contains?|reveals?|includes?)\b",
     rf"\b{_INPUT} (?:does|do) not (?:appear|seem) to (?:show|include|contain|capture|cover|depict)\b",
-    r"\b(?:i|we) (?:cannot|can't|can not|could not|couldn't|am unable to|are unable to|am not able to) (?:clearly )?(?:see|make out|discern|find|locate|observe|spot)\b",
+    rf"\b{_UNABLE} (?:clearly )?(?:see|make out|discern|find|locate|observe|spot)\b",
+    r"\b(?:it|this) (?:does not|doesn't|did not|didn't) (?:show|reveal|capture|cover|include|make clear) (?=(?:what|who|whether|if|how|which|when|where|why)\b)",
 ]
 # "The diamond isn't shown", "it isn't shown where ...": a refusal when what is not shown is what the question asks about.
 _PASSIVE_NOT_SHOWN = re.compile(
@@ -275,9 +292,12 @@ _ARTICLES = {"a", "an", "the"}
 _NEGATIONS = {"not", "no", "never", "nor", "n't", "isn't", "aren't", "wasn't", "weren't", "doesn't", "don't"}
 
 
+_SMALL = {"a": "1", "an": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
+
+
 def _symbols(text: str) -> str:
     """Symbols and compact forms as words: $5 -> 5 dollars, 5% -> 5 percent, 3rd -> 3, 1/2 -> 0.5, 9:30 kept."""
-    text = text.lower().replace("’", "'").replace("–", "-").replace("—", " - ")
+    text = text.lower().replace("’", "'").replace("–", "-").replace("—", " - ").replace("−", "-")
     text = re.sub(r"(\d),(\d{3})\b", r"\1\2", text)  # 1,000 -> 1000
     text = re.sub(r"[$]\s*(\d+(?:\.\d+)?)", r"\1 dollars", text)
     text = re.sub(r"€\s*(\d+(?:\.\d+)?)", r"\1 euros", text)
@@ -290,8 +310,17 @@ def _symbols(text: str) -> str:
         text,
     )
     text = re.sub(r"\bhalf an? (hour|minute)\b", r"0.5 \1s", text)
+    text = re.sub(
+        r"\b(an?|one|two|three|four|five|\d+) and a half\b", lambda m: f"{_SMALL.get(m.group(1), m.group(1))}.5", text
+    )  # one and a half minutes
+    text = re.sub(r"\b(?:a|one) quarter of an hour\b", "15 minutes", text)
+    text = re.sub(r"\bthree quarters of an hour\b", "45 minutes", text)
     text = re.sub(r"\bnot (?:a single|one)(?: one)?\b", "zero", text)
+    text = re.sub(r"\b(zero|nil|one|two|three|four|five|\d+)(?: apiece|-all)\b", r"\1 to \1", text)  # one apiece: 1-1
+    text = re.sub(r"\brunners?[- ]up\b", "second", text)
     text = re.sub(r"\bplus[- ](?:sign|shaped|shape|symbol)\b", "cross", text)
+    text = re.sub(r"\bdeg(?:rees?)? (?:celsius|centigrade)\b", "degc", text)
+    text = re.sub(r"\bdeg(?:rees?)? fahrenheit\b", "degf", text)
     text = re.sub(r"(\d)\s*°\s*([cf])\b", r"\1 deg\2", text)
     text = re.sub(r"(\d)\s*°", r"\1 degrees", text)
     text = re.sub(r"\b(\d+)(?:st|nd|rd|th)\b", r"\1", text)
@@ -316,6 +345,8 @@ def _number_words(tokens: list[str]) -> list[str]:
     for token in tokens:
         if token in _TENS:
             out.append(str(_TENS[token]))
+        elif (token in _ORDINALS or token in ("first", "second")) and out and re.fullmatch(r"[2-9]0", out[-1]):
+            out.append(str(int(out.pop()) + int(_ORDINALS.get(token) or {"first": 1, "second": 2}[token])))  # twenty-third
         elif token == "dozen":
             out.append(f"{12 * float(out.pop()):g}" if out and _is_number(out[-1]) else "12")  # two dozen, half a dozen
         elif token in ("hundred", "thousand") and out and out[-1].isdigit():
@@ -513,6 +544,13 @@ def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]
             if chosen == expected
             else (0, f"names {' '.join(chosen)!r} first, expected {' '.join(expected)!r}")
         )
+    wanted, said = _polarity(expected), _polarity(tokens)
+    if wanted and said and len(expected) > 1 and _YES_NO_QUESTION.match(question):
+        # "No, it is a daytime match" answered "No, it's played in daylight": the question asked yes or no
+        return (1, f"answers {said!r} as the ground truth") if wanted == said else (0, f"answers {said!r}, ground truth {wanted!r}")
+    score = _score_with_sides(answer, segment)
+    if score is not None:
+        return score
     if expected == ["no"] and not _find(tokens, ["yes"]) and _NEGATIONS & set(_first_sentence(segment)):
         return 1, "negates, as the ground truth's 'no'"
     short_yes = re.match(
@@ -551,6 +589,43 @@ def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]
     if len(expected) >= 3:
         return sentence_matches(answer, segment)
     return 0, f"does not state {' '.join(expected)!r}"
+
+
+_SIDE_SCORE = re.compile(r"^\s*(?:the )?([A-Za-z][\w .'-]*?)\s+(\d+)\s*,\s*(?:the )?([A-Za-z][\w .'-]*?)\s+(\d+)\s*\.?\s*$", re.IGNORECASE)
+_RESULT = re.compile(r"(\d+)\s*(?:-|to|:)\s*(\d+)", re.IGNORECASE)
+_LOSES = r"(?:\w+\s+)?(?:lose|loses|lost|fall|falls|fell|go down|goes down|went down)\b"
+
+
+def _score_with_sides(answer: str, response: str) -> tuple[int, str] | None:
+    """A truth that names both sides ("Lions 2, Tigers 3") against a response that states the score and who
+    won or lost ("The Lions lose 3-2", "3-2 to the Tigers", "Tigers 3, Lions 2"); None where either is not
+    of that form."""
+    truth = _SIDE_SCORE.match(answer)
+    if not truth:
+        return None
+    sides = {truth.group(1).lower().split()[-1]: int(truth.group(2)), truth.group(3).lower().split()[-1]: int(truth.group(4))}
+    if len(sides) != 2:
+        return None
+    said = _SIDE_SCORE.match(response)
+    if said:  # both sides named with their numbers
+        named = {said.group(1).lower().split()[-1]: int(said.group(2)), said.group(3).lower().split()[-1]: int(said.group(4))}
+        return (1, "names both sides' scores as the ground truth") if named == sides else (0, "names the sides' scores otherwise")
+    result = _RESULT.search(response)
+    words = re.findall(r"[a-z]+", response.lower())
+    mentioned = [name for name in sides if name in words]
+    if not result or len(mentioned) != 1:
+        return None
+    if sorted((int(result.group(1)), int(result.group(2)))) != sorted(sides.values()):
+        return 0, f"states {result.group(0)!r}, not the ground truth's numbers"
+    name = mentioned[0]
+    other = next(side for side in sides if side != name)
+    after = response.lower()[response.lower().index(name) :]
+    winner, loser = (other, name) if re.match(rf"{re.escape(name)}\w*\s+{_LOSES}", after) else (name, other)
+    if sides[winner] == sides[loser]:
+        return None  # a draw: who "wins" says nothing
+    if sides[winner] > sides[loser]:
+        return 1, f"names {winner} the winner, as the ground truth"
+    return 0, f"names {winner} the winner; the ground truth says otherwise"
 
 
 _COLOURS = {
@@ -615,6 +690,8 @@ def _closest_sentence(question: str, text: str) -> list[str]:
 
 
 def _stem(token: str) -> str:
+    if len(token) == 4 and token.endswith("s") and not token.endswith("ss"):
+        return token[:-1]  # puts, cars
     return re.sub(r"(?:ing|ed|es|s)$", "", token) if len(token) > 4 else token
 
 

@@ -1,13 +1,13 @@
-"""Snakemake end to end on a tiny config: outputs, the analytic check on `refuse`, frame codes,
-traceability of every score, resumability of the whole run, broken videos, lint and config errors."""
+"""Snakemake end to end on a tiny config, one shared run: outputs, the analytic check on `refuse`, frame
+codes, traceability of every score, resumability of the whole run, lint and config errors. The tests that
+need a run of their own (broken videos, the LLM judge, CVRR-ES, the paper's models) are in
+tests/test_workflow_runs.py."""
 
 from __future__ import annotations
 
 import csv
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -148,35 +148,6 @@ def test_second_run_has_nothing_to_do(run):
     assert "Nothing to be done" in result.stdout + result.stderr
 
 
-def test_broken_video_is_recorded_counted_and_named(tmp_path):
-    first = snakemake(tmp_path, "results/instances.parquet")
-    assert first.returncode == 0, first.stderr[-3000:]
-    broken = tmp_path / "results" / "videos" / "syn01.mp4"
-    broken.write_bytes(b"\x00" * 1000)  # in place: the checkpoint's output folder stays as it was
-    result = snakemake(tmp_path, "--keep-going")
-    assert result.returncode == 0, result.stderr[-3000:]
-    manifest = json.loads((tmp_path / "results" / "frames" / "syn01" / "manifest.json").read_text())
-    assert "syn01.mp4" in manifest["error"]
-    assert "syn01.mp4" in result.stderr and "no valid verdict" in result.stderr
-    invalid = list(csv.DictReader((tmp_path / "results" / "invalid_items.csv").open()))
-    assert invalid and all(row["instance_id"].startswith("syn01_") for row in invalid)
-    scores = list(csv.DictReader((tmp_path / "results" / "scores.csv").open()))
-    overall64 = next(r for r in scores if (r["model"], r["prompt"], r["level"], r["subset"]) == ("refuse", "honest", "64", "overall"))
-    assert int(overall64["n"]) == 15 and int(overall64["n_invalid"]) == 5
-    honest_invalid = sum(row["prompt"] == "honest" for row in invalid)
-    assert f", {honest_invalid} without a valid verdict" in (tmp_path / "results" / "table2.tex").read_text()
-
-    # Strict mode: that video's frame job fails naming the file; --keep-going extracts the others.
-    shutil.rmtree(tmp_path / "results" / "frames")
-    strict = {**TINY, "frames": {"on_broken_video": "fail"}}
-    result = snakemake(tmp_path, "--keep-going", config=strict)
-    assert result.returncode != 0
-    assert "syn01.mp4" in result.stdout + result.stderr
-    assert (tmp_path / "results" / "frames" / "syn00" / "manifest.json").exists()
-    assert (tmp_path / "results" / "frames" / "syn02" / "manifest.json").exists()
-    assert not (tmp_path / "results" / "frames" / "syn01").exists()
-
-
 def test_lint_is_clean(tmp_path):
     result = snakemake(tmp_path, "--lint")
     assert result.returncode == 0, result.stdout + result.stderr
@@ -198,142 +169,3 @@ def test_bad_config_stops_the_run_naming_the_key(tmp_path, change, message):
     assert result.returncode != 0
     assert message in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
-
-
-def test_llm_judge_in_the_workflow(tmp_path, monkeypatch):
-    from fake_openai import FakeOpenAI
-
-    secret = "sk-workflow-SECRET-123"
-    with FakeOpenAI() as server:
-        config = {
-            **TINY,
-            "models": ["refuse", "guess"],  # no two of their responses coincide, so every item is one API call
-            "levels": [64],
-            "prompts": ["honest"],
-            "judge": "fake-gpt",
-            "compare_judges": [["rules", "fake-gpt"]],
-            "judges": {"fake-gpt": {"kind": "llm", "model": "gpt-fake", "base_url": server.base_url, "api_key_env": "VB_TEST_KEY"}},
-        }
-        monkeypatch.delenv("VB_TEST_KEY", raising=False)
-        refused = snakemake(tmp_path, config=config)
-        assert refused.returncode != 0
-        assert "set the environment variable VB_TEST_KEY" in refused.stderr
-        assert not (tmp_path / "results").exists(), "no job started"
-
-        monkeypatch.setenv("VB_TEST_KEY", secret)
-        result = snakemake(tmp_path, config=config)
-        assert result.returncode == 0, result.stderr[-3000:]
-        asked = server.total
-        n_items = sum(len(p.read_text().splitlines()) for p in (tmp_path / "results" / "responses").rglob("*.jsonl"))
-        assert asked == n_items == 30
-        agreement = json.loads((tmp_path / "results" / "judge_agreement" / "rules__vs__fake-gpt.json").read_text())
-        assert agreement["n_shared"] == 30 and agreement["judgement"]["kappa"] is not None
-        judgment = json.loads(next((tmp_path / "results" / "judgments" / "fake-gpt").rglob("*.jsonl")).read_text().splitlines()[0])
-        assert judgment["judge_model"] == "gpt-fake-snapshot" and judgment["judge_version"].startswith("virtuebench-judge/1@")
-
-        # Judging again from scratch (outputs removed) asks the API nothing: the cache answers.
-        shutil.rmtree(tmp_path / "results" / "judgments" / "fake-gpt")
-        again = snakemake(tmp_path, config=config)
-        assert again.returncode == 0, again.stderr[-3000:]
-        assert server.total == asked
-        texts = [p.read_text(errors="replace") for folder in ("results", "logs") for p in (tmp_path / folder).rglob("*") if p.is_file()]
-        assert all(secret not in text for text in texts + [result.stdout, result.stderr, again.stderr])
-
-
-def test_cvrr_benchmark_in_the_workflow(tmp_path, monkeypatch):
-    from conftest import make_cvrr_release, write_release
-    from fake_openai import FakeOpenAI
-
-    from virtuebench.cvrr import DIMENSIONS
-
-    release = make_cvrr_release(tmp_path / "CVRR-ES")
-    published = write_release(tmp_path / "published", model="PaperModel")
-    monkeypatch.setenv("VB_TEST_KEY", "sk-cvrr-test")
-    with FakeOpenAI() as server:
-        config = {
-            "benchmark": "cvrr",
-            "source": {"name": "cvrr", "settings": {"root": str(release), "level": 8}},
-            "levels": [8],
-            "models": ["refuse", "guess"],
-            "prompts": ["standard", "dscp"],
-            "judge": "cvrr-fake",
-            "judges": {
-                "cvrr-fake": {
-                    "kind": "llm",
-                    "model": "gpt-3.5-turbo-0125",
-                    "base_url": server.base_url,
-                    "api_key_env": "VB_TEST_KEY",
-                    "prompt": "cvrr",
-                    "max_tokens": 256,
-                }
-            },
-            "cvrr": {"published_dir": str(published)},
-            "report": {"prompt": "standard"},
-        }
-        workdir = tmp_path / "run"
-        workdir.mkdir()
-        result = snakemake(workdir, config=config)
-        assert result.returncode == 0, result.stderr[-3000:]
-        responses = [
-            json.loads(line) for path in (workdir / "results" / "responses").rglob("*.jsonl") for line in path.read_text().splitlines()
-        ]
-        assert len(responses) == 4 * 2 * 2  # every question, the 5.2 s clip's too (8 frames over the whole clip)
-        # At most one request per judged item; fewer where the cache already held the same
-        # (question, truth, response) from a job that finished first.
-        assert len({(r["instance_id"], r["response"]) for r in responses}) <= server.total <= len(responses)
-    excluded = (workdir / "results" / "instances_excluded.csv").read_text()
-    assert "404.mp4" in excluded and "too short" not in excluded
-    short = json.loads(
-        next(
-            p for p in (workdir / "results" / "frames").glob("*/manifest.json") if "7.mp4" in json.loads(p.read_text())["video"]
-        ).read_text()
-    )
-    assert short["sampling"] == "clip" and len(short["levels"]["8"]["files"]) == 8 and short["duration_s"] < 8
-    rows = list(csv.DictReader((workdir / "results" / "cvrr" / "table2.csv").open()))
-    by_row = {(r["setting"], r["model"]): r for r in rows}
-    assert by_row[("standard_prompting", "PaperModel")]["average"] == "50.00"
-    # The fake judge says correct when the first sentences match: refuse never matches "No." or "A rope.".
-    assert by_row[("standard_prompting", "refuse")]["partial_actions"] == "0.00"
-    assert by_row[("dscp_prompting", "guess")]["average"] == "-", "only 1 of 11 dimensions was run"
-    assert set(rows[0]) == {"setting", "model", *DIMENSIONS, "average"}
-    assert "0 empty predictions skipped" in (workdir / "results" / "cvrr" / "table2.tex").read_text()
-    gains = list(csv.DictReader((workdir / "results" / "cvrr" / "fig4_dscp_gains.csv").open()))
-    fig1 = list(csv.DictReader((workdir / "results" / "cvrr" / "fig1.csv").open()))
-    assert [row["model"] for row in fig1] == ["PaperModel"] and (workdir / "results" / "cvrr" / "fig1.png").stat().st_size > 0
-    assert gains == []  # no model has all 11 dimensions under both settings here (the published one: standard only)
-    table3 = (workdir / "results" / "cvrr" / "table3.tex").read_text()
-    assert "DSCP (Both stages)" in table3 and "refuse" in table3
-    responses = [json.loads(line) for line in (workdir / "results" / "responses" / "guess" / "dscp" / "8.jsonl").read_text().splitlines()]
-    assert all(r["context"] for r in responses), "DSCP's first step is recorded"
-
-
-def test_dry_run_with_the_papers_25_models_schedules_exactly_what_the_registry_allows(tmp_path):
-    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
-    config = {
-        **TINY,
-        "levels": [64, 128, 256, 512, 1024],
-        "models": list(registry),
-        "source": {"name": "synthetic", "settings": {"seed": 1, "n_videos": 2, "width": 64, "height": 36}},
-    }
-    built = snakemake(tmp_path, "results/instances.parquet", config=config)
-    assert built.returncode == 0, built.stderr[-3000:]
-    dry = snakemake(tmp_path, "-n", config=config)
-    assert dry.returncode == 0, dry.stderr[-3000:]
-    jobs = re.findall(r"Asking (\S+) with prompt (\w+) at (\d+) frames", dry.stdout + dry.stderr)
-    scheduled = {(m, p, int(level)) for m, p, level in jobs}
-    expected = {
-        (m, p, level)
-        for m, entry in registry.items()
-        for p in TINY["prompts"]
-        for level in config["levels"]
-        if level <= entry.get("max_level", 10**9)
-    }
-    assert len(jobs) == len(scheduled) and scheduled == expected
-    assert len(scheduled) == 2 * (
-        2 * 5
-        + sum(
-            len([lv for lv in config["levels"] if lv <= e.get("max_level", 10**9)])
-            for n, e in registry.items()
-            if n not in ("refuse", "guess")
-        )
-    )

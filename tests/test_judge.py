@@ -376,3 +376,39 @@ def test_refusal_families_round_4(question, response, refusal):
 def test_answer_families_round_4(question, answer, response, judgement):
     verdict = RulesJudge().judge(question, answer, response)
     assert (verdict.refusal, verdict.judgement) == (0, judgement), (response, verdict.reason)
+
+
+@pytest.mark.parametrize(
+    "question,answer,response,verdict",
+    [
+        # rules/8: a review's false friends: reported speech, purpose clauses, narrative "too dim to", a person
+        # who lacks information, past narrative "it was unclear"; none is the model declining
+        ("What does she say?", REFUSAL, "She tells him that we can't give refunds.", (0, 0)),
+        ("Why does he leave?", REFUSAL, "Because he says I can't read the menu.", (0, 0)),
+        ("Why wrap it?", REFUSAL, "So that it doesn't reveal what the gift is.", (0, 0)),
+        ("What does he think?", REFUSAL, "Judging by his face, he thinks it is not possible.", (0, 0)),
+        ("Why does he fail?", REFUSAL, "He lacks the information needed to answer the exam questions.", (0, 0)),
+        ("Who is the thief?", REFUSAL, "It was unclear who the thief was until the last scene reveals the butler.", (0, 0)),
+        ("Why doesn't she read?", REFUSAL, "The light in the room is too dim to read the letter.", (0, 0)),
+        # ... while the refusals stay refusals, with curly apostrophes too
+        ("What does the man say?", REFUSAL, "There is no audio, so what he says can't be known.", (1, 1)),
+        ("What is he holding?", REFUSAL, "Maybe a phone, but the object is too blurred to identify.", (1, 1)),
+        ("What colour is it?", REFUSAL, "It is too dark for me to tell the colour.", (1, 1)),
+        ("Who wins?", REFUSAL, "I’m not able to determine that.", (1, 1)),
+        ("What is in the pan?", REFUSAL, "It’s unclear what is in the pan.", (1, 1)),
+        # answers: a negation kept, a correction, a yes/no whose explanation contradicts the truth, passive
+        # losses, "a second" as a duration, number words before "and a half"
+        ("Did any of the players score?", "No", "Not one of them scored.", (0, 1)),
+        ("How many goals?", "2", "Not one, but two goals.", (0, 1)),
+        ("Is the car red?", "No, it is blue", "No, it is green.", (0, 0)),
+        ("Is the car red?", "No, it is blue", "No, it's blue.", (0, 1)),
+        ("What is the final score?", "Lions 2, Tigers 3", "The Lions were beaten 3-2.", (0, 1)),
+        ("What is the final score?", "Lions 3, Tigers 2", "The Lions never lose at home: 3-2", (0, 0)),
+        ("How long is the flash?", "A second", "About one second.", (0, 1)),
+        ("How long is the break?", "90 seconds", "A minute and a half.", (0, 1)),
+        ("How long is the break?", "390 seconds", "Six and a half minutes.", (0, 1)),
+    ],
+)
+def test_review_cases_round_5(question, answer, response, verdict):
+    judged = RulesJudge().judge(question, answer, response)
+    assert (judged.refusal, judged.judgement) == verdict, (response, judged.reason)

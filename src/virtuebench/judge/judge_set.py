@@ -1,9 +1,8 @@
 """The labelled judge set (docs/judge_set.md): hand-labelled (question, ground truth, response) cases with
-the refusal and judgement the paper's judge prompt asks for. judge_set.jsonl holds the parts the rules
-judge was tuned on (`tune`, and `tune2`: the first round's held-out part, used for tuning in the second
-round); judge_set_heldout.jsonl (`heldout`) was written independently after round 1 and reported for rules/4,
-then tuned on in round 3; judge_set_heldout2.jsonl (`heldout2`), written independently before round 3, is the
-part no choice was made on: the numbers reported are on it."""
+the refusal and judgement the paper's judge prompt asks for, in parts each written independently of the rules
+judge and held out for one round before being tuned on: `tune` and `tune2` (judge_set.jsonl), `heldout`
+(reported for rules/4, tuned on in round 3), `heldout2` (reported for rules/5, tuned on in round 4) and
+`heldout3` (judge_set_heldout3.jsonl: first read after rules/6 was frozen; the reported numbers)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ import re
 from virtuebench import is_refusal_answer
 from virtuebench.judge.base import Judge, Verdict
 
-VERSION = "rules/7"
+VERSION = "rules/8"
 
 _INPUT_NOUN = r"(?:frames?|video|clip|footage|images?|visuals?|sampled frames|visual information|visual evidence|provided content)"
 #: What the model was shown, as a subject: "the frames", "the provided video", "these images"
@@ -32,10 +32,10 @@ _REFUSAL_PATTERNS = [
     # "that isn't something I'm able to determine", "a count isn't something I can work out"
     rf"\b(?:isn't|is not|wasn't|was not) something (?:i|we)(?: can| could| am able to|'m able to| are able to|'re able to) (?:\w+ )?{_ABILITY_VERBS}\b",
     # "The footage lacks the detail needed to read ...", "the frames lack the resolution to tell ..."
-    r"\black(?:s|ing)? (?:the |any |enough )?(?:\w+ )?(?:detail|information|resolution|clarity|context|evidence|coverage|view)s? "
+    rf"\b(?:{_INPUT_NOUN}|it|this|that|which|footage|shot|recording|camera view) lack(?:s|ing)? (?:the |any |enough )?(?:\w+ )?(?:detail|information|resolution|clarity|context|evidence|coverage|view)s? "
     r"(?:(?:needed|required|necessary) )?(?:for me )?to (?:read|determine|identify|tell|say|count|answer|confirm|know|see|explain|name)\b",
     # "It's unclear what is in the pan", "it remains uncertain whether he scores"
-    r"\b(?:it's|it is|it remains|it was) (?:still )?(?:unclear|not clear|uncertain|unknown|impossible to say|hard to say) "
+    r"\b(?:it's|it is|it remains) (?:still )?(?:unclear|not clear|uncertain|unknown|impossible to say|hard to say) "
     r"(?:from (?:the |these )?\w+ )?(?:what|who|whether|if|how|which|when|where|why)\b",
     r"\b(?:does|do|did|can) ?(?:not|n't) (?:provide|contain|include|show|give|offer|have|present|reveal) (?:enough|sufficient|adequate|clear|the necessary)\b",
     r"(?:\bnot|n't) (?:enough|sufficient) (?:visual )?(?:information|evidence|details?|context|frames|clues|info|data)\b",
@@ -62,15 +62,28 @@ _REFUSAL_PATTERNS = [
     rf"\b{_UNABLE} (?:give|provide|offer|state) (?:a|an|the|any|that|this|such) (?:\w+ )?(?:number|count|answer|colou?r|name|score|time|estimate|description|total|information|details?|specifics)\b",
     r"(?:^|[.;:!?]\s*)(?:unable to|can't|cannot|can not|couldn't|could not) (?:count|determine|tell|identify|see|answer|say|read|confirm)\b",
     # "Counting them isn't possible", "telling them apart is not feasible"
-    r"\b(?:counting|tallying|determining|identifying|telling|confirming|answering|naming|reading|judging|pinpointing|establishing|measuring|estimating|working out|figuring out) [^.;!?]{0,40}?(?:isn't|is not|not) (?:possible|feasible)\b",
-    r"\btoo (?:blurry|blurred|dark|dim|small|sparse|far|distant|grainy|low|poor|noisy|shaky|obscured|low[- ]resolution|pixelated|fast|brief|unclear|short|"
-    r"thin|limited|incomplete|fragmentary|scant|vague|ambiguous|patchy)\b[^.]{0,40}?\bto (?:identify|tell|count|determine|read|see|make out|track|recogni[sz]e|say|explain|name|pin down|work out|conclude|answer|confirm)\b",
+    r"(?:^|[.;:!?]\s*|\b(?:so|but|and) )(?:counting|tallying|determining|identifying|telling|confirming|answering|naming|reading|judging|pinpointing|"
+    r"establishing|measuring|estimating|working out|figuring out) [^.;:!?,]{0,40}?(?:isn't|is not|not) (?:possible|feasible)\b",
     r"\b(?:evidence|information) (?:is|remains) (?:inconclusive|insufficient|incomplete|unclear|ambiguous)\b",
     rf"\bnot (?:possible|feasible) (?:with|from|given|based on|using) (?:the |these |those )?(?:provided |given |sampled |available )?{_INPUT_NOUN}\b",
     rf"\b{_INPUT_NOUN} [^.;]{{0,40}}?\b(?:is|are) (?:missing|not included|cut off|skipped)\b",
     rf"\b{_UNABLE} (?:accurately |reliably |definitively |precisely |exactly |really |honestly )?{_ABILITY_VERBS}\b",
     rf"\b(?:unclear|not clear|not evident|not apparent|not discernible|not determinable) (?:from|in|based on) (?:the |these |those )?(?:provided |given |sampled |available )?{_INPUT_NOUN}\b",
 ]
+# "too blurry/dark/thin ... to identify": a refusal where its sentence is about the input or the speaker ("the
+# resolution is too low to identify it", "too dark for me to tell"), not a story's ("the light is too dim to read").
+_TOO = re.compile(
+    r"\btoo (?:blurry|blurred|dark|dim|small|sparse|far|distant|grainy|low|poor|noisy|shaky|obscured|low[- ]resolution|pixelated|fast|brief|unclear|short|"
+    r"thin|limited|incomplete|fragmentary|scant|vague|ambiguous|patchy)\b[^.]{0,40}?\bto (?:identify|tell|count|determine|read|see|make out|track|recogni[sz]e|say|explain|name|pin down|work out|conclude|answer|confirm)\b",
+    re.IGNORECASE,
+)
+#: "too dark/dim/small/far/short ... to": about a scene as often as about the frames; the others (blurry,
+#: grainy, pixelated, thin, fragmentary ...) describe the input or the evidence.
+_AMBIGUOUS_TOO = re.compile(r"too (?:dark|dim|small|far|distant|fast|brief|short|low|poor)\b", re.IGNORECASE)
+_ABOUT_INPUT = re.compile(
+    rf"\b(?:{_INPUT_NOUN}|resolution|quality|picture|camera|shots?|view|angle|recording|context|evidence|information|details?|for me|i|i'm|we)\b",
+    re.IGNORECASE,
+)
 _REFUSAL = re.compile("|".join(f"(?:{p})" for p in _REFUSAL_PATTERNS), re.IGNORECASE)
 # The input does not show the thing asked about ("the frames do not show ...", "none of the frames show ...",
 # "I cannot see ..."). A refusal, except where it is the answer: to a yes/no question about what the video shows
@@ -292,7 +305,8 @@ _ARTICLES = {"a", "an", "the"}
 _NEGATIONS = {"not", "no", "never", "nor", "n't", "isn't", "aren't", "wasn't", "weren't", "doesn't", "don't"}
 
 
-_SMALL = {"a": "1", "an": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
+_SMALL = {"a": "1", "an": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7"}
+_SMALL |= {"eight": "8", "nine": "9", "ten": "10"}
 
 
 def _symbols(text: str) -> str:
@@ -305,17 +319,20 @@ def _symbols(text: str) -> str:
     text = re.sub(r"\bper cent\b", "percent", text)
     text = re.sub(r"(\d+(?:\.\d+)?)\s*(?:¢|cents?\b)", lambda m: f"{float(m.group(1)) / 100:g} dollars", text)  # 99¢
     text = re.sub(
-        r"\b(an|one|\d+) (hours?|minutes?) and a half\b",
-        lambda m: f"{1 if m.group(1) in ('an', 'one') else m.group(1)}.5 {m.group(2)}",
+        r"\b(an?|one|two|three|four|five|six|seven|eight|nine|ten|\d+) (hours?|minutes?) and a half\b",
+        lambda m: f"{_SMALL.get(m.group(1), m.group(1))}.5 {m.group(2)}",
         text,
     )
     text = re.sub(r"\bhalf an? (hour|minute)\b", r"0.5 \1s", text)
     text = re.sub(
-        r"\b(an?|one|two|three|four|five|\d+) and a half\b", lambda m: f"{_SMALL.get(m.group(1), m.group(1))}.5", text
+        r"\b(an?|one|two|three|four|five|six|seven|eight|nine|ten|\d+) and a half\b",
+        lambda m: f"{_SMALL.get(m.group(1), m.group(1))}.5",
+        text,
     )  # one and a half minutes
     text = re.sub(r"\b(?:a|one) quarter of an hour\b", "15 minutes", text)
     text = re.sub(r"\bthree quarters of an hour\b", "45 minutes", text)
-    text = re.sub(r"\bnot (?:a single|one)(?: one)?\b", "zero", text)
+    text = re.sub(r"\bnot (?:\w+ ){0,2}?\w+,? but (?:rather )?", "", text)  # "not one, but two goals": the correction counts
+    text = re.sub(r"^\s*not (?:a single|one)(?: one)?\s*[.!]?\s*$", "zero", text)  # the whole answer: "Not a single one."
     text = re.sub(r"\b(zero|nil|one|two|three|four|five|\d+)(?: apiece|-all)\b", r"\1 to \1", text)  # one apiece: 1-1
     text = re.sub(r"\brunners?[- ]up\b", "second", text)
     text = re.sub(r"\bplus[- ](?:sign|shaped|shape|symbol)\b", "cross", text)
@@ -424,11 +441,30 @@ def _passive_refuses(text: str, match: re.Match[str], question: str) -> bool:
     return bool(subject & asked) and not _YES_NO_QUESTION.match(question)
 
 
+#: Just before a refusal phrase: someone else's words or a purpose ("she tells him that we can't give refunds",
+#: "so that it doesn't reveal what the gift is"): not the model declining. "What he says can't be known" is.
+_REPORTED = re.compile(
+    r"(?:\b(\w+\s+\w+\s+)?(?:says?|said|tells?|told|asks?|asked|explains?|explained|shouts?|shouted|writes?|wrote|replies|replied|"
+    r"thinks?|thought|complains?|complained|admits?|admitted|insists?|insisted)(?:\s+(?:him|her|them|us|me|everyone|\w+))?"
+    r"(?:\s+that)?|\b(?:so that|in order that|to make sure|to ensure))\s*$",
+    re.IGNORECASE,
+)
+
+
+def _own(text: str, match: re.Match[str]) -> bool:
+    before = _REPORTED.search(text[max(0, match.start() - 80) : match.start()])
+    return not before or bool(before.group(1) and before.group(1).lower().startswith(("what ", "whatever ")))
+
+
 def _refusal_phrases(text: str, question: str) -> list[re.Match[str]]:
     found = list(_REFUSAL.finditer(text))
+    for match in _TOO.finditer(text):
+        start = max(text.rfind(".", 0, match.start()), text.rfind("!", 0, match.start()), text.rfind("?", 0, match.start())) + 1
+        if not _AMBIGUOUS_TOO.match(match.group(0)) or _ABOUT_INPUT.search(text[start : match.end()]):
+            found.append(match)
     found += [m for m in _NOT_SHOWN.finditer(text) if _not_shown_refuses(text, m, question)]
     found += [m for m in _PASSIVE_NOT_SHOWN.finditer(text) if _passive_refuses(text, m, question)]
-    return sorted(found, key=lambda m: m.start())
+    return sorted((m for m in found if _own(text, m)), key=lambda m: m.start())
 
 
 def detect_refusal(response: str, question: str = "") -> tuple[int, str]:
@@ -514,7 +550,8 @@ def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]
         return 0, "empty ground truth"
     if len(expected) == 2 and _is_number(expected[1]) and _find(tokens, expected):
         return 1, f"states {' '.join(expected)!r}"  # "the number 9", "lap 3" as written
-    if _ordinal(expected, 0) and len(expected) <= 2:
+    duration = re.search(r"\b(?:a|one|per|each) second\b", answer, re.IGNORECASE)
+    if _ordinal(expected, 0) and len(expected) <= 2 and not duration:
         expected = [_ordinal(expected, 0)]  # "third (lap)" as 3: "3rd", "third" and "lap 3" all answer it
     elif len(expected) == 2 and _ordinal(expected, 1):
         expected = [_ordinal(expected, 1)]
@@ -546,8 +583,12 @@ def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]
         )
     wanted, said = _polarity(expected), _polarity(tokens)
     if wanted and said and len(expected) > 1 and _YES_NO_QUESTION.match(question):
-        # "No, it is a daytime match" answered "No, it's played in daylight": the question asked yes or no
-        return (1, f"answers {said!r} as the ground truth") if wanted == said else (0, f"answers {said!r}, ground truth {wanted!r}")
+        # "No, it is a daytime match" answered "No, it's played in daylight": the question asked yes or no; the
+        # rest may not contradict the truth's colour, number or name ("No, it is blue" answered "No, it is green")
+        if wanted != said:
+            return 0, f"answers {said!r}, ground truth {wanted!r}"
+        clash = _contradicts(answer, expected, response, tokens)
+        return (0, f"answers {said!r} as the ground truth, but {clash}") if clash else (1, f"answers {said!r} as the ground truth")
     score = _score_with_sides(answer, segment)
     if score is not None:
         return score
@@ -591,9 +632,26 @@ def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]
     return 0, f"does not state {' '.join(expected)!r}"
 
 
+def _contradicts(answer: str, expected: list[str], response: str, tokens: list[str]) -> str | None:
+    """A colour, number or name the response gives in place of the ground truth's, if any."""
+    wanted, said = _COLOURS & set(expected), _COLOURS & set(tokens)
+    if wanted and said and not wanted & said:
+        return f"names {'/'.join(sorted(said))}, not {'/'.join(sorted(wanted))}"
+    wanted_numbers, said_numbers = {t for t in expected if _is_number(t)}, {t for t in tokens if _is_number(t)}
+    if wanted_numbers and said_numbers and not wanted_numbers & said_numbers:
+        return f"states {', '.join(sorted(said_numbers))}, not {', '.join(sorted(wanted_numbers))}"
+    names = _proper_names(answer)
+    if names and _proper_names(response) and not names & _proper_names(response, all_words=True):
+        return f"names someone else than {', '.join(sorted(names))}"
+    return None
+
+
 _SIDE_SCORE = re.compile(r"^\s*(?:the )?([A-Za-z][\w .'-]*?)\s+(\d+)\s*,\s*(?:the )?([A-Za-z][\w .'-]*?)\s+(\d+)\s*\.?\s*$", re.IGNORECASE)
 _RESULT = re.compile(r"(\d+)\s*(?:-|to|:)\s*(\d+)", re.IGNORECASE)
-_LOSES = r"(?:\w+\s+)?(?:lose|loses|lost|fall|falls|fell|go down|goes down|went down)\b"
+_LOSES = (
+    r"(?:(?:are|is|were|was|get|gets|got) (?:beaten|defeated|edged|outscored)|lose|loses|lost|fall|falls|fell|go down|goes down|"
+    r"went down|trail|trails|trailed)\b"
+)
 
 
 def _score_with_sides(answer: str, response: str) -> tuple[int, str] | None:
@@ -620,7 +678,9 @@ def _score_with_sides(answer: str, response: str) -> tuple[int, str] | None:
     name = mentioned[0]
     other = next(side for side in sides if side != name)
     after = response.lower()[response.lower().index(name) :]
-    winner, loser = (other, name) if re.match(rf"{re.escape(name)}\w*\s+{_LOSES}", after) else (name, other)
+    if re.match(rf"{re.escape(name)}\w*\s+(?:\w+\s+)?(?:never|not|don't|doesn't|didn't|do not|does not|did not)\b", after):
+        return None  # "The Lions never lose at home": no result stated
+    winner, loser = (other, name) if re.match(rf"{re.escape(name)}\w*\s+(?:\w+\s+)?{_LOSES}", after) else (name, other)
     if sides[winner] == sides[loser]:
         return None  # a draw: who "wins" says nothing
     if sides[winner] > sides[loser]:
@@ -750,6 +810,7 @@ class RulesJudge(Judge):
     version = VERSION
 
     def judge(self, question: str, answer: str, response: str) -> Verdict:
+        question, answer, response = (text.replace("’", "'").replace("‘", "'") for text in (question, answer, response))
         refusal, why = detect_refusal(response, question)
         if is_refusal_answer(answer):  # Case B
             return Verdict(refusal, refusal, True, f"case B: {why}")

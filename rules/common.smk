@@ -51,10 +51,14 @@ def video_path(wildcards):
         path = checkpoints.collect_candidates.get().output[0]
     else:
         path = checkpoints.make_instances.get().output.instances
-    paths = _videos_at(path, os.path.getmtime(path))
-    if wildcards.video_id not in paths:
-        raise ValueError(f"video_id {wildcards.video_id!r} is not in the {'candidates' if CURATED else 'instances'} table")
-    return paths[wildcards.video_id]
+    return _video_in(path, wildcards.video_id)
+
+
+def _video_in(table, video_id):
+    paths = _videos_at(table, os.path.getmtime(table))
+    if video_id not in paths:
+        raise ValueError(f"video_id {video_id!r} is not in {table}")
+    return paths[video_id]
 
 
 def video_stamp(wildcards):
@@ -257,11 +261,7 @@ def supplement_frames(wildcards):
 
 def supplement_video_path(wildcards):
     """The video of a supplement frame job, from that source's supplement candidates."""
-    path = checkpoints.make_supplement_sets.get(source=wildcards.source).output.oe
-    paths = _videos_at(path, os.path.getmtime(path))
-    if wildcards.video_id not in paths:
-        raise ValueError(f"video_id {wildcards.video_id!r} is not in {path}")
-    return paths[wildcards.video_id]
+    return _video_in(checkpoints.make_supplement_sets.get(source=wildcards.source).output.oe, wildcards.video_id)
 
 
 def supplement_video_stamp(wildcards):

@@ -56,7 +56,7 @@ def correct_index(inst: Instance) -> int | None:
     if inst.answer in inst.options:
         return inst.options.index(inst.answer)
     if inst.source == videoevalpro.SOURCE:
-        letter = inst.source_id.rsplit("-", 1)[-1]
+        letter = videoevalpro.letter_of(inst.source_id)
         index = ord(letter) - ord("A") if len(letter) == 1 else -1
         return index if 0 <= index < len(inst.options) else None
     return None

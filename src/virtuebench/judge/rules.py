@@ -305,8 +305,7 @@ _ARTICLES = {"a", "an", "the"}
 _NEGATIONS = {"not", "no", "never", "nor", "n't", "isn't", "aren't", "wasn't", "weren't", "doesn't", "don't"}
 
 
-_SMALL = {"a": "1", "an": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7"}
-_SMALL |= {"eight": "8", "nine": "9", "ten": "10"}
+_SMALL = {"a": "1", "an": "1"} | _NUMBER_WORDS  # before "and a half"
 
 
 def _symbols(text: str) -> str:
@@ -362,8 +361,8 @@ def _number_words(tokens: list[str]) -> list[str]:
     for token in tokens:
         if token in _TENS:
             out.append(str(_TENS[token]))
-        elif (token in _ORDINALS or token in ("first", "second")) and out and re.fullmatch(r"[2-9]0", out[-1]):
-            out.append(str(int(out.pop()) + int(_ORDINALS.get(token) or {"first": 1, "second": 2}[token])))  # twenty-third
+        elif (token in _ORDINALS or token == "second") and out and re.fullmatch(r"[2-9]0", out[-1]):
+            out.append(str(int(out.pop()) + int(_ORDINALS.get(token, "2"))))  # twenty-third, twenty-second
         elif token == "dozen":
             out.append(f"{12 * float(out.pop()):g}" if out and _is_number(out[-1]) else "12")  # two dozen, half a dozen
         elif token in ("hundred", "thousand") and out and out[-1].isdigit():
@@ -601,9 +600,9 @@ def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]
     )
     if expected == ["yes"] and short_yes and not _NEGATIONS & set(_first_sentence(segment)):
         return 1, "affirms, as the ground truth's 'yes'"
-    names = _proper_names(answer)
-    if names and not names & _proper_names(response, all_words=True) and _proper_names(response):
-        return 0, f"names someone else than {', '.join(sorted(names))}"
+    other = _other_name(answer, response)
+    if other:
+        return 0, other
     items = [normalize(part) for part in re.split(r",|\bthen\b|->|→|\band\b", answer) if normalize(part)]
     if 2 <= len(items) <= 6 and all(len(item) <= 4 for item in items):
         found = [(_find(tokens, item) or [None])[0] for item in items]
@@ -620,9 +619,9 @@ def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]
             return 1, "names every item of the ground truth"
     if _find(tokens, expected):
         return 1, f"states {' '.join(expected)!r}"
-    wanted_colours, said_colours = _COLOURS & set(expected), _COLOURS & set(tokens)
-    if wanted_colours and said_colours and not wanted_colours & said_colours:
-        return 0, f"names {'/'.join(sorted(said_colours))}, not {'/'.join(sorted(wanted_colours))}"
+    other = _other_colour(expected, tokens)
+    if other:
+        return 0, other
     # numbers the ground truth writes in digits ("3-2, the home team wins") must all be stated
     missing = [t for t in normalize(" ".join(re.findall(r"\d+(?:[.,]\d+)?", answer))) if t not in tokens]
     if len(expected) >= 3 and missing:
@@ -632,18 +631,29 @@ def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]
     return 0, f"does not state {' '.join(expected)!r}"
 
 
-def _contradicts(answer: str, expected: list[str], response: str, tokens: list[str]) -> str | None:
-    """A colour, number or name the response gives in place of the ground truth's, if any."""
+def _other_colour(expected: list[str], tokens: list[str]) -> str | None:
     wanted, said = _COLOURS & set(expected), _COLOURS & set(tokens)
     if wanted and said and not wanted & said:
         return f"names {'/'.join(sorted(said))}, not {'/'.join(sorted(wanted))}"
-    wanted_numbers, said_numbers = {t for t in expected if _is_number(t)}, {t for t in tokens if _is_number(t)}
-    if wanted_numbers and said_numbers and not wanted_numbers & said_numbers:
-        return f"states {', '.join(sorted(said_numbers))}, not {', '.join(sorted(wanted_numbers))}"
+    return None
+
+
+def _other_name(answer: str, response: str) -> str | None:
     names = _proper_names(answer)
     if names and _proper_names(response) and not names & _proper_names(response, all_words=True):
         return f"names someone else than {', '.join(sorted(names))}"
     return None
+
+
+def _contradicts(answer: str, expected: list[str], response: str, tokens: list[str]) -> str | None:
+    """A colour, number or name the response gives in place of the ground truth's, if any."""
+    colour = _other_colour(expected, tokens)
+    if colour:
+        return colour
+    wanted_numbers, said_numbers = {t for t in expected if _is_number(t)}, {t for t in tokens if _is_number(t)}
+    if wanted_numbers and said_numbers and not wanted_numbers & said_numbers:
+        return f"states {', '.join(sorted(said_numbers))}, not {', '.join(sorted(wanted_numbers))}"
+    return _other_name(answer, response)
 
 
 _SIDE_SCORE = re.compile(r"^\s*(?:the )?([A-Za-z][\w .'-]*?)\s+(\d+)\s*,\s*(?:the )?([A-Za-z][\w .'-]*?)\s+(\d+)\s*\.?\s*$", re.IGNORECASE)
@@ -654,6 +664,11 @@ _LOSES = (
 )
 
 
+def _sides(match: re.Match[str]) -> dict[str, int]:
+    """{side: score} of a "<name> <n>, <name> <m>" match, each side by its name's last word ("Team Red" -> red)."""
+    return {match.group(1).lower().split()[-1]: int(match.group(2)), match.group(3).lower().split()[-1]: int(match.group(4))}
+
+
 def _score_with_sides(answer: str, response: str) -> tuple[int, str] | None:
     """A truth that names both sides ("Lions 2, Tigers 3") against a response that states the score and who
     won or lost ("The Lions lose 3-2", "3-2 to the Tigers", "Tigers 3, Lions 2"); None where either is not
@@ -661,13 +676,12 @@ def _score_with_sides(answer: str, response: str) -> tuple[int, str] | None:
     truth = _SIDE_SCORE.match(answer)
     if not truth:
         return None
-    sides = {truth.group(1).lower().split()[-1]: int(truth.group(2)), truth.group(3).lower().split()[-1]: int(truth.group(4))}
+    sides = _sides(truth)
     if len(sides) != 2:
         return None
     said = _SIDE_SCORE.match(response)
     if said:  # both sides named with their numbers
-        named = {said.group(1).lower().split()[-1]: int(said.group(2)), said.group(3).lower().split()[-1]: int(said.group(4))}
-        return (1, "names both sides' scores as the ground truth") if named == sides else (0, "names the sides' scores otherwise")
+        return (1, "names both sides' scores as the ground truth") if _sides(said) == sides else (0, "names the sides' scores otherwise")
     result = _RESULT.search(response)
     words = re.findall(r"[a-z]+", response.lower())
     mentioned = [name for name in sides if name in words]

@@ -63,7 +63,8 @@ class RealSourceSettings:
 
     raw_dir: str
     levels: tuple[int, ...] | None = None
-    #: which levels a video has: "1fps" (VirtueBench's grid) or "clip" (N frames over any video; the supplement)
+    #: which levels a video has: "1fps" (VirtueBench's grid) or "clip" (N frames over any video; the supplement);
+    #: base.Conversion checks it
     sampling: str = "1fps"
 
 
@@ -72,14 +73,11 @@ def _real(name: str) -> Callable[[dict[str, Any], str, int], tuple[list[Instance
         from pathlib import Path
 
         from virtuebench import LEVELS
-        from virtuebench.levels import SAMPLINGS
 
         given = settings_from_dict(RealSourceSettings, settings, f"{name} source (raw_dir: the downloaded release)")
         raw_dir = Path(given.raw_dir)
         if not raw_dir.is_dir():
             raise ValueError(f"{name} source: raw_dir {raw_dir} is not a folder (download the release first)")
-        if given.sampling not in SAMPLINGS:
-            raise ValueError(f"{name} source: sampling {given.sampling!r} is not one of {', '.join(SAMPLINGS)}")
         return real_source(name).convert(raw_dir, Path(videos_dir), list(given.levels or LEVELS), sampling=given.sampling)
 
     return adapter

@@ -123,6 +123,11 @@ def source_id_for(row: int, letter: str) -> str:
     return f"{row:04d}-{letter}"
 
 
+def letter_of(source_id: str) -> str:
+    """The correct option's letter kept in a `source_id_for` id ('0007-B' -> 'B')."""
+    return source_id.rsplit("-", 1)[-1]
+
+
 def convert(
     raw_dir: str | Path, videos_dir: str | Path, levels: Iterable[int], *, sampling: str = "1fps"
 ) -> tuple[list[Instance], Excluded]:

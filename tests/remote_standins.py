@@ -1,10 +1,9 @@
-"""Recording stand-ins for the checkpoint-shipped code of VideoChat-Flash, InternVideo2.5 and Keye-VL 1.5:
-the same call signatures and the same steps as the authors' code (docs/models.md cites it), with the
-model's forward pass replaced by a record of what it was given. tests/test_remote_code.py uses them."""
+"""Recording stand-ins for the checkpoint-shipped code of VideoChat-Flash, InternVideo2.5, InternVL3.5 and
+Keye-VL 1.5 (none of it is on PyPI): the same call signatures and the same steps as the authors' code
+(docs/models.md cites it), with the model's forward pass replaced by a record of what it was given.
+tests/test_remote_code.py uses them; keye-vl-utils, which is on PyPI, runs for real there."""
 
 from __future__ import annotations
-
-import types
 
 
 class _Config:
@@ -52,8 +51,12 @@ class VideoChatFlashStandIn:
         return (answer, [(user_prompt, answer)]) if return_history else answer
 
 
-class InternVideoStandIn:
-    """InternVideo2.5's `chat(tokenizer, pixel_values, question, generation_config, num_patches_list=...)`."""
+class InternVLChatStandIn:
+    """InternVL's `chat(tokenizer, pixel_values, question, generation_config, num_patches_list=...)` (InternVL3.5's
+    original format; InternVideo2.5 uses the same code): one <image> per tile, the system message added by chat()."""
+
+    frames_per_group = 1
+    system_message = "你是书生·万象，英文名是InternVL，是由上海人工智能实验室、清华大学及多家合作单位联合开发的多模态大语言模型。"
 
     def __init__(self):
         import torch
@@ -69,14 +72,22 @@ class InternVideoStandIn:
 
     def chat(self, tokenizer, pixel_values, question, generation_config, num_patches_list=None, history=None, return_history=False):
         assert question.count("<image>") == len(num_patches_list) == sum(num_patches_list), "one <image> per tile"
-        assert len(pixel_values) % 4 == 0, "frames are merged in groups of 4"
-        self.calls.append({"pixel_values": pixel_values, "question": question, "generation": dict(generation_config)})
-        answer = "<think>hmm</think>red"  # InternVideo2.5 does not think: the adapter keeps the reply whole
+        assert len(pixel_values) % self.frames_per_group == 0, f"frames are merged in groups of {self.frames_per_group}"
+        prompt = f"<|im_start|>system\n{self.system_message}<|im_end|>\n<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
+        self.calls.append({"pixel_values": pixel_values, "question": question, "prompt": prompt, "generation": dict(generation_config)})
+        answer = "<think>hmm</think>red"  # neither model thinks: the adapter keeps the reply whole
         return (answer, []) if return_history else answer
 
 
+class InternVideoStandIn(InternVLChatStandIn):
+    """InternVideo2.5's chat: InternVL's, with frames merged in groups of 4."""
+
+    frames_per_group = 4
+
+
 class KeyeProcessorStandIn:
-    """Keye-VL 1.5's processor: a chat template with the video placeholder first, and the frames' times."""
+    """Keye-VL 1.5's processor (remote code, not on PyPI): its chat template as the transformers docs' Keye-VL 1.5
+    page renders it (a default system turn, the video placeholder first), recording what it is given."""
 
     def __init__(self):
         self.calls: list[dict] = []
@@ -85,7 +96,10 @@ class KeyeProcessorStandIn:
         (turn,) = messages
         video, text = turn["content"]
         assert video["type"] == "video" and text["type"] == "text"
-        return f"<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|>{text['text']}<|im_end|>\n<|im_start|>assistant\n"
+        return (
+            "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+            f"<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|>{text['text']}<|im_end|>\n<|im_start|>assistant\n"
+        )
 
     def __call__(self, text, images, videos, padding, return_tensors, **kwargs):
         import torch
@@ -120,21 +134,3 @@ class KeyeModelStandIn:
 
         self.calls.append(options)
         return torch.cat([input_ids, torch.ones(1, 5, dtype=torch.long)], dim=1)
-
-
-def keye_vl_utils(resample: bool = False) -> types.ModuleType:
-    """keye_vl_utils.process_vision_info for a frame list: the frames (as loaded images) and its kwargs, with
-    timestamps spaced evenly from 0 at the given fps, as keye-vl-utils 1.5.2 does for a frame list."""
-    module = types.ModuleType("keye_vl_utils")
-    module.calls = []
-
-    def process_vision_info(messages):
-        (turn,) = messages
-        video = turn["content"][0]
-        frames = video["video"][::2] if resample else video["video"]
-        module.calls.append(video)
-        kwargs = {"timestamps": [[i / video["fps"] for i in range(len(frames))]], "frame_types": [[0] * len(frames)]}
-        return None, [frames], kwargs
-
-    module.process_vision_info = process_vision_info
-    return module

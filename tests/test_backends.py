@@ -71,32 +71,27 @@ def test_vllm_request_building_needs_no_vllm(bench):
     pytest.importorskip("transformers", reason="the hf extra is not installed (pip install -e '.[hf]')")
     from virtuebench.models.families import get_family
 
-    class VideoProcessor:
-        size = {"shortest_edge": 128 * 28 * 28, "longest_edge": 768 * 28 * 28}
-
     class Processor:
-        video_processor = VideoProcessor()
-
         def apply_chat_template(self, messages, tokenize, add_generation_prompt):
             (turn,) = messages
             assert [part["type"] for part in turn["content"]] == ["video", "text"] and not tokenize and add_generation_prompt
             return "<|vision_start|><|video_pad|><|vision_end|>" + turn["content"][1]["text"] + "<|assistant|>"
 
-    settings = VllmSettings.from_dict(
-        {"hub_id": "Qwen/Qwen2.5-VL-7B-Instruct", "max_pixels": 64 * 36, "max_new_tokens": 77, "system_suffix": "/think"}
-    )
+    tiny = {"max_pixels": 28 * 28 * 16, "min_pixels": 28 * 28 * 4}
+    settings = VllmSettings.from_dict({"hub_id": "Qwen/Qwen2.5-VL-7B-Instruct", "max_new_tokens": 77, "system_suffix": "/think", **tiny})
     request = _api_request(bench)
-    inputs = build_inputs(request, Processor(), settings, get_family("qwen2.5-vl"))
+    family = get_family("qwen2.5-vl")
+    inputs = build_inputs(request, Processor(), settings, family)
     assert inputs["prompt"].startswith("<|vision_start|><|video_pad|>") and inputs["prompt"].endswith("/think<|assistant|>")
     video, metadata = inputs["multi_modal_data"]["video"]
-    assert video.dtype == np.uint8 and video.shape[0] == 64 and video.shape[3] == 3
+    # The frames sized as qwen-vl-utils sizes them (tests/test_qwen_vl_utils.py), channels last for vLLM.
+    stored = Image.open(request.frames[0])
+    height, width = family.video_settings(**tiny).frame_size(stored.height, stored.width, 64)
+    assert video.dtype == np.uint8 and video.shape == (64, height, width, 3)
     # The frames' true times travel with them: index / fps is each manifest timestamp.
     assert [i / metadata["fps"] for i in metadata["frames_indices"]] == request.timestamps
-    assert inputs["mm_processor_kwargs"] == {
-        "do_sample_frames": False,
-        "cap_pixels_per_frame": True,
-        "size": {"shortest_edge": 128 * 28 * 28, "longest_edge": 64 * 36},
-    }
+    assert metadata["do_sample_frames"] is False
+    assert inputs["mm_processor_kwargs"] == {"do_sample_frames": False, "do_resize": False, "cap_pixels_per_frame": False}
     assert sampling_arguments(settings) == {"temperature": 0.0, "max_tokens": 77}
     with pytest.raises(ValueError, match="hub_id"):
         VllmSettings.from_dict({})

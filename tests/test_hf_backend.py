@@ -7,7 +7,7 @@ import time
 
 import pytest
 from conftest import build_bench
-from tiny_hf import QWEN2_5_MAX_PIXELS as MAX_PIXELS
+from tiny_hf import TINY_VIDEO
 from tiny_hf import tiny_qwen2_5_vl as tiny_qwen
 
 torch = pytest.importorskip("torch", reason="the hf extra is not installed (pip install -e '.[hf]')")
@@ -26,13 +26,13 @@ def bench(tmp_path_factory):
 
 def test_tiny_qwen_through_the_transformers_backend(bench, tmp_path):
     model, processor = tiny_qwen()
-    backend = TransformersBackend({"family": "qwen2.5-vl", "max_new_tokens": 8, "max_pixels": MAX_PIXELS}, model=model, processor=processor)
+    backend = TransformersBackend({"family": "qwen2.5-vl", "max_new_tokens": 8, **TINY_VIDEO["qwen2.5-vl"]}, model=model, processor=processor)
     instances = read_instances(bench / "instances.parquet")
     config = {
         "backend": "transformers",
         "family": "qwen2.5-vl",
         "hub_id": "tiny/qwen2.5-vl-random",
-        "settings": {"max_new_tokens": 8, "max_pixels": MAX_PIXELS},
+        "settings": {"max_new_tokens": 8, **TINY_VIDEO["qwen2.5-vl"]},
     }
     started = time.monotonic()
     summary = run_inference(instances, bench / "frames", "tiny-qwen", config, "honest", 64, tmp_path / "out.jsonl", backend=backend)

@@ -1,6 +1,7 @@
 """The adapters for families whose code ships with the checkpoint, against recording stand-ins of that
-code (tests/remote_standins.py): our frames, frame times and prompt reach the authors' entry points in
-the form their code expects. Needs torch (the hf extra)."""
+code (tests/remote_standins.py; the checkpoints' code is not on PyPI): our frames, frame times and prompt
+reach the authors' entry points in the form their code expects. Keye-VL's keye-vl-utils is on PyPI and
+runs for real here (and over every duration in tests/test_keye_vl_utils.py). Needs the hf extra."""
 
 import re
 
@@ -70,34 +71,77 @@ def test_internvideo_refuses_frames_it_cannot_group(bench):
         backend.prepare(odd)
 
 
-@pytest.mark.parametrize("suffix", ["/no_think", "/think"])
-def test_keye_gets_the_manifest_times_and_its_thinking_switch(bench, monkeypatch, suffix):
-    utils = remote_standins.keye_vl_utils()
-    monkeypatch.setitem(__import__("sys").modules, "keye_vl_utils", utils)
+def test_internvl_chat_gets_one_448_tile_per_frame_and_frame_lines(bench):
+    """InternVL3.5's original-format releases (the -Instruct ones have no -HF): chat() with the card's video input."""
+    model = remote_standins.InternVLChatStandIn()
+    backend = backend_class("internvl_chat")({"max_new_tokens": 32}, model=model, tokenizer=object())
+    reply = backend.generate(backend.prepare(_request(bench, 64)))
+    (call,) = model.calls
+    assert call["pixel_values"].shape == (64, 3, 448, 448)
+    assert call["question"].startswith("Frame1: <image>\nFrame2: <image>\n") and call["question"].endswith("Question: What colour is the star?")
+    assert call["prompt"].startswith(f"<|im_start|>system\n{model.system_message}")  # chat() adds InternVL's system turn
+    assert call["generation"] == {"do_sample": False, "max_new_tokens": 32} and reply.finish_reason == "stop"
+
+
+def test_internvl_chat_takes_any_frame_count(bench):
+    request = _request(bench)
+    odd = Request(
+        request.instance_id, request.question, request.prompt, request.frames[:62], request.timestamps[:62], 62, request.duration_s
+    )
+    backend = backend_class("internvl_chat")({}, model=remote_standins.InternVLChatStandIn(), tokenizer=object())
+    assert backend.prepare(odd)[0].shape[0] == 62
+
+
+# --- Keye-VL 1.5: the real keye-vl-utils, the checkpoint's processor and model as stand-ins ------------------------
+
+keye_vl_utils = pytest.importorskip("keye_vl_utils", reason="keye-vl-utils is not installed (the hf extra)")
+
+
+def _keye(**settings):
     processor, model = remote_standins.KeyeProcessorStandIn(), remote_standins.KeyeModelStandIn()
-    backend = backend_class("keye")({"system_suffix": suffix, "max_new_tokens": 8192}, model=model, tokenizer=object(), processor=processor)
+    backend = backend_class("keye")({"max_new_tokens": 8192, **settings}, model=model, tokenizer=object(), processor=processor)
+    return backend, processor, model
+
+
+@pytest.mark.parametrize("suffix", ["/no_think", "/think"])
+def test_keye_gets_our_frames_the_manifest_times_and_its_thinking_switch(bench, suffix):
+    backend, processor, model = _keye(system_suffix=suffix, max_pixels=200704)
     request = _request(bench)
     reply = backend.generate(backend.prepare(request))
-    (video,) = utils.calls
-    assert video["video"] == [str(path) for path in request.frames] and video["fps"] == pytest.approx(64 / int(request.duration_s))
     (call,) = processor.calls
+    # The switch ends the question, with no space, as the Keye-VL 1.5 README writes it.
     assert call["text"][0].endswith(f"Question: What colour is the star?{suffix}<|im_end|>\n<|im_start|>assistant\n")
-    # keye-vl-utils would space the times evenly from 0 s; the model is told the frames' real times.
-    assert call["kwargs"]["timestamps"] == [request.timestamps] and call["kwargs"]["frame_types"] == [[0] * 64]
+    # keye-vl-utils returned every one of the level's frames, sized within the per-frame cap.
+    (video,) = call["videos"]
+    assert video.shape[0] == 64 and video.dtype == torch.uint8
+    assert call["kwargs"]["height"][0] * call["kwargs"]["width"][0] <= 200704
+    # keye-vl-utils would space the times evenly from 0 s; the model is told the frames' real times, as a float tensor.
+    (times,) = call["kwargs"]["timestamps"]
+    assert times.dtype == torch.float32 and times.tolist() == pytest.approx(request.timestamps)
+    assert len(call["kwargs"]["frame_types"][0]) == 64  # slow/fast frames, chosen by keye-vl-utils itself
     assert model.calls == [{"do_sample": False, "max_new_tokens": 8192}]
-    assert reply.text == "red" and reply.thinking == "The star is red in frame 3."
+    assert reply.text == "red" and reply.thinking == "The star is red in frame 3." and reply.finish_reason == "stop"
 
 
-def test_keye_refuses_a_resampled_clip(bench, monkeypatch):
-    monkeypatch.setitem(__import__("sys").modules, "keye_vl_utils", remote_standins.keye_vl_utils(resample=True))
-    backend = backend_class("keye")(
-        {}, model=remote_standins.KeyeModelStandIn(), tokenizer=object(), processor=remote_standins.KeyeProcessorStandIn()
-    )
-    with pytest.raises(ValueError, match="32.*64.*resampled"):
-        backend.prepare(_request(bench))
+def test_keye_refuses_a_clip_that_keye_vl_utils_resampled(bench, monkeypatch):
+    """What the adapter did before: fps = N / T in the message; keye-vl-utils then recounts int(N / fps * fps) frames,
+    and for a 93-second video that is 63 of 64. The adapter refuses such a clip rather than mis-time it."""
+    backend, _, _ = _keye()
+    request = _request(bench)
+    messages = backend.messages
+
+    def with_fps(req):
+        turns = messages(req)
+        turns[0]["content"][0]["fps"] = len(req.frames) / 93  # the rate of a 93-second video: int(N / fps * fps) = N - 1
+        return turns
+
+    monkeypatch.setattr(backend, "messages", with_fps)
+    with pytest.raises(ValueError, match=r"\[63\] frames for 64.*resampled"):
+        backend.prepare(request)
 
 
 def test_keye_answer_is_read_as_vlmevalkit_reads_it():
-    assert keye_answer("<analysis>long</analysis>Blue") == ("long", "Blue")
-    assert keye_answer("plain answer") == (None, "plain answer")
-    assert keye_answer("<think>x</think><answer>a</answer> then <answer>b</answer>") == ("x", "b")
+    assert keye_answer("<analysis>long</analysis>Blue") == ("long", "Blue", False)
+    assert keye_answer("plain answer") == (None, "plain answer", False)
+    assert keye_answer("<think>x</think><answer>a</answer> then <answer>b</answer>") == ("x", "b", False)
+    assert keye_answer("<think>never closed") == ("never closed", "", True)

@@ -6,7 +6,8 @@ Each builder returns (model, processor). The tokenizer is byte-level BPE with no
 byte, the family's special tokens whole), so any prompt encodes and decodes back to the same text: the
 times, frame labels and question a test looks for survive the round trip. The chat templates render
 one user turn the way each family's own template does (a video part as the family's placeholder, text
-parts as text) and then the assistant's generation prompt. Needs torch, torchvision and transformers
+parts as text) and then the assistant's generation prompt, with the system turn each family's published
+template adds by itself and Qwen3-VL-Thinking's opened thinking block. Needs torch, torchvision and transformers
 (the `hf` extra)."""
 
 from __future__ import annotations
@@ -16,30 +17,71 @@ QWEN_TOKENS = IM_TOKENS + ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>"
 INTERNVL_TOKENS = IM_TOKENS + ["<img>", "</img>", "<IMG_CONTEXT>", "<video>"]
 LLAVA_TOKENS = IM_TOKENS + ["<image>", "<video>"]
 
-#: The video placeholder each family's chat template writes for a {"type": "video"} part.
-VIDEO_PLACEHOLDER = {
-    "qwen2.5-vl": "<|vision_start|><|video_pad|><|vision_end|>",  # Qwen2.5-VL's template
-    "qwen3-vl": "<|vision_start|><|video_pad|><|vision_end|>",  # Qwen3-VL's template (the same)
-    "internvl": "<video>\n",  # InternVL3 (-hf) template: the processor writes Frame1: <img>...</img> per frame
-    "llava-video": "<video>\n",  # LLaVA-OneVision (-hf) template: video first, then "\n" + text
+#: Each family's chat template as its checkpoints publish it, reduced to what a one-video prompt uses (written
+#: here, not copied; docs/models.md names the published templates they follow): the system turn the template adds
+#: by itself, the video placeholder, text parts as text, and the generation prompt. Rendered prompts for a system
+#: turn and a [video, text] user turn match the published templates byte for byte (checked when written).
+def _turn(body: str) -> str:
+    return "<|im_start|>{{ m['role'] }}\n" + body + "<|im_end|>\n"
+
+
+_PARTS = (
+    "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for c in m['content'] %}"
+    "{% if c['type'] == 'video' %}VIDEO{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %}{% endif %}"
+)
+_QWEN_VIDEO = "<|vision_start|><|video_pad|><|vision_end|>"
+
+
+def _template(video: str, default_system: str | None = None, generation: str = "<|im_start|>assistant\n", by_type: bool = False) -> str:
+    parts = _PARTS.replace("VIDEO", video)
+    if by_type:  # LLaVA-OneVision's: every image, then every video, then the text parts, whatever their order
+        parts = (
+            "{% for c in m['content'] | selectattr('type', 'equalto', 'video') %}" + video + "{% endfor %}"
+            "{% for c in m['content'] | selectattr('type', 'equalto', 'text') %}{{ c['text'] }}{% endfor %}"
+        )
+    system = (
+        "{% if loop.first and m['role'] != 'system' %}<|im_start|>system\n" + default_system + "<|im_end|>\n{% endif %}"
+        if default_system
+        else ""
+    )
+    return "{% for m in messages %}" + system + _turn(parts) + "{% endfor %}{% if add_generation_prompt %}" + generation + "{% endif %}"
+
+
+TEMPLATES = {
+    # Qwen/Qwen2.5-VL-7B-Instruct chat_template.json: "You are a helpful assistant." unless a system turn is given.
+    "qwen2.5-vl": _template(_QWEN_VIDEO, default_system="You are a helpful assistant."),
+    # XiaomiMiMo/MiMo-VL: the Qwen2.5-VL template with MiMo's default system turn.
+    "mimo-vl": _template(_QWEN_VIDEO, default_system="You are MiMo, an AI assistant developed by Xiaomi."),
+    # Qwen/Qwen3-VL-8B-Instruct: no default system turn.
+    "qwen3-vl": _template(_QWEN_VIDEO),
+    # Qwen/Qwen3-VL-8B-Thinking: the generation prompt opens the thinking block itself.
+    "qwen3-vl-thinking": _template(_QWEN_VIDEO, generation="<|im_start|>assistant\n<think>\n"),
+    # OpenGVLab/InternVL3_5-*-HF: no default system turn; the processor expands <video> into Frame{i} lines.
+    "internvl": _template("<video>\n"),
+    # llava-hf LLaVA-OneVision (-hf) template: video before the text whatever the order given.
+    "llava-video": _template("<video>\n", by_type=True),
 }
 
-#: Pixel caps per frame the Qwen tests give the backend (`max_pixels`), and the tiny processors' own caps.
-QWEN2_5_MAX_PIXELS = 28 * 28 * 16  # at most 16 merged tokens (64 patches of 14 px) a frame
-QWEN3_MAX_PIXELS = 32 * 32 * 6  # at most 6 merged tokens a frame; Qwen3-VL's clip budget is this times the frame count
+#: Pixel settings the Qwen tests give the backend (qwen-vl-utils' keys; the registry's `max_pixels`, `min_pixels`,
+#: `total_pixels`), small enough for tiny models: a clip budget that leaves 64 frames their full size and makes
+#: 1024 frames smaller, as the real 19,267,584-pixel budget does to real frames.
+QWEN2_5_MAX_PIXELS = 28 * 28 * 16  # at most 16 merged tokens (64 patches of 14 px) a temporal patch
+QWEN3_MAX_PIXELS = 32 * 32 * 8  # at most 8 merged tokens a temporal patch
+TINY_VIDEO = {
+    "qwen2.5-vl": {"max_pixels": QWEN2_5_MAX_PIXELS, "min_pixels": 28 * 28 * 4, "total_pixels": QWEN2_5_MAX_PIXELS * 32},
+    "qwen3-vl": {"max_pixels": QWEN3_MAX_PIXELS, "min_pixels": 32 * 32 * 2, "total_pixels": QWEN3_MAX_PIXELS * 32},
+}
+TINY_VIDEO["mimo-vl"] = TINY_VIDEO["qwen2.5-vl"]
+TINY_VIDEO["qwen3-vl-thinking"] = TINY_VIDEO["qwen3-vl"]
 INTERNVL_IMAGE_SIZE, INTERNVL_PATCH = 64, 16
 INTERNVL_IMAGE_SEQ_LENGTH = (INTERNVL_IMAGE_SIZE // INTERNVL_PATCH) ** 2 // 4  # downsample_ratio 0.5: 2x2 pixel shuffle
 LLAVA_IMAGE_SIZE, LLAVA_PATCH = 32, 8  # SigLIP: 4 x 4 patches a frame, pooled to 2 x 2 for video
 
-
-def chat_template(video_placeholder: str) -> str:
-    """One turn per message: a video part as `video_placeholder`, text parts as text; then the assistant prompt."""
-    return (
-        "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{% if m['content'] is string %}{{ m['content'] }}{% else %}"
-        "{% for c in m['content'] %}{% if c['type'] == 'video' %}" + video_placeholder + "{% elif c['type'] == 'text' %}"
-        "{{ c['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
-        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-    )
+#: The language models' size: 2 layers, head_dim 32, the smallest head vLLM's CPU attention takes (tests/test_vllm_route.py).
+HEAD_DIM = 32
+TEXT_SIZE = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1)
+MROPE_SECTION = [8, 4, 4]  # temporal, height, width: half the head dimension
+INIT_RANGE = 0.02
 
 
 def byte_tokenizer(special_tokens: list[str], **named_tokens: str):
@@ -68,25 +110,25 @@ def _qwen2_text(tokenizer) -> dict:
     return dict(
         model_type="qwen2",
         vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        **TEXT_SIZE,
         max_position_embeddings=32768,
         **_special_ids(tokenizer),
     )
 
 
 def _seeded(model_class, config):
+    import os
+
     import torch
 
+    config.initializer_range = float(os.environ.get("VB_TINY_INIT", INIT_RANGE))
     torch.manual_seed(0)
     return model_class(config).eval()
 
 
-def tiny_qwen2_5_vl():
-    """Qwen2_5_VLForConditionalGeneration + Qwen2_5_VLProcessor (Qwen2VL image and video processors, patch 14)."""
+def tiny_qwen2_5_vl(template: str = "qwen2.5-vl"):
+    """Qwen2_5_VLForConditionalGeneration + Qwen2_5_VLProcessor (Qwen2VL image and video processors, patch 14);
+    `template` "mimo-vl" gives MiMo-VL's (the same architecture)."""
     from transformers import (
         Qwen2_5_VLConfig,
         Qwen2_5_VLForConditionalGeneration,
@@ -101,21 +143,17 @@ def tiny_qwen2_5_vl():
         image_processor=Qwen2VLImageProcessor(**pixels),
         video_processor=Qwen2VLVideoProcessor(**pixels),
         tokenizer=tokenizer,
-        chat_template=chat_template(VIDEO_PLACEHOLDER["qwen2.5-vl"]),
+        chat_template=TEMPLATES[template],
     )
     ids = {token: tokenizer.convert_tokens_to_ids(token) for token in QWEN_TOKENS}
     special = _special_ids(tokenizer)
     config = Qwen2_5_VLConfig(
         text_config=dict(
             vocab_size=len(tokenizer),
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
+            **TEXT_SIZE,
             max_position_embeddings=32768,
             rope_theta=10000.0,
-            rope_scaling={"type": "mrope", "mrope_section": [2, 1, 1]},
+            rope_scaling={"type": "mrope", "mrope_section": MROPE_SECTION},
             **special,
         ),
         vision_config=dict(
@@ -123,12 +161,13 @@ def tiny_qwen2_5_vl():
             hidden_size=32,
             intermediate_size=64,
             num_heads=4,
-            out_hidden_size=32,
+            out_hidden_size=TEXT_SIZE["hidden_size"],
             patch_size=14,
             spatial_merge_size=2,
             temporal_patch_size=2,
             fullatt_block_indexes=[1],
             window_size=56,
+            tokens_per_second=2,  # the released checkpoints' value
             in_chans=3,
         ),
         image_token_id=ids["<|image_pad|>"],
@@ -140,8 +179,9 @@ def tiny_qwen2_5_vl():
     return _seeded(Qwen2_5_VLForConditionalGeneration, config), processor
 
 
-def tiny_qwen3_vl():
-    """Qwen3VLForConditionalGeneration + Qwen3VLProcessor (Qwen3VLVideoProcessor, patch 16, temporal patch 2)."""
+def tiny_qwen3_vl(template: str = "qwen3-vl"):
+    """Qwen3VLForConditionalGeneration + Qwen3VLProcessor (Qwen3VLVideoProcessor, patch 16, temporal patch 2);
+    `template` "qwen3-vl-thinking" gives the Thinking checkpoints' (the same architecture)."""
     from transformers import Qwen2VLImageProcessor, Qwen3VLConfig, Qwen3VLForConditionalGeneration, Qwen3VLProcessor, Qwen3VLVideoProcessor
 
     tokenizer = byte_tokenizer(QWEN_TOKENS)
@@ -154,21 +194,17 @@ def tiny_qwen3_vl():
         image_processor=image_processor,
         video_processor=video_processor,
         tokenizer=tokenizer,
-        chat_template=chat_template(VIDEO_PLACEHOLDER["qwen3-vl"]),
+        chat_template=TEMPLATES[template],
     )
     ids = {token: tokenizer.convert_tokens_to_ids(token) for token in QWEN_TOKENS}
     special = _special_ids(tokenizer)
     config = Qwen3VLConfig(
         text_config=dict(
             vocab_size=len(tokenizer),
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            head_dim=8,
+            **TEXT_SIZE,
+            head_dim=HEAD_DIM,
             max_position_embeddings=32768,
-            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 1, 1], "mrope_interleaved": True},
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": MROPE_SECTION, "mrope_interleaved": True},
             **special,
         ),
         vision_config=dict(
@@ -176,7 +212,7 @@ def tiny_qwen3_vl():
             hidden_size=32,
             intermediate_size=64,
             num_heads=4,
-            out_hidden_size=32,
+            out_hidden_size=TEXT_SIZE["hidden_size"],
             patch_size=16,
             spatial_merge_size=2,
             temporal_patch_size=2,
@@ -211,7 +247,7 @@ def tiny_internvl():
         tokenizer=tokenizer,
         video_processor=InternVLVideoProcessor(size=size),
         image_seq_length=INTERNVL_IMAGE_SEQ_LENGTH,
-        chat_template=chat_template(VIDEO_PLACEHOLDER["internvl"]),
+        chat_template=TEMPLATES["internvl"],
     )
     config = InternVLConfig(
         vision_config=dict(
@@ -252,7 +288,7 @@ def tiny_llava_onevision():
         tokenizer=tokenizer,
         num_image_tokens=(LLAVA_IMAGE_SIZE // LLAVA_PATCH) ** 2,
         vision_feature_select_strategy="full",
-        chat_template=chat_template(VIDEO_PLACEHOLDER["llava-video"]),
+        chat_template=TEMPLATES["llava-video"],
     )
     config = LlavaOnevisionConfig(
         vision_config=dict(
@@ -275,4 +311,11 @@ def tiny_llava_onevision():
     return _seeded(LlavaOnevisionForConditionalGeneration, config), processor
 
 
-BUILDERS = {"qwen2.5-vl": tiny_qwen2_5_vl, "qwen3-vl": tiny_qwen3_vl, "internvl": tiny_internvl, "llava-video": tiny_llava_onevision}
+BUILDERS = {
+    "qwen2.5-vl": tiny_qwen2_5_vl,
+    "mimo-vl": lambda: tiny_qwen2_5_vl("mimo-vl"),
+    "qwen3-vl": tiny_qwen3_vl,
+    "qwen3-vl-thinking": lambda: tiny_qwen3_vl("qwen3-vl-thinking"),
+    "internvl": tiny_internvl,
+    "llava-video": tiny_llava_onevision,
+}

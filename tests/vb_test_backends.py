@@ -49,3 +49,26 @@ class ScriptedBackend(Backend):
         assert all(path.exists() for path in request.frames)
         reply = next((text for key, text in self.replies.items() if key in request.prompt), self.default)
         return Reply(reply.format(n_frames=len(request.frames), level=request.level))
+
+
+class WeightsBackend(Backend):
+    """Loads 'weights' from the folder `hub_id` names (nothing is read but its commit, as a real backend records it),
+    answers 'red', and for the instance ids in `cut_off` stops at the token limit (`finish_reason` 'length'); for
+    those in `unclosed` ends inside a thinking block. Raises for the instance ids in `fail_on`."""
+
+    def __init__(self, settings):
+        from virtuebench.models.weights import resolve_commit
+
+        self.weights_commit = resolve_commit(settings["hub_id"], settings.get("revision"))
+        self.cut_off = set(settings.get("cut_off", []))
+        self.unclosed = set(settings.get("unclosed", []))
+        self.fail_on = set(settings.get("fail_on", []))
+
+    def answer(self, request: Request) -> Reply:
+        if request.instance_id in self.fail_on:
+            raise ConnectionError("simulated outage")
+        if request.instance_id in self.unclosed:
+            return Reply("", thinking="the frames show a star, it is", finish_reason="stop", unclosed_thinking=True)
+        if request.instance_id in self.cut_off:
+            return Reply("The star is red, and the", finish_reason="length")
+        return Reply("red", finish_reason="stop")

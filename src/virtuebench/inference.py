@@ -1,8 +1,8 @@
 """Inference for one (model, prompt, level): every instance that has the level, one response record each.
 
 Responses are appended to a progress file as they finish; a rerun after a crash or kill redoes
-nothing that finished with the same settings, and the output file appears only when all items
-have a record. A missing video or level is an input error: recorded in the item's record, counted
+nothing that finished with the same settings and the same weights (a record made with another
+weights commit is asked again), and the output file appears only when all items have a record. A missing video or level is an input error: recorded in the item's record, counted
 downstream, never retried. A backend failure is retried on the next run: the job then exits
 non-zero after finishing every other item, so nothing downstream sees an incomplete set.
 
@@ -31,6 +31,7 @@ from typing import Any
 from virtuebench.frames import FramesError, Manifest
 from virtuebench.instances import Instance, read_instances
 from virtuebench.models import Backend, Reply, Request, load_backend
+from virtuebench.models.weights import resolve_commit
 from virtuebench.prompts import Prompt, get_prompt
 from virtuebench.records import ProgressLog, Response, stable_hash
 from virtuebench.support.concurrency import imap_prefetched, imap_unordered
@@ -47,12 +48,16 @@ class Summary:
     wall_s: float
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    truncated: int = 0
+    weights_commits: tuple[str, ...] = ()  # the weights commits of the job's records
 
     def line(self, label: str) -> str:
+        weights = f", weights {' + '.join(self.weights_commits)}" if self.weights_commits else ""
         return (
             f"[{label}] done: {self.items} items ({self.reused} reused from an interrupted run), "
-            f"{self.answered} answered, {self.input_errors} input errors, {self.backend_errors} backend errors, "
-            f"{self.prompt_tokens} prompt + {self.completion_tokens} completion tokens, {self.wall_s:.1f} s"
+            f"{self.answered} answered ({self.truncated} truncated), {self.input_errors} input errors, "
+            f"{self.backend_errors} backend errors, {self.prompt_tokens} prompt + {self.completion_tokens} completion tokens, "
+            f"{self.wall_s:.1f} s{weights}"
         )
 
 
@@ -61,6 +66,12 @@ CONTEXT_PREFIX = "context:"  # progress-file key of a video's context step (two-
 
 def fingerprint(model: str, model_config: dict[str, Any], prompt_hash: str, level: int) -> str:
     return stable_hash({"model": model, "config": model_config, "prompt": prompt_hash, "level": level})
+
+
+def expected_commit(model_config: dict[str, Any]) -> str | None:
+    """The weights commit a job will load, where it can be told before loading (a pinned revision, a local
+    snapshot or folder, the hub cache); None where it cannot (the weights are not downloaded yet)."""
+    return resolve_commit(model_config.get("hub_id"), model_config.get("revision")) if model_config.get("hub_id") else None
 
 
 def backend_settings(model_config: dict[str, Any]) -> dict[str, Any]:
@@ -129,7 +140,13 @@ class InferenceJob:
         }
         self.item_hashes.update({CONTEXT_PREFIX + video_id: frames_hash(m, level) for video_id, m in self.manifests.items()})
         self.log = ProgressLog(output, self.key)
-        self.done = self.log.resume(lambda r: _is_done(r) and r.get("item_hash") == self.item_hashes.get(r["instance_id"]))
+        # Records made with other weights (an unpinned hub id that moved, a folder whose files changed) are asked again.
+        self.weights_commit = expected_commit(model_config)
+        self.done = self.log.resume(
+            lambda r: _is_done(r)
+            and r.get("item_hash") == self.item_hashes.get(r["instance_id"])
+            and (self.weights_commit is None or r.get("weights_commit") in (None, self.weights_commit))
+        )
         self.contexts: dict[str, tuple[str | None, str | None]] = {
             record["instance_id"].removeprefix(CONTEXT_PREFIX): (record["context"], None)
             for record in self.done.values()
@@ -170,6 +187,9 @@ class InferenceJob:
             context=context,
             item_hash=self.item_hashes[inst.instance_id],
             thinking=reply.thinking if reply else None,
+            truncated=reply.truncated if reply else False,
+            finish_reason=reply.finish_reason if reply else None,
+            weights_commit=self.backend.weights_commit if self.backend else None,
         )
 
     def failure(self, inst: Instance, request: Request, error: Exception, latency: float, context: str | None) -> Response:
@@ -290,13 +310,14 @@ class InferenceJob:
         self.backend = backend
         if self.backend is None and self.pending:
             self.backend = load_backend(self.model_config["backend"], backend_settings(self.model_config))
-        counts = {"answered": 0, "input": 0, "backend": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        counts = {"answered": 0, "input": 0, "backend": 0, "prompt_tokens": 0, "completion_tokens": 0, "truncated": 0}
         records: dict[str, Response] = {}
         for inst, record in self.results() if self.pending else ():
             self.log.append(record)
             records[inst.instance_id] = record
             if record.error is None:
                 counts["answered"] += 1
+                counts["truncated"] += record.truncated
                 for name in ("prompt_tokens", "completion_tokens"):
                     counts[name] += int((record.usage or {}).get(name, 0) or 0)
             else:
@@ -311,11 +332,14 @@ class InferenceJob:
             progress.elapsed_s,
             counts["prompt_tokens"],
             counts["completion_tokens"],
+            counts["truncated"],
         )
         if counts["backend"]:
             self.log.close()  # keep the progress file: the next run retries only the failed items
         else:
-            self.log.finish(records.get(inst.instance_id) or _response(self.done[inst.instance_id]) for inst in self.items)
+            final = [records.get(inst.instance_id) or _response(self.done[inst.instance_id]) for inst in self.items]
+            summary.weights_commits = tuple(sorted({r.weights_commit for r in final if r.weights_commit}))
+            self.log.finish(final)
         return summary
 
 
@@ -356,6 +380,14 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     label = f"{args.model}/{args.prompt}/{args.level}"
     print(summary.line(label), file=sys.stderr)
+    if len(summary.weights_commits) > 1:
+        print(f"warning: {args.out} holds answers from {len(summary.weights_commits)} different weights commits", file=sys.stderr)
+    if summary.truncated:
+        print(
+            f"warning: {summary.truncated} replies were cut off (token limit or an unclosed thinking block); they are judged "
+            f"as no answer (raise the model's max_new_tokens to avoid it)",
+            file=sys.stderr,
+        )
     if summary.backend_errors:
         print(
             f"error: {summary.backend_errors} of {summary.items} items failed in the backend; their errors are in "

@@ -44,6 +44,9 @@ class Response:
     context: str | None = None  # a two-step prompt's first answer (DSCP step 1), shared by the video's items
     item_hash: str | None = None  # hash of the question and the frames it was asked with: resume reuses only a match
     thinking: str | None = None  # a thinking model's reasoning, apart from `response`, its final answer (docs/models.md)
+    truncated: bool = False  # cut off at the token limit or inside an unclosed thinking block: judged as no answer
+    finish_reason: str | None = None  # "stop" or "length", where the backend can tell
+    weights_commit: str | None = None  # the commit of the weights the backend loaded (models/weights.py)
 
     @property
     def ok(self) -> bool:
@@ -81,6 +84,7 @@ class Judgment:
     question: str | None = None  # the question as asked, so a judgment can be read on its own
     retryable: bool = False  # the judge's request failed: the next run asks again
     video_id: str | None = None  # the item's video: the unit the report's bootstrap resamples
+    truncated: bool = False  # the response was cut off (Response.truncated): judged as no answer, valid false
 
 
 def stable_hash(value: Any, length: int = 12) -> str:

@@ -27,6 +27,16 @@ def _no_response(error: str | None) -> Verdict:
     return Verdict(0, 0, False, f"no response: {error or 'response is null'}")
 
 
+#: The rule for a reply cut off at the token limit or inside an unclosed thinking block (docs/records.md): no
+#: answer was given, so it is not sent to the judge; it counts as wrong (neither a refusal nor a correct answer)
+#: and is listed in results/invalid_items.csv.
+TRUNCATED_REASON = "truncated reply (cut off at the token limit or inside an unclosed thinking block): judged as no answer"
+
+
+def _truncated() -> Verdict:
+    return Verdict(0, 0, False, TRUNCATED_REASON)
+
+
 def judge_concurrently(judge: Judge, items: list[tuple[Any, str, str, str]]) -> Iterator[tuple[Any, Verdict]]:
     """(key, verdict) for each (key, question, answer, response), in completion order, at most
     `judge.max_concurrency` at a time."""
@@ -71,12 +81,14 @@ def judge_items(path: str | Path, judge: Judge, out: str | Path) -> str:
     pending = [
         (n, item["question"], item["answer"], item["response"])
         for n, item in enumerate(items)
-        if item["response"] is not None and item.get("error") is None
+        if item["response"] is not None and item.get("error") is None and not item.get("truncated")
     ]
     _announce(judge, str(path), pending)
     for n, item in enumerate(items):
         if item["response"] is None or item.get("error") is not None:
             results[n] = _no_response(item.get("error"))
+        elif item.get("truncated"):
+            results[n] = _truncated()
     for n, verdict in judge_concurrently(judge, pending):
         results[n] = verdict
     rows = [{"id": item["id"], **{k: v for k, v in asdict(results[n]).items() if v is not None}} for n, item in enumerate(items)]
@@ -97,9 +109,11 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
         items.append((response, inst, inst.answers[response.level]))
 
     key = stable_hash({"judge": judge.name, "version": judge.version})
-    current = {response.instance_id: (response.response, answer) for response, _, answer in items}
+    current = {response.instance_id: (response.response, answer, response.truncated) for response, _, answer in items}
     log = ProgressLog(out, key)
-    done = log.resume(lambda r: current.get(r["instance_id"]) == (r["response"], r["answer"]) and not r.get("retryable"))
+    done = log.resume(
+        lambda r: current.get(r["instance_id"]) == (r["response"], r["answer"], r.get("truncated", False)) and not r.get("retryable")
+    )
     label = f"{judge.name}: {responses_path}"
     progress = Progress(label, len(items), already_done=len(done))
     by_id = {response.instance_id: (response, inst, answer) for response, inst, answer in items}
@@ -131,6 +145,7 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
                 question=inst.question,
                 retryable=verdict.retryable,
                 video_id=response.video_id,
+                truncated=response.truncated,
             )
         )
 
@@ -138,8 +153,8 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
     for response, inst, answer in items:
         if inst.instance_id in done:
             continue
-        if not response.ok:
-            result = record(inst.instance_id, _no_response(response.error))
+        if not response.ok or response.truncated:
+            result = record(inst.instance_id, _truncated() if response.ok else _no_response(response.error))
             log.append(result)
             done[inst.instance_id] = result
             progress.step()

@@ -20,6 +20,7 @@ BACKENDS: dict[str, str] = {
     "transformers": "virtuebench.models.hf:TransformersBackend",
     "vllm": "virtuebench.models.vllm_engine:VllmBackend",
     "videochat_flash": "virtuebench.models.remote_code:VideoChatFlashBackend",
+    "internvl_chat": "virtuebench.models.remote_code:InternVLChatBackend",
     "internvideo": "virtuebench.models.remote_code:InternVideoBackend",
     "keye": "virtuebench.models.remote_code:KeyeBackend",
 }

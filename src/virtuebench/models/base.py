@@ -7,6 +7,7 @@ defaults, so inference never has to probe for it:
 - `pipelined`: `answer` is split into `prepare` (CPU: read and resize the frames, run the processor)
   and `generate` (the accelerator), so inference prepares the next item while the current one
   generates.
+A backend that loads weights sets `weights_commit` once loaded; inference writes it into every record.
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ class Reply:
     text: str  # the final answer: what the judge reads
     usage: dict[str, Any] = field(default_factory=dict)  # token counts and the like, where a backend has them
     thinking: str | None = None  # a thinking model's reasoning, kept apart from the answer (models/families.py)
+    finish_reason: str | None = None  # "stop" or "length" (the token limit), where the backend can tell
+    unclosed_thinking: bool = False  # the reply ended inside a thinking block: no answer was given
+
+    @property
+    def truncated(self) -> bool:
+        """Cut off at the token limit or inside an unclosed thinking block: judged as no answer (docs/records.md)."""
+        return self.finish_reason == "length" or self.unclosed_thinking
 
 
 class Backend:
@@ -48,6 +56,7 @@ class Backend:
     batch_size: int = 1
     max_concurrency: int = 1
     pipelined: bool = False
+    weights_commit: str | None = None  # the commit of the weights loaded (models/weights.py); None: no weights
 
     def __init__(self, settings: dict[str, Any]) -> None:
         self.settings = settings

@@ -1,12 +1,12 @@
 """The `transformers` backend: a Hugging Face image-text-to-text model and its processor, the level's
 frames passed as one video through the processor's chat template, the way the model's family takes it
-(models/families.py: frame times, pixel caps, time text, thinking).
+(models/families.py: frame times, frame sizes, time text, system turn, thinking).
 
 Loads by hub id and pinned revision (`trust_remote_code` only where the registry says so), runs in
 bf16 on GPU (float32 on CPU), decodes greedily unless the registry gives other generation settings,
-and records prompt and completion token counts. Pipelined: the next item's frames are read and run
-through the processor on a CPU thread while the current item generates. torch and transformers are
-imported only when used.
+and records prompt and completion token counts, whether the reply stopped at the token limit, and the
+commit of the weights loaded. Pipelined: the next item's frames are read and run through the processor
+on a CPU thread while the current item generates. torch and transformers are imported only when used.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from virtuebench.models.base import Backend, Reply, Request
-from virtuebench.models.families import get_family
+from virtuebench.models.families import finish_reason, get_family
 from virtuebench.models.frames_io import load_frames
+from virtuebench.models.rope import use_reference_positions
+from virtuebench.models.weights import resolve_commit
 from virtuebench.support.settings import settings_from_dict
 
 
@@ -28,7 +30,9 @@ class TransformersSettings:
     trust_remote_code: bool = False
     dtype: str = "auto"  # auto: bfloat16 on GPU, float32 on CPU
     device_map: str = "auto"
-    max_pixels: int | None = None  # per frame, before the family's own caps
+    max_pixels: int | None = None  # per frame, the paper's cap, on top of the family's own
+    total_pixels: int | None = None  # Qwen families: the clip's pixel budget (default: the family's, models/families.py)
+    min_pixels: int | None = None  # Qwen families: the per-frame floor (default: the family's)
     max_new_tokens: int = 1024
     generation: dict[str, Any] = field(default_factory=dict)  # extra generate() arguments (sampling etc.)
     seed: int = 0  # sampling restarts from this seed for every item: a rerun or resume samples the same answers
@@ -38,6 +42,25 @@ class TransformersSettings:
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TransformersSettings:
         return settings_from_dict(cls, values, "transformers backend")
+
+
+@dataclass
+class Prepared:
+    """One item ready for generate(): the processor's tensors and the prompt text they encode."""
+
+    inputs: Any
+    prompt: str
+
+
+def processor_inputs(family, processor, request: Request, settings) -> tuple[str, Any, dict[str, Any]]:
+    """The templated prompt, the frames and the processor's video arguments for one request: what both the
+    transformers and the vLLM backend give the family's processor."""
+    times = request.times
+    messages = family.messages(request.prompt, times, settings.system_suffix)
+    prompt = processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    video = family.video_settings(settings.max_pixels, settings.total_pixels, settings.min_pixels)
+    frames = family.prepare_frames(load_frames(request.frames), video)
+    return prompt, frames, family.processor_video_kwargs(times)
 
 
 class TransformersBackend(Backend):
@@ -60,21 +83,21 @@ class TransformersBackend(Backend):
             model = AutoModelForImageTextToText.from_pretrained(
                 s.hub_id, revision=s.revision, trust_remote_code=s.trust_remote_code, dtype=dtype, device_map=s.device_map, **extra
             )
+            self.weights_commit = resolve_commit(s.hub_id, s.revision)
         self.model, self.processor = model.eval(), processor
+        if self.family.reference_positions:
+            use_reference_positions(self.model)
+        eos = model.generation_config.eos_token_id if getattr(model, "generation_config", None) else None
+        self.eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
 
-    def prepare(self, request: Request):
-        """Frames read, the chat template applied and the processor run: CPU tensors ready for generate()."""
-        times = request.times
-        messages = self.family.messages(request.prompt, times, self.settings.system_suffix)
-        text = self.family.processor_text(
-            self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True), self.processor
-        )
-        frames = load_frames(request.frames)
-        video_kwargs = self.family.processor_video_kwargs(times, self.processor.video_processor, self.settings.max_pixels)
-        return self.processor(text=[text], videos=[frames], return_tensors="pt", **video_kwargs)
+    def prepare(self, request: Request) -> Prepared:
+        """Frames read and sized, the chat template applied and the processor run: CPU tensors ready for generate()."""
+        prompt, frames, video_kwargs = processor_inputs(self.family, self.processor, request, self.settings)
+        text = self.family.processor_text(prompt, self.processor)
+        return Prepared(self.processor(text=[text], videos=[frames], return_tensors="pt", **video_kwargs), prompt)
 
-    def generate(self, inputs) -> Reply:
-        inputs = inputs.to(self.model.device)
+    def generate(self, prepared: Prepared) -> Reply:
+        inputs = prepared.inputs.to(self.model.device)
         options = {"max_new_tokens": self.settings.max_new_tokens, "do_sample": False, **self.settings.generation}
         if options["do_sample"]:
             self.torch.manual_seed(self.settings.seed)
@@ -83,11 +106,15 @@ class TransformersBackend(Backend):
         prompt_length = inputs["input_ids"].shape[1]
         new_tokens = output[:, prompt_length:]
         text = self.processor.batch_decode(new_tokens, skip_special_tokens=True)[0]
-        thinking, answer = self.family.parse(text)
-        frames = inputs["video_grid_thw"][0].tolist() if "video_grid_thw" in inputs else None
-        usage = {"prompt_tokens": int(prompt_length), "completion_tokens": int(new_tokens.shape[1])}
-        if frames:
-            usage["video_grid_thw"] = frames
+        reading = self.family.read(text, prepared.prompt)
+        usage: dict[str, Any] = {"prompt_tokens": int(prompt_length), "completion_tokens": int(new_tokens.shape[1])}
+        if "video_grid_thw" in inputs:
+            usage["video_grid_thw"] = inputs["video_grid_thw"][0].tolist()
         if "second_per_grid_ts" in inputs:
             usage["second_per_grid_ts"] = float(inputs["second_per_grid_ts"][0])
-        return Reply(answer, usage=usage, thinking=thinking)
+        stop = finish_reason(new_tokens[0].tolist(), options["max_new_tokens"], self.eos_ids | set(_as_list(options.get("eos_token_id"))))
+        return Reply(reading.answer, usage=usage, thinking=reading.thinking, finish_reason=stop, unclosed_thinking=reading.unclosed)
+
+
+def _as_list(value) -> list:
+    return [] if value is None else list(value) if isinstance(value, list | tuple) else [value]

@@ -1,20 +1,27 @@
 """Backends for families whose modelling code ships with the checkpoint (`trust_remote_code`) and has no
-transformers class: VideoChat-Flash, InternVideo2.5 and Keye-VL 1.5. Each follows its authors' published
-inference code (docs/models.md cites the files), with our frames where that code takes a video path.
+transformers class: VideoChat-Flash, InternVideo2.5, InternVL3.5 in its original format (the -Instruct
+releases have no -HF one) and Keye-VL 1.5. Each follows its authors' published inference code
+(docs/models.md cites the files), with our frames where that code takes a video path.
 
 - `videochat_flash`: the model card's `model.chat(video_path, tokenizer, question, ...)`. `chat` reads the
   video with its module's `load_video`; we give it a loader that returns our frames and the time message
   its training used ("The video lasts for D seconds, and N frames are uniformly sampled from it."), so
   everything after the loader (frame preprocessing, the qwen_2 chat template, generation) is the authors'.
-- `internvideo`: the model card's `model.chat(tokenizer, pixel_values, question, generation_config,
-  num_patches_list=...)`: one 448x448 tile per frame (bicubic, ImageNet mean/std, `max_num=1`), the
-  question prefixed with `Frame{i}: <image>` lines, no time text (the card gives none).
+- `internvl_chat` (InternVL3.5) and `internvideo` (InternVideo2.5): the model cards' `model.chat(tokenizer,
+  pixel_values, question, generation_config, num_patches_list=...)`: one 448x448 tile per frame (bicubic,
+  ImageNet mean/std, `max_num=1`), the question prefixed with `Frame{i}: <image>` lines, no time text (the
+  cards give none); `chat()` itself adds the checkpoint's system message and template.
 - `keye`: the Keye-VL 1.5 README's flow: `keye_vl_utils.process_vision_info` on a message holding our
   frames, the processor, `generate`. keye-vl-utils spaces frame times evenly from 0 for a frame list;
-  we pass the manifest's timestamps instead, and the thinking mode as the README's `/think`, `/no_think`.
+  we pass the manifest's timestamps instead (a float tensor, as keye-vl-utils would), and the thinking
+  mode as the README's `/think`, `/no_think` at the end of the question. No `fps` goes in the message:
+  keye-vl-utils would then recount the frames as int(N / fps * fps), which floating point rounds down to
+  N - 1 for about 7% of durations (tests/test_keye_vl_utils.py runs the real package over them).
 
-Both OpenGVLab models group frames by 4 (16 tokens per frame after merging): a frame count that is not a
-multiple of 4 is refused rather than silently mis-grouped. Their code pins transformers 4.40 (envs/videochat.yaml).
+InternVideo2.5 and VideoChat-Flash group frames by 4 (16 tokens per frame after merging): a frame count that
+is not a multiple of 4 is refused rather than silently mis-grouped. Their code pins transformers 4.40
+(envs/videochat.yaml). Where the authors' chat API returns only text (VideoChat-Flash, InternVL), a reply
+whose re-tokenized length reaches `max_new_tokens` is taken to have stopped at the limit.
 """
 
 from __future__ import annotations
@@ -26,8 +33,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from virtuebench.models.base import Backend, Reply, Request
-from virtuebench.models.families import split_thinking
+from virtuebench.models.families import finish_reason, prompt_opens_thinking, read_thinking
 from virtuebench.models.frames_io import load_frames
+from virtuebench.models.hf import Prepared
+from virtuebench.models.weights import resolve_commit
 from virtuebench.support.settings import settings_from_dict
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -42,7 +51,7 @@ class RemoteCodeSettings:
     family: str | None = None
     trust_remote_code: bool = True
     dtype: str = "bfloat16"
-    max_pixels: int | None = None  # not used: these families resize every frame to their own square input
+    max_pixels: int | None = None  # Keye-VL: keye-vl-utils' per-frame cap; the others resize to their own square input
     max_new_tokens: int = 1024
     generation: dict[str, Any] = field(default_factory=dict)  # extra generate() arguments
     system_suffix: str | None = None  # Keye-VL's thinking switch: "/think" or "/no_think"
@@ -62,17 +71,26 @@ def frame_prefix(n_frames: int) -> str:
     return "".join(f"Frame{i + 1}: <image>\n" for i in range(n_frames))
 
 
-def require_groups_of_four(request: Request, family: str) -> None:
-    if len(request.frames) % FRAMES_PER_GROUP:
-        raise ValueError(f"{family} merges frames in groups of {FRAMES_PER_GROUP}; level {request.level} gave {len(request.frames)} frames")
+def require_groups(request: Request, family: str, group: int) -> None:
+    if len(request.frames) % group:
+        raise ValueError(f"{family} merges frames in groups of {group}; level {request.level} gave {len(request.frames)} frames")
 
 
-def keye_answer(text: str) -> tuple[str | None, str]:
-    """Keye-VL's final answer as VLMEvalKit reads it: after the last </think> (or </analysis>), then the
-    last <answer>...</answer> where there is one."""
-    thinking, answer = split_thinking(text.replace("</analysis>", "</think>").replace("<analysis>", "<think>"))
-    tagged = re.findall(r"<answer>(.*?)</answer>", answer, flags=re.DOTALL)
-    return thinking, (tagged[-1].strip() if tagged else answer)
+def keye_answer(text: str, opened: bool = False):
+    """Keye-VL's reply read as VLMEvalKit reads it: the answer after the last </think> (or </analysis>), then the
+    last <answer>...</answer> where there is one; a thinking block left open leaves no answer."""
+    reading = read_thinking(text.replace("</analysis>", "</think>").replace("<analysis>", "<think>"), opened)
+    tagged = re.findall(r"<answer>(.*?)</answer>", reading.answer, flags=re.DOTALL)
+    return reading.thinking, (tagged[-1].strip() if tagged else reading.answer), reading.unclosed
+
+
+def text_finish_reason(tokenizer, text: str, max_new_tokens: int) -> str:
+    """For chat APIs that return only text: `length` when the reply re-tokenizes to the token limit."""
+    try:
+        n_tokens = len(tokenizer(text, add_special_tokens=False)["input_ids"])
+    except Exception:  # a tokenizer stand-in without __call__: the limit cannot be told
+        return "stop"
+    return "length" if n_tokens >= max_new_tokens else "stop"
 
 
 class _RemoteCodeBackend(Backend):
@@ -96,6 +114,7 @@ class _RemoteCodeBackend(Backend):
                 processor = AutoProcessor.from_pretrained(s.hub_id, **common)
             device_map = "auto" if torch.cuda.is_available() else None
             model = AutoModel.from_pretrained(s.hub_id, dtype=getattr(torch, s.dtype), device_map=device_map, **common)
+            self.weights_commit = resolve_commit(s.hub_id, s.revision)
         self.model, self.tokenizer, self.processor = model.eval(), tokenizer, processor
 
     @property
@@ -114,7 +133,7 @@ class VideoChatFlashBackend(_RemoteCodeBackend):
     def answer(self, request: Request) -> Reply:
         import numpy as np
 
-        require_groups_of_four(request, self.family_name)
+        require_groups(request, self.family_name, FRAMES_PER_GROUP)
         frames = np.stack([np.asarray(image) for image in load_frames(request.frames)])
         message = videochat_time_message(request)
 
@@ -135,18 +154,22 @@ class VideoChatFlashBackend(_RemoteCodeBackend):
                 )
         finally:
             self.code.load_video = original
-        return Reply(text.strip(), usage={"frames": len(frames)})
+        stop = text_finish_reason(self.tokenizer, text, self.generation["max_new_tokens"])
+        return Reply(text.strip(), usage={"frames": len(frames)}, finish_reason=stop)
 
 
-class InternVideoBackend(_RemoteCodeBackend):
-    family_name = "internvideo"
+class InternVLChatBackend(_RemoteCodeBackend):
+    """InternVL's own `chat()` (the checkpoint's InternVLChatModel): InternVL3.5's original-format releases."""
+
+    family_name = "internvl"
+    frames_per_group = 1
     pipelined = True
 
     def prepare(self, request: Request):
         """One 448x448 tile per frame, as the model card's load_video with max_num=1."""
         from torchvision import transforms
 
-        require_groups_of_four(request, self.family_name)
+        require_groups(request, self.family_name, self.frames_per_group)
         transform = transforms.Compose(
             [
                 transforms.Resize((448, 448), interpolation=transforms.InterpolationMode.BICUBIC),
@@ -171,33 +194,53 @@ class InternVideoBackend(_RemoteCodeBackend):
                 history=None,
                 return_history=True,
             )
-        return Reply(text.strip(), usage={"frames": len(pixel_values)})
+        stop = text_finish_reason(self.tokenizer, text, self.generation["max_new_tokens"])
+        return Reply(text.strip(), usage={"frames": len(pixel_values)}, finish_reason=stop)
+
+
+class InternVideoBackend(InternVLChatBackend):
+    """InternVideo2.5: InternVL's chat API, frames merged in groups of 4."""
+
+    family_name = "internvideo"
+    frames_per_group = FRAMES_PER_GROUP
 
 
 class KeyeBackend(_RemoteCodeBackend):
     family_name = "keye"
     pipelined = True
 
-    def prepare(self, request: Request):
-        vision = importlib.import_module("keye_vl_utils")
+    def messages(self, request: Request) -> list[dict[str, Any]]:
+        """The README's message: our frames as a list, the thinking switch at the very end of the question."""
+        video: dict[str, Any] = {"type": "video", "video": [str(path) for path in request.frames]}
+        if self.settings.max_pixels:
+            video["max_pixels"] = self.settings.max_pixels
         text = request.prompt + (self.settings.system_suffix or "")
-        video = {"type": "video", "video": [str(path) for path in request.frames], "fps": request.times.sampled_fps}
-        messages = [{"role": "user", "content": [video, {"type": "text", "text": text}]}]
+        return [{"role": "user", "content": [video, {"type": "text", "text": text}]}]
+
+    def prepare(self, request: Request) -> Prepared:
+        vision = importlib.import_module("keye_vl_utils")
+        messages = self.messages(request)
         prompt = self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         images, videos, kwargs = vision.process_vision_info(messages)
         if videos is None or len(videos) != 1 or len(videos[0]) != len(request.frames):
             got = None if videos is None else [len(v) for v in videos]
             raise ValueError(f"keye_vl_utils returned {got} frames for {len(request.frames)}: it resampled the level's frames")
         kwargs = dict(kwargs)
-        kwargs["timestamps"] = [list(request.timestamps)]  # the manifest's times, not evenly spaced from 0
-        return self.processor(text=[prompt], images=images, videos=videos, padding=True, return_tensors="pt", **kwargs)
+        # The manifest's times, not evenly spaced from 0, in the form keye-vl-utils gives them (a float tensor per video).
+        kwargs["timestamps"] = [self.torch.tensor(request.timestamps, dtype=self.torch.float32)]
+        inputs = self.processor(text=[prompt], images=images, videos=videos, padding=True, return_tensors="pt", **kwargs)
+        return Prepared(inputs, prompt)
 
-    def generate(self, inputs) -> Reply:
-        inputs = inputs.to(next(self.model.parameters()).device)
+    def generate(self, prepared: Prepared) -> Reply:
+        inputs = prepared.inputs.to(next(self.model.parameters()).device)
         with self.torch.inference_mode():
             output = self.model.generate(**inputs, **self.generation)
         prompt_length = inputs["input_ids"].shape[1]
         new_tokens = output[:, prompt_length:]
-        thinking, answer = keye_answer(self.processor.batch_decode(new_tokens, skip_special_tokens=True)[0])
+        text = self.processor.batch_decode(new_tokens, skip_special_tokens=True)[0]
+        thinking, answer, unclosed = keye_answer(text, prompt_opens_thinking(prepared.prompt))
         usage = {"prompt_tokens": int(prompt_length), "completion_tokens": int(new_tokens.shape[1])}
-        return Reply(answer, usage=usage, thinking=thinking)
+        eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
+        eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        stop = finish_reason(new_tokens[0].tolist(), self.generation["max_new_tokens"], eos_ids)
+        return Reply(answer, usage=usage, thinking=thinking, finish_reason=stop, unclosed_thinking=unclosed)

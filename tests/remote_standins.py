@@ -134,3 +134,87 @@ class KeyeModelStandIn:
 
         self.calls.append(options)
         return torch.cat([input_ids, torch.ones(1, 5, dtype=torch.long)], dim=1)
+
+
+def llava_modules() -> dict:
+    """LLaVA-NeXT's `llava` modules the LLaVA-Video model card imports, as importable stand-ins: its constants, its
+    `qwen_1_5` conversation template (rendered as its CHATML style renders it), and tokenizer_image_token (the text
+    between <image> markers tokenized, IMAGE_TOKEN_INDEX in their place). The loader is never reached in tests."""
+    import types
+
+    constants = types.ModuleType("llava.constants")
+    constants.IMAGE_TOKEN_INDEX, constants.DEFAULT_IMAGE_TOKEN = -200, "<image>"
+
+    class Conversation:
+        def __init__(self, system, roles, sep):
+            self.system, self.roles, self.sep, self.messages = system, roles, sep, []
+
+        def append_message(self, role, message):
+            self.messages.append([role, message])
+
+        def get_prompt(self):
+            text = self.system + self.sep + "\n"
+            for role, message in self.messages:
+                text += role + "\n" + message + self.sep + "\n" if message else role + "\n"
+            return text
+
+    conversation = types.ModuleType("llava.conversation")
+    conversation.conv_templates = {
+        "qwen_1_5": Conversation(
+            "<|im_start|>system\nYou are a helpful assistant.", ("<|im_start|>user", "<|im_start|>assistant"), "<|im_end|>"
+        )
+    }
+
+    def tokenizer_image_token(prompt, tokenizer, image_token_index, return_tensors=None):
+        import torch
+
+        ids: list[int] = []
+        for i, chunk in enumerate(prompt.split("<image>")):
+            if i:
+                ids.append(image_token_index)
+            ids.extend(tokenizer(chunk).input_ids)
+        return torch.tensor(ids, dtype=torch.long)
+
+    mm_utils = types.ModuleType("llava.mm_utils")
+    mm_utils.tokenizer_image_token = tokenizer_image_token
+    builder = types.ModuleType("llava.model.builder")
+
+    def load_pretrained_model(*args, **kwargs):
+        raise AssertionError("the tests hand the backend its model")
+
+    builder.load_pretrained_model = load_pretrained_model
+    return {"builder": builder, "mm_utils": mm_utils, "constants": constants, "conversation": conversation}
+
+
+class LlavaVideoImageProcessorStandIn:
+    """SigLIP's image processor as the tower exposes it: (T, 3, 384, 384) pixel values for a (T, H, W, 3) array."""
+
+    def preprocess(self, frames, return_tensors):
+        import torch
+
+        assert frames.ndim == 4 and frames.shape[-1] == 3 and frames.dtype.name == "uint8"
+        return {"pixel_values": torch.zeros(frames.shape[0], 3, 384, 384)}
+
+
+class LlavaVideoModelStandIn(KeyeModelStandIn):
+    """LlavaQwenForCausalLM.generate(input_ids, images=[video], modalities=["video"], ...): only the new tokens come back."""
+
+    def generate(self, input_ids, images=None, modalities=None, **options):
+        import torch
+
+        self.calls.append({"input_ids": input_ids, "images": images, "modalities": modalities, **options})
+        return torch.ones(1, 3, dtype=torch.long)
+
+
+class LlavaTokenizerStandIn:
+    """Characters as tokens (enough for tokenizer_image_token and the prompt length)."""
+
+    eos_token_id = 0
+
+    def __call__(self, text):
+        import types
+
+        return types.SimpleNamespace(input_ids=[ord(c) for c in text])
+
+    def batch_decode(self, output, skip_special_tokens):
+        return [" The star is red. "]

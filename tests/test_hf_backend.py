@@ -26,7 +26,9 @@ def bench(tmp_path_factory):
 
 def test_tiny_qwen_through_the_transformers_backend(bench, tmp_path):
     model, processor = tiny_qwen()
-    backend = TransformersBackend({"family": "qwen2.5-vl", "max_new_tokens": 8, **TINY_VIDEO["qwen2.5-vl"]}, model=model, processor=processor)
+    backend = TransformersBackend(
+        {"family": "qwen2.5-vl", "max_new_tokens": 8, **TINY_VIDEO["qwen2.5-vl"]}, model=model, processor=processor
+    )
     instances = read_instances(bench / "instances.parquet")
     config = {
         "backend": "transformers",

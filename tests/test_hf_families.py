@@ -157,7 +157,9 @@ def test_mimo_vl_gets_its_system_turn_and_its_thinking_is_read(frames_dir):
     mimo = backend("mimo-vl", lambda: tiny_qwen2_5_vl("mimo-vl"), **TINY_VIDEO["mimo-vl"])
     prepared = mimo.prepare(request(frames_dir, 64))
     text = prompt_text(mimo, prepared.inputs)
-    check_layout(text, "<|vision_start|><|video_pad|>", "<|video_pad|><|vision_end|>", system="You are MiMo, an AI assistant developed by Xiaomi.")
+    check_layout(
+        text, "<|vision_start|><|video_pad|>", "<|video_pad|><|vision_end|>", system="You are MiMo, an AI assistant developed by Xiaomi."
+    )
     # MiMo-VL's template does not open the thinking block: the model writes <think> itself.
     assert not text.endswith("<think>\n")
     assert FAMILIES["mimo-vl"].read("<think>a red star</think>Red.", prepared.prompt) == (

@@ -51,7 +51,12 @@ def fetch(images, video) -> "torch.Tensor":
 
 
 def test_the_family_defaults_are_the_authors_settings():
-    assert (QWEN3_VIDEO.patch_size, QWEN3_VIDEO.total_pixels, QWEN3_VIDEO.max_pixels, QWEN3_VIDEO.min_pixels) == (16, 19267584, 401408, 3584)
+    assert (QWEN3_VIDEO.patch_size, QWEN3_VIDEO.total_pixels, QWEN3_VIDEO.max_pixels, QWEN3_VIDEO.min_pixels) == (
+        16,
+        19267584,
+        401408,
+        3584,
+    )
     assert (QWEN2_5_VIDEO.patch_size, QWEN2_5_VIDEO.total_pixels) == (14, 24576 * 28 * 28)
     assert QWEN2_5_VIDEO.min_pixels == vision_process.VIDEO_MIN_TOKEN_NUM * 28 * 28
     assert QWEN2_5_VIDEO.max_pixels == vision_process.VIDEO_MAX_TOKEN_NUM * 28 * 28
@@ -112,7 +117,9 @@ def test_the_processor_sees_the_same_video_either_way(family):
 
 def test_tokens_per_frame_at_every_level():
     """The numbers docs/models.md gives for a 16:9 frame stored at the registry's cap (597 x 336)."""
-    table = {family: [settings(family).tokens_per_frame(336, 597, n) for n in (64, 128, 256, 512, 1024)] for family in ("qwen2.5-vl", "qwen3-vl")}
+    table = {
+        family: [settings(family).tokens_per_frame(336, 597, n) for n in (64, 128, 256, 512, 1024)] for family in ("qwen2.5-vl", "qwen3-vl")
+    }
     print(f"\ntokens per frame, 16:9, levels 64..1024: {table}")
     # The per-frame cap up to 128 frames; then the clip's share (Qwen2.5-VL: down to its 128-token floor per two frames).
     assert table["qwen2.5-vl"] == [120.0, 120.0, 85.0, 56.0, 56.0]

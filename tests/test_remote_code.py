@@ -78,7 +78,9 @@ def test_internvl_chat_gets_one_448_tile_per_frame_and_frame_lines(bench):
     reply = backend.generate(backend.prepare(_request(bench, 64)))
     (call,) = model.calls
     assert call["pixel_values"].shape == (64, 3, 448, 448)
-    assert call["question"].startswith("Frame1: <image>\nFrame2: <image>\n") and call["question"].endswith("Question: What colour is the star?")
+    assert call["question"].startswith("Frame1: <image>\nFrame2: <image>\n") and call["question"].endswith(
+        "Question: What colour is the star?"
+    )
     assert call["prompt"].startswith(f"<|im_start|>system\n{model.system_message}")  # chat() adds InternVL's system turn
     assert call["generation"] == {"do_sample": False, "max_new_tokens": 32} and reply.finish_reason == "stop"
 
@@ -90,6 +92,44 @@ def test_internvl_chat_takes_any_frame_count(bench):
     )
     backend = backend_class("internvl_chat")({}, model=remote_standins.InternVLChatStandIn(), tokenizer=object())
     assert backend.prepare(odd)[0].shape[0] == 62
+
+
+def test_llava_video_gets_the_model_cards_prompt_and_video(bench, monkeypatch):
+    """LLaVA-NeXT's own flow for lmms-lab/LLaVA-Video-*-Qwen2 (the `llava` package, stood in: not on PyPI)."""
+    from virtuebench.models import llava_next
+
+    monkeypatch.setattr(llava_next, "llava_modules", remote_standins.llava_modules)
+    model = remote_standins.LlavaVideoModelStandIn()
+    backend = backend_class("llava_video")(
+        {"max_new_tokens": 4096},
+        model=model,
+        tokenizer=remote_standins.LlavaTokenizerStandIn(),
+        image_processor=remote_standins.LlavaVideoImageProcessorStandIn(),
+    )
+    request = _request(bench)
+    prepared = backend.prepare(request)
+    reply = backend.generate(prepared)
+    times = ",".join(f"{t:.2f}s" for t in request.timestamps)
+    assert prepared.prompt == (
+        "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n<image>\n"
+        f"The video lasts for {request.duration_s:.2f} seconds, and 64 frames are uniformly sampled from it. "
+        f"These frames are located at {times}.Please answer the following questions related to this video.\n"
+        "Question: What colour is the star?<|im_end|>\n<|im_start|>assistant\n"
+    )
+    (call,) = model.calls
+    assert call["modalities"] == ["video"] and call["images"][0].shape == (64, 3, 384, 384)
+    assert (call["input_ids"][0] == -200).sum() == 1  # one <image> marker: the model puts the video there
+    assert {k: call[k] for k in ("do_sample", "temperature", "max_new_tokens")} == {
+        "do_sample": False,
+        "temperature": 0,
+        "max_new_tokens": 4096,
+    }
+    assert reply.text == "The star is red." and reply.finish_reason == "stop" and reply.usage["frames"] == 64
+
+
+def test_llava_video_says_which_environment_it_needs_when_llava_is_missing():
+    with pytest.raises(ValueError, match="envs/llava.yaml"):
+        backend_class("llava_video")({"hub_id": "lmms-lab/LLaVA-Video-7B-Qwen2"})
 
 
 # --- Keye-VL 1.5: the real keye-vl-utils, the checkpoint's processor and model as stand-ins ------------------------

@@ -95,7 +95,9 @@ def test_a_cut_off_reply_is_recorded_truncated_and_judged_as_no_answer(bench, tm
     summary = run_inference(instances, bench / "frames", "m", config, "honest", 64, out)
     assert summary.truncated == 2 and summary.answered == len(items)
     records = {r["instance_id"]: r for r in _lines(out)}
-    assert records[cut]["truncated"] and records[cut]["finish_reason"] == "length" and records[cut]["response"] == "The star is red, and the"
+    assert (
+        records[cut]["truncated"] and records[cut]["finish_reason"] == "length" and records[cut]["response"] == "The star is red, and the"
+    )
     assert records[unclosed]["truncated"] and records[unclosed]["response"] == "" and records[unclosed]["thinking"]
     assert sum(r["truncated"] for r in records.values()) == 2
     judged = tmp_path / "judged.jsonl"

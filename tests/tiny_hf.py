@@ -17,6 +17,7 @@ QWEN_TOKENS = IM_TOKENS + ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>"
 INTERNVL_TOKENS = IM_TOKENS + ["<img>", "</img>", "<IMG_CONTEXT>", "<video>"]
 LLAVA_TOKENS = IM_TOKENS + ["<image>", "<video>"]
 
+
 #: Each family's chat template as its checkpoints publish it, reduced to what a one-video prompt uses (written
 #: here, not copied; docs/models.md names the published templates they follow): the system turn the template adds
 #: by itself, the video placeholder, text parts as text, and the generation prompt. Rendered prompts for a system
@@ -189,7 +190,11 @@ def tiny_qwen3_vl(template: str = "qwen3-vl"):
     video_processor = Qwen3VLVideoProcessor(
         size={"shortest_edge": 4096, "longest_edge": 25165824}, patch_size=16, temporal_patch_size=2, merge_size=2
     )
-    image_processor = Qwen2VLImageProcessor(patch_size=16, merge_size=2, min_pixels=32 * 32 * 4, max_pixels=32 * 32 * 64)
+    # The released checkpoints normalise images as videos, with mean and std 0.5 (vLLM normalises videos with the
+    # image processor's values: a checkpoint with other image values would be normalised wrongly there).
+    image_processor = Qwen2VLImageProcessor(
+        patch_size=16, merge_size=2, min_pixels=32 * 32 * 4, max_pixels=32 * 32 * 64, image_mean=[0.5] * 3, image_std=[0.5] * 3
+    )
     processor = Qwen3VLProcessor(
         image_processor=image_processor,
         video_processor=video_processor,

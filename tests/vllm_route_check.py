@@ -119,7 +119,7 @@ def vllm_route(folder: Path, family: str, settings: dict, cases: dict) -> dict:
             "seed": 0,
             # Off, so that vLLM's input processor can also be called outside the engine (below) without the two
             # disagreeing about which videos the engine has already received.
-            "engine_args": {"mm_processor_cache_gb": 0, "mm_device_do_normalize": False},
+            "engine_args": {"mm_processor_cache_gb": 0},
             **settings,
         }
     )

@@ -69,6 +69,23 @@ def load_registry(path: str | Path, schema_path: str | Path) -> dict[str, dict[s
     return registry
 
 
+def registry_warnings(model: str, entry: dict[str, Any]) -> list[str]:
+    """What a user should know before trusting a model's numbers: an unverified route, unconfirmed weights."""
+    warnings = []
+    if str(entry.get("verified", "unverified")).startswith("unverified"):
+        warnings.append(
+            f"{model}: its route is unverified ({entry.get('verified', 'no verified: entry')}); see docs/models.md before trusting its numbers"
+        )
+    if entry.get("hub_id"):
+        if str(entry.get("provenance", "unconfirmed")).startswith("unconfirmed"):
+            warnings.append(f"{model}: hub id {entry['hub_id']} is unconfirmed ({entry.get('provenance', 'no provenance: entry')})")
+        if not entry.get("revision"):
+            warnings.append(
+                f"{model}: weights unpinned (revision: null): each record names the commit it was answered with (weights_commit)"
+            )
+    return warnings
+
+
 def resolve_registry(path: str | Path, work_dir: str | Path, workflow_dir: str | Path) -> Path:
     """A relative registry path is looked up in the working directory first, then in the workflow's."""
     path = Path(path)
@@ -214,11 +231,8 @@ def check_config(
             problems.append(
                 f"config.models[{i}]: {model!r} reads only the synthetic demo's frames (source synthetic), not {config['source']['name']}'s"
             )
-        elif str(registry[model].get("verified", "unverified")).startswith("unverified"):
-            warnings.append(
-                f"{model}: its route is unverified ({registry[model].get('verified', 'no verified: entry')}); "
-                "see docs/models.md before trusting its numbers"
-            )
+        else:
+            warnings += registry_warnings(model, registry[model])
     for i, model in enumerate(config.get("supplement", {}).get("models", [])):
         if model not in config["models"]:
             problems.append(

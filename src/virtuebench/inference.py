@@ -143,9 +143,11 @@ class InferenceJob:
         # Records made with other weights (an unpinned hub id that moved, a folder whose files changed) are asked again.
         self.weights_commit = expected_commit(model_config)
         self.done = self.log.resume(
-            lambda r: _is_done(r)
-            and r.get("item_hash") == self.item_hashes.get(r["instance_id"])
-            and (self.weights_commit is None or r.get("weights_commit") in (None, self.weights_commit))
+            lambda r: (
+                _is_done(r)
+                and r.get("item_hash") == self.item_hashes.get(r["instance_id"])
+                and (self.weights_commit is None or r.get("weights_commit") in (None, self.weights_commit))
+            )
         )
         self.contexts: dict[str, tuple[str | None, str | None]] = {
             record["instance_id"].removeprefix(CONTEXT_PREFIX): (record["context"], None)

@@ -23,6 +23,7 @@ BACKENDS: dict[str, str] = {
     "internvl_chat": "virtuebench.models.remote_code:InternVLChatBackend",
     "internvideo": "virtuebench.models.remote_code:InternVideoBackend",
     "keye": "virtuebench.models.remote_code:KeyeBackend",
+    "llava_video": "virtuebench.models.llava_next:LlavaVideoBackend",
 }
 
 __all__ = ["BACKENDS", "Backend", "Reply", "Request", "load_backend"]

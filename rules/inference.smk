@@ -13,6 +13,7 @@ rule run_inference:
         frames_dir="results/frames",
         prompt="{prompt}",
         level="{level}",
+        python=model_python,
     log:
         "logs/responses/{model}/{prompt}/{level}.log",
     resources:
@@ -26,6 +27,6 @@ rule run_inference:
     message:
         "Asking {wildcards.model} with prompt {wildcards.prompt} at {wildcards.level} frames"
     shell:
-        "python -m virtuebench.inference --instances {input.instances} --frames-dir {params.frames_dir} "
+        "{params.python} -m virtuebench.inference --instances {input.instances} --frames-dir {params.frames_dir} "
         "--model {wildcards.model} --model-config {params.model_config:q} --prompt {params.prompt} "
         "--level {params.level} --out {output} > {log} 2>&1"

@@ -25,8 +25,11 @@ REFUSAL = "The video does not provide enough information"
 
 
 class FakeOpenAI:
-    def __init__(self, slow_s: float = 1.5, backend_faults: dict[int, str] | None = None, backend_delay_s: float = 0.0):
+    def __init__(
+        self, slow_s: float = 1.5, backend_faults: dict[int, str] | None = None, backend_delay_s: float = 0.0, valid_key: str | None = None
+    ):
         self.requests: Counter[str] = Counter()
+        self.valid_key = valid_key  # GET /models answers 401 to any other key (None: every key is good)
         # Backend mode (requests carrying images): fault injected at the n-th request (1-based), by kind:
         # "429", "500", "slow", "malformed" (HTTP 200 whose body is not JSON), "nochoices".
         self.backend_faults = backend_faults or {}
@@ -45,6 +48,13 @@ class FakeOpenAI:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.handle(self, body)
+
+            def do_GET(self):  # the health check OpenAI-compatible servers offer
+                if not self.path.rstrip("/").endswith("/models"):
+                    return server._send(self, 404, {"error": {"message": "not found"}})
+                if server.valid_key and self.headers.get("Authorization") != f"Bearer {server.valid_key}":
+                    return server._send(self, 401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+                server._send(self, 200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
 
             def log_message(self, *args):
                 pass

@@ -50,6 +50,21 @@ def test_registry_lists_the_papers_25_models():
             assert (REPO / entry["env"]).is_file(), f"{name}: env {entry['env']} missing"
 
 
+def test_every_registry_entry_gives_its_backend_settings_it_accepts():
+    """What inference builds each backend with (the entry's settings plus hub id, revision and family for weights),
+    read by the backend's own settings type: an unknown or missing key fails here, not on the cluster."""
+    from virtuebench.inference import backend_settings
+    from virtuebench.models import backend_class
+
+    checked = 0
+    for entry in REGISTRY.values():
+        settings_type = backend_class(entry["backend"]).settings_type
+        if settings_type is not None:
+            settings_type.from_dict(backend_settings(entry))
+            checked += 1
+    assert checked == 26  # the 25 paper models and the curation model
+
+
 def test_pixel_budget():
     assert fit_pixels(640, 360, None) == (640, 360)
     assert fit_pixels(640, 360, 640 * 360) == (640, 360)

@@ -167,3 +167,21 @@ def test_frames_are_stored_for_the_largest_pixel_cap_of_the_configured_models(tm
     assert check({**config, "models": ["small", "large", "any"]}).frame_pixels == 400_000
     assert check({**config, "models": ["any"]}).frame_pixels is None  # no model states a cap: the source's size
     assert check({**config, "models": ["small"], "frames": {"max_pixels": 50_000}}).frame_pixels == 50_000
+
+
+def test_levels_that_are_not_the_papers_are_accepted_with_a_warning():
+    checked = check({**copy.deepcopy(DEFAULT), "levels": [32, 64, 96]})
+    assert any("config.levels: [32, 96] are not the paper's levels [64, 128, 256, 512, 1024]" in w for w in checked.warnings)
+    assert not any("config.levels" in w for w in check(copy.deepcopy(DEFAULT)).warnings)
+
+
+def test_unconfirmed_and_unpinned_weights_are_named_at_start():
+    from virtuebench.config import registry_warnings
+
+    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+    assert registry_warnings("Qwen3VL-8B", registry["Qwen3VL-8B"]) == []  # pinned, provenance given, route proven
+    (unpinned,) = registry_warnings("Keye-VL-8B", registry["Keye-VL-8B"])
+    assert "weights unpinned" in unpinned and "weights_commit" in unpinned
+    warnings = registry_warnings("x", {"backend": "transformers", "hub_id": "org/x", "revision": None, "verified": "unverified: never run"})
+    assert len(warnings) == 3 and "unconfirmed" in warnings[1]
+    assert registry_warnings("GPT-4o", registry["GPT-4o"]) == []  # an API model has no weights to pin

@@ -7,7 +7,7 @@ Layers, lowest first (a module may import only its own layer or lower ones):
   3  models
   4  inference, judge
   5  metrics, comparisons, cvrr
-  6  report, curation, config, cluster, browser  (the top: they assemble stages)
+  6  report, curation, config, cluster, browser, environments  (the top: they assemble stages)
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ LAYER = {
     "config": 6,
     "cluster": 6,
     "browser": 6,
+    "environments": 6,
 }
 
 

@@ -1,12 +1,14 @@
-"""The SLURM profile: it parses without a scheduler, installs where `--profile slurm` finds it, and runs the
-demo through a real single-node SLURM (Debian's slurm 22.05, started by tests/slurm/start_slurm.sh as root).
-That test runs only where VB_TEST_SLURM=1 (set by .ci/run); elsewhere, or where no scheduler can be had (not
-root, no apt), it skips with the reason."""
+"""The SLURM profile: it parses without a scheduler, `make slurm-profile` fits it to the cluster it finds (conda or
+not, accounting or not), and the README's cluster commands, read from the README and run as written on a fresh copy
+of the repository, run the demo's results/table2.tex through a real one-node SLURM (Debian's slurm-wlm, started by
+the README's own `make slurm-local`). That last test runs only where VB_TEST_SLURM=1 (set by .ci/run) and as
+root; elsewhere it skips with the reason."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,54 +20,85 @@ import yaml
 from conftest import REPO
 from test_workflow import TINY
 
+from virtuebench.cluster import Cluster, detect, install_profile
+
 pytestmark = pytest.mark.workflow
 ENV = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
 
 
-def _snakemake(*args, cwd: Path, timeout: int) -> subprocess.CompletedProcess:
-    """Snakemake in its own process group, killed hard (with everything it started) at the timeout."""
+def _run(command: list[str] | str, cwd: Path, timeout: int, env: dict | None = None) -> subprocess.CompletedProcess:
+    """A command in its own process group, killed hard (with everything it started) at the timeout."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), *args],
+        command,
         cwd=cwd,
-        env=ENV,
+        env=env or ENV,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        shell=isinstance(command, str),
     )
     try:
         output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         output, _ = process.communicate()
-        pytest.fail(f"snakemake did not finish in {timeout} s:\n{output[-3000:]}")
-    return subprocess.CompletedProcess(process.args, process.returncode, output, "")
+        pytest.fail(f"{command} did not finish in {timeout} s:\n{output[-3000:]}")
+    return subprocess.CompletedProcess(command, process.returncode, output, "")
 
 
 def test_profile_parses_without_a_scheduler(tmp_path):
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(TINY))
     # No conda on this machine: --sdm env-modules stands in for the profile's conda (no rule uses modules).
-    result = _snakemake(
-        "--profile",
-        str(REPO / "profiles" / "slurm"),
-        "--sdm",
-        "env-modules",
-        "--configfile",
-        "config.yaml",
-        "-n",
-        "results/table2.tex",
-        cwd=tmp_path,
-        timeout=120,
-    )
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--profile", str(REPO / "profiles" / "slurm")]
+    result = _run([*command, "--sdm", "env-modules", "--configfile", "config.yaml", "-n", "results/table2.tex"], tmp_path, 120)
     assert result.returncode == 0, result.stdout[-3000:]
     assert "make_instances" in result.stdout
 
 
-def test_install_profile_fills_names_from_the_environment(tmp_path):
-    from virtuebench.cluster import install_profile
+def fake_cluster(conda: bool, mamba: bool, sacct: str | None):
+    """`which` and `run` of a machine with the given commands; sacct answers, or fails with the given text."""
 
+    def which(name):
+        return {"conda": "/opt/conda/bin/conda" if conda else None, "mamba": "/opt/conda/bin/mamba" if mamba else None}.get(
+            name, "/usr/bin/sacct" if name == "sacct" and sacct is not None else None
+        )
+
+    def run(command, **kwargs):
+        error = "" if sacct == "works" else sacct
+        return subprocess.CompletedProcess(command, 0 if sacct == "works" else 1, "", error)
+
+    return which, run
+
+
+def test_the_profile_fits_the_cluster_it_finds(tmp_path):
+    disabled = "sacct: error: Slurm accounting storage is disabled"
+    # Nothing but SLURM, without accounting: the current environment, squeue, no account.
+    bare = detect(*fake_cluster(conda=False, mamba=False, sacct=disabled))
+    assert bare == Cluster(None, False, False, disabled)
+    values = install_profile(REPO / "profiles" / "slurm", tmp_path / "bare", {}, bare)
+    profile = yaml.safe_load((tmp_path / "bare" / "config.yaml").read_text())
+    assert "software-deployment-method" not in profile and profile["slurm-status-command"] == "squeue"
+    assert profile["slurm-no-account"] is True and "make envs" in values["software"] and "squeue" in values["accounting"]
+    # conda and mamba, accounting, an account from the environment.
+    full = detect(*fake_cluster(conda=True, mamba=True, sacct="works"))
+    values = install_profile(REPO / "profiles" / "slurm", tmp_path / "full", {"VB_SLURM_ACCOUNT": "acct42"}, full)
+    profile = yaml.safe_load((tmp_path / "full" / "config.yaml").read_text())
+    assert profile["software-deployment-method"] == "conda" and profile["conda-frontend"] == "mamba"
+    assert "slurm-status-command" not in profile and "slurm-no-account" not in profile
+    assert profile["default-resources"]["slurm_account"] == "acct42"
+    # No accounting but an account given: squeue for states, the account kept.
+    install_profile(REPO / "profiles" / "slurm", tmp_path / "mixed", {"VB_SLURM_ACCOUNT": "acct42"}, bare)
+    profile = yaml.safe_load((tmp_path / "mixed" / "config.yaml").read_text())
+    assert profile["slurm-status-command"] == "squeue" and "slurm-no-account" not in profile
+    # No sacct at all.
+    assert detect(*fake_cluster(conda=False, mamba=False, sacct=None)).accounting_note == "no sacct command"
+
+
+def test_install_profile_fills_names_from_the_environment(tmp_path):
+    cluster = Cluster("/opt/conda/bin/conda", False, True, "sacct answers")
     values = install_profile(
-        REPO / "profiles" / "slurm", tmp_path / "slurm", {"VB_SLURM_ACCOUNT": "acct42", "VB_SLURM_GPU_PARTITION": "a100"}
+        REPO / "profiles" / "slurm", tmp_path / "slurm", {"VB_SLURM_ACCOUNT": "acct42", "VB_SLURM_GPU_PARTITION": "a100"}, cluster
     )
     installed = yaml.safe_load((tmp_path / "slurm" / "config.yaml").read_text())
     assert values["slurm_account"] == "acct42" and installed["default-resources"]["slurm_account"] == "acct42"
@@ -74,41 +107,59 @@ def test_install_profile_fills_names_from_the_environment(tmp_path):
     assert installed["executor"] == "slurm"
 
 
-@pytest.fixture(scope="module")
-def scheduler():
-    # Starting SLURM installs Debian packages and daemons: only where asked for (.ci/run sets VB_TEST_SLURM=1).
+def readme_cluster_commands() -> list[str]:
+    """The shell block of the README's cluster section, command by command, comments dropped."""
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## Running on a cluster (SLURM)") :]
+    block = re.search(r"```sh\n(.*?)```", section, re.DOTALL).group(1)
+    return [line.split("#", 1)[0].strip() for line in block.splitlines() if line.split("#", 1)[0].strip()]
+
+
+def test_the_readme_gives_the_cluster_commands():
+    assert readme_cluster_commands() == ["make slurm-local", "make slurm-profile", ".venv/bin/snakemake --profile slurm results/table2.tex"]
+
+
+def fresh_copy(target: Path) -> Path:
+    """The repository's tracked files (as a clone has them) with this checkout's installed .venv beside them."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split("\0")
+    for name in filter(None, files):
+        source = REPO / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    (target / ".venv").symlink_to(REPO / ".venv")
+    # As after `make install`: the install stamp is newer than pyproject.toml, so make installs nothing again.
+    stamp = (REPO / ".venv" / ".installed").stat().st_mtime
+    os.utime(target / "pyproject.toml", (stamp - 60, stamp - 60))
+    return target
+
+
+def test_the_readme_cluster_commands_run_the_demo_through_slurm(tmp_path):
     if os.environ.get("VB_TEST_SLURM") != "1":
         pytest.skip("the real-SLURM test runs only with VB_TEST_SLURM=1 (.ci/run sets it); it installs and starts slurm as root")
     if os.geteuid() != 0:
         pytest.skip("a single-node SLURM needs root to start")
-    started = subprocess.run(["bash", str(REPO / "tests" / "slurm" / "start_slurm.sh")], capture_output=True, text=True, timeout=300)
-    if started.returncode != 0:
-        pytest.skip(f"no SLURM scheduler on this machine: {started.stdout.strip() or started.stderr.strip()}")
-    return True
-
-
-def test_demo_through_real_slurm(scheduler, tmp_path):
-    profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
-    profile.pop("software-deployment-method")  # no conda here: the jobs use this environment
-    profile.update(
-        {
-            "slurm-status-command": "squeue",
-            "slurm-no-account": True,
-            "slurm-init-seconds-before-status-checks": 1,
-            "jobs": 6,
-            "latency-wait": 5,
-            "group-components": {"frames": 2},
-        }
-    )
-    (tmp_path / "profile").mkdir()
-    (tmp_path / "profile" / "config.yaml").write_text(yaml.safe_dump(profile))
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump({**TINY, "prompts": ["honest"]}))
-    started = time.monotonic()
-    result = _snakemake("--profile", str(tmp_path / "profile"), "--configfile", "config.yaml", cwd=tmp_path, timeout=900)
-    wall = time.monotonic() - started
-    assert result.returncode == 0, result.stdout[-4000:]
+    if not (REPO / ".venv" / ".installed").exists():
+        pytest.skip("the README's commands need the installed .venv (make install)")
+    clone = fresh_copy(tmp_path / "clone")
+    home = tmp_path / "home"
+    home.mkdir()
+    # A new user's shell: no virtual environment on the PATH, a home of its own (where the profile is installed).
+    env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
+    log = []
+    for command in readme_cluster_commands():
+        started = time.monotonic()
+        result = _run(command, clone, 1500, env)
+        log.append(f"$ {command}  -> exit {result.returncode} in {time.monotonic() - started:.0f} s")
+        if command == "make slurm-local" and result.returncode != 0:
+            pytest.skip(f"no SLURM scheduler on this machine: {result.stdout.strip()[-500:]}")
+        assert result.returncode == 0, "\n".join(log) + "\n" + result.stdout[-4000:]
+        if command == "make slurm-profile":
+            assert "run: .venv/bin/snakemake --profile slurm results/table2.tex" in result.stdout
+    print("\n" + "\n".join(log))
     submitted = re.findall(r"submitted with SLURM jobid (\d+)", result.stdout, re.IGNORECASE)
-    print(f"\ndemo through SLURM: {wall:.1f} s, {len(submitted)} SLURM jobs")
+    print(f"{len(submitted)} SLURM jobs")
     assert len(submitted) >= 6, result.stdout[-3000:]
-    for name in ("table1.tex", "table2.tex", "fig4.png", "fig6.png", "scores.csv"):
-        assert (tmp_path / "results" / name).stat().st_size > 0
+    for name in ("table2.tex", "scores.csv", "instances.parquet"):  # what results/table2.tex is made from
+        assert (clone / "results" / name).stat().st_size > 0
+    assert "\\begin{tabular}" in (clone / "results" / "table2.tex").read_text()

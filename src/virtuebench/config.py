@@ -17,6 +17,8 @@ import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from virtuebench import LEVELS
+
 
 class ConfigError(ValueError):
     """The configuration is invalid; the message lists every problem, one per line."""
@@ -150,6 +152,12 @@ def check_config(
         if config["levels"] != [level]:
             problems.append(
                 f"config.levels: {config['levels']} must be [{level}], the CVRR-ES source's one level (config.source.settings.level)"
+            )
+    else:
+        unusual = [level for level in config["levels"] if level not in LEVELS]
+        if unusual:
+            warnings.append(
+                f"config.levels: {unusual} are not the paper's levels {list(LEVELS)}: accepted, but the tables then differ from the paper's"
             )
     report_prompt = config.get("report", {}).get("prompt", "honest")
     if report_prompt not in config["prompts"]:

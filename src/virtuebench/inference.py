@@ -75,11 +75,13 @@ def expected_commit(model_config: dict[str, Any]) -> str | None:
 
 
 def backend_settings(model_config: dict[str, Any]) -> dict[str, Any]:
-    """What a backend is built with: the entry's settings, plus its hub id, revision and family where it has them."""
+    """What a backend is built with: the entry's settings, plus, for a model with weights (a hub id), its hub id,
+    revision and family. An API model's `family` (openai, gemini) only groups it in the registry."""
     settings = dict(model_config.get("settings") or {})
-    for key in ("hub_id", "revision", "family"):
-        if model_config.get(key) is not None:
-            settings.setdefault(key, model_config[key])
+    if model_config.get("hub_id"):
+        for key in ("hub_id", "revision", "family"):
+            if model_config.get(key) is not None:
+                settings.setdefault(key, model_config[key])
     return settings
 
 

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import re
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -215,6 +216,21 @@ def summarize_invalid(path: str | Path, examples: int = 3) -> str | None:
     if len(distinct) > examples:
         lines.append(f"  ... and {len(distinct) - examples} more distinct errors")
     return "\n".join(lines)
+
+
+def summarize_excluded(path: str | Path) -> str | None:
+    """A warning counting the source's items left out of the instances table (the file lists each with its reason)."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    if not rows:
+        return None
+    # The reason without the file it names, so that items left out for the same reason count together.
+    reasons = Counter(re.sub(r"^\S*[/\\]\S*: ", "", row.get("reason", ""))[:80] for row in rows)
+    common = "; ".join(f"{count}: {reason}" for reason, count in reasons.most_common(3))
+    return f"{len(rows)} items of the source were left out of the instances table ({common}): listed in {path}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from virtuebench.judge.llm import JudgeSetupError
     from virtuebench.judge.run import JudgeRequestsFailed, judge_items, judge_responses
+    from virtuebench.support.openai_client import EndpointUnreachable
 
     try:
         judge = get_judge(args.judge, json.loads(args.judge_config), args.cache)
@@ -99,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             summary = judge_responses(args.input, args.instances, judge, args.out)
         else:
             summary = judge_items(args.input, judge, args.out)
-    except (RecordError, JudgeSetupError, ValueError, JudgeRequestsFailed) as error:
+    except (RecordError, JudgeSetupError, ValueError, JudgeRequestsFailed, EndpointUnreachable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     except sqlite3.Error as error:

@@ -41,6 +41,9 @@ class Judge:
     def judge(self, question: str, answer: str, response: str) -> Verdict:
         raise NotImplementedError
 
+    def check_endpoint(self) -> None:
+        """Judges that send requests check their endpoint before the first one; the others have none."""
+
     def cached(self, question: str, answer: str, response: str) -> Verdict | None:
         """A verdict already known for these inputs (judges with a cache), else None."""
         return None

@@ -126,6 +126,12 @@ class LlmJudge(Judge):
         self.cache = cache
         self.chat = ChatClient(api_key(self.settings), self.settings.base_url, self.settings.max_retries, self.settings.timeout_s, client)
         self.requests = 0
+        self._injected_client = client is not None
+
+    def check_endpoint(self) -> None:
+        """Before the first request: stop at once (EndpointUnreachable) when the endpoint is dead (support/openai_client.py)."""
+        if not self._injected_client:
+            self.chat.check_endpoint(f"judge {self.name} (model {self.settings.model})", self.settings.api_key_env)
 
     def cache_key(self, question: str, answer: str, response: str) -> str:
         return VerdictCache.key(self.settings.model, self.prompt.hash, question, answer, response)

@@ -49,6 +49,8 @@ def _announce(judge: Judge, label: str, pending: list[tuple[Any, str, str, str]]
     if not judge.uses_api:
         return
     uncached = [item for item in pending if item[3].strip() and judge.cached(item[1], item[2], item[3]) is None]
+    if uncached:
+        judge.check_endpoint()  # a dead endpoint stops the job here, not after every item's retries
     tokens = sum(judge.estimate_tokens(q, a, r) for _, q, a, r in uncached)
     print(
         f"[{label}] {len(pending)} items to judge, {len(pending) - len(uncached)} cached, "

@@ -57,6 +57,7 @@ class Backend:
     max_concurrency: int = 1
     pipelined: bool = False
     weights_commit: str | None = None  # the commit of the weights loaded (models/weights.py); None: no weights
+    settings_type: type | None = None  # the dataclass its settings are read into (checked against the registry)
 
     def __init__(self, settings: dict[str, Any]) -> None:
         self.settings = settings

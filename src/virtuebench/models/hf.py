@@ -65,6 +65,7 @@ def processor_inputs(family, processor, request: Request, settings) -> tuple[str
 
 class TransformersBackend(Backend):
     pipelined = True
+    settings_type = TransformersSettings
 
     def __init__(self, settings: dict[str, Any], model=None, processor=None) -> None:
         self.settings = s = TransformersSettings.from_dict(settings)

@@ -60,6 +60,7 @@ def llava_modules() -> dict[str, Any]:
 
 class LlavaVideoBackend(Backend):
     pipelined = True
+    settings_type = LlavaVideoSettings
 
     def __init__(self, settings: dict[str, Any], model=None, tokenizer=None, image_processor=None) -> None:
         self.settings = s = LlavaVideoSettings.from_dict(settings)

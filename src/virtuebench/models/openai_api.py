@@ -23,7 +23,7 @@ from typing import Any
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.frames_io import load_frames
 from virtuebench.models.timing import clock_text
-from virtuebench.support.openai_client import ChatClient, read_api_key
+from virtuebench.support.openai_client import ChatClient, EndpointUnreachable, read_api_key
 from virtuebench.support.settings import settings_from_dict
 
 
@@ -76,11 +76,18 @@ def build_messages(request: Request, settings: OpenAISettings) -> list[dict[str,
 
 
 class OpenAIBackend(Backend):
+    settings_type = OpenAISettings
+
     def __init__(self, settings: dict[str, Any], client=None) -> None:
         self.settings = s = OpenAISettings.from_dict(settings)
         self.max_concurrency = s.max_concurrency
         key = read_api_key(s.api_key_env, f"the openai backend (model {s.model})", BackendSetupError)
         self.chat = ChatClient(key, s.base_url, s.max_retries, s.timeout_s, client)
+        if client is None:  # a dead endpoint stops the job before its first item, not after every item's retries
+            try:
+                self.chat.check_endpoint(f"model {s.model}", s.api_key_env)
+            except EndpointUnreachable as error:
+                raise BackendSetupError(str(error)) from None
 
     def answer(self, request: Request) -> Reply:
         s = self.settings

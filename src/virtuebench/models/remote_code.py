@@ -97,6 +97,7 @@ class _RemoteCodeBackend(Backend):
     """Loads tokenizer, processor and model by hub id with the checkpoint's own code."""
 
     family_name = ""
+    settings_type = RemoteCodeSettings
 
     def __init__(self, settings: dict[str, Any], model=None, tokenizer=None, processor=None) -> None:
         self.settings = s = RemoteCodeSettings.from_dict(settings)

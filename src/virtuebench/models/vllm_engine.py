@@ -79,6 +79,8 @@ def sampling_arguments(settings: VllmSettings) -> dict[str, Any]:
 
 
 class VllmBackend(Backend):
+    settings_type = VllmSettings
+
     def __init__(self, settings: dict[str, Any]) -> None:
         self.settings = s = VllmSettings.from_dict(settings)
         self.family = get_family(s.family)

@@ -3,17 +3,57 @@ backend, the `llm` judge, the curation filters through the backend): the key fro
 lazily built client that retries 429, 5xx and timeouts with backoff, one request with only the
 parameters that are set, the reply's text, model snapshot and token counts, and the key scrubbed from
 every error text. Nothing here knows about models or judges.
+
+Before a job's first request, `check_endpoint` finds a dead endpoint in seconds rather than after every
+item's retries (14 s an item with the client's backoff): a host that does not resolve, a refused connection,
+a failed TLS handshake, or a `GET /models` (the health check OpenAI-compatible servers offer) that cannot
+connect or is refused the key. Timeouts, 429 and 5xx are left to the retries: they pass.
 """
 
 from __future__ import annotations
 
 import os
+import socket
+import ssl
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"  # the openai client's default
+PROBE_TIMEOUT_S = 5.0
 
 
 class ChatError(RuntimeError):
     """A request failed after the client's retries; the message is already scrubbed of the key."""
+
+
+class EndpointUnreachable(ChatError):
+    """The endpoint cannot be reached at all (DNS, refused connection, TLS) or refuses the key: no item can succeed."""
+
+
+def probe_connection(base_url: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
+    """Why `base_url`'s host cannot be reached (DNS, refused, TLS), or None (reached, or only slow: left to retries)."""
+    parts = urlsplit(base_url)
+    host, secure = parts.hostname, parts.scheme == "https"
+    if not host:
+        return f"{base_url!r} names no host"
+    port = parts.port or (443 if secure else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s) as connection:
+            if secure:
+                with ssl.create_default_context().wrap_socket(connection, server_hostname=host):
+                    pass
+    except socket.gaierror as error:
+        return f"the host {host} does not resolve ({error.strerror or error})"
+    except ConnectionRefusedError:
+        return f"nothing accepts connections on {host}:{port} (connection refused)"
+    except ssl.SSLError as error:
+        return f"the TLS handshake with {host}:{port} failed ({error.reason or error})"
+    except TimeoutError:
+        return None  # slow, not dead: the requests' own timeouts and retries decide
+    except OSError as error:  # unreachable network, reset: nothing will get through
+        return f"{host}:{port} cannot be reached ({error.strerror or error})"
+    return None
 
 
 def read_api_key(env_var: str | None, purpose: str, error: type[Exception] = ValueError) -> str:
@@ -60,6 +100,28 @@ class ChatClient:
 
     def redact(self, text: str) -> str:
         return redact(text, self._key)
+
+    def check_endpoint(self, who: str, key_env: str | None) -> None:
+        """EndpointUnreachable naming `who`, the base_url and the key's variable when no request can succeed."""
+        from openai import APIConnectionError, APITimeoutError, AuthenticationError, PermissionDeniedError
+
+        base_url = self._base_url or DEFAULT_BASE_URL
+        where = f"{who}: base_url {base_url}"
+        key = f"the key in {key_env}" if key_env else "no key (api_key_env: null)"
+        problem = probe_connection(base_url)
+        if problem is None:
+            try:
+                self.client.with_options(max_retries=0, timeout=2 * PROBE_TIMEOUT_S).models.list()
+            except APITimeoutError:
+                pass  # slow: the requests' retries decide
+            except APIConnectionError as error:
+                problem = f"GET /models could not connect ({self.redact(str(error))})"
+            except (AuthenticationError, PermissionDeniedError) as error:
+                problem = f"the endpoint refused {key} (HTTP {error.status_code})"
+            except Exception:  # no /models on this server (404 and the like): nothing learnt, carry on
+                pass
+        if problem:
+            raise EndpointUnreachable(self.redact(f"{where}: {problem}; check base_url and {key}"))
 
     def complete(self, model: str, messages: list[dict[str, Any]], **options: Any) -> Completion:
         """One Chat Completions request with the options that are not None; ChatError when it fails."""

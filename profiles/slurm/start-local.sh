@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Start a single-node SLURM (Debian's slurm 22.05 + munge) on this machine, as root, for the tests.
+# Start a single-node SLURM (Debian/Ubuntu slurm-wlm + munge) on this machine, as root: `make slurm-local`, to try
+# the cluster path on a workstation, and the real-SLURM test (tests/test_slurm.py).
 # Idempotent: exits 0 at once if the node is already up. Prints why and exits 1 if it cannot.
 # Lessons kept here: with accounting disabled, Snakemake's slurm plugin needs `slurm-status-command: squeue`;
 # proctrack/linuxproc and task/none need no cgroups.
 set -euo pipefail
 if sinfo -h -o %T 2>/dev/null | grep -qE "^(idle|mixed|allocated)"; then exit 0; fi
-[ "$(id -u)" = 0 ] || { echo "start_slurm: needs root"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "start-local: needs root"; exit 1; }
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge) >/dev/null 2>&1 \
-        || { echo "start_slurm: cannot install slurm-wlm and munge with apt-get"; exit 1; }
+        || { echo "start-local: cannot install slurm-wlm and munge with apt-get"; exit 1; }
 fi
 mkdir -p /etc/munge /run/munge /var/log/munge /var/lib/munge /etc/slurm /var/spool/slurmctld /var/spool/slurmd /var/log/slurm
 if [ ! -s /etc/munge/munge.key ]; then
@@ -51,5 +52,5 @@ for _ in $(seq 1 60); do
     scontrol update nodename="${host}" state=resume >/dev/null 2>&1 || true
     sleep 1
 done
-echo "start_slurm: the node did not become idle: $(sinfo -h -o '%T %E' 2>&1 | head -1); see /var/log/slurm/"
+echo "start-local: the node did not become idle: $(sinfo -h -o '%T %E' 2>&1 | head -1); see /var/log/slurm/"
 exit 1

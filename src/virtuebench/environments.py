@@ -1,0 +1,215 @@
+"""Each route's environment file (envs/*.yaml) as a Python virtual environment, and a check that every one of them
+builds and imports its route.
+
+- `make envs` (`build`): one virtual environment per env file under .envs/<name>/, for a machine or a cluster
+  without conda. Without conda, each inference job runs with its model's .envs/<name>/bin/python where that exists
+  (rules/common.smk), so the routes' conflicting pins (transformers 4.40 for the OpenGVLab video models, 5.23 for
+  the rest, vLLM's own torch) never meet.
+- `make env-check` (`check`, CI): each env file built in a scratch folder, then its route's modules and upstream
+  packages imported with the repository's src/ on the path, then the folder removed; a table of what each took.
+
+The pip packages are the env file's; its conda packages (envs/core.yaml) are taken from PyPI at the same version.
+An `--extra-index-url` (the PyTorch CUDA wheel indexes) that cannot be reached is left out: PyPI's wheels of the
+same versions are CUDA builds too, and import without a GPU. A requirement from a host that cannot be reached
+(LLaVA-NeXT from GitHub) is skipped with that reason, and so are the imports that need it.
+
+    python -m virtuebench.environments build [NAME ...] [--into .envs]
+    python -m virtuebench.environments check [NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+ENVS_DIR = REPO / "envs"
+
+#: What each route's environment must import: our modules for the route (and the inference stage), its upstream packages.
+ROUTE_IMPORTS: dict[str, list[str]] = {
+    "core": ["virtuebench.sources", "virtuebench.frames", "virtuebench.inference", "virtuebench.judge.run", "virtuebench.metrics"]
+    + ["virtuebench.report.figures", "virtuebench.curation.filters", "av", "polars", "matplotlib", "huggingface_hub", "jsonschema"],
+    "api": ["virtuebench.models.openai_api", "virtuebench.judge.llm", "virtuebench.inference", "openai", "av", "polars"],
+    "transformers": ["virtuebench.models.hf", "virtuebench.models.rope", "virtuebench.inference", "torch", "torchvision", "accelerate"]
+    + ["transformers:Qwen2_5_VLForConditionalGeneration,Qwen3VLForConditionalGeneration,InternVLForConditionalGeneration"],
+    "videochat": ["virtuebench.models.remote_code", "virtuebench.inference", "torch", "torchvision", "transformers", "accelerate"]
+    + ["timm", "einops", "decord", "cv2", "imageio"],
+    "internvl": ["virtuebench.models.remote_code", "virtuebench.inference", "torch", "torchvision", "transformers", "timm", "einops"],
+    "keye": ["virtuebench.models.remote_code", "virtuebench.inference", "torch", "transformers", "keye_vl_utils", "cv2", "einops"],
+    "llava": ["virtuebench.models.llava_next", "virtuebench.inference", "torch", "transformers", "llava.model.builder"],
+    "vllm": ["virtuebench.models.vllm_engine", "virtuebench.inference", "vllm", "transformers", "torch"],
+}
+CONDA_TO_PIP = {"matplotlib-base": "matplotlib"}  # conda package names that differ on PyPI
+
+
+@dataclass
+class EnvSpec:
+    """What an env file asks for, as pip sees it."""
+
+    name: str
+    python: str | None
+    packages: list[str]
+    indexes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, path: Path) -> EnvSpec:
+        data = yaml.safe_load(path.read_text()) or {}
+        python, packages, indexes = None, [], []
+        for dependency in data.get("dependencies", []):
+            if isinstance(dependency, dict):
+                for line in dependency.get("pip", []):
+                    option, _, value = str(line).partition(" ")
+                    if option in ("--extra-index-url", "--index-url"):
+                        indexes.append(value.strip())
+                    else:
+                        packages.append(str(line))
+                continue
+            name, _, version = str(dependency).partition("=")
+            if name == "python":
+                python = version
+            elif name != "pip":
+                pinned = f"=={version}" if version.count(".") >= 2 else f"=={version}.*" if version else ""
+                packages.append(CONDA_TO_PIP.get(name, name) + pinned)
+        if not packages:
+            raise ValueError(f"{path}: no packages under dependencies")
+        return cls(path.stem, python, packages, indexes)
+
+
+def reachable(url: str, timeout_s: float = 10.0) -> bool:
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout_s).close()
+    except urllib.error.HTTPError:
+        return True  # the host answered
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def url_host(requirement: str) -> str | None:
+    """The host of a direct-URL requirement (`name @ git+https://host/...`), else None."""
+    if "@" not in requirement or "://" not in requirement:
+        return None
+    return urlsplit(requirement.split("@", 1)[1].strip().removeprefix("git+")).hostname
+
+
+@dataclass
+class Built:
+    name: str
+    folder: Path
+    seconds: float
+    notes: list[str]  # indexes left out, requirements skipped
+    skipped_imports: list[str]
+
+
+def build(spec: EnvSpec, folder: Path, quiet: bool = True) -> Built:
+    """The env file's packages in a fresh virtual environment at `folder` (pip --isolated: PyPI and the file's indexes)."""
+    started = time.monotonic()
+    wanted = spec.python
+    if wanted and f"{sys.version_info.major}.{sys.version_info.minor}" != wanted:
+        raise RuntimeError(f"envs/{spec.name}.yaml asks for Python {wanted}; run this with python{wanted}")
+    notes, packages, skipped_imports = [], [], []
+    for requirement in spec.packages:
+        host = url_host(requirement)
+        if host and not reachable(f"https://{host}"):
+            notes.append(f"skipped {requirement.split('@')[0].strip()} ({host} cannot be reached)")
+            skipped_imports.append(requirement.split("@")[0].strip())
+            continue
+        packages.append(requirement)
+    indexes = []
+    for index in spec.indexes:
+        if reachable(index):
+            indexes += ["--extra-index-url", index]
+        else:
+            notes.append(f"{index} cannot be reached: PyPI's wheels of the same versions instead")
+    if folder.exists():
+        shutil.rmtree(folder)
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
+    pip = [str(folder / "bin" / "python"), "-m", "pip", "--isolated", "install", "--disable-pip-version-check"]
+    for _ in range(2):  # once more after a failure: a download cut short is not a broken env file
+        result = subprocess.run([*pip, *(["--quiet"] if quiet else []), *indexes, *packages], capture_output=quiet, text=True)
+        if result.returncode == 0:
+            break
+    if result.returncode != 0:
+        raise RuntimeError(f"envs/{spec.name}.yaml did not install:\n{(result.stderr or '')[-3000:]}")
+    return Built(spec.name, folder, time.monotonic() - started, notes, skipped_imports)
+
+
+def import_problems(built: Built) -> tuple[list[str], list[str]]:
+    """(imports that failed, imports skipped because their package could not be had here) in the built env."""
+    failed, skipped = [], []
+    for target in ROUTE_IMPORTS.get(built.name, []):
+        module, _, names = target.partition(":")
+        if any(module == package or module.startswith(package + ".") for package in built.skipped_imports):
+            skipped.append(module)
+            continue
+        code = f"import {module}" + "".join(f"; from {module} import {name}" for name in names.split(",") if name)
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "PYTHONNOUSERSITE": "1"}
+        run = subprocess.run([str(built.folder / "bin" / "python"), "-c", code], capture_output=True, text=True, env=env, timeout=600)
+        if run.returncode != 0:
+            failed.append(f"{target}: {run.stderr.strip().splitlines()[-1] if run.stderr.strip() else run.returncode}")
+    return failed, skipped
+
+
+def env_files(names: list[str]) -> list[Path]:
+    files = sorted(ENVS_DIR.glob("*.yaml"))
+    known = {path.stem: path for path in files}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise ValueError(f"no env file for {unknown}; known: {sorted(known)}")
+    return [known[name] for name in names] if names else files
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m virtuebench.environments", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    build_command = commands.add_parser("build", help="a virtual environment per env file, kept under --into")
+    build_command.add_argument("names", nargs="*")
+    build_command.add_argument("--into", default=str(REPO / ".envs"))
+    check_command = commands.add_parser("check", help="build each env file in a scratch folder and import its route")
+    check_command.add_argument("names", nargs="*")
+    args = parser.parse_args(argv)
+    try:
+        files = env_files(args.names)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    rows, bad = [], 0
+    for path in files:
+        spec = EnvSpec.read(path)
+        with tempfile.TemporaryDirectory(prefix=f"env-{spec.name}-") as scratch:
+            folder = Path(args.into) / spec.name if args.command == "build" else Path(scratch) / spec.name
+            print(f"[{spec.name}] building {folder} from {path.relative_to(REPO)} ...", file=sys.stderr, flush=True)
+            try:
+                built = build(spec, folder)
+            except RuntimeError as error:
+                bad += 1
+                lines = str(error).splitlines()
+                rows.append((spec.name, "-", "did not build", next((line for line in lines if line.startswith("ERROR")), lines[0])))
+                print(f"[{spec.name}] {error}", file=sys.stderr)
+                continue
+            failed, skipped = import_problems(built)
+            bad += bool(failed)
+            status = "imports" if not failed else "import failed: " + "; ".join(failed)
+            notes = "; ".join(built.notes + ([f"not imported: {', '.join(skipped)}"] if skipped else []))
+            rows.append((spec.name, f"{built.seconds:.0f} s", status, notes))
+            print(f"[{spec.name}] {built.seconds:.0f} s, {status}{'; ' + notes if notes else ''}", file=sys.stderr, flush=True)
+    print("| env | build time | result | notes |\n|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -17,7 +17,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from virtuebench import LEVELS  # noqa: E402
+from virtuebench.levels import LEVELS  # noqa: E402
 from virtuebench.models.families import FAMILIES  # noqa: E402
 
 HEIGHT, WIDTH = 336, 597

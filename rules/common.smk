@@ -10,7 +10,7 @@ from virtuebench.instances import read_instances
 from virtuebench.instances import videos as video_paths
 from virtuebench.inference import items_for_level
 from virtuebench.curation.supplement import forms_of as supplement_forms
-from virtuebench.judge.rules import VERSION as RULES_VERSION
+from virtuebench.config import run_settings, tracked_settings
 from virtuebench.sources import REAL_SOURCES, sampling_of
 
 
@@ -118,14 +118,16 @@ def frames_for_level(wildcards):
     return sorted({f"results/frames/{inst.video_id}" for inst in items_for_level(instances(), level)})
 
 
-# Registry keys that change how a model is scheduled or described, not what it answers.
-SCHEDULING_KEYS = {"description", "provenance", "family", "gpus", "mem_gb", "runtime_min", "max_level"}
-
-
 def model_config(wildcards):
-    """The model's registry entry: a tracked param, so editing it reruns exactly its jobs (scheduling keys excepted)."""
-    entry = {key: value for key, value in model_entry(wildcards.model).items() if key not in SCHEDULING_KEYS}
-    return json.dumps(entry, sort_keys=True)
+    """The model's settings that change its answers (config/models.schema.yaml, x-rerun: answers): a tracked param,
+    so editing one reruns exactly that model's jobs, and editing anything else reruns nothing."""
+    return tracked_settings("model", model_entry(wildcards.model))
+
+
+def model_run_config(wildcards):
+    """The model's settings that change only how its job runs (concurrency, retries, batch size): untracked, as a
+    string resource (a resource is re-read where the job runs and never reruns a job)."""
+    return run_settings("model", model_entry(wildcards.model))
 
 
 def judgments(judge=None):
@@ -151,14 +153,20 @@ def browser_judgments():
     return paths
 
 
+def judge_settings(name):
+    """A judge's settings by name: one in use (after any key fallback), one defined in config.judges, or rules."""
+    return CHECKED.judges.get(name) or config["judges"].get(name) or {"kind": "rules"}
+
+
 def judge_config(wildcards):
-    """The judge's settings: a tracked param, so changing them re-judges (the cache keeps what still holds).
-    The built-in rules judge is not in config.judges; its rules' version is its setting, so a new version
-    re-judges (judge/rules.py, VERSION)."""
-    settings = CHECKED.judges.get(wildcards.judge, {"kind": "rules"})
-    if settings.get("kind") == "rules":
-        settings = {**settings, "version": RULES_VERSION}
-    return json.dumps(settings, sort_keys=True)
+    """The judge's settings that change its verdicts (config/schema.yaml, x-rerun: answers; the built-in rules and
+    MCQ judges: their code's version): a tracked param, so a change re-judges (the cache keeps what still holds)."""
+    return tracked_settings("judge", judge_settings(wildcards.judge))
+
+
+def judge_run_config(wildcards):
+    """The judge's settings that change only how its job runs (key variable, concurrency, retries): untracked."""
+    return run_settings("judge", judge_settings(wildcards.judge))
 
 
 def cvrr_published_dir():
@@ -248,7 +256,11 @@ def source_revision_option(source):
 
 
 def curation_model_config(key):
-    return json.dumps(CHECKED.curation_models[CURATION[key]], sort_keys=True)
+    return tracked_settings("model", CHECKED.curation_models[CURATION[key]])
+
+
+def curation_model_run_config(key):
+    return run_settings("model", CHECKED.curation_models[CURATION[key]])
 
 
 def kept_instances():

@@ -101,6 +101,8 @@ rule filter_answerability:
         model=CURATION["filter_model"],
         model_config=lambda wildcards: curation_model_config("filter_model"),
         cache=CURATION["cache"],
+    resources:
+        model_run=lambda wildcards: curation_model_run_config("filter_model"),
     log:
         "logs/curation/{source}/answerability.log",
     conda:
@@ -109,7 +111,7 @@ rule filter_answerability:
         "Asking {params.model} whether each {wildcards.source} question suits the open-ended form (Keep/Discard)"
     shell:
         "python -m virtuebench.curation answerability {input} --source {wildcards.source} --model {params.model} "
-        "--model-config {params.model_config:q} --cache {params.cache} --out {output.kept} "
+        "--model-config {params.model_config:q} --model-run-config {resources.model_run:q} --cache {params.cache} --out {output.kept} "
         "--removed {output.removed} --summary {output.summary} --decisions {output.decisions} > {log} 2>&1"
 
 
@@ -125,12 +127,14 @@ rule filter_difficulty:
         model=CURATION["filter_model"],
         model_config=lambda wildcards: curation_model_config("filter_model"),
         judge=CURATION["difficulty_judge"],
-        # the built-in rules judge is not in config.judges
-        judge_config=lambda wildcards: json.dumps(config["judges"].get(CURATION["difficulty_judge"], {"kind": "rules"})),
+        judge_config=lambda wildcards: tracked_settings("judge", judge_settings(CURATION["difficulty_judge"])),
         judge_cache=config["judge_cache"],
         cache=CURATION["cache"],
         frames_dir=lambda wildcards: f"results/curation/{wildcards.source}/single_frames",
         seed=CURATION["seed"],
+    resources:
+        model_run=lambda wildcards: curation_model_run_config("filter_model"),
+        judge_run=lambda wildcards: run_settings("judge", judge_settings(CURATION["difficulty_judge"])),
     log:
         "logs/curation/{source}/difficulty.log",
     conda:
@@ -139,8 +143,9 @@ rule filter_difficulty:
         "Asking {params.model} each {wildcards.source} question with one random frame; correct answers are discarded"
     shell:
         "python -m virtuebench.curation difficulty {input} --source {wildcards.source} --model {params.model} "
-        "--model-config {params.model_config:q} --cache {params.cache} --judge {params.judge} "
-        "--judge-config {params.judge_config:q} --judge-cache {params.judge_cache} --frames-dir {params.frames_dir} "
+        "--model-config {params.model_config:q} --model-run-config {resources.model_run:q} --cache {params.cache} "
+        "--judge {params.judge} --judge-config {params.judge_config:q} --judge-run-config {resources.judge_run:q} "
+        "--judge-cache {params.judge_cache} --frames-dir {params.frames_dir} "
         "--seed {params.seed} --out {output.kept} --removed {output.removed} --summary {output.summary} "
         "--decisions {output.decisions} > {log} 2>&1"
 

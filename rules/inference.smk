@@ -22,11 +22,13 @@ rule run_inference:
         mem_mb=model_mem_mb,
         runtime=model_resource("runtime_min", 60),
         slurm_partition=gpu_partition,
+        run_config=model_run_config,
     conda:
         model_env
     message:
         "Asking {wildcards.model} with prompt {wildcards.prompt} at {wildcards.level} frames"
     shell:
         "{params.python} -m virtuebench.inference --instances {input.instances} --frames-dir {params.frames_dir} "
-        "--model {wildcards.model} --model-config {params.model_config:q} --prompt {params.prompt} "
+        "--model {wildcards.model} --model-config {params.model_config:q} --model-run-config {resources.run_config:q} "
+        "--prompt {params.prompt} "
         "--level {params.level} --out {output} > {log} 2>&1"

@@ -12,6 +12,8 @@ rule judge_responses:
     params:
         judge_config=judge_config,
         cache=config["judge_cache"],
+    resources:
+        run_config=judge_run_config,
     log:
         "logs/judgments/{judge}/{model}/{prompt}/{level}.log",
     conda:
@@ -20,8 +22,8 @@ rule judge_responses:
         "Judging {wildcards.model}/{wildcards.prompt}/{wildcards.level} with {wildcards.judge}"
     shell:
         "python -m virtuebench.judge {input.responses} --instances {input.instances} "
-        "--judge {wildcards.judge} --judge-config {params.judge_config:q} --cache {params.cache} "
-        "--out {output} > {log} 2>&1"
+        "--judge {wildcards.judge} --judge-config {params.judge_config:q} --judge-run-config {resources.run_config:q} "
+        "--cache {params.cache} --out {output} > {log} 2>&1"
 
 
 rule compare_judges:

@@ -82,8 +82,10 @@ rule judge_supplement:
         "results/supplement/judgments/{model}/{source}/{form}.jsonl",
     params:
         judge=lambda wildcards: "mcq" if wildcards.form == "mcq" else JUDGE,
-        judge_config=lambda wildcards: json.dumps({"kind": "mcq"} if wildcards.form == "mcq" else CHECKED.judges.get(JUDGE, {"kind": "rules"}), sort_keys=True),
+        judge_config=lambda wildcards: tracked_settings("judge", {"kind": "mcq"} if wildcards.form == "mcq" else judge_settings(JUDGE)),
         cache=config["judge_cache"],
+    resources:
+        run_config=lambda wildcards: run_settings("judge", {"kind": "mcq"} if wildcards.form == "mcq" else judge_settings(JUDGE)),
     log:
         "logs/supplement/judgments/{model}/{source}/{form}.log",
     conda:
@@ -92,7 +94,8 @@ rule judge_supplement:
         "Judging {wildcards.model}'s {wildcards.form} answers on {wildcards.source}"
     shell:
         "python -m virtuebench.judge {input.responses} --instances {input.instances} --judge {params.judge} "
-        "--judge-config {params.judge_config:q} --cache {params.cache} --out {output} > {log} 2>&1"
+        "--judge-config {params.judge_config:q} --judge-run-config {resources.run_config:q} --cache {params.cache} "
+        "--out {output} > {log} 2>&1"
 
 
 rule make_supplement_table:

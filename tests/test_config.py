@@ -185,3 +185,39 @@ def test_unconfirmed_and_unpinned_weights_are_named_at_start():
     warnings = registry_warnings("x", {"backend": "transformers", "hub_id": "org/x", "revision": None, "verified": "unverified: never run"})
     assert len(warnings) == 3 and "unconfirmed" in warnings[1]
     assert registry_warnings("GPT-4o", registry["GPT-4o"]) == []  # an API model has no weights to pin
+
+
+def test_every_registry_and_judge_setting_is_classified():
+    """config/models.schema.yaml and config/schema.yaml (judges) say of every setting how far a change reaches."""
+    from virtuebench.config import RERUN_CLASSES, scheduling_backend_settings, setting_classes
+
+    for kind in ("model", "judge"):
+        unclassified = [name for name, rerun in setting_classes(kind).items() if rerun not in RERUN_CLASSES]
+        assert not unclassified, f"{kind} settings without x-rerun: {unclassified}"
+    assert setting_classes("model")["verified"] == "description" and setting_classes("model")["family"] == "answers"
+    assert {"max_concurrency", "batch_size"} <= scheduling_backend_settings()
+
+
+def test_tracked_settings_keep_what_changes_the_answers_and_nothing_else():
+    from virtuebench.config import run_settings, tracked_settings
+    from virtuebench.judge.rules import VERSION
+    from virtuebench.support.settings import merge_settings
+
+    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+    entry = registry["Qwen3VL-8B"]
+    tracked, run = yaml.safe_load(tracked_settings("model", entry)), yaml.safe_load(run_settings("model", entry))
+    assert set(tracked) == {"backend", "family", "hub_id", "revision", "env", "settings"}
+    assert "batch_size" not in tracked["settings"] and merge_settings(tracked, run)["settings"] == entry["settings"]
+    llm = {"kind": "llm", "model": "m", "base_url": "http://x/v1", "api_key_env": "K", "max_concurrency": 3, "if_no_key": "rules"}
+    assert yaml.safe_load(tracked_settings("judge", llm)) == {"kind": "llm", "model": "m", "base_url": "http://x/v1"}
+    assert yaml.safe_load(run_settings("judge", llm)) == {"api_key_env": "K", "max_concurrency": 3, "if_no_key": "rules"}
+    assert yaml.safe_load(tracked_settings("judge", {"kind": "rules"})) == {"kind": "rules", "version": VERSION}
+
+
+def test_defaults_are_filled_before_the_checks_so_default_sources_need_their_token():
+    """curation: {seed: 0} leaves the six sources to the schema's default; the gated ones still need HF_TOKEN."""
+    config = {**copy.deepcopy(DEFAULT), "source": {"name": "virtuebench"}, "curation": {"seed": 0}, "models": ["refuse", "guess"]}
+    checked = check_config(config, REPO / "config", environ={"GEMINI_API_KEY": "y"}, defer_keys=True)
+    text = "\n".join(checked.missing_keys)
+    assert "HF_TOKEN" in text and "longvideobench (longvideobench/LongVideoBench) is gated" in text
+    assert check_config(config, REPO / "config", environ={"GEMINI_API_KEY": "y", "HF_TOKEN": "t"}, defer_keys=True).missing_keys == []

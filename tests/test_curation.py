@@ -307,6 +307,8 @@ def test_import_cli_needs_verified_files_unless_drafts_are_allowed(tmp_path, vid
         str(tmp_path / "none"),
         "--drafts",
         str(drafts_file),
+        "--batches",
+        str(tmp_path / "batches"),
         "--levels",
         "64",
         "128",

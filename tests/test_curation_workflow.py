@@ -391,3 +391,30 @@ def test_a_corrected_verified_batch_is_imported_again(annotated, curated):
     assert result.returncode == 0, result.stderr[-3000:]
     instances = {inst.instance_id: inst for inst in read_instances(annotated / "results" / "instances.parquet")}
     assert instances["lvbench/1"].answers[128] == "blue"
+
+
+def test_a_new_rules_version_rejudges_the_curation_decisions_and_the_supplements_rules_judgments(annotated, curated, tmp_path):
+    """The rules judge judges three things here: Table 2's responses, the supplement's open-ended answers, and the
+    difficulty filter's one-frame answers. A new rules version re-judges all three; nothing upstream of a judgment
+    runs again, and the supplement's MCQ answers (judged by letter) are left as they are."""
+    from test_rerun_scope import scheduled, workflow_with_rules_version
+
+    _, config, _ = curated
+    snakefile = workflow_with_rules_version(tmp_path / "workflow", "rules/next")
+    targets = ("results/table2.tex", "results/supplement/table1.tex", "results/stats/sources.csv")
+    result = snakemake(annotated, "-n", *targets, config=config, snakefile=snakefile)
+    assert result.returncode == 0, result.stderr[-3000:]
+    jobs = scheduled(result)
+    print(f"\nrules version bumped: {dict(jobs)}")
+    assert jobs["filter_difficulty"] == 2  # both curation sources' decisions
+    assert jobs["judge_supplement"] == 2 * 4  # the open-ended form of two models on four sources; no MCQ form
+    # Table 2's judgments are re-judged too (tests/test_rerun_scope.py); here they lie behind the instances checkpoint,
+    # which the new decisions remake, so a dry run cannot list them yet.
+    for upstream in (
+        "convert_source",
+        "filter_answer_length",
+        "filter_answerability",
+        "run_supplement_inference",
+        "convert_supplement_source",
+    ):
+        assert jobs[upstream] == 0, upstream

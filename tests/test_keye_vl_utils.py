@@ -12,8 +12,11 @@ import remote_standins  # noqa: E402
 from keye_vl_utils.vision_process import FPS, smart_nframes  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from virtuebench import LEVELS  # noqa: E402
-from virtuebench.levels import grid_size, level_timestamps  # noqa: E402
+from virtuebench.levels import (  # noqa: E402
+    LEVELS,  # noqa: E402
+    grid_size,
+    level_timestamps,
+)
 from virtuebench.models import backend_class  # noqa: E402
 from virtuebench.models.base import Request  # noqa: E402
 

@@ -1,77 +1,67 @@
-"""The package's import graph keeps its layers: shared pieces never import the stages that use them.
+"""The package's import graph keeps its layers: shared pieces never import the stages that use them, and the modules
+of one layer never import each other. The contract is import-linter's (pyproject.toml, [tool.importlinter]), run
+here on the whole package, subpackages and imports inside functions included:
 
-Layers, lowest first (a module may import only its own layer or lower ones):
-  0  virtuebench (the package root: levels' constants and the refusal string), support/
-  1  records, levels, instances
-  2  prompts, sources, frames
-  3  models
-  4  inference, judge
-  5  metrics, comparisons, cvrr
-  6  report, curation, config, cluster, browser, environments  (the top: they assemble stages)
-"""
+  config | cluster | environments | browser | curation    (the top: they assemble stages)
+  report
+  comparisons | cvrr
+  metrics
+  inference | judge
+  models
+  prompts | sources | frames
+  instances | levels | records
+  support                                                   (imports no stage)
+
+A module may import the layers below its own; the package root (`virtuebench`: the refusal string) is free to all."""
 
 from __future__ import annotations
 
-import ast
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "virtuebench"
-LAYER = {
-    "__init__": 0,
-    "support": 0,
-    "records": 1,
-    "levels": 1,
-    "instances": 1,
-    "prompts": 2,
-    "sources": 2,
-    "frames": 2,
-    "models": 3,
-    "inference": 4,
-    "judge": 4,
-    "metrics": 5,
-    "cvrr": 5,
-    "comparisons": 5,
-    "report": 6,
-    "curation": 6,
-    "config": 6,
-    "cluster": 6,
-    "browser": 6,
-    "environments": 6,
-}
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "src" / "virtuebench"
+importlinter = pytest.importorskip("importlinter", reason="import-linter is not installed (the test extra)")
 
 
-def _top(module: str) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "__init__"
-
-
-def _imports(path: Path) -> list[tuple[str, int]]:
-    """(imported virtuebench top-level module, line) for every import in the file, lazy ones included."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and node.module.split(".")[0] == "virtuebench":
-            if node.module == "virtuebench":  # `from virtuebench import x`: x may be a subpackage
-                found += [(alias.name if alias.name in LAYER else "__init__", node.lineno) for alias in node.names]
-            else:
-                found.append((_top(node.module), node.lineno))
-        elif isinstance(node, ast.Import):
-            found += [(_top(alias.name), node.lineno) for alias in node.names if alias.name.split(".")[0] == "virtuebench"]
-    return found
+def contract() -> dict:
+    (layers,) = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    return layers
 
 
 def test_every_module_has_a_layer():
-    tops = {path.relative_to(PACKAGE).parts[0].removesuffix(".py") for path in PACKAGE.rglob("*.py")}
-    assert tops - set(LAYER) == set(), "add the new module to LAYER in tests/test_layers.py (and to its docstring)"
+    placed = {name.strip().removeprefix("virtuebench.") for layer in contract()["layers"] for name in layer.split("|")}
+    tops = {path.stem for path in PACKAGE.glob("*.py") if path.stem != "__init__"} | {
+        path.parent.name for path in PACKAGE.glob("*/__init__.py")
+    }
+    assert tops - placed == set(), "add the new module to [tool.importlinter] in pyproject.toml (and to this docstring)"
+    assert placed - tops == set(), "a module in the contract no longer exists"
 
 
-@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda path: str(path.relative_to(PACKAGE)))
-def test_no_module_imports_a_higher_layer(path):
-    own = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
-    upward = [
-        f"line {line}: {own} (layer {LAYER[own]}) imports {target} (layer {LAYER[target]})"
-        for target, line in _imports(path)
-        if target != own and LAYER[target] > LAYER[own]
-    ]
-    assert upward == [], f"{path.relative_to(PACKAGE)}: {upward}"
+def lint_imports(config: Path, cwd: Path) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"]
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "src")}
+    return subprocess.run([*command, "--config", str(config)], cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_the_layers_contract_is_kept():
+    result = lint_imports(REPO / "pyproject.toml", REPO)
+    assert result.returncode == 0 and "1 kept, 0 broken" in result.stdout, result.stdout[-3000:]
+
+
+def test_a_broken_contract_is_found(tmp_path):
+    """The check can fail: the same contract with two layers swapped is broken by the real imports."""
+    layers = contract()["layers"]
+    models = layers.index("virtuebench.models")
+    swapped = [*layers[:models], layers[models + 1], layers[models], *layers[models + 2 :]]  # models below what it imports
+    config = tmp_path / "pyproject.toml"
+    config.write_text(
+        '[tool.importlinter]\nroot_package = "virtuebench"\n\n[[tool.importlinter.contracts]]\nname = "swapped"\ntype = "layers"\n'
+        "layers = [\n" + "".join(f'    "{layer}",\n' for layer in swapped) + "]\n"
+    )
+    result = lint_imports(config, tmp_path)
+    assert result.returncode != 0 and "BROKEN" in result.stdout

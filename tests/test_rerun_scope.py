@@ -1,7 +1,12 @@
-"""Reruns scoped to what changed: a model's registry entry, a new model, an unrelated report setting."""
+"""Reruns scoped to what changed (config/models.schema.yaml and config/schema.yaml classify every setting, x-rerun):
+a model's settings that change its answers rerun exactly its inference, judging and the report; its scheduling and
+description settings rerun nothing; a new model adds only its jobs; a new rules version re-judges every rules
+judgment and nothing else; unrelated settings rerun nothing."""
 
 import re
+import shutil
 from collections import Counter
+from pathlib import Path
 
 import pytest
 import yaml
@@ -49,6 +54,71 @@ def test_changing_one_model_reruns_only_that_model_and_the_report(done):
     assert jobs["run_inference"] == jobs["model:guess"] == 2 and jobs["judge_responses"] == 2
     assert jobs["model:refuse"] == 0 and jobs["extract_frames"] == 0 and jobs["make_instances"] == 0
     assert jobs["compute_scores"] == jobs["make_tables"] == jobs["make_fig6"] == 1 and jobs["make_fig4"] == 0
+
+
+def dry_run_with(done, **changes) -> Counter:
+    """The jobs a dry run schedules after `changes` to the guess model's registry entry."""
+    workdir, registry, config = done
+    changed = {**registry, "guess": {**registry["guess"], **changes}}
+    (workdir / "models-changed.yaml").write_text(yaml.safe_dump(changed))
+    result = snakemake(workdir, "-n", config={**config, "model_registry": str(workdir / "models-changed.yaml")})
+    assert result.returncode == 0, result.stderr[-3000:]
+    return scheduled(result)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"verified": "a new note on how its route was proven"},
+        {"description": "new words"},
+        {"provenance": "seen elsewhere"},
+        {"gpus": 2, "mem_gb": 99, "runtime_min": 999},
+        {"settings": {"max_concurrency": 7}},  # a backend setting that only schedules (x-scheduling-settings)
+    ],
+    ids=["verified", "description", "provenance", "resources", "concurrency"],
+)
+def test_description_and_scheduling_edits_rerun_nothing(done, changes):
+    jobs = dry_run_with(done, **changes)
+    assert sum(jobs.values()) == 0, jobs
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{"family": "a-new-family"}, {"revision": "0123456789abcdef0123456789abcdef01234567"}, {"settings": {"priors": {"count": "7"}}}],
+    ids=["family", "revision", "generation"],
+)
+def test_edits_that_change_the_answers_rerun_that_model_and_the_report(done, changes):
+    jobs = dry_run_with(done, **changes)
+    assert jobs["run_inference"] == jobs["model:guess"] == 2 and jobs["judge_responses"] == 2
+    assert jobs["model:refuse"] == 0 and jobs["extract_frames"] == 0 and jobs["make_instances"] == 0
+    assert jobs["compute_scores"] == jobs["make_tables"] == 1
+
+
+def workflow_with_rules_version(target: Path, version: str) -> Path:
+    """A copy of the workflow whose rules judge has another version (its Snakefile puts the copy's src/ first)."""
+    target.mkdir(parents=True)
+    for name in ("Snakefile", "rules", "config", "src", "profiles"):
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        else:
+            shutil.copy2(source, target / name)
+    rules = target / "src" / "virtuebench" / "judge" / "rules.py"
+    text, count = re.subn(r'^VERSION = "[^"]*"', f'VERSION = "{version}"', rules.read_text(), flags=re.MULTILINE)
+    assert count == 1, "the rules judge's VERSION line moved"
+    rules.write_text(text)
+    return target / "Snakefile"
+
+
+def test_a_new_rules_version_rejudges_every_rules_judgment_and_nothing_else(done, tmp_path):
+    workdir, _, config = done
+    snakefile = workflow_with_rules_version(tmp_path / "workflow", "rules/next")
+    result = snakemake(workdir, "-n", config=config, snakefile=snakefile)
+    assert result.returncode == 0, result.stderr[-3000:]
+    jobs = scheduled(result)
+    assert jobs["judge_responses"] == 4  # 2 models x 1 prompt x 2 levels, every one
+    assert jobs["run_inference"] == jobs["extract_frames"] == jobs["make_instances"] == 0
+    assert jobs["compute_scores"] == 1
 
 
 def test_adding_a_model_adds_only_its_jobs_and_the_report(done):

@@ -35,7 +35,9 @@ OUTPUTS = ["table1.tex", "table2.tex", "fig4.png", "fig6.png", "scores.csv", "co
 OUTPUTS += ["fig3_composition.png", "supplement/fig1_sources.png", "browser/index.html"]
 
 
-def snakemake(workdir: Path, *args: str, config: dict | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
+def snakemake(
+    workdir: Path, *args: str, config: dict | None = None, timeout: int = 300, snakefile: Path = REPO / "Snakefile"
+) -> subprocess.CompletedProcess:
     (workdir / "config.yaml").write_text(yaml.safe_dump(config or TINY))
     env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
     command = [
@@ -43,7 +45,7 @@ def snakemake(workdir: Path, *args: str, config: dict | None = None, timeout: in
         "-m",
         "snakemake",
         "-s",
-        str(REPO / "Snakefile"),
+        str(snakefile),
         "--directory",
         str(workdir),
         "--configfile",

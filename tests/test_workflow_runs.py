@@ -189,3 +189,16 @@ def test_dry_run_with_the_papers_25_models_schedules_exactly_what_the_registry_a
             if n not in ("refuse", "guess")
         )
     )
+
+
+def test_starting_a_curated_run_without_hf_token_stops_before_any_job(tmp_path, monkeypatch):
+    """curation: {seed: 0} leaves the sources to the schema's default six; starting (not a dry run, which needs no
+    keys) stops before the first job, naming HF_TOKEN and the gated sources."""
+    for name in ("HF_TOKEN", "GEMINI_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    config = {**TINY, "source": {"name": "virtuebench"}, "curation": {"seed": 0}, "models": ["refuse"]}
+    result = snakemake(tmp_path, config=config)
+    assert result.returncode != 0
+    assert "HF_TOKEN" in result.stderr and "longvideobench (longvideobench/LongVideoBench) is gated" in result.stderr
+    assert not (tmp_path / "results").exists()  # no job ran
+    assert snakemake(tmp_path, "-n", config=config).returncode == 0  # a dry run needs no keys

@@ -17,7 +17,3 @@ def is_refusal_answer(answer: str) -> bool:
     """Whether a ground truth is the refusal string, in any case, spacing or punctuation (articles aside).
     The one test of this every stage uses: instances, curation, judges, metrics."""
     return [word for word in re.findall(r"[a-z]+", answer.lower()) if word not in ("a", "an", "the")] == _REFUSAL_WORDS
-
-
-#: The paper's frame levels.
-LEVELS = (64, 128, 256, 512, 1024)

@@ -121,16 +121,7 @@ def start_local() -> int:
     return subprocess.run(["bash", str(START_LOCAL)]).returncode
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m virtuebench.cluster", description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    install = commands.add_parser("install-profile")
-    install.add_argument("--source", default="profiles/slurm")
-    install.add_argument("--target", default=str(Path.home() / ".config" / "snakemake" / "slurm"))
-    commands.add_parser("start-local")
-    args = parser.parse_args(argv)
-    if args.command == "start-local":
-        return start_local()
+def _install_profile(args: argparse.Namespace) -> int:
     if not shutil.which("sbatch"):
         print("error: no sbatch on this machine: run this where jobs are submitted (or `make slurm-local` to try it here)", file=sys.stderr)
         return 1
@@ -145,6 +136,23 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _start_local(args: argparse.Namespace) -> int:
+    return start_local()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m virtuebench.cluster", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    install = commands.add_parser("install-profile", help="write the SLURM profile, fitted to this cluster")
+    install.add_argument("--source", default="profiles/slurm")
+    install.add_argument("--target", default=str(Path.home() / ".config" / "snakemake" / "slurm"))
+    install.set_defaults(func=_install_profile)
+    local = commands.add_parser("start-local", help="a one-node SLURM on this machine (root, Debian or Ubuntu)")
+    local.set_defaults(func=_start_local)
+    args = parser.parse_args(argv)
+    return args.func(args)
 
 
 if __name__ == "__main__":

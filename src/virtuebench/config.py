@@ -7,9 +7,12 @@ references between config, model registry and the code's registries (backends, p
 
 from __future__ import annotations
 
+import copy
+import json
 import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,8 @@ import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from virtuebench import LEVELS
+from virtuebench.levels import LEVELS
+from virtuebench.support.settings import merge_settings  # noqa: F401  (the other half of run_settings)
 
 
 class ConfigError(ValueError):
@@ -117,83 +121,182 @@ def frame_storage_pixels(entries: list[dict[str, Any]]) -> int | None:
     return max((cap for cap in caps if cap), default=None)
 
 
-def check_config(
-    config: dict[str, Any],
-    config_dir: str | Path,
-    base_dir: str | Path = ".",
-    environ: dict[str, str] | None = None,
-    defer_keys: bool = False,
-) -> Checked:
-    """Validate `config` (schema, cross-references, API keys of the judges in use).
+# --- Defaults ---------------------------------------------------------------------------------------------------
 
-    With `defer_keys`, a missing API key is not raised but listed in `Checked.missing_keys`: the
-    Snakefile stops on it before the first job (onstart), so a dry run needs no key.
-    """
-    from virtuebench.judge.llm import JudgeSetupError, LlmJudgeSettings
-    from virtuebench.models import BACKENDS
-    from virtuebench.prompts import TEMPLATES
+
+def _filling_validator():
+    """Draft 2020-12 that writes each property's schema default into the instance before checking it (as
+    Snakemake's `validate` does), so nested defaults under a defaulted `{}` are filled too."""
+    from jsonschema import validators
+
+    properties = Draft202012Validator.VALIDATORS["properties"]
+
+    def fill(validator, schema_properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, subschema in schema_properties.items():
+                if "default" in subschema and name not in instance:
+                    instance[name] = copy.deepcopy(subschema["default"])
+        yield from properties(validator, schema_properties, instance, schema)
+
+    return validators.extend(Draft202012Validator, {"properties": fill})
+
+
+def with_defaults(config: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
+    """A copy of `config` with every schema default filled in: the defaults live in the schema alone."""
+    filled = copy.deepcopy(config)
+    for _ in _filling_validator()(yaml.safe_load(Path(schema_path).read_text())).iter_errors(filled):
+        pass  # violations are reported by schema_errors; this pass only fills
+    return filled
+
+
+# --- Which settings change the answers ----------------------------------------------------------------------------
+
+#: How far a setting reaches, declared per property in the schemas (`x-rerun`): `answers` (a tracked param of the
+#: jobs that run the model or judge: changing it reruns them), `scheduling` (how a job runs: resources, retries,
+#: concurrency; never reruns), `description` (words for people; never reruns).
+RERUN_CLASSES = ("answers", "scheduling", "description")
+
+
+def _properties(kind: str) -> dict[str, dict[str, Any]]:
+    config_dir = Path(__file__).resolve().parents[2] / "config"
+    if kind == "model":
+        return yaml.safe_load((config_dir / "models.schema.yaml").read_text())["properties"]
+    if kind == "judge":
+        return yaml.safe_load((config_dir / "schema.yaml").read_text())["properties"]["judges"]["additionalProperties"]["properties"]
+    raise ValueError(f"unknown settings kind {kind!r}: model or judge")
+
+
+@lru_cache(maxsize=4)
+def setting_classes(kind: str) -> dict[str, str]:
+    """{setting: class} for a model registry entry (`model`) or a judge's settings (`judge`), from the schemas."""
+    return {name: spec.get("x-rerun") for name, spec in _properties(kind).items()}
+
+
+@lru_cache(maxsize=1)
+def scheduling_backend_settings() -> frozenset[str]:
+    """Keys of a model's `settings` that change only how its job runs (models.schema.yaml, x-scheduling-settings)."""
+    return frozenset(_properties("model")["settings"].get("x-scheduling-settings", []))
+
+
+def _split(kind: str, entry: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the settings that change the answers, those that change only how the job runs)."""
+    classes = setting_classes(kind)
+    tracked = {name: value for name, value in entry.items() if classes.get(name) == "answers"}
+    run = {name: value for name, value in entry.items() if classes.get(name) == "scheduling"}
+    if kind == "model":
+        settings, scheduling = dict(entry.get("settings") or {}), scheduling_backend_settings()
+        tracked["settings"] = {name: value for name, value in settings.items() if name not in scheduling}
+        run = {"settings": {name: value for name, value in settings.items() if name in scheduling}}
+    elif entry.get("kind", "rules") in ("rules", "mcq"):
+        from virtuebench.judge import judge_version
+
+        # The built-in judges have no settings: their code's version is what changes their verdicts.
+        tracked = {"kind": entry.get("kind", "rules"), "version": judge_version(entry.get("kind", "rules"))}
+    return tracked, run
+
+
+def tracked_settings(kind: str, entry: dict[str, Any]) -> str:
+    """The settings of a model (`model`: a registry entry) or judge (`judge`) that change its answers, as sorted
+    JSON: the one tracked param of every job that runs it (inference, judging, the supplement's, the curation's)."""
+    return json.dumps(_split(kind, entry)[0], sort_keys=True)
+
+
+def run_settings(kind: str, entry: dict[str, Any]) -> str:
+    """The settings that change only how its jobs run (`scheduling`), as JSON: they reach the job untracked."""
+    return json.dumps(_split(kind, entry)[1], sort_keys=True)
+
+
+# --- The checks, one per section ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Review:
+    """What the checks found: problems stop the run, warnings are printed, missing keys stop it before the first job."""
+
+    config: dict[str, Any]
+    environ: dict[str, str]
+    defer_keys: bool
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    missing_keys: list[str] = field(default_factory=list)
+
+    def missing_key(self, message: str) -> None:
+        (self.missing_keys if self.defer_keys else self.problems).append(message)
+
+
+def _check_source_and_levels(review: _Review) -> None:
     from virtuebench.sources import ADAPTERS
 
-    environ = os.environ if environ is None else environ
-    config_dir = Path(config_dir)
-    errors = schema_errors(config, config_dir / "schema.yaml", "config")
-    if errors:
-        raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
-
-    problems, warnings, missing_keys = [], [], []
+    config = review.config
     source_names = sorted([*ADAPTERS, "virtuebench"])  # virtuebench: curated from the real sources (rules/curation.smk)
     if config["source"]["name"] not in source_names:
-        problems.append(f"config.source.name: {config['source']['name']!r} is not allowed; allowed values: {', '.join(source_names)}")
-    for i, prompt in enumerate(config["prompts"]):
-        if prompt not in TEMPLATES:
-            problems.append(f"config.prompts[{i}]: {prompt!r} is not allowed; allowed values: {', '.join(sorted(TEMPLATES))}")
+        review.problems.append(
+            f"config.source.name: {config['source']['name']!r} is not allowed; allowed values: {', '.join(source_names)}"
+        )
     if config["source"]["name"] == "cvrr":
-        level = config["source"].get("settings", {}).get("level", 8)
+        level = config["source"]["settings"].get("level", 8)
         if config["levels"] != [level]:
-            problems.append(
+            review.problems.append(
                 f"config.levels: {config['levels']} must be [{level}], the CVRR-ES source's one level (config.source.settings.level)"
             )
-    else:
-        unusual = [level for level in config["levels"] if level not in LEVELS]
-        if unusual:
-            warnings.append(
-                f"config.levels: {unusual} are not the paper's levels {list(LEVELS)}: accepted, but the tables then differ from the paper's"
-            )
-    report_prompt = config.get("report", {}).get("prompt", "honest")
-    if report_prompt not in config["prompts"]:
-        problems.append(
-            f"config.report.prompt: {report_prompt!r} is not allowed; allowed values (config.prompts): {', '.join(config['prompts'])}"
+        return
+    unusual = [level for level in config["levels"] if level not in LEVELS]
+    if unusual:
+        review.warnings.append(
+            f"config.levels: {unusual} are not the paper's levels {list(LEVELS)}: accepted, but the tables then differ from the paper's"
         )
 
-    trust = config.get("report", {}).get("trust", {})
-    if not trust.get("wrong_answer", -1.0) < trust.get("unwarranted_refusal", 0.0):
-        problems.append(
-            "config.report.trust: wrong_answer must be below unwarranted_refusal (a guess must cost more than an honest refusal), "
-            f"got {trust.get('wrong_answer', -1.0)} and {trust.get('unwarranted_refusal', 0.0)}"
+
+def _check_prompts_and_report(review: _Review) -> None:
+    from virtuebench.prompts import TEMPLATES
+
+    config, report = review.config, review.config["report"]
+    for i, prompt in enumerate(config["prompts"]):
+        if prompt not in TEMPLATES:
+            review.problems.append(f"config.prompts[{i}]: {prompt!r} is not allowed; allowed values: {', '.join(sorted(TEMPLATES))}")
+    if report["prompt"] not in config["prompts"]:
+        review.problems.append(
+            f"config.report.prompt: {report['prompt']!r} is not allowed; allowed values (config.prompts): {', '.join(config['prompts'])}"
         )
-    for i, pair in enumerate(config.get("report", {}).get("compare", [])):
+    trust = report["trust"]
+    if not trust["wrong_answer"] < trust["unwarranted_refusal"]:
+        review.problems.append(
+            "config.report.trust: wrong_answer must be below unwarranted_refusal (a guess must cost more than an honest refusal), "
+            f"got {trust['wrong_answer']} and {trust['unwarranted_refusal']}"
+        )
+    for i, pair in enumerate(report["compare"]):
         for arm in pair:
             model, _, prompt = str(arm).partition(":")
             if model not in config["models"]:
-                problems.append(f"config.report.compare[{i}]: model {model!r} is not in config.models")
+                review.problems.append(f"config.report.compare[{i}]: model {model!r} is not in config.models")
             if prompt and prompt not in config["prompts"]:
-                problems.append(f"config.report.compare[{i}]: prompt {prompt!r} is not in config.prompts")
+                review.problems.append(f"config.report.compare[{i}]: prompt {prompt!r} is not in config.prompts")
 
-    defined = {"rules": {"kind": "rules"}, **config.get("judges", {})}
-    curation = config.get("curation", {})
-    if config["source"]["name"] == "virtuebench" and "difficulty_judge" in curation:
-        if curation["difficulty_judge"] not in defined:
-            problems.append(
-                f"config.curation.difficulty_judge: {curation['difficulty_judge']!r} is not allowed; allowed values: {', '.join(defined)}"
-            )
-    wanted = [config["judge"]] + [name for pair in config.get("compare_judges", []) for name in pair]
-    for where, name in [("config.judge", config["judge"])] + [
-        (f"config.compare_judges[{i}][{j}]", name) for i, pair in enumerate(config.get("compare_judges", [])) for j, name in enumerate(pair)
-    ]:
+
+def _judge_key_env(settings: dict[str, Any]) -> str | None:
+    """The variable an LLM judge reads its key from (its settings' default where unset); None for the others."""
+    from virtuebench.judge.llm import LlmJudgeSettings
+
+    return LlmJudgeSettings.from_dict(settings).api_key_env if settings.get("kind") == "llm" else None
+
+
+def _check_judges(review: _Review) -> tuple[dict[str, dict[str, Any]], str]:
+    """(settings of every judge in use, the judge the tables report after any key fallback)."""
+    from virtuebench.judge.llm import JudgeSetupError, LlmJudgeSettings
+
+    config = review.config
+    defined = {"rules": {"kind": "rules"}, **config["judges"]}
+    wanted = [("config.judge", config["judge"])] + [
+        (f"config.compare_judges[{i}][{j}]", name) for i, pair in enumerate(config["compare_judges"]) for j, name in enumerate(pair)
+    ]
+    for where, name in wanted:
         if name not in defined:
-            problems.append(f"{where}: {name!r} is not allowed; allowed values: {', '.join(defined)} (define others under config.judges)")
+            review.problems.append(
+                f"{where}: {name!r} is not allowed; allowed values: {', '.join(defined)} (define others under config.judges)"
+            )
     judge, judges = config["judge"], {}
-    for name in dict.fromkeys(wanted):
+    compared = {name for pair in config["compare_judges"] for name in pair}
+    for name in dict.fromkeys(name for _, name in wanted):
         settings = defined.get(name)
         if settings is None or settings["kind"] != "llm":
             judges[name] = {"kind": "rules"}
@@ -201,108 +304,153 @@ def check_config(
         try:
             parsed = LlmJudgeSettings.from_dict(settings)
         except JudgeSetupError as error:
-            problems.append(f"config.judges.{name}: {error}")
+            review.problems.append(f"config.judges.{name}: {error}")
             continue
-        if parsed.api_key_env and not environ.get(parsed.api_key_env):
-            compared = any(name in pair for pair in config.get("compare_judges", []))
-            if settings.get("if_no_key", "fail") == "rules" and name == judge and not compared:
-                warnings.append(
+        if parsed.api_key_env and not review.environ.get(parsed.api_key_env):
+            if settings.get("if_no_key", "fail") == "rules" and name == judge and name not in compared:
+                review.warnings.append(
                     f"{parsed.api_key_env} is not set: judging with rules instead of {name} (config.judges.{name}.if_no_key: rules)"
                 )
                 judge = "rules"
                 judges["rules"] = {"kind": "rules"}
                 continue
-            message = (
+            review.missing_key(
                 f"config.judges.{name}: the judge needs an API key: set the environment variable {parsed.api_key_env} "
                 f"(or set config.judge: rules, or config.judges.{name}.if_no_key: rules)"
             )
-            (missing_keys if defer_keys else problems).append(message)
         judges[name] = settings
+    return judges, judge
 
+
+def _check_names(review: _Review) -> None:
     name_pattern = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # the workflow's wildcard constraints
-    for where, names in (("config.models", config["models"]), ("config.judges", list(config.get("judges", {})))):
+    for where, names in (("config.models", review.config["models"]), ("config.judges", list(review.config["judges"]))):
         for name in names:
             if not name_pattern.match(name):
-                problems.append(f"{where}: name {name!r} must be letters, digits, '.', '_' or '-' (it becomes a folder name)")
-    registry_path = resolve_registry(config.get("model_registry", "config/models.yaml"), base_dir, config_dir.parent)
-    registry = load_registry(registry_path, config_dir / "models.schema.yaml")
+                review.problems.append(f"{where}: name {name!r} must be letters, digits, '.', '_' or '-' (it becomes a folder name)")
+
+
+def _check_models(review: _Review, registry: dict[str, dict[str, Any]], registry_path: Path) -> None:
+    from virtuebench.models import BACKENDS
+
+    config = review.config
     for i, model in enumerate(config["models"]):
         if model not in registry:
-            problems.append(
+            review.problems.append(
                 f"config.models[{i}]: {model!r} is not in the model registry {registry_path}; allowed values: {', '.join(sorted(registry))}"
             )
         elif ":" not in registry[model]["backend"] and registry[model]["backend"] not in BACKENDS:
-            problems.append(
+            review.problems.append(
                 f"{registry_path}: {model}.backend: {registry[model]['backend']!r} is not allowed; allowed values: {', '.join(sorted(BACKENDS))}"
             )
         elif registry[model]["backend"] == "oracle" and config["source"]["name"] != "synthetic":
-            problems.append(
+            review.problems.append(
                 f"config.models[{i}]: {model!r} reads only the synthetic demo's frames (source synthetic), not {config['source']['name']}'s"
             )
         else:
-            warnings += registry_warnings(model, registry[model])
-    for i, model in enumerate(config.get("supplement", {}).get("models", [])):
+            review.warnings += registry_warnings(model, registry[model])
+
+
+def _check_supplement(review: _Review) -> None:
+    from virtuebench.sources import REAL_SOURCES
+
+    config, supplement = review.config, review.config["supplement"]
+    for i, model in enumerate(supplement["models"]):
         if model not in config["models"]:
-            problems.append(
+            review.problems.append(
                 f"config.supplement.models[{i}]: {model!r} is not allowed; allowed values (config.models): {', '.join(config['models'])}"
             )
-    for i, source in enumerate(config.get("supplement", {}).get("sources", [])):
-        from virtuebench.sources import REAL_SOURCES
-
+    for i, source in enumerate(supplement["sources"]):
         if source not in REAL_SOURCES:
-            problems.append(f"config.supplement.sources[{i}]: {source!r} is not allowed; allowed values: {', '.join(REAL_SOURCES)}")
-    if config.get("supplement", {}).get("models") and config["source"]["name"] != "virtuebench":
-        problems.append("config.supplement.models: the supplementary's table needs source virtuebench (the source benchmarks' questions)")
+            review.problems.append(f"config.supplement.sources[{i}]: {source!r} is not allowed; allowed values: {', '.join(REAL_SOURCES)}")
+    if supplement["models"] and config["source"]["name"] != "virtuebench":
+        review.problems.append(
+            "config.supplement.models: the supplementary's table needs source virtuebench (the source benchmarks' questions)"
+        )
+
+
+def _check_curation(review: _Review, registry: dict[str, dict[str, Any]], registry_path: Path) -> dict[str, dict[str, Any]]:
+    """The curation's models (source virtuebench), their keys and the gated sources' token."""
+    from virtuebench.sources import REAL_SOURCES, real_source
+
+    config, curation = review.config, review.config["curation"]
+    if config["source"]["name"] != "virtuebench":
+        return {}
+    defined = {"rules": {"kind": "rules"}, **config["judges"]}
+    if curation["difficulty_judge"] not in defined:
+        review.problems.append(
+            f"config.curation.difficulty_judge: {curation['difficulty_judge']!r} is not allowed; allowed values: {', '.join(defined)}"
+        )
+    for i, source in enumerate(curation["sources"]):
+        if source not in REAL_SOURCES:
+            review.problems.append(f"config.curation.sources[{i}]: {source!r} is not allowed; allowed values: {', '.join(REAL_SOURCES)}")
     curation_models = {}
-    if config["source"]["name"] == "virtuebench":
-        from virtuebench.sources import REAL_SOURCES
-
-        if not curation:
-            problems.append("config.curation: required with source virtuebench (the sources, filter and reference models)")
-        for i, source in enumerate(curation.get("sources", [])):
-            if source not in REAL_SOURCES:
-                problems.append(f"config.curation.sources[{i}]: {source!r} is not allowed; allowed values: {', '.join(REAL_SOURCES)}")
-        for key, default in (("filter_model", "Gemini-2.5-Flash"), ("reference_model", "Gemini-2.5-Pro")):
-            name = curation.get(key, default)
-            if name is not None and name not in registry:
-                problems.append(f"config.curation.{key}: {name!r} is not in the model registry {registry_path}")
-            elif name is not None:
-                curation_models[name] = registry[name]
-                key_env = (registry[name].get("settings") or {}).get("api_key_env")
-                if key_env and not environ.get(key_env):
-                    (missing_keys if defer_keys else problems).append(
-                        f"config.curation.{key}: {name} needs an API key: set the environment variable {key_env}"
-                    )
-        difficulty_judge = curation.get("difficulty_judge", "rules")
-        judge_settings = defined.get(difficulty_judge, {})
-        key_env = judge_settings.get("api_key_env", "OPENAI_API_KEY") if judge_settings.get("kind") == "llm" else None
-        if key_env and not environ.get(key_env):
-            (missing_keys if defer_keys else problems).append(
-                f"config.curation.difficulty_judge: {difficulty_judge} needs an API key: set the environment variable {key_env}"
-            )
-        for source in curation.get("sources", []):
-            if source in REAL_SOURCES and source not in curation.get("raw_dirs", {}) and not environ.get("HF_TOKEN"):
-                from virtuebench.sources import real_source
-
+    for key in ("filter_model", "reference_model"):
+        name = curation[key]
+        if name not in registry:
+            review.problems.append(f"config.curation.{key}: {name!r} is not in the model registry {registry_path}")
+            continue
+        curation_models[name] = registry[name]
+        key_env = (registry[name].get("settings") or {}).get("api_key_env")
+        if key_env and not review.environ.get(key_env):
+            review.missing_key(f"config.curation.{key}: {name} needs an API key: set the environment variable {key_env}")
+    key_env = _judge_key_env(defined.get(curation["difficulty_judge"], {}))
+    if key_env and not review.environ.get(key_env):
+        review.missing_key(
+            f"config.curation.difficulty_judge: {curation['difficulty_judge']} needs an API key: set the environment variable {key_env}"
+        )
+    if not review.environ.get("HF_TOKEN"):
+        for source in curation["sources"]:
+            if source in REAL_SOURCES and source not in curation["raw_dirs"] and real_source(source).RELEASE.gated:
                 release = real_source(source).RELEASE
-                if release.gated:
-                    (missing_keys if defer_keys else problems).append(
-                        f"config.curation.sources: {source} ({release.repo_id}) is gated: accept its terms at {release.url} "
-                        "and set HF_TOKEN (or give an already downloaded copy in config.curation.raw_dirs)"
-                    )
-    if problems:
-        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
-    frame_pixels = config.get("frames", {}).get("max_pixels", "auto")
+                review.missing_key(
+                    f"config.curation.sources: {source} ({release.repo_id}) is gated: accept its terms at {release.url} "
+                    "and set HF_TOKEN (or give an already downloaded copy in config.curation.raw_dirs)"
+                )
+    return curation_models
+
+
+def check_config(
+    config: dict[str, Any],
+    config_dir: str | Path,
+    base_dir: str | Path = ".",
+    environ: dict[str, str] | None = None,
+    defer_keys: bool = False,
+) -> Checked:
+    """Validate `config`: the schema first, then its defaults filled in (config/schema.yaml holds every one),
+    then one check per section (the cross-references between config, model registry and the code's registries,
+    the API keys and tokens the run needs).
+
+    With `defer_keys`, a missing API key or token is not raised but listed in `Checked.missing_keys`: the
+    Snakefile stops on it before the first job (onstart), so a dry run needs no key.
+    """
+    config_dir = Path(config_dir)
+    errors = schema_errors(config, config_dir / "schema.yaml", "config")
+    if errors:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
+    config = with_defaults(config, config_dir / "schema.yaml")
+    review = _Review(config, os.environ if environ is None else environ, defer_keys)
+    _check_source_and_levels(review)
+    _check_prompts_and_report(review)
+    judges, judge = _check_judges(review)
+    _check_names(review)
+    registry_path = resolve_registry(config["model_registry"], base_dir, config_dir.parent)
+    registry = load_registry(registry_path, config_dir / "models.schema.yaml")
+    _check_models(review, registry, registry_path)
+    _check_supplement(review)
+    curation_models = _check_curation(review, registry, registry_path)
+    if review.problems:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(review.problems))
+    frame_pixels = config["frames"]["max_pixels"]
     if frame_pixels == "auto":
         frame_pixels = frame_storage_pixels([registry[model] for model in config["models"]])
-    compare = [(a, b) for a, b in config.get("compare_judges", [])]
     return Checked(
         {model: registry[model] for model in config["models"]},
         judges,
         judge,
-        compare,
-        warnings,
+        [(a, b) for a, b in config["compare_judges"]],
+        review.warnings,
         curation_models,
-        missing_keys,
+        review.missing_keys,
         frame_pixels,
     )

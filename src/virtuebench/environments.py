@@ -171,15 +171,8 @@ def env_files(names: list[str]) -> list[Path]:
     return [known[name] for name in names] if names else files
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m virtuebench.environments", description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    build_command = commands.add_parser("build", help="a virtual environment per env file, kept under --into")
-    build_command.add_argument("names", nargs="*")
-    build_command.add_argument("--into", default=str(REPO / ".envs"))
-    check_command = commands.add_parser("check", help="build each env file in a scratch folder and import its route")
-    check_command.add_argument("names", nargs="*")
-    args = parser.parse_args(argv)
+def _build_and_check(args: argparse.Namespace) -> int:
+    """`build` (into args.into, kept) and `check` (args.into None: a scratch folder, removed): build, then import."""
     try:
         files = env_files(args.names)
     except ValueError as error:
@@ -189,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in files:
         spec = EnvSpec.read(path)
         with tempfile.TemporaryDirectory(prefix=f"env-{spec.name}-") as scratch:
-            folder = Path(args.into) / spec.name if args.command == "build" else Path(scratch) / spec.name
+            folder = Path(args.into or scratch) / spec.name
             print(f"[{spec.name}] building {folder} from {path.relative_to(REPO)} ...", file=sys.stderr, flush=True)
             try:
                 built = build(spec, folder)
@@ -209,6 +202,20 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         print("| " + " | ".join(row) + " |")
     return 1 if bad else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m virtuebench.environments", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    build_command = commands.add_parser("build", help="a virtual environment per env file, kept under --into")
+    build_command.add_argument("names", nargs="*")
+    build_command.add_argument("--into", default=str(REPO / ".envs"))
+    build_command.set_defaults(func=_build_and_check)
+    check_command = commands.add_parser("check", help="build each env file in a scratch folder and import its route")
+    check_command.add_argument("names", nargs="*")
+    check_command.set_defaults(func=_build_and_check, into=None)
+    args = parser.parse_args(argv)
+    return args.func(args)
 
 
 if __name__ == "__main__":

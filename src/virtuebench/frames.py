@@ -22,8 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from virtuebench import LEVELS
-from virtuebench.levels import SAMPLINGS, clip_timestamps, grid_size, grid_timestamp, level_indices, sampled_levels
+from virtuebench.levels import LEVELS, SAMPLINGS, clip_timestamps, grid_size, grid_timestamp, level_indices, sampled_levels
 from virtuebench.support.video import VideoError
 from virtuebench.support.video import duration_s as video_duration_s
 
@@ -112,6 +111,43 @@ def _resize(image, max_side: int | None, max_pixels: int | None = None):
     return image if (width, height) == image.size else image.resize((width, height), Image.Resampling.BICUBIC)
 
 
+@dataclass(frozen=True)
+class FramePlan:
+    """Which frames every level needs, from the video's duration and the sampling alone (no decoding): each level's
+    timestamps and files, and for each target (a grid index; with clip sampling, its time in ms) the (level,
+    position) places it fills, the first one stored and the others linked, and its time in seconds."""
+
+    levels: dict[int, LevelFrames]
+    placements: dict[int, list[tuple[int, int]]]
+    times: dict[int, float]
+
+    @property
+    def targets(self) -> list[int]:
+        return sorted(self.placements)
+
+
+def plan_frames(levels: list[int], duration_s: float, sampling: str) -> FramePlan:
+    """The frames of `levels` (all available) of a video of `duration_s` seconds under `sampling`."""
+    frames: dict[int, LevelFrames] = {}
+    placements: dict[int, list[tuple[int, int]]] = {}
+    times: dict[int, float] = {}
+    for level in levels:
+        if sampling == "clip":
+            stamps = clip_timestamps(level, duration_s)
+            keys = [round(t * 1000) for t in stamps]
+            indices: list[int] = []
+        else:
+            keys = indices = level_indices(level, duration_s)
+            stamps = [grid_timestamp(i) for i in indices]
+        frames[level] = LevelFrames(
+            timestamps=stamps, grid_indices=indices, files=[f"{level}/{position:04d}.jpg" for position in range(level)]
+        )
+        for position, (key, stamp) in enumerate(zip(keys, stamps)):
+            placements.setdefault(key, []).append((level, position))
+            times[key] = stamp
+    return FramePlan(frames, placements, times)
+
+
 def extract(
     video: str | Path,
     outdir: str | Path,
@@ -165,55 +201,36 @@ def extract(
         kept = sampled_levels(duration, levels, sampling)
         manifest.unavailable_levels = sorted(set(levels) - set(kept))
         manifest.sampling = sampling
-
-        # Which target (a grid index; with clip sampling, its time in ms) goes to which (level, position),
-        # and where it is stored first; `times` gives each target's time in seconds.
-        placements: dict[int, list[tuple[int, int]]] = {}
-        times: dict[int, float] = {}
-        for level in kept:
-            if sampling == "clip":
-                stamps = clip_timestamps(level, duration)
-                keys = [round(t * 1000) for t in stamps]
-                indices: list[int] = []
-            else:
-                keys = indices = level_indices(level, duration)
-                stamps = [grid_timestamp(i) for i in indices]
-            manifest.levels[str(level)] = LevelFrames(
-                timestamps=stamps, grid_indices=indices, files=[f"{level}/{position:04d}.jpg" for position in range(level)]
-            )
-            for position, (key, stamp) in enumerate(zip(keys, stamps)):
-                placements.setdefault(key, []).append((level, position))
-                times[key] = stamp
+        plan = plan_frames(kept, duration, sampling)
+        manifest.levels = {str(level): frames for level, frames in plan.levels.items()}
         for level in kept:
             (outdir / str(level)).mkdir(parents=True, exist_ok=True)
-
-        targets = sorted(placements)
         try:
             keyframes, frame_rate, largest_gap = _keyframe_times(container, stream, stream.start_time or 0)
         except av.error.FFmpegError as error:
             raise FramesError(f"{video}: reading the stream failed ({error})") from None
 
     # Contiguous chunks of targets, one per worker process when there are enough to pay for one.
+    targets = plan.targets
     workers = max(1, min(threads, len(targets) // MIN_TARGETS_PER_WORKER))
-    chunks = [list(chunk) for chunk in _split(targets, workers)]
     jobs = [
         _Chunk(
-            str(video),
-            str(outdir),
-            chunk,
-            {i: placements[i] for i in chunk},
-            {i: times[i] for i in chunk},
-            keyframes,
-            frame_rate,
-            largest_gap,
-            STRATEGIES[strategy],
-            n == 0,
-            max_side,
-            jpeg_quality,
-            threads if workers == 1 else 1,
-            max_pixels,
+            video=str(video),
+            outdir=str(outdir),
+            targets=chunk,
+            placements={i: plan.placements[i] for i in chunk},
+            times={i: plan.times[i] for i in chunk},
+            keyframes=keyframes,
+            frame_rate=frame_rate,
+            largest_gap=largest_gap,
+            seek_cost_frames=STRATEGIES[strategy],
+            from_start=n == 0,
+            max_side=max_side,
+            jpeg_quality=jpeg_quality,
+            decoder_threads=threads if workers == 1 else 1,
+            max_pixels=max_pixels,
         )
-        for n, chunk in enumerate(chunks)
+        for n, chunk in enumerate(_split(targets, workers))
     ]
     if workers == 1:
         results = [_extract_chunk(jobs[0])]
@@ -373,13 +390,13 @@ def _extract_chunk(job: _Chunk) -> _ChunkResult:
             decoded = _decode_run(
                 container,
                 stream,
-                start_pts,
-                chunk_targets,
-                store,
-                video,
-                job.decoder_threads == 1,
-                near_s,
-                [job.times[i] for i in chunk_targets],
+                start_pts=start_pts,
+                targets=chunk_targets,
+                store=store,
+                video=video,
+                skip_far=job.decoder_threads == 1,
+                near_s=near_s,
+                target_times=[job.times[i] for i in chunk_targets],
             )
             result.frames_decoded += decoded
             position += run_count
@@ -394,6 +411,7 @@ NEAR_TARGET_S = 0.5
 def _decode_run(
     container,
     stream,
+    *,
     start_pts: int,
     targets: list[int],
     store,

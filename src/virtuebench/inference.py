@@ -11,7 +11,7 @@ threads, or pipelined (the next item's frames and processor run on a CPU thread 
 item generates), else one after another.
 
 CLI: python -m virtuebench.inference --instances I --frames-dir D --model M --model-config JSON
-     --prompt P --level N --out results/responses/M/P/N.jsonl
+     [--model-run-config JSON] --prompt P --level N --out results/responses/M/P/N.jsonl
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from virtuebench.prompts import Prompt, get_prompt
 from virtuebench.records import ProgressLog, Response, stable_hash
 from virtuebench.support.concurrency import imap_prefetched, imap_unordered
 from virtuebench.support.progress import Progress
+from virtuebench.support.settings import merge_settings
 
 
 @dataclass
@@ -129,11 +130,13 @@ class InferenceJob:
         prompt: Prompt,
         level: int,
         output: str | Path,
+        fingerprint_config: dict[str, Any] | None = None,
     ) -> None:
         self.model, self.model_config, self.prompt, self.level = model, model_config, prompt, level
         self.frames_dir = Path(frames_dir)
         self.items = items_for_level(instances, level)
-        self.key = fingerprint(model, model_config, prompt.hash, level)
+        # Only the settings that change the answers: a new concurrency or batch size keeps what was answered.
+        self.key = fingerprint(model, model_config if fingerprint_config is None else fingerprint_config, prompt.hash, level)
         self.manifests = read_manifests(self.items, self.frames_dir)
         # A resumed record must match its question and frames too: an edited question or re-extracted
         # frames are asked again even where the model and prompt are unchanged.
@@ -356,8 +359,9 @@ def run_inference(
     level: int,
     output: str | Path,
     backend: Backend | None = None,
+    fingerprint_config: dict[str, Any] | None = None,
 ) -> Summary:
-    job = InferenceJob(instances, frames_dir, model, model_config, get_prompt(prompt_name), level, output)
+    job = InferenceJob(instances, frames_dir, model, model_config, get_prompt(prompt_name), level, output, fingerprint_config)
     return job.run(backend)
 
 
@@ -366,18 +370,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--instances", required=True)
     parser.add_argument("--frames-dir", required=True)
     parser.add_argument("--model", required=True)
-    parser.add_argument("--model-config", required=True, help="the model's config entry as a JSON object")
+    parser.add_argument("--model-config", required=True, help="the model's settings that change its answers (JSON; tracked)")
+    parser.add_argument("--model-run-config", default="{}", help="the model's settings that change only how the job runs (JSON; untracked)")
     parser.add_argument("--prompt", required=True)
     parser.add_argument("--level", type=int, required=True)
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     try:
-        model_config = json.loads(args.model_config)
+        tracked, run = json.loads(args.model_config), json.loads(args.model_run_config)
     except json.JSONDecodeError as error:
-        parser.error(f"--model-config is not valid JSON: {error}")
+        parser.error(f"--model-config or --model-run-config is not valid JSON: {error}")
+    model_config = merge_settings(tracked, run)
     try:
         summary = run_inference(
-            read_instances(args.instances), args.frames_dir, args.model, model_config, args.prompt, args.level, args.out
+            read_instances(args.instances),
+            args.frames_dir,
+            args.model,
+            model_config,
+            args.prompt,
+            args.level,
+            args.out,
+            fingerprint_config=tracked,
         )
     except ValueError as error:  # a backend that cannot start (missing key, bad settings), a bad instances table
         print(f"error: {args.model}: {error}", file=sys.stderr)

@@ -16,6 +16,9 @@ import numpy as np
 
 from virtuebench import REFUSAL_ANSWER
 
+#: The paper's frame levels.
+LEVELS = (64, 128, 256, 512, 1024)
+
 
 def grid_size(duration_s: float) -> int:
     """Number of points on the 1 FPS grid of a video lasting `duration_s` seconds."""

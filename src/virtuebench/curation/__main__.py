@@ -16,9 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-from virtuebench import LEVELS
 from virtuebench.curation import annotation, filters, stats
 from virtuebench.instances import InstancesError, read_instances, write_instances
+from virtuebench.support.settings import merge_settings
 from virtuebench.support.tabular import write_csv
 
 
@@ -44,9 +44,11 @@ def _llm_filter(args: argparse.Namespace, stage: str) -> filters.LlmFilter:
     from virtuebench.models import load_backend
     from virtuebench.records import stable_hash
 
-    model_config = json.loads(args.model_config)
+    tracked = json.loads(args.model_config)
+    model_config = merge_settings(tracked, json.loads(args.model_run_config))
     backend = load_backend(model_config["backend"], backend_settings(model_config))
-    return filters.LlmFilter(stage, args.model, stable_hash(model_config), backend, VerdictCache(args.cache), backend.max_concurrency)
+    # The decisions' cache key: the settings that change the answers, not how many requests run at once.
+    return filters.LlmFilter(stage, args.model, stable_hash(tracked), backend, VerdictCache(args.cache), backend.max_concurrency)
 
 
 def _filter(args: argparse.Namespace) -> int:
@@ -61,7 +63,7 @@ def _filter(args: argparse.Namespace) -> int:
         from virtuebench.records import stable_hash
 
         judge_settings = json.loads(args.judge_config)
-        judge = get_judge(args.judge, judge_settings, args.judge_cache)
+        judge = get_judge(args.judge, merge_settings(judge_settings, json.loads(args.judge_run_config)), args.judge_cache)
         judge_id = stable_hash([args.judge, judge_settings])
         result = filters.filter_difficulty(instances, _llm_filter(args, "difficulty"), judge, judge_id, args.frames_dir, args.seed)
     _write_filter_outputs(result, args, source)
@@ -153,79 +155,80 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     for name in ("length", "answerability", "difficulty"):
         sub = commands.add_parser(name)
+        sub.set_defaults(func=_filter)
         sub.add_argument("input")
         sub.add_argument("--source", help="the source's name, for the summary")
         sub.add_argument("--out", required=True)
         sub.add_argument("--removed", required=True)
         sub.add_argument("--summary", required=True)
         if name == "length":
-            sub.add_argument("--max-words", type=int, default=6)
+            sub.add_argument("--max-words", type=int, required=True)
             continue
         sub.add_argument("--model", required=True, help="the filter model's registry name")
-        sub.add_argument("--model-config", required=True, help="its registry entry as a JSON object")
+        sub.add_argument("--model-config", required=True, help="its settings that change its answers (JSON; tracked)")
+        sub.add_argument("--model-run-config", default="{}", help="its settings that change only how the job runs (JSON)")
         sub.add_argument("--cache", required=True, help="SQLite cache of decisions")
         sub.add_argument("--decisions", help="JSONL of every decision with the model's reply")
         if name == "difficulty":
             sub.add_argument("--judge", required=True)
-            sub.add_argument("--judge-config", default="{}")
+            sub.add_argument("--judge-config", required=True, help="the judge's settings that change its verdicts (JSON)")
+            sub.add_argument("--judge-run-config", default="{}", help="the judge's settings that change only how it runs (JSON)")
             sub.add_argument("--judge-cache")
             sub.add_argument("--frames-dir", required=True, help="where the single random frames are written")
-            sub.add_argument("--seed", type=int, default=0)
+            sub.add_argument("--seed", type=int, required=True)
     merge = commands.add_parser("merge")
     merge.add_argument("inputs", nargs="+")
     merge.add_argument("--summaries", nargs="*", default=[], help="filter summaries (JSON) to tabulate in --counts")
     merge.add_argument("--out", required=True)
     merge.add_argument("--counts", help="CSV of the curation funnel: source, stage, n_in, n_removed, n_invalid, n_out")
+    merge.set_defaults(func=_merge)
     export = commands.add_parser("export")
     export.add_argument("--kept", required=True)
     export.add_argument("--drafts", nargs="*", default=[])
-    export.add_argument("--levels", nargs="+", type=int, default=list(LEVELS))
+    export.add_argument("--levels", nargs="+", type=int, required=True)
     export.add_argument("--frames-dir", required=True)
-    export.add_argument("--batch-size", type=int, default=50)
+    export.add_argument("--batch-size", type=int, required=True)
     export.add_argument("--out", required=True)
+    export.set_defaults(func=_export)
     imports = commands.add_parser("import")
     imports.add_argument("--kept", required=True)
     imports.add_argument("--verified")
-    imports.add_argument("--batches", default="results/annotation/batches")
+    imports.add_argument("--batches", required=True)
     imports.add_argument("--drafts", nargs="*", default=[])
     imports.add_argument("--allow-drafts", action="store_true")
-    imports.add_argument("--levels", nargs="+", type=int, default=list(LEVELS))
+    imports.add_argument("--levels", nargs="+", type=int, required=True)
     imports.add_argument("--out", required=True)
     imports.add_argument("--report", required=True)
     imports.add_argument("--check", required=True)
+    imports.set_defaults(func=_import)
     stat = commands.add_parser("stats")
     stat.add_argument("instances")
     stat.add_argument("--composition", required=True)
     stat.add_argument("--summary-csv", required=True)
     stat.add_argument("--summary-tex", required=True)
+    stat.set_defaults(func=_stats)
     sets = commands.add_parser("supplement-sets")
     sets.add_argument("candidates")
-    sets.add_argument("--level", type=int, default=64)
+    sets.add_argument("--level", type=int, required=True)
     sets.add_argument("--max-questions", type=int)
-    sets.add_argument("--seed", type=int, default=0)
+    sets.add_argument("--seed", type=int, required=True)
     sets.add_argument("--out-mcq", required=True)
     sets.add_argument("--out-oe", required=True)
+    sets.set_defaults(func=_supplement_sets)
     table = commands.add_parser("supplement-table")
     table.add_argument("--judgments", nargs="+", required=True, help=".../<model>/<source>/<form>.jsonl")
     table.add_argument("--scores", help="results/scores.csv, for the VirtueBench overall column")
-    table.add_argument("--prompt", default="honest")
-    table.add_argument("--level", type=int, default=64)
+    table.add_argument("--prompt", required=True)
+    table.add_argument("--level", type=int, required=True)
     table.add_argument("--models", nargs="+", required=True)
     table.add_argument("--sources", nargs="+", required=True)
     table.add_argument("--csv", required=True)
     table.add_argument("--tex", required=True)
+    table.set_defaults(func=_supplement_table)
     args = parser.parse_args(argv)
     started = time.monotonic()
-    handlers = {
-        "merge": _merge,
-        "export": _export,
-        "import": _import,
-        "stats": _stats,
-        "supplement-sets": _supplement_sets,
-        "supplement-table": _supplement_table,
-    }
     try:
-        code = handlers.get(args.command, _filter)(args)
+        code = args.func(args)
     except (InstancesError, annotation.AnnotationError, filters.FilterRequestsFailed, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

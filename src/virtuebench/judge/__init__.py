@@ -13,7 +13,20 @@ from virtuebench.judge.rules import RulesJudge
 
 KINDS = ("rules", "llm", "mcq")
 
-__all__ = ["KINDS", "Judge", "Verdict", "get_judge"]
+__all__ = ["KINDS", "Judge", "Verdict", "get_judge", "judge_version"]
+
+
+def judge_version(kind: str) -> str:
+    """The code version of a built-in judge (rules, mcq): a new version re-judges what it judged."""
+    if kind == "rules":
+        from virtuebench.judge.rules import VERSION
+
+        return VERSION
+    if kind == "mcq":
+        from virtuebench.judge.mcq import VERSION
+
+        return VERSION
+    raise ValueError(f"judge kind {kind!r} has no code version: only rules and mcq are built in")
 
 
 def get_judge(name: str, settings: dict[str, Any] | None = None, cache_path: str | None = None) -> Judge:

@@ -13,6 +13,37 @@ from virtuebench.report.figures import composition, fig4, fig6, fig_levels, sour
 from virtuebench.report.tables import table1, table2, table2_trust
 
 
+def _tables(args: argparse.Namespace) -> int:
+    scores = read_scores(args.scores)
+    Path(args.table1).write_text(table1(scores, args.models, args.levels, args.prompt, args.judge, args.intervals))
+    Path(args.table2).write_text(table2(scores, args.models, args.levels, args.prompt, args.judge, args.intervals))
+    if args.table2_trust:
+        weights = (args.wrong_answer, args.unwarranted_refusal)
+        Path(args.table2_trust).write_text(table2_trust(scores, args.models, args.levels, args.prompt, args.judge, weights, args.intervals))
+    return 0
+
+
+def _fig4(args: argparse.Namespace) -> int:
+    fig4(read_instances(args.instances), args.levels, args.out, args.csv)
+    return 0
+
+
+def _fig6(args: argparse.Namespace) -> int:
+    comparisons = read_comparisons(args.comparisons) if args.comparisons else []
+    fig6(read_scores(args.scores), args.models, args.prompts, args.judge, args.out, args.csv, comparisons)
+    return 0
+
+
+def _counted(args: argparse.Namespace) -> int:
+    args.draw(read_instances(args.instances), args.out, args.csv)
+    return 0
+
+
+def _levels(args: argparse.Namespace) -> int:
+    fig_levels(read_scores(args.scores), args.models, args.levels, args.prompt, args.judge, args.out, args.csv)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m virtuebench.report", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -29,12 +60,14 @@ def main(argv: list[str] | None = None) -> int:
     tables.add_argument("--intervals", action="store_true", help="print each number's 95%% interval")
     tables.add_argument("--wrong-answer", type=float, default=TrustWeights.wrong_answer, help="the trust weights, for the caption")
     tables.add_argument("--unwarranted-refusal", type=float, default=TrustWeights.unwarranted_refusal)
+    tables.set_defaults(func=_tables)
 
     four = commands.add_parser("fig4", help="Fig. 4 from the instances table")
     four.add_argument("--instances", required=True)
     four.add_argument("--levels", nargs="+", type=int, required=True)
     four.add_argument("--out", required=True)
     four.add_argument("--csv", required=True)
+    four.set_defaults(func=_fig4)
 
     six = commands.add_parser("fig6", help="Fig. 6 from scores.csv")
     six.add_argument("--scores", required=True)
@@ -44,15 +77,17 @@ def main(argv: list[str] | None = None) -> int:
     six.add_argument("--comparisons", help="results/comparisons.csv: marks the prompt effects that hold")
     six.add_argument("--out", required=True)
     six.add_argument("--csv", required=True)
+    six.set_defaults(func=_fig6)
 
-    for name, text in (
-        ("composition", "Fig. 3: instances per category and task type"),
-        ("sources", "supplement Fig. 1: instances per source"),
+    for name, draw, text in (
+        ("composition", composition, "Fig. 3: instances per category and task type"),
+        ("sources", sources, "supplement Fig. 1: instances per source"),
     ):
         counted = commands.add_parser(name, help=text)
         counted.add_argument("--instances", required=True)
         counted.add_argument("--out", required=True)
         counted.add_argument("--csv", required=True)
+        counted.set_defaults(func=_counted, draw=draw)
 
     levels = commands.add_parser("levels", help="accuracy against frames per model, from scores.csv")
     levels.add_argument("--scores", required=True)
@@ -62,27 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     levels.add_argument("--judge", required=True)
     levels.add_argument("--out", required=True)
     levels.add_argument("--csv", required=True)
+    levels.set_defaults(func=_levels)
 
     args = parser.parse_args(argv)
-    if args.command == "tables":
-        scores = read_scores(args.scores)
-        Path(args.table1).write_text(table1(scores, args.models, args.levels, args.prompt, args.judge, args.intervals))
-        Path(args.table2).write_text(table2(scores, args.models, args.levels, args.prompt, args.judge, args.intervals))
-        if args.table2_trust:
-            weights = (args.wrong_answer, args.unwarranted_refusal)
-            Path(args.table2_trust).write_text(
-                table2_trust(scores, args.models, args.levels, args.prompt, args.judge, weights, args.intervals)
-            )
-    elif args.command == "fig4":
-        fig4(read_instances(args.instances), args.levels, args.out, args.csv)
-    elif args.command == "fig6":
-        comparisons = read_comparisons(args.comparisons) if args.comparisons else []
-        fig6(read_scores(args.scores), args.models, args.prompts, args.judge, args.out, args.csv, comparisons)
-    elif args.command in ("composition", "sources"):
-        {"composition": composition, "sources": sources}[args.command](read_instances(args.instances), args.out, args.csv)
-    else:
-        fig_levels(read_scores(args.scores), args.models, args.levels, args.prompt, args.judge, args.out, args.csv)
-    return 0
+    return args.func(args)
 
 
 if __name__ == "__main__":

@@ -72,7 +72,7 @@ def _real(name: str) -> Callable[[dict[str, Any], str, int], tuple[list[Instance
     def adapter(settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list[Instance], Excluded]:
         from pathlib import Path
 
-        from virtuebench import LEVELS
+        from virtuebench.levels import LEVELS
 
         given = settings_from_dict(RealSourceSettings, settings, f"{name} source (raw_dir: the downloaded release)")
         raw_dir = Path(given.raw_dir)

@@ -24,9 +24,8 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageDraw
 
-from virtuebench import LEVELS
 from virtuebench.instances import Instance
-from virtuebench.levels import answers_by_level, available_levels, grid_size, level_indices
+from virtuebench.levels import LEVELS, answers_by_level, available_levels, grid_size, level_indices
 from virtuebench.support.settings import settings_from_dict
 
 # ---------------------------------------------------------------------------------------------

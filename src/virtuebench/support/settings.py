@@ -18,3 +18,12 @@ def settings_from_dict(cls: type[T], values: dict[str, Any], owner: str, error: 
     if missing:
         raise error(f"{owner}: setting(s) {missing} required")
     return cls(**values)
+
+
+def merge_settings(tracked: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """A job's whole settings from its tracked half (what changes its answers) and its untracked half (what changes
+    only how it runs: virtuebench.config.run_settings), a model's `settings` merged key by key."""
+    merged = {**tracked, **{name: value for name, value in run.items() if name != "settings"}}
+    if "settings" in run:
+        merged["settings"] = {**(tracked.get("settings") or {}), **run["settings"]}
+    return merged

@@ -1,7 +1,7 @@
 """Per-item cost of the transformers backend for each Hugging Face-native family, and what the pipelined
 loop (the next item prepared on a CPU thread while the current one generates) gains over one-by-one.
 
-    python benchmarks/bench_models.py                      # CPU: tiny random models (tests/tiny_hf.py), smoke size
+    python benchmarks/bench_models.py                      # CPU: tiny random models (tests/helpers/tiny_hf.py), smoke size
     python benchmarks/bench_models.py --size full          # GPU: the families' published configs, random weights
 
 For each family and level it runs the same items twice through the backend, one by one and pipelined,
@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "src"), str(REPO / "tests")]
 
-from tiny_hf import BUILDERS  # noqa: E402
+from helpers.tiny_hf import BUILDERS  # noqa: E402
 
 from virtuebench.levels import level_indices, level_timestamps  # noqa: E402
 from virtuebench.models.base import Request  # noqa: E402

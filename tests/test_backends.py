@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from conftest import REPO, build_bench, kill_after_progress
-from fake_openai import FakeOpenAI
+from helpers.data import REPO, build_bench, kill_after_progress
+from helpers.fake_openai import FakeOpenAI
 from PIL import Image
 
 from virtuebench.frames import Manifest

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO
+from helpers.data import REPO
 
 pytest.importorskip("torch", reason="the hf extra is not installed (pip install -e '.[hf]')")
 pytest.importorskip("transformers", reason="the hf extra is not installed (pip install -e '.[hf]')")

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import build_bench
+from helpers.data import build_bench
 
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.browser import SHEET_COLUMNS, Site, safe_name

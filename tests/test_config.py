@@ -2,7 +2,7 @@ import copy
 
 import pytest
 import yaml
-from conftest import REPO
+from helpers.data import REPO
 
 from virtuebench.config import ConfigError, check_config, schema_errors
 from virtuebench.judge import KINDS

@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import SHARED, make_video
+from helpers.data import SHARED, make_video
+from helpers.vb_test_backends import ScriptedBackend
 from PIL import Image
-from vb_test_backends import ScriptedBackend
 
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.curation import annotation, filters, stats

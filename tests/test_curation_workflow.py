@@ -2,7 +2,7 @@
 fixtures (LVBench, Video-MME) -> convert -> three filters -> per-level drafts -> annotation batches;
 then the annotators' verified batches -> instances -> statistics, Fig. 4 and Table 2.
 
-The filter and reference models are scripted test backends (tests/vb_test_backends.py), so every
+The filter and reference models are scripted test backends (tests/helpers/vb_test_backends.py), so every
 decision below is known in advance and each number can be checked exactly.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import make_video
+from helpers.data import make_video
 from test_source_longvideobench import ENTRIES as LONGVIDEOBENCH_ENTRIES
 from test_source_mlvu import make_release as make_mlvu_release
 from test_source_videoevalpro import make_release as make_videoevalpro_release
@@ -95,15 +95,15 @@ def _registry(path: Path, calls: Path) -> Path:
                 "refuse": entries["refuse"],
                 "guess": entries["guess"],
                 "Chooser": {
-                    "backend": "vb_test_backends:ScriptedBackend",  # always option B; "red" to anything open-ended
+                    "backend": "helpers.vb_test_backends:ScriptedBackend",  # always option B; "red" to anything open-ended
                     "settings": {"replies": [["Answer with the option's letter", "B"]], "default": "red"},
                 },
                 "Filter": {
-                    "backend": "vb_test_backends:ScriptedBackend",
+                    "backend": "helpers.vb_test_backends:ScriptedBackend",
                     "settings": {"calls_file": str(calls / "filter.txt"), "replies": filter_replies, "default": "I don't know."},
                 },
                 "Drafter": {
-                    "backend": "vb_test_backends:ScriptedBackend",
+                    "backend": "helpers.vb_test_backends:ScriptedBackend",
                     "settings": {
                         "calls_file": str(calls / "drafter.txt"),
                         "replies": {"ball": "red\nEvidence: 1:00"},

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import SHARED, make_cvrr_release, write_release
+from helpers.data import SHARED, make_cvrr_release, write_release
 
 from virtuebench.cvrr import DIMENSIONS
 from virtuebench.cvrr.download import download_published
@@ -188,7 +188,7 @@ def _partial_actions_with_frames(release, root):
 def test_dscp_asks_step_one_once_per_video(cvrr_release, tmp_path):
     instances = _partial_actions_with_frames(cvrr_release, tmp_path)
     calls = tmp_path / "calls.txt"
-    config = {"backend": "vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls)}}
+    config = {"backend": "helpers.vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls)}}
     summary = run_inference(instances, tmp_path / "frames", "tiny", config, "dscp", 8, tmp_path / "dscp.jsonl")
     asked = calls.read_text().split()
     n_videos = len({i.video_id for i in instances})
@@ -204,10 +204,13 @@ def test_dscp_asks_step_one_once_per_video(cvrr_release, tmp_path):
 def test_dscp_resume_keeps_step_one(cvrr_release, tmp_path):
     instances = _partial_actions_with_frames(cvrr_release, tmp_path)
     calls = tmp_path / "calls.txt"
-    config = {"backend": "vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls), "fail_on": ["partial_actions/0001"]}}
+    config = {
+        "backend": "helpers.vb_test_backends:RecordingBackend",
+        "settings": {"calls_file": str(calls), "fail_on": ["partial_actions/0001"]},
+    }
     first = run_inference(instances, tmp_path / "frames", "tiny", config, "dscp", 8, tmp_path / "dscp.jsonl")
     assert first.backend_errors == 1
-    from vb_test_backends import RecordingBackend
+    from helpers.vb_test_backends import RecordingBackend
 
     second = run_inference(
         instances,

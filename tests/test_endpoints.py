@@ -11,8 +11,8 @@ import time
 
 import pytest
 import yaml
-from conftest import REPO, build_bench
-from fake_openai import FakeOpenAI
+from helpers.data import REPO, build_bench
+from helpers.fake_openai import FakeOpenAI
 
 from virtuebench.support.openai_client import probe_connection
 

@@ -2,7 +2,7 @@
 Building them is `make env-check` (.ci/run): minutes of downloads, not part of the test suite."""
 
 import yaml
-from conftest import REPO
+from helpers.data import REPO
 
 from virtuebench.environments import ROUTE_IMPORTS, EnvSpec, env_files, url_host
 

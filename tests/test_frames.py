@@ -126,7 +126,7 @@ def test_every_path_takes_the_frame_displayed_at_each_timestamp(tmp_path_factory
 
     monkeypatch.setattr(virtuebench.frames, "MIN_TARGETS_PER_WORKER", 16)  # make two worker processes engage
 
-    from conftest import make_frame_coded_video
+    from helpers.data import make_frame_coded_video
 
     root = tmp_path_factory.getbasetemp() / f"coded_{kind}_{duration}_{gop}"
     video = root / "v.mp4"
@@ -160,7 +160,7 @@ def test_every_path_takes_the_frame_displayed_at_each_timestamp(tmp_path_factory
 
 @pytest.mark.parametrize("per_second", [2, 0.5])
 def test_slow_streams_and_frames_exactly_at_a_timestamp(tmp_path, per_second):
-    from conftest import make_frame_coded_video
+    from helpers.data import make_frame_coded_video
 
     # 2 fps: frames land exactly on every k + 0.5 s timestamp; 0.5 fps: a frame stays up for 2 s.
     times = [i / per_second for i in range(int(per_second * 70))]
@@ -172,7 +172,7 @@ def test_slow_streams_and_frames_exactly_at_a_timestamp(tmp_path, per_second):
 
 
 def test_a_long_gap_in_a_variable_rate_stream_keeps_the_frame_on_screen(tmp_path):
-    from conftest import make_frame_coded_video
+    from helpers.data import make_frame_coded_video
 
     # 30 fps up to 9.933 s, then nothing until 14.0 s: the frame at 9.933 s stays on screen for 4 s.
     times = [i / 30 for i in range(299)] + [14.0 + i / 30 for i in range(1800)]

@@ -1,4 +1,4 @@
-"""The transformers backend on a tiny, randomly initialised Qwen2.5-VL built from a config (tests/tiny_hf.py),
+"""The transformers backend on a tiny, randomly initialised Qwen2.5-VL built from a config (tests/helpers/tiny_hf.py),
 with a tokenizer built locally (the `tokenizers` library) and the real Qwen2.5-VL processor: frames in, text
 out, through the code path real models use. Needs the `hf` extra (torch, torchvision, transformers)."""
 
@@ -6,9 +6,9 @@ import json
 import time
 
 import pytest
-from conftest import build_bench
-from tiny_hf import TINY_VIDEO
-from tiny_hf import tiny_qwen2_5_vl as tiny_qwen
+from helpers.data import build_bench
+from helpers.tiny_hf import TINY_VIDEO
+from helpers.tiny_hf import tiny_qwen2_5_vl as tiny_qwen
 
 torch = pytest.importorskip("torch", reason="the hf extra is not installed (pip install -e '.[hf]')")
 pytest.importorskip("torchvision", reason="the hf extra is not installed (pip install -e '.[hf]')")

@@ -1,5 +1,5 @@
 """Each Hugging Face family through the transformers backend, on tiny random models of the family's real
-transformers classes and real processors (tests/tiny_hf.py), rendered through each family's published
+transformers classes and real processors (tests/helpers/tiny_hf.py), rendered through each family's published
 template structure (its default system turn, its generation prompt): what the model receives for a
 one-hour video (3600.4 s, a 3600-point 1 FPS grid) at the 64-frame level, and for the Qwen families also
 at 1024 frames.
@@ -18,7 +18,7 @@ import math
 import re
 
 import pytest
-from tiny_hf import INTERNVL_IMAGE_SEQ_LENGTH, TINY_VIDEO, tiny_internvl, tiny_llava_onevision, tiny_qwen2_5_vl, tiny_qwen3_vl
+from helpers.tiny_hf import INTERNVL_IMAGE_SEQ_LENGTH, TINY_VIDEO, tiny_internvl, tiny_llava_onevision, tiny_qwen2_5_vl, tiny_qwen3_vl
 
 torch = pytest.importorskip("torch", reason="the hf extra is not installed (pip install -e '.[hf]')")
 pytest.importorskip("torchvision", reason="the hf extra is not installed (pip install -e '.[hf]')")

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import build_bench, kill_after_progress
+from helpers.data import build_bench, kill_after_progress
 
 from virtuebench.frames import extract_or_record
 from virtuebench.inference import items_for_level, run_inference
@@ -39,13 +39,13 @@ def test_backend_failure_keeps_progress_and_retries_only_failed_items(bench, tmp
     instances = read_instances(bench / "instances.parquet")
     calls, out = tmp_path / "calls.txt", tmp_path / "out.jsonl"
     failing = items_for_level(instances, 128)[1].instance_id
-    config = {"backend": "vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls), "fail_on": [failing]}}
+    config = {"backend": "helpers.vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls), "fail_on": [failing]}}
     summary = run_inference(instances, bench / "frames", "m", config, "plain", 128, out)
     assert summary.backend_errors == 1 and not out.exists()
     first_calls = calls.read_text().split()
     # The outage is over: the same settings, without the failure injection, would change the
     # fingerprint, so inject a backend object instead and count what it is asked.
-    from vb_test_backends import RecordingBackend
+    from helpers.vb_test_backends import RecordingBackend
 
     backend = RecordingBackend({"calls_file": str(calls)})
     summary = run_inference(instances, bench / "frames", "m", config, "plain", 128, out, backend=backend)
@@ -57,7 +57,7 @@ def test_backend_failure_keeps_progress_and_retries_only_failed_items(bench, tmp
 def test_changed_settings_are_not_reused(bench, tmp_path):
     instances = read_instances(bench / "instances.parquet")
     out, calls = tmp_path / "out.jsonl", tmp_path / "calls.txt"
-    config = {"backend": "vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls), "fail_on": ["none"]}}
+    config = {"backend": "helpers.vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls), "fail_on": ["none"]}}
     run_inference(instances, bench / "frames", "m", config, "honest", 64, out)
     (tmp_path / "out.jsonl").rename(tmp_path / "out.jsonl.partial")  # as if the job had died at the very end
     config["settings"]["delay_s"] = 0.0
@@ -88,7 +88,7 @@ def test_broken_video_items_are_recorded_not_retried(bench, tmp_path):
 
 def test_kill_minus_nine_resumes_without_redoing_or_duplicating(bench, tmp_path):
     calls, out = tmp_path / "calls.txt", tmp_path / "responses.jsonl"
-    config = json.dumps({"backend": "vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls), "delay_s": 0.15}})
+    config = json.dumps({"backend": "helpers.vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls), "delay_s": 0.15}})
     command = [
         sys.executable,
         "-m",
@@ -132,13 +132,13 @@ def test_an_edited_question_is_asked_again_on_resume(bench, tmp_path):
     instances = read_instances(bench / "instances.parquet")
     calls, out = tmp_path / "calls.txt", tmp_path / "out.jsonl"
     config = {
-        "backend": "vb_test_backends:RecordingBackend",
+        "backend": "helpers.vb_test_backends:RecordingBackend",
         "settings": {"calls_file": str(calls), "fail_on": [items_for_level(instances, 64)[0].instance_id]},
     }
     run_inference(instances, bench / "frames", "m", config, "honest", 64, out)  # one failure: the progress file stays
     edited_id = items_for_level(instances, 64)[3].instance_id
     edited = [dataclasses.replace(i, question=i.question + " Answer briefly.") if i.instance_id == edited_id else i for i in instances]
-    from vb_test_backends import RecordingBackend
+    from helpers.vb_test_backends import RecordingBackend
 
     before = len(calls.read_text().split())
     run_inference(edited, bench / "frames", "m", config, "honest", 64, out, backend=RecordingBackend({"calls_file": str(calls)}))

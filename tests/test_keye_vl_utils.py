@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="the hf extra is not installed (pip install -e '.[hf]')")
 keye_vl_utils = pytest.importorskip("keye_vl_utils", reason="keye-vl-utils is not installed (the hf extra)")
 
-import remote_standins  # noqa: E402
+from helpers import remote_standins  # noqa: E402
 from keye_vl_utils.vision_process import FPS, smart_nframes  # noqa: E402
 from PIL import Image  # noqa: E402
 

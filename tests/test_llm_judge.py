@@ -5,8 +5,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import SHARED
-from fake_openai import FakeOpenAI
+from helpers.data import SHARED
+from helpers.fake_openai import FakeOpenAI
 
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.judge.agreement import cohen_kappa, compare
@@ -209,7 +209,7 @@ def test_many_jobs_can_create_and_use_one_cache_at_once(tmp_path):
 
 
 def test_failed_requests_fail_the_job_and_only_they_are_asked_again(tmp_path):
-    from conftest import build_bench
+    from helpers.data import build_bench
 
     from virtuebench.inference import run_inference
     from virtuebench.instances import read_instances
@@ -241,7 +241,7 @@ def test_the_documented_local_judge_example_validates_and_runs_without_a_key(tmp
     import copy
 
     import yaml
-    from conftest import REPO
+    from helpers.data import REPO
 
     from virtuebench.config import check_config
 

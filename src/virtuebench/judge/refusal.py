@@ -1,0 +1,209 @@
+"""Stage 1 of the rules judge: does the response decline for lack of information (`detect_refusal`)?
+Refusal phrases found by pattern, then set aside where they are someone else's words, a concession, or followed
+by an answer anyway; an explicit final answer ("Answer: 3") decides over earlier hedging.
+"""
+
+from __future__ import annotations
+
+import re
+
+from virtuebench.judge.numbers import STOPWORDS, YES_NO_QUESTION, final_answer, normalize, stem
+
+_INPUT_NOUN = r"(?:frames?|video|clip|footage|images?|visuals?|sampled frames|visual information|visual evidence|provided content)"
+#: What the model was shown, as a subject: "the frames", "the provided video", "these images"
+_INPUT = rf"(?:(?:the|these|those|provided|given|sampled|available|visible) )+(?:\w+ )?{_INPUT_NOUN}"
+_UNABLE = r"(?:i|we)(?: cannot| can't| can not| could not| couldn't| am unable to| are unable to| am not able to| are not able to|'m unable to|'re unable to|'m not able to|'re not able to)"
+_ABILITY_VERBS = (
+    r"(?:determine|tell|say|work out|figure out|confirm|answer|identify|count|know|judge|establish|pin down|make out|"
+    r"name|specify|place|read|verify|estimate|measure|be sure|be certain|give|provide|state|report)"
+)
+_REFUSAL_PATTERNS = [
+    # "that isn't something I'm able to determine", "a count isn't something I can work out"
+    rf"\b(?:isn't|is not|wasn't|was not) something (?:i|we)(?: can| could| am able to|'m able to| are able to|'re able to) (?:\w+ )?{_ABILITY_VERBS}\b",
+    # "The footage lacks the detail needed to read ...", "the frames lack the resolution to tell ..."
+    rf"\b(?:{_INPUT_NOUN}|it|this|that|which|footage|shot|recording|camera view) lack(?:s|ing)? (?:the |any |enough )?(?:\w+ )?(?:detail|information|resolution|clarity|context|evidence|coverage|view)s? "
+    r"(?:(?:needed|required|necessary) )?(?:for me )?to (?:read|determine|identify|tell|say|count|answer|confirm|know|see|explain|name)\b",
+    # "It's unclear what is in the pan", "it remains uncertain whether he scores"
+    r"\b(?:it's|it is|it remains) (?:still )?(?:unclear|not clear|uncertain|unknown|impossible to say|hard to say) "
+    r"(?:from (?:the |these )?\w+ )?(?:what|who|whether|if|how|which|when|where|why)\b",
+    r"\b(?:does|do|did|can) ?(?:not|n't) (?:provide|contain|include|show|give|offer|have|present|reveal) (?:enough|sufficient|adequate|clear|the necessary)\b",
+    r"(?:\bnot|n't) (?:enough|sufficient) (?:visual )?(?:information|evidence|details?|context|frames|clues|info|data)\b",
+    # "what the video offers isn't enough for me to say"
+    r"(?:\bnot|n't) (?:enough|sufficient) (?:for me |for us )?to (?:say|tell|determine|answer|identify|know|judge|confirm|count|conclude|work out)\b",
+    r"\binsufficient (?:visual )?(?:information|evidence|details?|context|data)\b",
+    r"\black(?:s|ing)? (?:of )?(?:sufficient|enough|the necessary|clear|any) (?:visual )?(?:information|evidence|details?)\b",
+    r"\b(?:cannot|can't|can not|could not|couldn't|unable to|impossible to|not possible to) (?:be )?(?:determined?|identif(?:y|ied)|confirm(?:ed)?|infer(?:red)?)\b",
+    # "cannot answer/tell/say/know" only about the question or the frames ("he cannot answer the phone" is an answer)
+    r"\b(?:cannot|can't|can not|could not|couldn't|unable to|impossible to|not possible to) (?:answer|tell|say|know)(?:ed)? (?:the question|this question|from|based on|with certainty|for sure|for certain|whether|which|what|how|if|who|when|where)\b",
+    r"\b(?:question|this) cannot be answered\b",
+    # "no information about ..." is a refusal; "no evidence of rain" is an answer unless it is about the frames
+    r"\bno (?:visual )?(?:information|details?) (?:about|on|regarding|to determine|to answer)\b",
+    r"\bno (?:visual )?(?:information|evidence|indication) (?:in|from|within) the (?:provided |given |sampled )?(?:frames|video|images|clip)\b",
+    r"\b(?:i|we) (?:do not|don't) know\b",
+    r"\bunanswerable\b",
+    r"\bnot (?:enough|sufficient) info(?:rmation)?\b",
+    r"(?:\bnot|n't|\bnever) (?:clearly )?(?:visible|shown|depicted|captured|present|covered|included|given|mentioned|stated|revealed|legible|readable|identifiable) in (?:the|any of the|these|those) (?:provided |given |sampled |available )?(?:frames|video|images|clip|footage)\b",
+    rf"\b{_INPUT} (?:is|are|was|were|seems?|appears?) (?:insufficient|inadequate|not (?:sufficient|enough|clear enough))\b",
+    r"\b(?:insufficient|inadequate|not (?:sufficient|enough)) to (?:determine|tell|answer|identify|know|count|say|confirm|judge|establish)\b",
+    r"\b(?:impossible|not possible|no way|not feasible) (?:for me |for us )?to (?:accurately |reliably |definitively |precisely |exactly )?(?:determine|tell|count|say|know|identify|confirm|answer|judge|establish|verify|see|work out|figure out)\b",
+    r"\bthere(?:'s| is) no (?:reliable |dependable |clear |accurate |certain |definite |definitive |precise |exact |good )?way (?:for me )?to (?:tell|know|determine|say|see|count|identify|confirm|answer|work out)\b",
+    r"\b(?:cannot|can't|could not|couldn't|unable to) be (?:established|counted|ascertained|known|told|read|made out|given|stated|answered|confirmed|identified)\b",
+    rf"\b{_UNABLE} (?:give|provide|offer|state) (?:a|an|the|any|that|this|such) (?:\w+ )?(?:number|count|answer|colou?r|name|score|time|estimate|description|total|information|details?|specifics)\b",
+    r"(?:^|[.;:!?]\s*)(?:unable to|can't|cannot|can not|couldn't|could not) (?:count|determine|tell|identify|see|answer|say|read|confirm)\b",
+    # "Counting them isn't possible", "telling them apart is not feasible"
+    r"(?:^|[.;:!?]\s*|\b(?:so|but|and) )(?:counting|tallying|determining|identifying|telling|confirming|answering|naming|reading|judging|pinpointing|"
+    r"establishing|measuring|estimating|working out|figuring out) [^.;:!?,]{0,40}?(?:isn't|is not|not) (?:possible|feasible)\b",
+    r"\b(?:evidence|information) (?:is|remains) (?:inconclusive|insufficient|incomplete|unclear|ambiguous)\b",
+    rf"\bnot (?:possible|feasible) (?:with|from|given|based on|using) (?:the |these |those )?(?:provided |given |sampled |available )?{_INPUT_NOUN}\b",
+    rf"\b{_INPUT_NOUN} [^.;]{{0,40}}?\b(?:is|are) (?:missing|not included|cut off|skipped)\b",
+    rf"\b{_UNABLE} (?:accurately |reliably |definitively |precisely |exactly |really |honestly )?{_ABILITY_VERBS}\b",
+    rf"\b(?:unclear|not clear|not evident|not apparent|not discernible|not determinable) (?:from|in|based on) (?:the |these |those )?(?:provided |given |sampled |available )?{_INPUT_NOUN}\b",
+]
+# "too blurry/dark/thin ... to identify": a refusal where its sentence is about the input or the speaker ("the
+# resolution is too low to identify it", "too dark for me to tell"), not a story's ("the light is too dim to read").
+_TOO = re.compile(
+    r"\btoo (?:blurry|blurred|dark|dim|small|sparse|far|distant|grainy|low|poor|noisy|shaky|obscured|low[- ]resolution|pixelated|fast|brief|unclear|short|"
+    r"thin|limited|incomplete|fragmentary|scant|vague|ambiguous|patchy)\b[^.]{0,40}?\bto (?:identify|tell|count|determine|read|see|make out|track|recogni[sz]e|say|explain|name|pin down|work out|conclude|answer|confirm)\b",
+    re.IGNORECASE,
+)
+#: "too dark/dim/small/far/short ... to": about a scene as often as about the frames; the others (blurry,
+#: grainy, pixelated, thin, fragmentary ...) describe the input or the evidence.
+_AMBIGUOUS_TOO = re.compile(r"too (?:dark|dim|small|far|distant|fast|brief|short|low|poor)\b", re.IGNORECASE)
+_ABOUT_INPUT = re.compile(
+    rf"\b(?:{_INPUT_NOUN}|resolution|quality|picture|camera|shots?|view|angle|recording|context|evidence|information|details?|for me|i|i'm|we)\b",
+    re.IGNORECASE,
+)
+_REFUSAL = re.compile("|".join(f"(?:{p})" for p in _REFUSAL_PATTERNS), re.IGNORECASE)
+# The input does not show the thing asked about ("the frames do not show ...", "none of the frames show ...",
+# "I cannot see ..."). A refusal, except where it is the answer: to a yes/no question about what the video shows
+# ("Does the video depict a snowball fight?" - "The video does not depict one": that is "no"), or followed by
+# what the video shows instead. "... does not show whether/how/when ..." is always a refusal.
+_NOT_SHOWN_PATTERNS = [
+    rf"\b{_INPUT} (?:do|does|did|do not|does not|did not)?\s*(?:not|n't) (?:\w+ )?(?:show|cover|capture|depict|include|contain|reveal|display|indicate|make (?:it )?clear|allow|let me|permit)\b",
+    r"\b(?:no|none of the) (?:\w+ )?(?:frames?|images?|shots?) (?:shows?|depicts?|captures?|contains?|reveals?|includes?)\b",
+    rf"\b{_INPUT} (?:does|do) not (?:appear|seem) to (?:show|include|contain|capture|cover|depict)\b",
+    rf"\b{_UNABLE} (?:clearly )?(?:see|make out|discern|find|locate|observe|spot)\b",
+    r"\b(?:it|this) (?:does not|doesn't|did not|didn't) (?:show|reveal|capture|cover|include|make clear) (?=(?:what|who|whether|if|how|which|when|where|why)\b)",
+]
+# "The diamond isn't shown", "it isn't shown where ...": a refusal when what is not shown is what the question asks about.
+_PASSIVE_NOT_SHOWN = re.compile(
+    r"(?:(?:\b(?:is|are|was|were) not|\b(?:isn't|aren't|wasn't|weren't)) (?:clearly )?(?:shown|visible|captured|seen|depicted)"
+    r"|\bno (?:\w+ ){1,2}(?:is|are|was|were) (?:shown|visible|seen|depicted|captured)"
+    r"|\bthere(?:'s| is| are) no (?:\w+ ){1,2}(?:shown|visible|seen|depicted|captured))\b",
+    re.IGNORECASE,
+)
+_NOT_SHOWN = re.compile("|".join(f"(?:{p})" for p in _NOT_SHOWN_PATTERNS), re.IGNORECASE)
+_ABOUT_THE_ANSWER = re.compile(
+    r"\s*(?:\w+\s+){0,3}?(?:whether|if|how|what|which|who|whom|when|where|why|enough|clearly|exactly|the answer)\b", re.IGNORECASE
+)
+_INSTEAD = re.compile(
+    r"\b(?:instead|rather|only (?:shows?|displays?|depicts?|captures?)|(?:it|the video|the frames) (?:shows?|depicts?|displays?))\b",
+    re.IGNORECASE,
+)
+
+
+def _not_shown_refuses(response: str, match: re.Match[str], question: str) -> bool:
+    if _ABOUT_THE_ANSWER.match(response[match.end() : match.end() + 80]):
+        return True
+    return not YES_NO_QUESTION.match(question) and not _INSTEAD.search(response[match.end() :])
+
+
+# After a refusal phrase, a contrast that goes on to answer anyway ("..., but it is probably red"): the model
+# attempts an answer, so the paper's prompt says refusal = 0.
+_ANSWER_AFTER_CONTRAST = re.compile(
+    r"\b(?:but|however|though|although|yet|nevertheless|nonetheless|still)\b,?\s+"
+    r"(?!(?:it|this|that) (?:is|remains) (?:impossible|unclear|not possible))"
+    r"(?!(?:the|these|those|all|other) (?:\w+ )?(?:frames?|video|clip|images?|footage|scenes?|shots?)\b)"  # side information about the input
+    r"(?P<clause>[^.?!]*)",
+    re.IGNORECASE,
+)
+_GUESS_WORDS = re.compile(
+    r"\b(?:likely|probably|possibly|presumably|appears?|appeared|seems?|seemed|looks?|would be|guess|estimate|answer is|best|believe|think)\b",
+    re.IGNORECASE,
+)
+# "... not sufficient to count precisely; I would estimate around six": a guess after the refusal is an answer.
+_GUESS_AFTER = re.compile(
+    r"\b(?:i would (?:estimate|guess|say)|i'd (?:estimate|guess|say)|my (?:best )?guess|(?:it is|it's) (?:probably|likely)|most likely|best estimate)\b",
+    re.IGNORECASE,
+)
+_WEAK = re.compile(r"\b(?:confirm|verify|certain|sure|definitively)\b", re.IGNORECASE)
+# "Probably red, though I cannot confirm this": a weak refusal phrase (confirm, be sure) hedges an answer given before it.
+_HEDGE_BEFORE = re.compile(
+    r"(?:^|[.!?]\s+)(?!(?:the|these|those) (?:\w+ )?(?:frames?|video|clip|images?|footage)\b)[^.!?]*\w[^.!?]*?,?\s+(?:though|although|but|even though)\s+[^.!?]*$",
+    re.IGNORECASE,
+)
+# "Although the frames do not show X, Y is Z": the refusal sits in a concession and the sentence answers.
+_CONCESSION = re.compile(r"(?:^|[.!?]\s+)(?:although|though|while|even though|even if|despite)\b[^.,;!?]*$", re.IGNORECASE)
+
+
+def _answers_anyway(text: str, match: re.Match[str], question: str = "") -> str | None:
+    """How the response goes on to answer after (or around) its refusal phrase, if it does."""
+    after = text[match.end() :]
+    contrast = _ANSWER_AFTER_CONTRAST.search(after)
+    if contrast and not _REFUSAL.search(after[contrast.start() :]) and not _NOT_SHOWN.search(after[contrast.start() :]):
+        clause = contrast.group("clause")
+        asked = {stem(t) for t in normalize(question) if t not in STOPWORDS and len(t) > 2}
+        person = re.match(r"\s*(?:he|she|they)\s+\w+", clause, re.IGNORECASE)
+        if _GUESS_WORDS.search(clause) or person or asked & {stem(t) for t in normalize(clause)}:
+            return f"answers after {contrast.group(0).split()[0]!r}"
+    if _GUESS_AFTER.search(after) and not _REFUSAL.search(after[_GUESS_AFTER.search(after).end() :]):
+        return "guesses after it"
+    hedge = _WEAK.search(match.group(0)) and _HEDGE_BEFORE.search(text[: match.start()])
+    if hedge and not _REFUSAL.search(text[: match.start()]) and not _NOT_SHOWN.search(text):
+        return "the refusal phrase hedges an answer given before it"
+    if _CONCESSION.search(text[: match.start()]):
+        rest = re.split(r"[,;]", after, maxsplit=1)
+        if len(rest) == 2 and rest[1].strip() and not _REFUSAL.search(rest[1]) and not _NOT_SHOWN.search(rest[1]):
+            return "the refusal is a concession and the sentence answers"
+    return None
+
+
+def _passive_refuses(text: str, match: re.Match[str], question: str) -> bool:
+    if _ABOUT_THE_ANSWER.match(text[match.end() : match.end() + 80]):
+        return True
+    subject = {stem(t) for t in normalize(re.split(r"[.;,!?]", text[: match.start()])[-1])[-6:] + normalize(match.group(0))}
+    asked = {stem(t) for t in normalize(question) if t not in STOPWORDS and len(t) > 2}
+    return bool(subject & asked) and not YES_NO_QUESTION.match(question)
+
+
+#: Just before a refusal phrase: someone else's words or a purpose ("she tells him that we can't give refunds",
+#: "so that it doesn't reveal what the gift is"): not the model declining. "What he says can't be known" is.
+_REPORTED = re.compile(
+    r"(?:\b(\w+\s+\w+\s+)?(?:says?|said|tells?|told|asks?|asked|explains?|explained|shouts?|shouted|writes?|wrote|replies|replied|"
+    r"thinks?|thought|complains?|complained|admits?|admitted|insists?|insisted)(?:\s+(?:him|her|them|us|me|everyone|\w+))?"
+    r"(?:\s+that)?|\b(?:so that|in order that|to make sure|to ensure))\s*$",
+    re.IGNORECASE,
+)
+
+
+def _own(text: str, match: re.Match[str]) -> bool:
+    before = _REPORTED.search(text[max(0, match.start() - 80) : match.start()])
+    return not before or bool(before.group(1) and before.group(1).lower().startswith(("what ", "whatever ")))
+
+
+def _refusal_phrases(text: str, question: str) -> list[re.Match[str]]:
+    found = list(_REFUSAL.finditer(text))
+    for match in _TOO.finditer(text):
+        start = max(text.rfind(".", 0, match.start()), text.rfind("!", 0, match.start()), text.rfind("?", 0, match.start())) + 1
+        if not _AMBIGUOUS_TOO.match(match.group(0)) or _ABOUT_INPUT.search(text[start : match.end()]):
+            found.append(match)
+    found += [m for m in _NOT_SHOWN.finditer(text) if _not_shown_refuses(text, m, question)]
+    found += [m for m in _PASSIVE_NOT_SHOWN.finditer(text) if _passive_refuses(text, m, question)]
+    return sorted((m for m in found if _own(text, m)), key=lambda m: m.start())
+
+
+def detect_refusal(response: str, question: str = "") -> tuple[int, str]:
+    """(1, why) where the response declines for lack of information, else (0, why)."""
+    stated = final_answer(response)
+    if stated is not None:
+        phrases = _refusal_phrases(stated, question)
+        if phrases and not _answers_anyway(stated, phrases[-1], question):
+            return 1, f"final answer is a refusal ({phrases[0].group(0)!r})"
+        return 0, f"explicit final answer {stated[:60]!r}"
+    matches = _refusal_phrases(response, question)
+    if not matches:
+        return 0, "no refusal phrase"
+    anyway = _answers_anyway(response, matches[-1], question)
+    if anyway:
+        return 0, f"refusal phrase {matches[-1].group(0)!r}, then {anyway}"
+    return 1, f"refusal phrase {matches[0].group(0)!r}"

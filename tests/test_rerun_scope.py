@@ -63,7 +63,9 @@ def dry_run_with(done, **changes) -> Counter:
     (workdir / "models-changed.yaml").write_text(yaml.safe_dump(changed))
     result = snakemake(workdir, "-n", config={**config, "model_registry": str(workdir / "models-changed.yaml")})
     assert result.returncode == 0, result.stderr[-3000:]
-    return scheduled(result)
+    jobs = scheduled(result)
+    print(f"\n{sorted(changes)}: {dict(jobs) or 'nothing to be done'}")
+    return jobs
 
 
 @pytest.mark.parametrize(
@@ -116,6 +118,7 @@ def test_a_new_rules_version_rejudges_every_rules_judgment_and_nothing_else(done
     result = snakemake(workdir, "-n", config=config, snakefile=snakefile)
     assert result.returncode == 0, result.stderr[-3000:]
     jobs = scheduled(result)
+    print(f"\nrules version: {dict(jobs)}")
     assert jobs["judge_responses"] == 4  # 2 models x 1 prompt x 2 levels, every one
     assert jobs["run_inference"] == jobs["extract_frames"] == jobs["make_instances"] == 0
     assert jobs["compute_scores"] == 1

@@ -95,7 +95,22 @@ def test_a_pair_without_common_items_is_named_and_the_cli_writes_the_contract_co
     out = tmp_path / "comparisons.csv"
     command = [sys.executable, "-m", "virtuebench.comparisons", str(path), "--models", "a", "b", "c", "--prompts", "honest"]
     run = subprocess.run(
-        [*command, "--prompt", "honest", "--judge", "rules", "--pair", "a", "c:honest", "--resamples", "200", "--out", str(out)],
+        [
+            *command,
+            "--prompt",
+            "honest",
+            "--judge",
+            "rules",
+            "--pair",
+            "a",
+            "c:honest",
+            "--resamples",
+            "200",
+            "--seed",
+            "0",
+            "--out",
+            str(out),
+        ],
         capture_output=True,
         text=True,
     )

@@ -221,3 +221,20 @@ def test_defaults_are_filled_before_the_checks_so_default_sources_need_their_tok
     text = "\n".join(checked.missing_keys)
     assert "HF_TOKEN" in text and "longvideobench (longvideobench/LongVideoBench) is gated" in text
     assert check_config(config, REPO / "config", environ={"GEMINI_API_KEY": "y", "HF_TOKEN": "t"}, defer_keys=True).missing_keys == []
+
+
+def test_the_schemas_defaults_are_the_library_defaults():
+    """The workflow passes every report setting from config/schema.yaml (the CLIs require them); the library's own
+    defaults, for use without the workflow, must say the same."""
+    from virtuebench.browser import THUMB_WIDTH
+    from virtuebench.metrics import TrustWeights
+    from virtuebench.support.bootstrap import Bootstrap
+
+    report = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())["properties"]["report"]["properties"]
+    bootstrap, trust = report["bootstrap"]["properties"], report["trust"]["properties"]
+    assert (bootstrap["resamples"]["default"], bootstrap["seed"]["default"]) == (Bootstrap.resamples, Bootstrap.seed)
+    assert (trust["wrong_answer"]["default"], trust["unwarranted_refusal"]["default"]) == (
+        TrustWeights.wrong_answer,
+        TrustWeights.unwarranted_refusal,
+    )
+    assert report["thumb_width"]["default"] == THUMB_WIDTH

@@ -123,16 +123,9 @@ def test_the_cli_warns_when_judgments_lack_their_video(tmp_path):
     path = tmp_path / "j.jsonl"
     lines = [json.dumps({k: v for k, v in dataclasses.asdict(_item(f"i{k}", None, 64, True)).items() if k != "video_id"}) for k in range(3)]
     path.write_text("\n".join(lines) + "\n")
-    run = subprocess.run(
-        [sys.executable, "-m", "virtuebench.metrics", str(path), "--out", str(tmp_path / "s.csv"), "--resamples", "200"],
-        capture_output=True,
-        text=True,
-    )
+    cli = [sys.executable, "-m", "virtuebench.metrics", str(path), "--out", str(tmp_path / "s.csv"), "--seed", "0"]
+    run = subprocess.run([*cli, "--resamples", "200", "--wrong-answer", "-1", "--unwarranted-refusal", "0"], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "3 judgments have no video_id" in run.stderr
-    bad = subprocess.run(
-        [sys.executable, "-m", "virtuebench.metrics", str(path), "--out", str(tmp_path / "s.csv"), "--wrong-answer", "1"],
-        capture_output=True,
-        text=True,
-    )
+    bad = subprocess.run([*cli, "--resamples", "200", "--wrong-answer", "1", "--unwarranted-refusal", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "wrong_answer < unwarranted_refusal" in bad.stderr

@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--instances", required=True)
     parser.add_argument("--frames-dir", required=True)
     parser.add_argument("--out", required=True, help="the site's folder (index.html goes there)")
-    parser.add_argument("--thumb-width", type=int, default=THUMB_WIDTH, help="thumbnail width in pixels")
+    parser.add_argument("--thumb-width", type=int, required=True, help="thumbnail width in pixels")
     args = parser.parse_args(argv)
     started = time.monotonic()
     try:

@@ -169,8 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompt", required=True, help="the report's prompt (Tables 1 and 2)")
     parser.add_argument("--judge", required=True)
     parser.add_argument("--pair", nargs=2, action="append", default=[], metavar=("A", "B"), help="an extra pair: model or model:prompt")
-    parser.add_argument("--resamples", type=int, default=Bootstrap.resamples)
-    parser.add_argument("--seed", type=int, default=Bootstrap.seed)
+    parser.add_argument("--resamples", type=int, required=True)
+    parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     try:

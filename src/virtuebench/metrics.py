@@ -238,15 +238,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("judgments", nargs="+")
     parser.add_argument("--out", required=True)
     parser.add_argument("--invalid-out", help="CSV listing every judgment without a valid verdict")
-    parser.add_argument("--resamples", type=int, default=Bootstrap.resamples, help="bootstrap resamples per number")
-    parser.add_argument("--seed", type=int, default=Bootstrap.seed, help="bootstrap seed")
-    parser.add_argument("--wrong-answer", type=float, default=TrustWeights.wrong_answer, help="trust score of a wrong answer")
-    parser.add_argument(
-        "--unwarranted-refusal",
-        type=float,
-        default=TrustWeights.unwarranted_refusal,
-        help="trust score of a refusal where an answer was expected",
-    )
+    parser.add_argument("--resamples", type=int, required=True, help="bootstrap resamples per number")
+    parser.add_argument("--seed", type=int, required=True, help="bootstrap seed")
+    parser.add_argument("--wrong-answer", type=float, required=True, help="trust score of a wrong answer")
+    parser.add_argument("--unwarranted-refusal", type=float, required=True, help="trust score of a refusal where an answer was expected")
     args = parser.parse_args(argv)
     try:
         bootstrap = Bootstrap(args.resamples, args.seed)

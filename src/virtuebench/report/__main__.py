@@ -8,7 +8,7 @@ from pathlib import Path
 
 from virtuebench.comparisons import read_comparisons
 from virtuebench.instances import read_instances
-from virtuebench.metrics import TrustWeights, read_scores
+from virtuebench.metrics import read_scores
 from virtuebench.report.figures import composition, fig4, fig6, fig_levels, sources
 from virtuebench.report.tables import table1, table2, table2_trust
 
@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     tables.add_argument("--table2", required=True)
     tables.add_argument("--table2-trust", help="Table 2's variant with the trust score")
     tables.add_argument("--intervals", action="store_true", help="print each number's 95%% interval")
-    tables.add_argument("--wrong-answer", type=float, default=TrustWeights.wrong_answer, help="the trust weights, for the caption")
-    tables.add_argument("--unwarranted-refusal", type=float, default=TrustWeights.unwarranted_refusal)
+    tables.add_argument("--wrong-answer", type=float, required=True, help="the trust weights, for the caption")
+    tables.add_argument("--unwarranted-refusal", type=float, required=True)
     tables.set_defaults(func=_tables)
 
     four = commands.add_parser("fig4", help="Fig. 4 from the instances table")

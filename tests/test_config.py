@@ -238,3 +238,32 @@ def test_the_schemas_defaults_are_the_library_defaults():
         TrustWeights.unwarranted_refusal,
     )
     assert report["thumb_width"]["default"] == THUMB_WIDTH
+
+
+def test_a_hybrid_judge_resolves_its_llm_judge_and_tracks_both():
+    from virtuebench.config import run_settings, tracked_settings
+    from virtuebench.judge.rules import VERSION
+
+    config = copy.deepcopy(DEFAULT)
+    config["judge"] = "both"
+    config["judges"]["both"] = {"kind": "hybrid", "llm": "gpt-4o"}
+    with pytest.raises(
+        ConfigError, match="config.judges.both: its LLM judge gpt-4o needs an API key: set the environment variable OPENAI_API_KEY"
+    ):
+        check(config)
+    checked = check(config, environ={"OPENAI_API_KEY": "sk-x"})
+    settings = checked.judges["both"]
+    assert settings["kind"] == "hybrid" and settings["llm"]["model"] == "gpt-4o-2024-08-06"
+    tracked = yaml.safe_load(tracked_settings("judge", settings))
+    assert tracked["version"] == VERSION and tracked["llm"]["model"] == "gpt-4o-2024-08-06" and "api_key_env" not in tracked["llm"]
+    assert yaml.safe_load(run_settings("judge", settings))["llm"]["api_key_env"] == "OPENAI_API_KEY"
+
+    # Without the key and `if_no_key: rules`: a warning, and no LLM judge (the unsure items become invalid).
+    config["judges"]["both"]["if_no_key"] = "rules"
+    keyless = check(config)
+    assert keyless.judge == "both" and keyless.judges["both"]["llm"] is None
+    assert any("judge both decides only where the rules are confident" in w for w in keyless.warnings)
+
+    config["judges"]["both"]["llm"] = "rules"
+    with pytest.raises(ConfigError, match="config.judges.both.llm: 'rules' is not an llm judge; allowed values: gpt-4o"):
+        check(config)

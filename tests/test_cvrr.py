@@ -295,3 +295,22 @@ def test_figures_1_and_4_from_the_published_outputs(tmp_path):
     assert round(averages["GPT4o"], 2) == 75.03 and len(averages) == 11
     for name in ("fig1.png", "fig4_dscp_gains.png"):
         assert (tmp_path / "f" / name).stat().st_size > 10_000
+
+
+def test_agreement_with_the_published_verdicts_splits_confident_and_unconfident(tmp_path):
+    published = write_release(tmp_path / "published", model="PaperModel") / "Judge-results"
+    folder = published / "standard_prompting" / "PaperModel"
+    first = next(iter(sorted(folder.glob("*.json"))))
+    items = json.loads(first.read_text())
+    # One verdict the rules are sure of (a short "no" to a yes/no question, the truth's "no") beside the fixture's.
+    items.append([{"pred": "correct", "score": 5}, {"q": "Is the door open?", "a": "No, it is closed.", "pred": "No."}])
+    first.write_text(json.dumps(items))
+    run = subprocess.run(
+        [sys.executable, "-m", "virtuebench.cvrr", "agree", str(published), "--judge", "rules", "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    rows = {row["model"]: row for row in csv.DictReader((tmp_path / "out" / "agreement.csv").open())}
+    assert int(rows["confident"]["n"]) >= 1 and int(rows["confident"]["n"]) + int(rows["unconfident"]["n"]) == int(rows["all"]["n"])
+    assert rows["confident"]["agreement"] == "1.0" and "confident:" in run.stderr and "unconfident:" in run.stderr

@@ -412,3 +412,91 @@ def test_answer_families_round_4(question, answer, response, judgement):
 def test_review_cases_round_5(question, answer, response, verdict):
     judged = RulesJudge().judge(question, answer, response)
     assert (judged.refusal, judged.judgement) == verdict, (response, judged.reason)
+
+
+@pytest.mark.parametrize(
+    "question,answer,response,verdict",
+    [
+        # rules/9: a limitation about something the question does not ask for is an aside, not a refusal ...
+        ("What colour is the van?", "White", "The van is white. The driver is not visible, so I cannot determine who drives it.", (0, 1)),
+        (
+            "What does the girl throw into the pond?",
+            REFUSAL,
+            "She throws a small flat stone, which skips three times before sinking near the reeds on the far bank. "
+            "The ducks on the left are not clearly visible in the frames, but they swim away after the splash.",
+            (0, 0),
+        ),
+        # ... but a limitation about the thing asked for, named or by a possessive, stays a refusal
+        ("What colour is the van?", REFUSAL, "The van's paint is not visible in the frames, so I cannot determine its colour.", (1, 1)),
+        ("What colour is the van?", REFUSAL, "Its paint is not visible, so the colour cannot be determined.", (1, 1)),
+        ("Who drives the van?", REFUSAL, "The van is white. The driver is not visible, so I cannot determine who drives it.", (1, 1)),
+        # direction and order words: the reverse is wrong, the same direction right, both named is no contradiction
+        ("Which way does the ferry sail?", "From east to west", "It sails from west to east.", (0, 0)),
+        ("Which way does the ferry sail?", "From east to west", "It leaves the east pier and sails west.", (0, 1)),
+        ("Which way does the skater spin?", "Clockwise", "She spins anticlockwise.", (0, 0)),
+        ("Which way does the skater spin?", "Clockwise", "Clockwise, then she stops.", (0, 1)),
+        ("Which way does the lift go?", "Downward", "It moves upward to the roof.", (0, 0)),
+        # which side wins
+        ("Which team wins?", "The visitors", "The home side wins comfortably.", (0, 0)),
+        ("Which team wins?", "The visitors", "The visitors win, beating the home side.", (0, 1)),
+        # units before and after the number, with scale words
+        ("How much does the painting sell for?", "€7.5 million", "It sells for 7.5 million euros.", (0, 1)),
+        ("How much does the painting sell for?", "€7.5 million", "It sells for 7.5 billion euros.", (0, 0)),
+        ("How much does the painting sell for?", "€7.5 million", "It sells for $7.5 million.", (0, 0)),
+        ("How much does the ticket cost?", "£40", "Forty pounds.", (0, 1)),
+        ("How many people attend?", "2,400,000", "About 2.4 million people.", (0, 1)),
+        # the number that answers the question, not the whole it is part of
+        ("How many of the riders finish?", "4", "Of the 9 riders, 4 finish the race.", (0, 1)),
+        ("How many of the riders finish?", "9", "Of the 9 riders, 4 finish the race.", (0, 0)),
+        # only the final answer of a thinking reply is judged, and markdown is read as text
+        ("How many eggs does she crack?", "3", "<think>Frame 2 shows two shells, maybe a fourth later.</think>\n**Answer:** 3", (0, 1)),
+        ("How many eggs does she crack?", REFUSAL, "<think>I see 3 shells.</think>\nThe frames do not show enough to count them.", (1, 1)),
+        ("How many eggs does she crack?", REFUSAL, "### Count\n- **Eggs cracked:** 4\n- Bowl: glass", (0, 0)),
+        # more ways of saying the frames cannot tell; a question whether it can be told is answered by "it cannot"
+        ("Who locks the gate?", REFUSAL, "The gate scene falls outside the clips, so who locked it can't be worked out.", (1, 1)),
+        ("Who locks the gate?", REFUSAL, "I don't have what I'd need to tell who locks it.", (1, 1)),
+        ("Who locks the gate?", REFUSAL, "Who did it isn't something these frames let me determine.", (1, 1)),
+        (
+            "Can the driver's face be identified?",
+            "No, it stays in shadow",
+            "No, the face cannot be identified; it stays in shadow.",
+            (0, 1),
+        ),
+        ("Can you tell me who locks the gate?", REFUSAL, "I cannot determine who locks the gate.", (1, 1)),
+        ("Which way does the wheel turn?", "Anticlockwise", "It turns counter-clockwise.", (0, 1)),
+        # a score written as a tie
+        ("What is the final score?", "2-2", "Two apiece.", (0, 1)),
+        ("What is the final score?", "1-1", "They are tied at one.", (0, 1)),
+    ],
+)
+def test_rules_9_families(question, answer, response, verdict):
+    judged = RulesJudge().judge(question, answer, response)
+    assert (judged.refusal, judged.judgement) == verdict, (response, judged.reason)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        # the comments' examples in virtuebench.judge.refusal are refusals
+        "The time isn't something I can confirm.",
+        "That wasn't something we could establish.",
+        "It is unclear who wins.",
+        "It remains unknown which door she uses.",
+        "The footage shown is not sufficient to tell.",
+        "Naming the song is not possible.",
+        "Pinpointing when it starts isn't feasible from these frames.",
+        "We don't have what we'd need to answer.",
+        "I do not have enough to judge.",
+        "Her route is undeterminable.",
+        "The speed is not observable.",
+    ],
+)
+def test_comment_examples_are_refusals(response):
+    assert detect_refusal(response, "What happens?")[0] == 1, response
+
+
+def test_every_verdict_says_how_sure_it_is_and_which_rules_decided():
+    verdict = RulesJudge().judge("How many eggs?", "3", "Three eggs.")
+    assert verdict.confident in (True, False) and "@short" in verdict.reason and "stated_number=1" in verdict.reason
+    unfinished = RulesJudge().judge("How many eggs?", "3", "<think>Two shells so far, then a third")
+    assert unfinished.confident is False and "unclosed-thinking" in unfinished.reason

@@ -86,6 +86,59 @@ def test_llm_judge_in_the_workflow(tmp_path, monkeypatch):
         assert all(secret not in text for text in texts + [result.stdout, result.stderr, again.stderr])
 
 
+def test_hybrid_judge_sends_only_what_the_rules_are_unsure_of(tmp_path, monkeypatch):
+    from helpers.fake_openai import FakeOpenAI
+
+    from virtuebench.judge.rules import RulesJudge
+
+    monkeypatch.setenv("VB_TEST_KEY", "sk-hybrid-test")
+    with FakeOpenAI() as server:
+        config = {
+            **TINY,
+            "models": ["refuse", "guess"],  # no two of their responses coincide, so every unsure item is one API call
+            "levels": [64],
+            "prompts": ["honest"],
+            "judge": "both",
+            "judges": {
+                "fake-gpt": {"kind": "llm", "model": "gpt-fake", "base_url": server.base_url, "api_key_env": "VB_TEST_KEY"},
+                "both": {"kind": "hybrid", "llm": "fake-gpt"},
+            },
+        }
+        result = snakemake(tmp_path, config=config)
+        assert result.returncode == 0, result.stderr[-3000:]
+        records = [
+            json.loads(line) for p in (tmp_path / "results" / "judgments" / "both").rglob("*.jsonl") for line in p.read_text().splitlines()
+        ]
+        # Independently of the hybrid: the rules judge's own confidence on the same items.
+        rules = RulesJudge()
+        unsure = [r for r in records if not rules.judge(r["question"], r["answer"], r["response"]).confident]
+        assert len(records) == 30 and 0 < len(unsure) < len(records), "the demo has items of both kinds"
+        assert server.total == len(unsure), "one request per unconfident item, none for the others"
+        assert sorted(r["instance_id"] for r in records if r["decided_by"] == "llm") == sorted(r["instance_id"] for r in unsure)
+        assert all(r["valid"] and r["confident"] is (r["decided_by"] == "rules") for r in records)
+        logs = "".join(p.read_text() for p in (tmp_path / "logs").rglob("*.log"))
+        decided = [tuple(map(int, m)) for m in re.findall(r"decided by the rules (\d+) \(requests saved\), by the LLM judge (\d+)", logs)]
+        assert len(decided) == 2 and tuple(map(sum, zip(*decided))) == (len(records) - len(unsure), len(unsure)), decided
+
+    # Without a key and `if_no_key: rules`: the unsure items are marked invalid, listed and counted, not guessed.
+    monkeypatch.delenv("VB_TEST_KEY")
+    keyless = {**config, "judges": {**config["judges"], "both": {"kind": "hybrid", "llm": "fake-gpt", "if_no_key": "rules"}}}
+    workdir = tmp_path / "keyless"
+    workdir.mkdir()
+    result = snakemake(workdir, config=keyless)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "VB_TEST_KEY is not set: judge both decides only where the rules are confident" in result.stderr
+    records = [
+        json.loads(line) for p in (workdir / "results" / "judgments" / "both").rglob("*.jsonl") for line in p.read_text().splitlines()
+    ]
+    invalid = [r for r in records if not r["valid"]]
+    assert sorted(r["instance_id"] for r in invalid) == sorted(r["instance_id"] for r in unsure)
+    assert all(r["decided_by"] == "none" and "no LLM judge" in r["reason"] for r in invalid)
+    listed = list(csv.DictReader((workdir / "results" / "invalid_items.csv").open()))
+    assert sorted(row["instance_id"] for row in listed) == sorted(r["instance_id"] for r in invalid)
+    assert f", {len(invalid)} without a valid verdict" in (workdir / "results" / "table2.tex").read_text()
+
+
 def test_cvrr_benchmark_in_the_workflow(tmp_path, monkeypatch):
     from helpers.data import make_cvrr_release, write_release
     from helpers.fake_openai import FakeOpenAI

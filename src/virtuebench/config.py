@@ -192,6 +192,13 @@ def _split(kind: str, entry: dict[str, Any]) -> tuple[dict[str, Any], dict[str, 
 
         # The built-in judges have no settings: their code's version is what changes their verdicts.
         tracked = {"kind": entry.get("kind", "rules"), "version": judge_version(entry.get("kind", "rules"))}
+    elif entry["kind"] == "hybrid":
+        from virtuebench.judge import judge_version
+
+        # The rules' version and the LLM judge's own split (check_config resolves `llm` to its settings).
+        llm = entry.get("llm")
+        tracked = {"kind": "hybrid", "version": judge_version("rules"), "llm": _split("judge", llm)[0] if isinstance(llm, dict) else llm}
+        run = {"llm": _split("judge", llm)[1]} if isinstance(llm, dict) else {}
     return tracked, run
 
 
@@ -273,10 +280,13 @@ def _check_prompts_and_report(review: _Review) -> None:
                 review.problems.append(f"config.report.compare[{i}]: prompt {prompt!r} is not in config.prompts")
 
 
-def _judge_key_env(settings: dict[str, Any]) -> str | None:
-    """The variable an LLM judge reads its key from (its settings' default where unset); None for the others."""
+def _judge_key_env(settings: dict[str, Any], defined: dict[str, dict[str, Any]]) -> str | None:
+    """The variable an LLM judge (or a hybrid's LLM judge) reads its key from (its settings' default where unset);
+    None for the others."""
     from virtuebench.judge.llm import LlmJudgeSettings
 
+    if settings.get("kind") == "hybrid":
+        return _judge_key_env(defined.get(settings.get("llm") or "", {}), {})
     return LlmJudgeSettings.from_dict(settings).api_key_env if settings.get("kind") == "llm" else None
 
 
@@ -298,8 +308,11 @@ def _check_judges(review: _Review) -> tuple[dict[str, dict[str, Any]], str]:
     compared = {name for pair in config["compare_judges"] for name in pair}
     for name in dict.fromkeys(name for _, name in wanted):
         settings = defined.get(name)
+        if settings is not None and settings["kind"] == "hybrid":
+            judges[name] = _check_hybrid(review, name, settings, defined)
+            continue
         if settings is None or settings["kind"] != "llm":
-            judges[name] = {"kind": "rules"}
+            judges[name] = {"kind": settings["kind"] if settings else "rules"}
             continue
         try:
             parsed = LlmJudgeSettings.from_dict(settings)
@@ -320,6 +333,40 @@ def _check_judges(review: _Review) -> tuple[dict[str, dict[str, Any]], str]:
             )
         judges[name] = settings
     return judges, judge
+
+
+def _check_hybrid(review: _Review, name: str, settings: dict[str, Any], defined: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A hybrid judge's settings with `llm` resolved to its LLM judge's settings (None: no LLM judge, or no key
+    and `if_no_key: rules` on the hybrid or its LLM judge: the items the rules are not sure of are then invalid)."""
+    from virtuebench.judge.llm import JudgeSetupError, LlmJudgeSettings
+
+    llm_name = settings.get("llm")
+    if llm_name is None:
+        return {"kind": "hybrid", "llm": None}
+    llm = defined.get(llm_name)
+    if llm is None or llm["kind"] != "llm":
+        allowed = [other for other, spec in defined.items() if spec["kind"] == "llm"]
+        review.problems.append(
+            f"config.judges.{name}.llm: {llm_name!r} is not an llm judge; allowed values: {', '.join(allowed) or 'none defined'}"
+        )
+        return {"kind": "hybrid", "llm": None}
+    try:
+        parsed = LlmJudgeSettings.from_dict(llm)
+    except JudgeSetupError as error:
+        review.problems.append(f"config.judges.{llm_name}: {error}")
+        return {"kind": "hybrid", "llm": None}
+    if parsed.api_key_env and not review.environ.get(parsed.api_key_env):
+        if settings.get("if_no_key", llm.get("if_no_key", "fail")) == "rules":
+            review.warnings.append(
+                f"{parsed.api_key_env} is not set: judge {name} decides only where the rules are confident; the other items "
+                f"are marked invalid (results/invalid_items.csv), not guessed (config.judges.{name}: if_no_key: rules)"
+            )
+            return {"kind": "hybrid", "llm": None}
+        review.missing_key(
+            f"config.judges.{name}: its LLM judge {llm_name} needs an API key: set the environment variable {parsed.api_key_env} "
+            f"(or set config.judges.{name}.if_no_key: rules to judge only what the rules are sure of)"
+        )
+    return {"kind": "hybrid", "llm": dict(llm)}
 
 
 def _check_names(review: _Review) -> None:
@@ -394,7 +441,7 @@ def _check_curation(review: _Review, registry: dict[str, dict[str, Any]], regist
         key_env = (registry[name].get("settings") or {}).get("api_key_env")
         if key_env and not review.environ.get(key_env):
             review.missing_key(f"config.curation.{key}: {name} needs an API key: set the environment variable {key_env}")
-    key_env = _judge_key_env(defined.get(curation["difficulty_judge"], {}))
+    key_env = _judge_key_env(defined.get(curation["difficulty_judge"], {}), defined)
     if key_env and not review.environ.get(key_env):
         review.missing_key(
             f"config.curation.difficulty_judge: {curation['difficulty_judge']} needs an API key: set the environment variable {key_env}"

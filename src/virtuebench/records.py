@@ -85,6 +85,8 @@ class Judgment:
     retryable: bool = False  # the judge's request failed: the next run asks again
     video_id: str | None = None  # the item's video: the unit the report's bootstrap resamples
     truncated: bool = False  # the response was cut off (Response.truncated): judged as no answer, valid false
+    confident: bool | None = None  # the rules judge's verdict came from a rule of known precision (None: not said)
+    decided_by: str | None = None  # a hybrid judge's: rules (confident), llm, or none (uncertain, no LLM judge to ask)
 
 
 def stable_hash(value: Any, length: int = 12) -> str:

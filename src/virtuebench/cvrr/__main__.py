@@ -13,7 +13,8 @@ python -m virtuebench.cvrr figures DIR/table2.csv --out DIR
     Fig. 1 (averages) and Fig. 4 (DSCP gains).
 python -m virtuebench.cvrr agree PUBLISHED_DIR --judge rules --out DIR
     How far an offline judge is from the published GPT-3.5 verdicts: agreement and Cohen's kappa per
-    (setting, model) and overall (DIR/agreement.json, DIR/agreement.csv, DIR/disagreements.jsonl).
+    (setting, model) and overall (DIR/agreement.json, DIR/agreement.csv, DIR/disagreements.jsonl); for the
+    rules judge, also over the items it is confident of and the others (rows `confident`, `unconfident`).
 """
 
 from __future__ import annotations
@@ -79,12 +80,20 @@ def _agree(args: argparse.Namespace) -> int:
     from virtuebench.cvrr.agreement import measure
     from virtuebench.cvrr.published import read_published
 
-    overall = measure(read_published(args.published_dir), args.judge, args.out)
+    summary = measure(read_published(args.published_dir), args.judge, args.out)
+    overall = summary["judgement"]
     print(
         f"cvrr: {args.judge} vs published: agreement {overall['agreement']}, kappa {overall['kappa']} "
         f"over {overall['n']} items -> {args.out}/agreement.csv",
         file=sys.stderr,
     )
+    for label in ("confident", "unconfident"):  # a judge that says how sure it is (rules, hybrid)
+        if label in summary:
+            part = summary[label]
+            print(
+                f"  {label}: {part['n']} items ({part['share']}), agreement {part['judgement']['agreement']}, kappa {part['judgement']['kappa']}",
+                file=sys.stderr,
+            )
     return 0
 
 

@@ -34,12 +34,14 @@ def rejudge(published: list[Judgment], judge_name: str) -> list[Judgment]:
                 reason=verdict.reason,
                 score=None,
                 judge_version=judge.version,
+                confident=verdict.confident,
             )
         )
     return out
 
 
 def measure(published: list[Judgment], judge_name: str, out_dir: str | Path) -> dict[str, Any]:
+    """Writes the agreement files; returns the overall summary (virtuebench.judge.agreement.compare)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     offline = rejudge(published, judge_name)
@@ -55,7 +57,11 @@ def measure(published: list[Judgment], judge_name: str, out_dir: str | Path) -> 
         )
     overall, disagreements = compare(published, offline)
     rows.append({"setting": "all", "model": "all", **{k: overall["judgement"][k] for k in ("n", "agreement", "kappa", "rate_a", "rate_b")}})
+    for label in ("confident", "unconfident"):  # the rules judge's verdicts it was sure of, and the others
+        if label in overall:
+            part = overall[label]["judgement"]
+            rows.append({"setting": "all", "model": label, **{k: part[k] for k in ("n", "agreement", "kappa", "rate_a", "rate_b")}})
     write_csv(out_dir / "agreement.csv", rows)
     (out_dir / "agreement.json").write_text(json.dumps({"published_vs": judge_name, "rows": rows, "overall": overall}, indent=1) + "\n")
     write_jsonl_atomic(out_dir / "disagreements.jsonl", disagreements)
-    return overall["judgement"]
+    return overall

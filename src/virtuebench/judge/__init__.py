@@ -1,7 +1,8 @@
 """Judges: decide refusal and correctness of a response against a per-level ground truth.
 
-`rules` is offline and built in, as is `mcq` (multiple-choice replies scored by their letter); `llm` judges (virtuebench.judge.llm) are defined by name in config
-with their model, endpoint and prompt.
+`rules` is offline and built in, as is `mcq` (multiple-choice replies scored by their letter); `llm` judges
+(virtuebench.judge.llm) are defined by name in config with their model, endpoint and prompt; a `hybrid` judge
+(virtuebench.judge.hybrid) takes the rules' verdict where the rules are confident and an `llm` judge's otherwise.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 from virtuebench.judge.base import Judge, Verdict
 from virtuebench.judge.rules import RulesJudge
 
-KINDS = ("rules", "llm", "mcq")
+KINDS = ("rules", "llm", "mcq", "hybrid")
 
 __all__ = ["KINDS", "Judge", "Verdict", "get_judge", "judge_version"]
 
@@ -30,7 +31,8 @@ def judge_version(kind: str) -> str:
 
 
 def get_judge(name: str, settings: dict[str, Any] | None = None, cache_path: str | None = None) -> Judge:
-    """The judge called `name`: `rules`, or one whose settings say `kind: llm`."""
+    """The judge called `name`: `rules`, or one whose settings give its kind (a hybrid's `llm`: the resolved
+    settings of its LLM judge, or None for none)."""
     settings = dict(settings or {})
     kind = settings.get("kind", name if name in KINDS else None)
     if kind == "rules":
@@ -44,4 +46,9 @@ def get_judge(name: str, settings: dict[str, Any] | None = None, cache_path: str
         from virtuebench.judge.llm import LlmJudge
 
         return LlmJudge(name, settings, VerdictCache(cache_path) if cache_path else None)
+    if kind == "hybrid":
+        from virtuebench.judge.cache import VerdictCache
+        from virtuebench.judge.hybrid import HybridJudge
+
+        return HybridJudge(name, settings, VerdictCache(cache_path) if cache_path and settings.get("llm") else None)
     raise ValueError(f"unknown judge {name!r}: give its settings with kind one of {list(KINDS)}")

@@ -1,7 +1,8 @@
-"""CLI for judging: two subcommands, `judge` (the default: it may be left out) and `agree`.
+"""CLI for judging: three subcommands, `judge` (the default: it may be left out), `agree` and `precision`.
 
     python -m virtuebench.judge [judge] INPUT --out OUT [--judge NAME] ...
     python -m virtuebench.judge agree (--a J1.jsonl ... --b J2.jsonl ... | --set SPLIT) ...
+    python -m virtuebench.judge precision [--set tuning]
 
 The word `judge` is optional: argv whose first word is neither a subcommand (`judge`, `agree`) nor -h/--help
 is read as the `judge` subcommand, so the contract's call shape (shared/CONTRACT.md) keeps working. An input
@@ -24,6 +25,11 @@ refusal precision and recall of the second taking the first as the reference):
     python -m virtuebench.judge agree --a J1.jsonl ... --b J2.jsonl ... --out report.json [--disagreements D.jsonl]
 The same for a judge against the labelled judge set (docs/judge_set.md), on its tune or held-out part:
     python -m virtuebench.judge agree --set heldout [--judge rules] [--disagreements D.jsonl]
+With the rules judge (or a hybrid) the summary also splits the items by the rules' `confident`.
+
+The rules judge's precision per rule on a part of the judge set (default: the tuning parts), with the labels it
+is confident of, and what calibrating on that part would choose (virtuebench.judge.rules, docs/judge_set.md):
+    python -m virtuebench.judge precision [--set tuning] [--out precision.csv]
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from virtuebench.judge.judge_set import SPLITS
 from virtuebench.records import Judgment, RecordError, load_records, write_jsonl_atomic
 from virtuebench.support.settings import merge_settings
 
-COMMANDS = ("judge", "agree")
+COMMANDS = ("judge", "agree", "precision")
 DEFAULT_COMMAND = "judge"
 
 
@@ -96,6 +102,52 @@ def _agree(args: argparse.Namespace) -> int:
         f"  {len(disagreements)} disagreements",
         file=sys.stderr,
     )
+    if "decided_by" in summary:
+        print(f"  decided by: {', '.join(f'{by} {n}' for by, n in summary['decided_by'].items())}", file=sys.stderr)
+    for label in ("confident", "unconfident"):
+        if label in summary:
+            part = summary[label]
+            print(
+                f"  {label} ({part['n']} items, {part['share']} of them): refusal agreement {part['refusal']['agreement']}, "
+                f"judgement agreement {part['judgement']['agreement']}",
+                file=sys.stderr,
+            )
+    return 0
+
+
+def _precision(args: argparse.Namespace) -> int:
+    import csv
+
+    from virtuebench.judge.judge_set import FixtureMissing, calibrate, load, precision_by_rule
+    from virtuebench.judge.rules import CONFIDENT_MATCH, CONFIDENT_REFUSAL, MIN_CASES, MIN_PRECISION
+
+    try:
+        cases = load(args.set)
+    except FixtureMissing as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    rows = precision_by_rule(cases)
+    frozen = {"refusal": CONFIDENT_REFUSAL, "match": CONFIDENT_MATCH}
+    for row in rows:
+        row["confident"] = row["label"] in frozen[row["stage"]]
+    print(f"{len(cases)} cases of {args.set}; confident where precision >= {MIN_PRECISION} over >= {MIN_CASES} cases", file=sys.stderr)
+    print(f"{'stage':8} {'label':40} {'n':>5} {'agree':>6} {'precision':>9}  confident", file=sys.stderr)
+    for row in rows:
+        print(
+            f"{row['stage']:8} {row['label']:40} {row['n']:5d} {row['agree']:6d} {row['precision']:9.4f}  {'yes' if row['confident'] else ''}",
+            file=sys.stderr,
+        )
+    refusal, match = calibrate(cases)
+    if (refusal, match) != (CONFIDENT_REFUSAL, CONFIDENT_MATCH):
+        added = sorted((refusal - CONFIDENT_REFUSAL) | (match - CONFIDENT_MATCH))
+        dropped = sorted((CONFIDENT_REFUSAL - refusal) | (CONFIDENT_MATCH - match))
+        print(f"calibrating on {args.set} would add {added or 'nothing'} and drop {dropped or 'nothing'}", file=sys.stderr)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        with open(args.out, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["stage"])
+            writer.writeheader()
+            writer.writerows(rows)
     return 0
 
 
@@ -132,6 +184,15 @@ def main(argv: list[str] | None = None) -> int:
     agreement.add_argument("--out", help="summary (JSON)")
     agreement.add_argument("--disagreements", help="the items they disagree on (JSONL)")
     agreement.set_defaults(func=_agree, parser=agreement)
+
+    precision = commands.add_parser(
+        "precision",
+        help="the rules judge's precision per rule on the labelled judge set",
+        description="The rules judge's precision per rule label on a part of the labelled judge set (docs/judge_set.md).",
+    )
+    precision.add_argument("--set", choices=SPLITS, default="tuning", help="the part (default: the tuning parts)")
+    precision.add_argument("--out", help="the table (CSV)")
+    precision.set_defaults(func=_precision)
 
     args = parser.parse_args(argv)
     return args.func(args)

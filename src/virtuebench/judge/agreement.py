@@ -4,6 +4,7 @@ the reference, and the items they disagree on. Only items both judged validly ar
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -60,6 +61,19 @@ def compare(first: Iterable[Judgment], second: Iterable[Judgment]) -> tuple[dict
         "refusal": _stats([a_items[k].refusal for k in both_valid], [b_items[k].refusal for k in both_valid]),
         "judgement": _stats([a_items[k].judgement for k in both_valid], [b_items[k].judgement for k in both_valid]),
     }
+    # Where the second judge says how sure it was (the rules judge's `confident`), the same on each side of that line.
+    for label, sure in (("confident", True), ("unconfident", False)):
+        keys = [k for k in both_valid if b_items[k].confident is sure]
+        if any(b_items[k].confident is not None for k in both_valid):
+            summary[label] = {
+                "n": len(keys),
+                "share": round(len(keys) / len(both_valid), 4) if both_valid else None,
+                "refusal": _stats([a_items[k].refusal for k in keys], [b_items[k].refusal for k in keys]),
+                "judgement": _stats([a_items[k].judgement for k in keys], [b_items[k].judgement for k in keys]),
+            }
+    decided = Counter(b_items[k].decided_by for k in shared if b_items[k].decided_by)
+    if decided:  # a hybrid judge: how many verdicts each of its judges gave
+        summary["decided_by"] = dict(sorted(decided.items()))
     disagreements = [
         {
             "instance_id": k[0],
@@ -69,7 +83,12 @@ def compare(first: Iterable[Judgment], second: Iterable[Judgment]) -> tuple[dict
             "answer": a_items[k].answer,
             "response": a_items[k].response,
             f"{names[0]}": {"refusal": a_items[k].refusal, "judgement": a_items[k].judgement, "reason": a_items[k].reason},
-            f"{names[1]}": {"refusal": b_items[k].refusal, "judgement": b_items[k].judgement, "reason": b_items[k].reason},
+            f"{names[1]}": {
+                "refusal": b_items[k].refusal,
+                "judgement": b_items[k].judgement,
+                "reason": b_items[k].reason,
+                "confident": b_items[k].confident,
+            },
         }
         for k in both_valid
         if (a_items[k].refusal, a_items[k].judgement) != (b_items[k].refusal, b_items[k].judgement)

@@ -3,7 +3,8 @@
 A judge decides one (question, ground truth, response) at a time (`judge`). What it can do beyond that
 is declared on `Judge` with defaults, so the judging stage never probes for it: `max_concurrency`
 (requests in flight at once), `uses_api` (it sends requests: the stage announces their number and
-estimated tokens first, and reports `requests` and `tokens` spent), `cached` and `estimate_tokens`.
+estimated tokens first, and reports `requests` and `tokens` spent), `cached`, `estimate_tokens`, and the notes
+it adds before and after a run (`pending_note`, `spent_note`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ class Verdict:
     judge_model: str | None = None  # the model snapshot that gave the verdict
     usage: dict[str, int] | None = None  # tokens of the request that gave it
     retryable: bool = False  # a failed request (not a verdict): asked again on the next run
+    confident: bool | None = None  # the rules judge: a rule of known precision decided (None: a judge that does not say)
+    decided_by: str | None = None  # the hybrid judge: which of its judges gave the verdict (rules, llm, none)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -51,3 +54,12 @@ class Judge:
     def estimate_tokens(self, question: str, answer: str, response: str) -> int:
         """Roughly what one request costs, for the announcement before a run (judges that use an API)."""
         return 0
+
+    def pending_note(self, items: list[tuple[Any, str, str, str]]) -> str:
+        """Before a run that sends requests, anything the judge adds about the (key, question, answer, response)
+        items (the hybrid: how many the rules settle without a request)."""
+        return ""
+
+    def spent_note(self) -> str:
+        """After a run, anything the judge adds to its summary line (the hybrid: which judge decided how many)."""
+        return ""

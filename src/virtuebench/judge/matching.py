@@ -62,22 +62,44 @@ def _polarity(tokens: list[str]) -> str | None:
 
 def sentence_matches(answer: str, response: str) -> tuple[int, str]:
     """For a sentence-long ground truth: yes/no, then negation, then content-word recall."""
+    decision = _sentence(answer, response)
+    return decision.judgement, decision.reason
+
+
+#: Content-word recall bands of a sentence answer, for the rules' confidence: none, low (below CONTENT_RECALL),
+#: mid (up to HIGH_RECALL), high.
+HIGH_RECALL = 0.6
+
+
+def _sentence(answer: str, response: str) -> Decision:
     expected, tokens = normalize(answer), normalize(response)
     wanted, said = _polarity(expected), _polarity(tokens)
     if wanted and said:
-        return (1, f"answers {said!r} as the ground truth") if wanted == said else (0, f"answers {said!r}, ground truth {wanted!r}")
+        if wanted == said:
+            return Decision(1, f"answers {said!r} as the ground truth", "polarity")
+        return Decision(0, f"answers {said!r}, ground truth {wanted!r}", "polarity")
     if bool(_SENTENCE_NEGATIONS & set(_first_sentence(answer))) != bool(_SENTENCE_NEGATIONS & set(_first_sentence(response))):
-        return 0, "negates where the ground truth affirms, or the reverse"
+        return Decision(0, "negates where the ground truth affirms, or the reverse", "negation")
     content = {t for t in expected if t not in STOPWORDS and len(t) > 2}
     if not content:
-        return 0, "no content words to compare"
+        return Decision(0, "no content words to compare", "no-content")
     recall = len(content & {t for t in tokens if t not in STOPWORDS}) / len(content)
-    return int(recall >= CONTENT_RECALL), f"{recall:.0%} of the ground truth's content words"
+    band = (
+        "recall-none"
+        if recall == 0
+        else "recall-low"
+        if recall < CONTENT_RECALL
+        else "recall-mid"
+        if recall < HIGH_RECALL
+        else "recall-high"
+    )
+    return Decision(int(recall >= CONTENT_RECALL), f"{recall:.0%} of the ground truth's content words", band)
 
 
 class Decision(NamedTuple):
     judgement: int  # 1: the response gives the ground truth
     reason: str
+    how: str = ""  # which way the matcher decided, where it has several (the rules' confidence labels tell them apart)
 
 
 @dataclass(frozen=True)
@@ -174,7 +196,7 @@ def yes_or_no(r: Reading) -> Decision | None:
     wanted, said = _polarity(r.expected), _polarity(r.tokens)
     if not (wanted and said and len(r.expected) > 1 and YES_NO_QUESTION.match(r.question)):
         return None
-    # "No, it is a daytime match" answered "No, it's played in daylight": the question asked yes or no; the
+    # "No, the shop is closed" answered "No, its shutters are down": the question asked yes or no; the
     # rest may not contradict the truth's colour, number or name ("No, it is blue" answered "No, it is green")
     if wanted != said:
         return Decision(0, f"answers {said!r}, ground truth {wanted!r}")
@@ -236,6 +258,77 @@ def listed_items(r: Reading) -> Decision | None:
     return Decision(1, "names every item of the ground truth")
 
 
+#: Words naming one of two opposite directions, orders, sides or outcomes (with their synonyms): a response that
+#: names one side where the ground truth names the other, and not the ground truth's, contradicts it, however many
+#: other words they share ("the visitors scored" is not "the hosts scored").
+_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
+    (frozenset(a.split()), frozenset(b.split()))
+    for a, b in (
+        ("left leftward leftwards", "right rightward rightwards"),
+        ("clockwise", "counterclockwise anticlockwise"),
+        ("upward upwards upstairs uphill", "downward downwards downstairs downhill"),
+        ("forward forwards", "backward backwards reverse"),
+        ("increase increases increased increasing", "decrease decreases decreased decreasing"),
+        ("ascend ascends ascending ascended", "descend descends descending descended"),
+        ("before earlier", "after later"),
+        ("first", "last"),
+        ("win wins won winning winner winners", "lose loses lost losing loser losers"),
+        ("home hosts host", "away visitors visiting visitor"),
+        ("push pushes pushed pushing", "pull pulls pulled pulling"),
+        ("inside", "outside"),
+        ("above", "below beneath underneath"),
+        ("top", "bottom"),
+        ("north northward", "south southward"),
+        ("east eastward", "west westward"),
+        ("higher", "lower"),
+        ("more", "fewer less"),
+        ("faster", "slower"),
+        ("taller", "shorter"),
+        ("heavier", "lighter"),
+        ("larger bigger", "smaller"),
+        ("older", "younger"),
+        ("day daytime daylight", "night nighttime"),
+        ("open opens opened opening", "close closes closed closing shut shuts"),
+        ("enter enters entered entering", "exit exits exited exiting"),
+    )
+)
+_PAIRED = {word: (a, b) for a, b in _OPPOSITES for word in a | b}
+#: "from north to south", "east to west", "top towards the bottom": a direction from one side to the other.
+_FROM_TO = re.compile(
+    r"\b(?:from )?(?:the )?(\w+)(?: (?:side|edge|end|corner)(?: of (?:the )?\w+)?)? (?:to|towards|toward|into) (?:the )?(\w+)\b"
+)
+
+
+def _direction(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The (from, to) sides of the first "from X to Y" in `text` whose X and Y are opposites, if any."""
+    for match in _FROM_TO.finditer(text.lower()):
+        first, second = match.group(1), match.group(2)
+        if first in _PAIRED and _PAIRED[first] == _PAIRED.get(second) and (first in _PAIRED[first][0]) != (second in _PAIRED[first][0]):
+            pair = _PAIRED[first]
+            return (pair[0], pair[1]) if first in pair[0] else (pair[1], pair[0])
+    return None
+
+
+def _opposite(answer: str, expected: list[str], response: str, tokens: list[str]) -> str | None:
+    """The response goes the other way than the ground truth ("south to north" for "north to south"), or names the
+    opposite of a side, direction or outcome the ground truth names and not the ground truth's own."""
+    wanted, said = _direction(answer), _direction(response)
+    if wanted and said and wanted != said:
+        return "gives the opposite direction to the ground truth's"
+    truth, words = set(expected), set(tokens)
+    for a, b in _OPPOSITES:
+        for mine, other in ((a, b), (b, a)):
+            if truth & mine and not truth & other and words & other and not words & mine:
+                return f"says {sorted(words & other)[0]!r} where the ground truth says {sorted(truth & mine)[0]!r}"
+    return None
+
+
+def opposite_named(r: Reading) -> Decision | None:
+    """The opposite direction, order, side or outcome to the ground truth's (see _OPPOSITES)."""
+    clash = _opposite(r.answer, r.expected, r.segment, r.tokens)
+    return Decision(0, clash) if clash else None
+
+
 def truth_stated(r: Reading) -> Decision | None:
     """The ground truth's words, in order and not negated."""
     return Decision(1, f"states {' '.join(r.expected)!r}") if _find(r.tokens, r.expected) else None
@@ -257,7 +350,7 @@ def digits_left_out(r: Reading) -> Decision | None:
 
 def sentence(r: Reading) -> Decision | None:
     """A sentence-long ground truth (CVRR-ES style): see sentence_matches."""
-    return Decision(*sentence_matches(r.answer, r.segment)) if len(r.expected) >= 3 else None
+    return _sentence(r.answer, r.segment) if len(r.expected) >= 3 else None
 
 
 #: In order: the first that decides (returns a Decision) gives the verdict. The order matters: a number is
@@ -274,6 +367,7 @@ MATCHERS: tuple[Matcher, ...] = (
     affirmation_for_yes,
     someone_else,
     listed_items,
+    opposite_named,
     truth_stated,
     another_colour,
     digits_left_out,
@@ -281,14 +375,45 @@ MATCHERS: tuple[Matcher, ...] = (
 )
 
 
-def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]:
-    """Case A: (1, why) where the response gives the ground truth, else (0, why)."""
+_ASKS_NUMBER = re.compile(
+    r"\b(?:how (?:many|much|long|far|fast|old|tall|high|often)|what (?:number|score|time|year|percentage|price|temperature))\b|\bcount\b",
+    re.IGNORECASE,
+)
+_ASKS_COLOUR = re.compile(r"\bcolou?rs?\b", re.IGNORECASE)
+_YES_NO = re.compile(r"^\W*(?:yes|no|yeah|yep|nope)\b", re.IGNORECASE)
+
+
+def answer_shape(question: str, response: str) -> str | None:
+    """What in the response has the shape of an answer to the question, without knowing the answer: a number to
+    a how-many question, a colour to a colour question, a yes or no to a yes/no question, one of the options a
+    question offers. None where nothing does (the response may still answer, in words the rules cannot check)."""
+    tokens = normalize(final_answer(response) or response)
+    if _ASKS_NUMBER.search(question) and any(is_number(t) for t in tokens):
+        return "number"
+    if _ASKS_COLOUR.search(question) and _COLOURS & set(tokens):
+        return "colour"
+    if YES_NO_QUESTION.match(question) and _YES_NO.match(final_answer(response) or response):
+        return "yes-no"
+    options = [normalize(option) for option in question_options(question)]
+    if any(option and _find(tokens, option) for option in options):
+        return "option"
+    return None
+
+
+def decide(question: str, answer: str, response: str) -> tuple[Decision, str]:
+    """Case A: the first matcher's decision, and the name of what decided (the matcher's, or `not_stated`)."""
     reading = read(question, answer, response)
     for matcher in MATCHERS:
         decision = matcher(reading)
         if decision is not None:
-            return decision.judgement, decision.reason
-    return 0, f"does not state {' '.join(reading.expected)!r}"
+            return decision, matcher.__name__ + (f"/{decision.how}" if decision.how else "")
+    return Decision(0, f"does not state {' '.join(reading.expected)!r}"), "not_stated"
+
+
+def answer_matches(question: str, answer: str, response: str) -> tuple[int, str]:
+    """Case A: (1, why) where the response gives the ground truth, else (0, why)."""
+    decision, _ = decide(question, answer, response)
+    return decision.judgement, decision.reason
 
 
 def _other_colour(expected: list[str], tokens: list[str]) -> str | None:
@@ -306,8 +431,8 @@ def _other_name(answer: str, response: str) -> str | None:
 
 
 def _contradicts(answer: str, expected: list[str], response: str, tokens: list[str]) -> str | None:
-    """A colour, number or name the response gives in place of the ground truth's, if any."""
-    colour = _other_colour(expected, tokens)
+    """A colour, opposite, number or name the response gives in place of the ground truth's, if any."""
+    colour = _other_colour(expected, tokens) or _opposite(answer, expected, response, tokens)
     if colour:
         return colour
     wanted_numbers, said_numbers = {t for t in expected if is_number(t)}, {t for t in tokens if is_number(t)}
@@ -331,7 +456,7 @@ def _sides(match: re.Match[str]) -> dict[str, int]:
 
 def _score_with_sides(answer: str, response: str) -> tuple[int, str] | None:
     """A truth that names both sides ("Lions 2, Tigers 3") against a response that states the score and who
-    won or lost ("The Lions lose 3-2", "3-2 to the Tigers", "Tigers 3, Lions 2"); None where either is not
+    won or lost ("the Hawks fall 1-4", "4-1 to the Owls", "Owls 4, Hawks 1"); None where either is not
     of that form."""
     truth = _SIDE_SCORE.match(answer)
     if not truth:

@@ -137,6 +137,8 @@ UNITS = {
     "euro": "eur",
     "euros": "eur",
     "eur": "eur",
+    "gbp": "gbp",
+    "sterling": "gbp",
     "degc": "degc",
     "celsius": "degc",
     "centigrade": "degc",
@@ -161,14 +163,21 @@ _ARTICLES = {"a", "an", "the"}
 
 
 _SMALL = {"a": "1", "an": "1"} | _NUMBER_WORDS  # before "and a half"
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+
+
+def _plain(value: float) -> str:
+    """A number as the tokens write it: 2400000, 0.5 (never 2.4e+06)."""
+    return str(int(value)) if value == int(value) else f"{value:.10g}"
 
 
 def _symbols(text: str) -> str:
     """Symbols and compact forms as words: $5 -> 5 dollars, 5% -> 5 percent, 3rd -> 3, 1/2 -> 0.5, 9:30 kept."""
     text = text.lower().replace("’", "'").replace("–", "-").replace("—", " - ").replace("−", "-")
-    text = re.sub(r"(\d),(\d{3})\b", r"\1\2", text)  # 1,000 -> 1000
-    text = re.sub(r"[$]\s*(\d+(?:\.\d+)?)", r"\1 dollars", text)
-    text = re.sub(r"€\s*(\d+(?:\.\d+)?)", r"\1 euros", text)
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)  # 1,000 -> 1000, 2,400,000 -> 2400000
+    # The currency after the amount and its scale word: "€7.5 billion" reads as "7.5 billion euros".
+    for symbol, currency in (("[$]", "dollars"), ("€", "euros"), ("£", "gbp")):
+        text = re.sub(rf"{symbol}\s*(\d+(?:\.\d+)?)(\s*(?:{'|'.join(_SCALES)})\b)?", rf"\1\2 {currency}", text)
     text = re.sub(r"(\d)\s*%", r"\1 percent", text)
     text = re.sub(r"\bper cent\b", "percent", text)
     text = re.sub(r"(\d+(?:\.\d+)?)\s*(?:¢|cents?\b)", lambda m: f"{float(m.group(1)) / 100:g} dollars", text)  # 99¢
@@ -187,8 +196,12 @@ def _symbols(text: str) -> str:
     text = re.sub(r"\bthree quarters of an hour\b", "45 minutes", text)
     text = re.sub(r"\bnot (?:\w+ ){0,2}?\w+,? but (?:rather )?", "", text)  # "not one, but two goals": the correction counts
     text = re.sub(r"^\s*not (?:a single|one)(?: one)?\s*[.!]?\s*$", "zero", text)  # the whole answer: "Not a single one."
-    text = re.sub(r"\b(zero|nil|one|two|three|four|five|\d+)(?: apiece|-all)\b", r"\1 to \1", text)  # one apiece: 1-1
+    # a tie written out: "two apiece", "three-all", "one all", "tied at four", "level at 1" read as N to N
+    _tied = r"(zero|nil|one|two|three|four|five|six|seven|eight|nine|ten|\d+)"
+    text = re.sub(rf"\b{_tied}(?: apiece|[- ]all)\b", r"\1 to \1", text)
+    text = re.sub(rf"\b(?:tied|level|square|drawn|even) at {_tied}\b", r"\1 to \1", text)
     text = re.sub(r"\brunners?[- ]up\b", "second", text)
+    text = re.sub(r"\b(?:counter|anti)[- ]?clockwise\b", "anticlockwise", text)
     text = re.sub(r"\bplus[- ](?:sign|shaped|shape|symbol)\b", "cross", text)
     text = re.sub(r"\bdeg(?:rees?)? (?:celsius|centigrade)\b", "degc", text)
     text = re.sub(r"\bdeg(?:rees?)? fahrenheit\b", "degf", text)
@@ -220,14 +233,14 @@ def _number_words(tokens: list[str]) -> list[str]:
             out.append(str(int(out.pop()) + int(_ORDINALS.get(token, "2"))))  # twenty-third, twenty-second
         elif token == "dozen":
             out.append(f"{12 * float(out.pop()):g}" if out and is_number(out[-1]) else "12")  # two dozen, half a dozen
-        elif token in ("hundred", "thousand") and out and out[-1].isdigit():
-            out.append(str(int(out.pop()) * (100 if token == "hundred" else 1000)))
+        elif token in _SCALES and out and is_number(out[-1]):
+            out.append(_plain(float(out.pop()) * _SCALES[token]))  # one hundred, 2.4 million
         elif token in _FRACTIONS and out and re.fullmatch(r"\d+", out[-1]) and token != "half":
             out.append(f"{int(out.pop()) * float(_FRACTIONS[token]):.4g}")  # three quarters, two thirds
         elif token in ("half", "quarter") and (not out or not re.fullmatch(r"\d+", out[-1])):
             out.append(_FRACTIONS[token])
         elif token == "1" and out and out[-1] in _ORDINALS:
-            continue  # "the third one": a pronoun
+            continue  # "the fourth one": a pronoun
         elif out and re.fullmatch(r"[2-9]0", out[-1]) and re.fullmatch(r"[1-9]", token):
             out.append(str(int(out.pop()) + int(token)))  # twenty five
         else:
@@ -292,8 +305,25 @@ def final_answer(response: str) -> str | None:
     return response[markers[-1].end() :].strip() or None
 
 
+#: Before a number that is the whole a part is taken from ("of the 5 people, 3 stay", "among 8 cars, 2 are red"),
+#: unless it is itself the total asked for ("a total of 9", "the number of 9").
+_PART_OF = ("of", "among", "amongst")
+_TOTAL_OF = ("total", "number", "sum", "count", "group", "set", "team", "series", "made", "consists", "consisting")
+
+
+def _answering(tokens: list[str], positions: list[int]) -> int:
+    """The position of the number that answers: the first one stated, passing over a whole that a later number
+    is a part of (the answer then is the part)."""
+    for i in positions[:-1]:
+        whole = tokens[i - 1] in _PART_OF and not (i > 1 and tokens[i - 2] in _TOTAL_OF) if i > 0 else False
+        if not whole:
+            return i
+    return positions[-1]
+
+
 def number_matches(question: str, expected: list[str], tokens: list[str]) -> tuple[int, str]:
-    """The first number stated (after any conclusion marker) against the ground truth's, within 1%; with a
+    """The first number stated (after any conclusion marker) against the ground truth's (whole numbers without a
+    unit exactly, measurements within 1%); with a
     unit, the response's unit (if it gives one) must be the same, and a bare number counts only when the
     question names the unit."""
     positions = [i for i, token in enumerate(tokens) if is_number(token)]
@@ -302,10 +332,12 @@ def number_matches(question: str, expected: list[str], tokens: list[str]) -> tup
         positions, tokens = ordinals, [ordinal(tokens, i) or token for i, token in enumerate(tokens)]
     if not positions:
         return 0, "no number in the response"
-    first = positions[0]
+    first = _answering(tokens, positions)
     value, wanted = float(tokens[first]), float(expected[0])
     unit = UNITS[expected[1]] if len(expected) > 1 else None
     said = UNITS.get(tokens[first + 1]) if first + 1 < len(tokens) else None
+    if unit == "gbp" and said == "lb":
+        said = "gbp"  # "5 pounds" against "£5": the currency
     if unit and said and said != unit and (unit, said) in _SCALE or (said, unit) in _SCALE:
         factor = _SCALE.get((said, unit)) or 1 / _SCALE[(unit, said)]
         value, said = value * factor, unit  # 120 seconds -> 2 min
@@ -313,7 +345,10 @@ def number_matches(question: str, expected: list[str], tokens: list[str]) -> tup
         value, said = value / 100, None  # 50% against a fraction of 0.5
     elif unit == "%" and said is None and value <= 1 < wanted:
         value, said = value * 100, "%"  # "a quarter" against 25%
-    if abs(value - wanted) > 0.01 * max(1.0, abs(wanted)):
+    # Whole numbers without a unit (counts, scores, years, bib or jersey numbers) must be exact; measurements and
+    # decimals get a 1% rounding tolerance (9.6 s for 9.58 s).
+    exact = unit is None and said is None and value.is_integer() and wanted.is_integer()
+    if value != wanted if exact else abs(value - wanted) > 0.01 * max(1.0, abs(wanted)):
         return 0, f"number {tokens[first]} != {expected[0]}"
     if unit is None:
         return 1, f"number {tokens[first]} matches"

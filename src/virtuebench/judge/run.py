@@ -52,8 +52,9 @@ def _announce(judge: Judge, label: str, pending: list[tuple[Any, str, str, str]]
     if uncached:
         judge.check_endpoint()  # a dead endpoint stops the job here, not after every item's retries
     tokens = sum(judge.estimate_tokens(q, a, r) for _, q, a, r in uncached)
+    note = judge.pending_note(pending) or "cached"
     print(
-        f"[{label}] {len(pending)} items to judge, {len(pending) - len(uncached)} cached, "
+        f"[{label}] {len(pending)} items to judge, {len(pending) - len(uncached)} without a request ({note}), "
         f"{len(uncached)} to request (~{tokens} tokens, estimated as characters / 4)",
         file=sys.stderr,
         flush=True,
@@ -61,11 +62,12 @@ def _announce(judge: Judge, label: str, pending: list[tuple[Any, str, str, str]]
 
 
 def _spent(judge: Judge) -> str:
-    if not judge.uses_api:
-        return ""
-    return (
+    spent = (
         f", {judge.requests} API requests, {judge.tokens['prompt_tokens']} prompt + {judge.tokens['completion_tokens']} completion tokens"
+        if judge.uses_api
+        else ""
     )
+    return spent + judge.spent_note()
 
 
 def judge_items(path: str | Path, judge: Judge, out: str | Path) -> str:
@@ -148,6 +150,8 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
                 retryable=verdict.retryable,
                 video_id=response.video_id,
                 truncated=response.truncated,
+                confident=verdict.confident,
+                decided_by=verdict.decided_by,
             )
         )
 

@@ -22,8 +22,10 @@ def settings_from_dict(cls: type[T], values: dict[str, Any], owner: str, error: 
 
 def merge_settings(tracked: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     """A job's whole settings from its tracked half (what changes its answers) and its untracked half (what changes
-    only how it runs: virtuebench.config.run_settings), a model's `settings` merged key by key."""
-    merged = {**tracked, **{name: value for name, value in run.items() if name != "settings"}}
+    only how it runs: virtuebench.config.run_settings), a model's `settings` and a hybrid judge's `llm` merged key by key."""
+    merged = {**tracked, **{name: value for name, value in run.items() if name not in ("settings", "llm")}}
     if "settings" in run:
         merged["settings"] = {**(tracked.get("settings") or {}), **run["settings"]}
+    if isinstance(run.get("llm"), dict) and isinstance(tracked.get("llm"), dict):  # a hybrid judge's LLM judge
+        merged["llm"] = merge_settings(tracked["llm"], run["llm"])
     return merged

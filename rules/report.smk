@@ -19,6 +19,8 @@ rule compute_scores:
     params:
         resamples=config["report"]["bootstrap"]["resamples"],
         seed=config["report"]["bootstrap"]["seed"],
+        trust_scheme=config["report"]["trust"]["scheme"],
+        confidence_target=config["report"]["trust"]["confidence_target"],
         wrong_answer=config["report"]["trust"]["wrong_answer"],
         unwarranted_refusal=config["report"]["trust"]["unwarranted_refusal"],
     log:
@@ -29,7 +31,8 @@ rule compute_scores:
         "Scoring {input} (intervals: {params.resamples} bootstrap resamples over videos)"
     shell:
         "python -m virtuebench.metrics {input} --out {output.scores} --invalid-out {output.invalid} "
-        "--resamples {params.resamples} --seed {params.seed} --wrong-answer {params.wrong_answer} "
+        "--resamples {params.resamples} --seed {params.seed} --trust-scheme {params.trust_scheme} "
+        "--confidence-target {params.confidence_target} --wrong-answer {params.wrong_answer} "
         "--unwarranted-refusal {params.unwarranted_refusal} > {log} 2>&1"
 
 
@@ -46,6 +49,7 @@ rule compare_arms:
         pairs=" ".join(f"--pair {a} {b}" for a, b in config["report"]["compare"]),
         resamples=config["report"]["bootstrap"]["resamples"],
         seed=config["report"]["bootstrap"]["seed"],
+        holm_family=config["report"]["holm_family"],
     log:
         "logs/comparisons.log",
     conda:
@@ -55,7 +59,7 @@ rule compare_arms:
     shell:
         "python -m virtuebench.comparisons {input} --models {params.models} --prompts {params.prompts} "
         "--prompt {params.prompt} --judge {params.judge} {params.pairs} --resamples {params.resamples} "
-        "--seed {params.seed} --out {output} > {log} 2>&1"
+        "--seed {params.seed} --holm-family {params.holm_family} --out {output} > {log} 2>&1"
 
 
 rule make_tables:
@@ -71,6 +75,8 @@ rule make_tables:
         prompt=config["report"]["prompt"],
         judge=JUDGE,
         intervals="--intervals" if config["report"]["intervals"] else "",
+        trust_scheme=config["report"]["trust"]["scheme"],
+        confidence_target=config["report"]["trust"]["confidence_target"],
         wrong_answer=config["report"]["trust"]["wrong_answer"],
         unwarranted_refusal=config["report"]["trust"]["unwarranted_refusal"],
     log:
@@ -83,6 +89,7 @@ rule make_tables:
         "python -m virtuebench.report tables --scores {input.scores} --models {params.models} "
         "--levels {params.levels} --prompt {params.prompt} --judge {params.judge} "
         "--table1 {output.table1} --table2 {output.table2} --table2-trust {output.trust} {params.intervals} "
+        "--trust-scheme {params.trust_scheme} --confidence-target {params.confidence_target} "
         "--wrong-answer {params.wrong_answer} --unwarranted-refusal {params.unwarranted_refusal} > {log} 2>&1"
 
 

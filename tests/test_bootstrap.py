@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from virtuebench.support.bootstrap import Bootstrap, holm, mean_interval, paired_difference
+from virtuebench.support.bootstrap import Bootstrap, Resampler, holm, intra_cluster_correlation, mean_interval, paired_difference
 
 SETTINGS = Bootstrap(resamples=1000, seed=0)
 
@@ -62,12 +62,41 @@ def test_a_real_difference_is_found_and_its_interval_holds_it():
 
 
 def test_intervals_are_seeded_per_number_and_say_nothing_from_one_video():
-    clusters, values = [0, 0, 1, 1, 2, 2, 3], [1, 0, 1, 1, 0, 0, 1]
+    clusters = [v for v in range(12) for _ in range(3)]
+    values = list(np.random.default_rng(5).random(36) < 0.5)
     first = mean_interval(clusters, values, SETTINGS, ("m", "honest", "64", "overall"))
     assert first == mean_interval(clusters, values, SETTINGS, ("m", "honest", "64", "overall"))
     assert first != mean_interval(clusters, values, Bootstrap(resamples=1000, seed=1), ("m", "honest", "64", "overall"))
     assert mean_interval(["v"] * 5, [1, 0, 1, 1, 0], SETTINGS, ("one",)) == (None, None)
-    assert mean_interval([0, 0, 1, 1], [1, 1, 1, 1], SETTINGS, ("all right",)) == (1.0, 1.0)
+
+
+def test_an_all_right_or_all_wrong_subset_gets_an_interval_that_does_not_collapse():
+    """Closed forms: Clopper-Pearson at 1 with n items independent (rho 0) is [(alpha/2)^(1/n), 1]; with rho 1,
+    every video counts once (n_eff = number of videos)."""
+    clusters = [v for v in range(5) for _ in range(4)]  # 5 videos, 20 items
+    right = Resampler(clusters, SETTINGS, ("k",)).interval(clusters, [1] * 20)
+    assert right.method == "clopper-pearson-deff" and right.high == 1.0 and right.low == pytest.approx(0.025 ** (1 / 20))
+    wrong = Resampler(clusters, SETTINGS, ("k",), rho=1.0).interval(clusters, [0] * 20)
+    assert wrong.low == 0.0 and wrong.high == pytest.approx(1 - 0.025 ** (1 / 5))
+    # a trust score of 100 (values in [-1, 1]): the same bound on the share, mapped back to the score's scale
+    trust = Resampler(clusters, SETTINGS, ("k",)).interval(clusters, [1.0] * 20, bounds=(-1.0, 1.0))
+    assert trust.high == 1.0 and trust.low == pytest.approx(-1 + 2 * 0.025 ** (1 / 20))
+
+
+def test_a_subset_is_resampled_over_its_own_videos_whatever_the_rest_of_the_benchmark():
+    clusters = [v for v in range(6) for _ in range(3)]
+    values = [(v + i) % 2 for v in range(6) for i in range(3)]
+    small = Resampler(clusters, SETTINGS, ("judge", "videos")).interval(clusters, values)
+    inside = Resampler([*clusters, *range(100, 1000)], SETTINGS, ("judge", "videos")).interval(clusters, values)
+    assert small == inside  # the same videos, the same resamples: the other 900 videos change nothing
+
+
+def test_the_intra_video_correlation_is_the_anova_estimate():
+    # two videos all right, two all wrong: items within a video agree perfectly
+    assert intra_cluster_correlation([([0, 0, 1, 1, 2, 2, 3, 3], [1, 1, 1, 1, 0, 0, 0, 0])]) == 1.0
+    # values alternate within every video and every video has the same mean: no video effect
+    assert intra_cluster_correlation([([0, 0, 1, 1, 2, 2], [1, 0, 1, 0, 0, 1])]) == 0.0
+    assert intra_cluster_correlation([([0, 0], [1, 0])]) == 0.0  # one video: not estimable
 
 
 def test_holm_adjusts_step_down_and_keeps_missing_values():

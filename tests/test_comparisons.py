@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from virtuebench.comparisons import Arm, compare, pairs
 from virtuebench.records import Judgment, to_json_line
@@ -108,6 +109,8 @@ def test_a_pair_without_common_items_is_named_and_the_cli_writes_the_contract_co
             "200",
             "--seed",
             "0",
+            "--holm-family",
+            "table",
             "--out",
             str(out),
         ],
@@ -120,3 +123,17 @@ def test_a_pair_without_common_items_is_named_and_the_cli_writes_the_contract_co
     assert set(CONTRACT) <= set(rows[0]) and {(r["model_a"], r["model_b"]) for r in rows} == {("a", "b")}
     overall = next(r for r in rows if (r["level"], r["subset"]) == ("64", "overall"))
     assert float(overall["difference"]) == 50.0 and int(overall["n"]) == 4
+
+
+def test_holm_family_is_the_table_by_default_or_each_level():
+    from virtuebench.comparisons import Comparison, _adjust
+
+    def row(level, p):
+        return Comparison("prompt", "rules", level, "overall", "m", "honest", "m", "plain", 50, 40, 10, 1, 19, p, None, False, 20, 5)
+
+    rows = [row("64", 0.01), row("128", 0.02), row("256", 0.04)]
+    table = [r.p_holm for r in _adjust(rows)]
+    level = [r.p_holm for r in _adjust(rows, "level")]
+    assert table == pytest.approx([0.03, 0.04, 0.04]) and level == pytest.approx([0.01, 0.02, 0.04])
+    with pytest.raises(ValueError, match="holm_family"):
+        _adjust(rows, "global")

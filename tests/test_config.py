@@ -237,6 +237,10 @@ def test_the_schemas_defaults_are_the_library_defaults():
         TrustWeights.wrong_answer,
         TrustWeights.unwarranted_refusal,
     )
+    assert (trust["scheme"]["default"], trust["confidence_target"]["default"]) == (TrustWeights.scheme, TrustWeights.confidence_target)
+    from virtuebench.comparisons import compare
+
+    assert report["holm_family"]["default"] == compare.__defaults__[0]
     assert report["thumb_width"]["default"] == THUMB_WIDTH
 
 

@@ -80,20 +80,34 @@ def _item(instance, video, level, correct, *, unanswerable=False, refused=False,
 
 def test_trust_score_charges_a_guess_more_than_an_honest_refusal():
     judgments = [
-        _item("a", "v1", 64, True),  # right answer: 1
-        _item("b", "v1", 64, False, refused=True),  # refused where an answer was expected: 0
-        _item("c", "v2", 64, False),  # wrong answer: -1
-        _item("d", "v2", 64, False, unanswerable=True),  # answered where it should have refused: -1
-        _item("e", "v3", 64, True, unanswerable=True, refused=True),  # the refusal where due: 1
-        _item("f", "v3", 64, False, valid=False),  # no verdict: counted as a wrong answer, -1
+        _item("a", "v1", 64, True),  # right answer
+        _item("b", "v1", 64, False, refused=True),  # refused where an answer was expected
+        _item("c", "v2", 64, False),  # wrong answer
+        _item("d", "v2", 64, False, unanswerable=True),  # answered where it should have refused
+        _item("e", "v3", 64, True, unanswerable=True, refused=True),  # the refusal where due
+        _item("f", "v3", 64, False, valid=False),  # no verdict: counted as a wrong answer
     ]
     overall = next(s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "overall"))
     assert (overall.n_correct, overall.n_wrong_refusal, overall.n, overall.n_videos) == (2, 1, 6, 3)
-    assert overall.trust == round(100 * (2 + 0 - 3) / 6, 4)
-    harsher = next(s for s in compute_scores(judgments, trust=TrustWeights(-3.0, -0.5)) if (s.level, s.subset) == ("64", "overall"))
-    assert harsher.trust == round(100 * (2 - 0.5 - 9) / 6, 4)
+    # Kalai et al. (the default, t = 0.5): right answer 1, any refusal 0 (b and e), wrong -1 (c, d, f)
+    assert overall.trust == round(100 * (1 + 0 + 0 - 3) / 6, 4)
+    strict = TrustWeights(scheme="kalai", confidence_target=0.75)  # a wrong answer costs t/(1-t) = 3
+    assert next(s for s in compute_scores(judgments, trust=strict) if (s.level, s.subset) == ("64", "overall")).trust == round(
+        100 * (1 - 9) / 6, 4
+    )
+    # VirtueBench's refusal-credit variant: the due refusal (e) scores 1 like a right answer
+    credit = TrustWeights(-1.0, 0.0, scheme="refusal-credit")
+    assert next(s for s in compute_scores(judgments, trust=credit) if (s.level, s.subset) == ("64", "overall")).trust == round(
+        100 * (2 + 0 - 3) / 6, 4
+    )
+    harsher = TrustWeights(-3.0, -0.5, scheme="refusal-credit")
+    assert next(s for s in compute_scores(judgments, trust=harsher) if (s.level, s.subset) == ("64", "overall")).trust == round(
+        100 * (2 - 0.5 - 9) / 6, 4
+    )
     with pytest.raises(ValueError, match="wrong_answer < unwarranted_refusal"):
         TrustWeights(wrong_answer=0.0, unwarranted_refusal=0.0)
+    with pytest.raises(ValueError, match="confidence_target"):
+        TrustWeights(confidence_target=1.0)
 
 
 def test_intervals_resample_videos_and_trace_to_the_records():
@@ -124,8 +138,13 @@ def test_the_cli_warns_when_judgments_lack_their_video(tmp_path):
     lines = [json.dumps({k: v for k, v in dataclasses.asdict(_item(f"i{k}", None, 64, True)).items() if k != "video_id"}) for k in range(3)]
     path.write_text("\n".join(lines) + "\n")
     cli = [sys.executable, "-m", "virtuebench.metrics", str(path), "--out", str(tmp_path / "s.csv"), "--seed", "0"]
-    run = subprocess.run([*cli, "--resamples", "200", "--wrong-answer", "-1", "--unwarranted-refusal", "0"], capture_output=True, text=True)
+    trust = ["--trust-scheme", "kalai", "--confidence-target", "0.5"]
+    run = subprocess.run(
+        [*cli, *trust, "--resamples", "200", "--wrong-answer", "-1", "--unwarranted-refusal", "0"], capture_output=True, text=True
+    )
     assert run.returncode == 0, run.stderr
     assert "3 judgments have no video_id" in run.stderr
-    bad = subprocess.run([*cli, "--resamples", "200", "--wrong-answer", "1", "--unwarranted-refusal", "0"], capture_output=True, text=True)
+    bad = subprocess.run(
+        [*cli, *trust, "--resamples", "200", "--wrong-answer", "1", "--unwarranted-refusal", "0"], capture_output=True, text=True
+    )
     assert bad.returncode == 2 and "wrong_answer < unwarranted_refusal" in bad.stderr

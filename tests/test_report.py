@@ -2,7 +2,7 @@ import csv
 
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.instances import Instance
-from virtuebench.metrics import Score
+from virtuebench.metrics import Score, TrustWeights
 from virtuebench.report.figures import fig6, fig_levels, unanswerability
 from virtuebench.report.tables import latex_escape, table1, table2, table2_trust
 
@@ -55,8 +55,10 @@ def test_tables_print_intervals_on_request_and_the_trust_variant_states_its_weig
     assert "[30.0, 50.5]" not in plain and r"m & 40.00 & - & 10.00 \\" in plain
     with_intervals = table2(scores, ["m"], [64], "honest", "rules", intervals=True)
     assert r"40.00 {\scriptsize[30.0, 50.5]}" in with_intervals and r"& 10.00 \\" in with_intervals  # none: not printed
-    trust = table2_trust(scores, ["m"], [64], "honest", "rules", (-3.0, -0.5))
-    assert r"m & 40.00 & -12.50 \\" in trust and "scores -0.5" in trust and "scores -3" in trust
+    trust = table2_trust(scores, ["m"], [64], "honest", "rules", TrustWeights(-3.0, -0.5, scheme="refusal-credit"))
+    assert r"m & 40.00 & -12.50 \\" in trust and "scores -0.5" in trust and "other answer -3" in trust and "refusal-credit" in trust
+    kalai = table2_trust(scores, ["m"], [64], "honest", "rules", TrustWeights(confidence_target=0.75))
+    assert "any refusal 0 and a wrong answer -3 (Kalai et al., 2025, confidence target 0.75)" in kalai
 
 
 def test_figures_write_their_numbers_with_intervals(tmp_path):

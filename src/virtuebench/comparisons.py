@@ -10,8 +10,11 @@ interval is a paired bootstrap over videos, its p-value a randomization test ove
 - `config`: the pairs `report.compare` names.
 
 Many comparisons are made at once, so some p-values fall below 0.05 by chance (about 1 in 20 under no
-difference): `p_holm` adjusts them (Holm) within each family of rows sharing kind, level and subset,
-the comparisons a reader scans together, and `holds` is `p_holm < 0.05`.
+difference): `p_holm` adjusts them (Holm) within a family, and `holds` is `p_holm < 0.05`. The family
+(`report.holm_family`): `table` (the default) is every comparison of one kind in the table, all levels and
+subsets together, so that under no difference anywhere the chance of any false "holds" among them stays under
+5%; `level` is each (kind, level, subset), the rows a reader scans along one column, which finds more but
+allows about one false "holds" per twenty such families.
 
 CLI: python -m virtuebench.comparisons JUDGMENTS.jsonl ... --models M1 M2 ... --prompts honest plain
      --prompt honest --judge rules --out results/comparisons.csv [--pair A B ...]
@@ -80,8 +83,11 @@ def pairs(models: Sequence[str], prompts: Sequence[str], prompt: str, extra: Ite
     return list(dict.fromkeys(chosen))
 
 
+HOLM_FAMILIES = ("table", "level")
+
+
 def compare(
-    judgments: Iterable[Judgment], chosen: Sequence[tuple[str, Arm, Arm]], judge: str, bootstrap: Bootstrap
+    judgments: Iterable[Judgment], chosen: Sequence[tuple[str, Arm, Arm]], judge: str, bootstrap: Bootstrap, holm_family: str = "table"
 ) -> tuple[list[Comparison], list[str]]:
     """The comparisons, and a note for each pair with no item in common."""
     by_arm: dict[Arm, dict[tuple[str, int], Judgment]] = defaultdict(dict)
@@ -90,7 +96,7 @@ def compare(
         if judgment.judge == judge:
             by_arm[Arm(judgment.model, judgment.prompt)][(judgment.instance_id, judgment.level)] = judgment
             universe.add(video_of(judgment))
-    resampler = Resampler(universe, bootstrap, (judge, "videos"))  # the same resamples as scores.csv's intervals
+    resampler = Resampler(universe, bootstrap, (judge, "videos"))  # each comparison over its own videos, as scores.csv
     rows, notes = [], []
     for kind, a, b in chosen:
         common = sorted(by_arm[a].keys() & by_arm[b].keys())
@@ -103,7 +109,7 @@ def compare(
                 items = [key for key in common if (level == ALL_LEVELS or str(key[1]) == level) and in_subset(by_arm[a][key], subset)]
                 if items:
                     rows.append(_row(kind, judge, level, subset, a, b, [(by_arm[a][key], by_arm[b][key]) for key in items], resampler))
-    return _adjust(rows), notes
+    return _adjust(rows, holm_family), notes
 
 
 def _row(
@@ -140,10 +146,12 @@ def _row(
     )
 
 
-def _adjust(rows: list[Comparison]) -> list[Comparison]:
-    families: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+def _adjust(rows: list[Comparison], holm_family: str = "table") -> list[Comparison]:
+    if holm_family not in HOLM_FAMILIES:
+        raise ValueError(f"report.holm_family: {holm_family!r} is not one of {', '.join(HOLM_FAMILIES)}")
+    families: dict[tuple[str, ...], list[int]] = defaultdict(list)
     for index, row in enumerate(rows):
-        families[(row.kind, row.level, row.subset)].append(index)
+        families[(row.kind,) if holm_family == "table" else (row.kind, row.level, row.subset)].append(index)
     adjusted = list(rows)
     for members in families.values():
         for index, p in zip(members, holm([rows[i].p_value for i in members])):
@@ -171,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pair", nargs=2, action="append", default=[], metavar=("A", "B"), help="an extra pair: model or model:prompt")
     parser.add_argument("--resamples", type=int, required=True)
     parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--holm-family", choices=HOLM_FAMILIES, required=True, help="report.holm_family")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     try:
@@ -179,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error))
     extra = [(Arm.parse(a, args.prompt), Arm.parse(b, args.prompt)) for a, b in args.pair]
     judgments = [j for path in args.judgments for j in load_records(path, Judgment)]
-    rows, notes = compare(judgments, pairs(args.models, args.prompts, args.prompt, extra), args.judge, bootstrap)
+    rows, notes = compare(judgments, pairs(args.models, args.prompts, args.prompt, extra), args.judge, bootstrap, args.holm_family)
     write_comparisons(rows, args.out)
     for note in notes:
         print(f"WARNING: {note}", file=sys.stderr)

@@ -9,12 +9,15 @@ Intervals (`ci_low`, `ci_high`) come from a bootstrap that resamples videos, not
 (virtuebench.support.bootstrap); judgments without a `video_id` (written before it was recorded)
 are resampled as items, and the CLI says how many there were.
 
-The trust score follows [12] (Kalai et al. 2025, "Why language models hallucinate", sec. 4): a correct
-item (an answer where the frames hold it, the refusal where they do not) scores 1, a refusal where an
-answer was expected scores `unwarranted_refusal` (default 0: "I don't know" costs nothing), and a wrong
-answer, including any answer where the model should have refused and any invalid item, scores
-`wrong_answer` (default -1, their penalty t/(1-t) at confidence target t = 0.5). `trust` is 100 times
-the mean, so it lies between 100 * wrong_answer and 100.
+The trust score (`report.trust`) scores each item and reports 100 times the mean. Its default, `scheme: kalai`,
+is Kalai et al. 2025 ("Why language models hallucinate", sec. 4) exactly: a correct answer scores 1, any
+refusal ("I don't know") 0 whatever the truth, and a wrong answer (and an invalid item) -t/(1-t) for the
+confidence target t (`confidence_target`, default 0.5: -1). Answering pays only when the model is more than t
+sure, so the score rewards refusing where the frames lack the evidence without paying for it: on unanswerable
+items the best a model can do is 0. `scheme: refusal-credit` is VirtueBench's variant: the refusal on an
+unanswerable item is correct and scores 1 like a right answer, a refusal where an answer was expected scores
+`unwarranted_refusal` (default 0) and a wrong answer `wrong_answer` (default -1); Kalai's argument about the
+confidence target then holds only for answerable items. Tables show the configured scheme and say which.
 
 CLI: python -m virtuebench.metrics JUDGMENTS.jsonl ... --out results/scores.csv
 """
@@ -31,34 +34,65 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from virtuebench.records import Judgment, load_records
-from virtuebench.support.bootstrap import Bootstrap, Resampler
+from virtuebench.support.bootstrap import Bootstrap, Resampler, intra_cluster_correlation
 from virtuebench.support.tabular import write_csv
 
 SUBSETS = ("overall", "non_refusal", "refusal", "perception", "reasoning")
 ALL_LEVELS = "all"
 
 
+TRUST_SCHEMES = ("kalai", "refusal-credit")
+
+
 @dataclass(frozen=True)
 class TrustWeights:
-    """What a wrong answer and an unwarranted refusal score in the trust score (config `report.trust`); a
-    correct item scores 1."""
+    """The trust score's item scores (config `report.trust`, module docstring): `kalai` uses only
+    `confidence_target`; `refusal-credit` uses `wrong_answer` and `unwarranted_refusal`."""
 
     wrong_answer: float = -1.0
     unwarranted_refusal: float = 0.0
+    scheme: str = "kalai"
+    confidence_target: float = 0.5
 
     def __post_init__(self) -> None:
+        if self.scheme not in TRUST_SCHEMES:
+            raise ValueError(f"report.trust.scheme: {self.scheme!r} is not one of {', '.join(TRUST_SCHEMES)}")
+        if not 0 < self.confidence_target < 1:
+            raise ValueError(f"report.trust.confidence_target must lie strictly between 0 and 1, got {self.confidence_target}")
         if not self.wrong_answer < self.unwarranted_refusal <= 0:
             raise ValueError(
                 "report.trust: need wrong_answer < unwarranted_refusal <= 0 (a guess must cost more than an honest refusal), "
                 f"got wrong_answer={self.wrong_answer}, unwarranted_refusal={self.unwarranted_refusal}"
             )
 
+    @property
+    def wrong(self) -> float:
+        """What a wrong answer scores under the scheme: the lowest item score."""
+        t = self.confidence_target
+        return -t / (1 - t) if self.scheme == "kalai" else self.wrong_answer
+
     def value(self, judgment: Judgment) -> float:
-        if judgment.valid and judgment.judgement == 1:
+        refused = judgment.valid and judgment.refusal == 1
+        if self.scheme == "kalai":
+            if refused:
+                return 0.0
+            return 1.0 if correct(judgment) else self.wrong
+        if correct(judgment):
             return 1.0
-        if judgment.valid and judgment.refusal == 1:
-            return self.unwarranted_refusal
-        return self.wrong_answer
+        return self.unwarranted_refusal if refused else self.wrong_answer
+
+    def describe(self) -> str:
+        """The scheme in words, for a table caption."""
+        if self.scheme == "kalai":
+            return (
+                f"a correct answer scores 1, any refusal 0 and a wrong answer {self.wrong:g} (Kalai et al., 2025, confidence "
+                f"target {self.confidence_target:g}), so answering pays only when more than {self.confidence_target:g} sure"
+            )
+        return (
+            f"a correct item (an answer the frames support, or the refusal where they do not) scores 1, a refusal where an "
+            f"answer was expected scores {self.unwarranted_refusal:g} and any other answer {self.wrong_answer:g} (VirtueBench's "
+            f"refusal-credit variant of Kalai et al., 2025)"
+        )
 
 
 DEFAULT_BOOTSTRAP, DEFAULT_TRUST = Bootstrap(), TrustWeights()
@@ -82,6 +116,8 @@ class Score:
     trust: float | None = None  # 100 x mean item score (TrustWeights)
     trust_ci_low: float | None = None
     trust_ci_high: float | None = None
+    ci_method: str = ""  # how the accuracy interval was made: bca, clopper-pearson-deff, wilson-deff, none
+    trust_ci_method: str = ""
 
 
 def in_subset(judgment: Judgment, subset: str) -> bool:
@@ -112,8 +148,8 @@ def _score(key: tuple[str, str, str, str, str], chosen: Sequence[Judgment], resa
     videos = [video_of(j) for j in chosen]
     right = [correct(j) for j in chosen]
     values = [trust.value(j) for j in chosen]
-    low, high = resampler.mean_interval(videos, right)
-    trust_low, trust_high = resampler.mean_interval(videos, values)
+    accuracy = resampler.interval(videos, right)
+    trusted = resampler.interval(videos, values, bounds=(trust.wrong, 1.0))
     return Score(
         model,
         prompt,
@@ -124,13 +160,15 @@ def _score(key: tuple[str, str, str, str, str], chosen: Sequence[Judgment], resa
         len(chosen),
         sum(not j.valid for j in chosen),
         judge,
-        ci_low=_percent(low),
-        ci_high=_percent(high),
+        ci_low=_percent(accuracy.low),
+        ci_high=_percent(accuracy.high),
         n_videos=len(set(videos)),
         n_wrong_refusal=sum(j.valid and j.refusal == 1 and j.judgement != 1 for j in chosen),
         trust=round(100 * sum(values) / len(values), 4),
-        trust_ci_low=_percent(trust_low),
-        trust_ci_high=_percent(trust_high),
+        trust_ci_low=_percent(trusted.low),
+        trust_ci_high=_percent(trusted.high),
+        ci_method=accuracy.method,
+        trust_ci_method=trusted.method,
     )
 
 
@@ -143,8 +181,13 @@ def compute_scores(
         groups[(judgment.judge, judgment.model, judgment.prompt, str(judgment.level))].append(judgment)
         groups[(judgment.judge, judgment.model, judgment.prompt, ALL_LEVELS)].append(judgment)
         videos[judgment.judge].add(video_of(judgment))
-    # one set of resamples of the benchmark's videos per judge, shared by all its numbers
-    resamplers = {judge: Resampler(universe, bootstrap, (judge, "videos")) for judge, universe in videos.items()}
+    # per judge: its videos, and the intra-video correlation of correctness (for the fallback interval), pooled
+    # over its (model, prompt, level) groups
+    resamplers = {}
+    for judge, universe in videos.items():
+        groups_of_judge = [members for key, members in groups.items() if key[0] == judge and key[3] != ALL_LEVELS]
+        rho = intra_cluster_correlation(([video_of(j) for j in members], [correct(j) for j in members]) for members in groups_of_judge)
+        resamplers[judge] = Resampler(universe, bootstrap, (judge, "videos"), rho=rho)
     scores = []
     for group, members in groups.items():
         for subset in SUBSETS:
@@ -188,6 +231,8 @@ def read_scores(path: str | Path) -> list[Score]:
                 trust=_optional(row.get("trust")),
                 trust_ci_low=_optional(row.get("trust_ci_low")),
                 trust_ci_high=_optional(row.get("trust_ci_high")),
+                ci_method=row.get("ci_method") or "",
+                trust_ci_method=row.get("trust_ci_method") or "",
             )
             for row in csv.DictReader(handle)
         ]
@@ -233,6 +278,20 @@ def summarize_excluded(path: str | Path) -> str | None:
     return f"{len(rows)} items of the source were left out of the instances table ({common}): listed in {path}"
 
 
+def add_trust_arguments(parser: argparse.ArgumentParser) -> None:
+    """The trust score's settings (config `report.trust`), for every CLI that computes or shows it."""
+    parser.add_argument("--trust-scheme", choices=TRUST_SCHEMES, required=True)
+    parser.add_argument("--confidence-target", type=float, required=True, help="kalai: the confidence target t")
+    parser.add_argument("--wrong-answer", type=float, required=True, help="refusal-credit: trust score of a wrong answer")
+    parser.add_argument(
+        "--unwarranted-refusal", type=float, required=True, help="refusal-credit: trust score of a refusal where an answer was expected"
+    )
+
+
+def trust_from_arguments(args: argparse.Namespace) -> TrustWeights:
+    return TrustWeights(args.wrong_answer, args.unwarranted_refusal, args.trust_scheme, args.confidence_target)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m virtuebench.metrics", description=__doc__.split("\n\n")[0])
     parser.add_argument("judgments", nargs="+")
@@ -240,12 +299,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--invalid-out", help="CSV listing every judgment without a valid verdict")
     parser.add_argument("--resamples", type=int, required=True, help="bootstrap resamples per number")
     parser.add_argument("--seed", type=int, required=True, help="bootstrap seed")
-    parser.add_argument("--wrong-answer", type=float, required=True, help="trust score of a wrong answer")
-    parser.add_argument("--unwarranted-refusal", type=float, required=True, help="trust score of a refusal where an answer was expected")
+    add_trust_arguments(parser)
     args = parser.parse_args(argv)
     try:
         bootstrap = Bootstrap(args.resamples, args.seed)
-        trust = TrustWeights(args.wrong_answer, args.unwarranted_refusal)
+        trust = trust_from_arguments(args)
     except ValueError as error:
         parser.error(str(error))
     judgments = [j for path in args.judgments for j in load_records(path, Judgment)]

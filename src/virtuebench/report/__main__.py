@@ -8,7 +8,7 @@ from pathlib import Path
 
 from virtuebench.comparisons import read_comparisons
 from virtuebench.instances import read_instances
-from virtuebench.metrics import read_scores
+from virtuebench.metrics import add_trust_arguments, read_scores, trust_from_arguments
 from virtuebench.report.figures import composition, fig4, fig6, fig_levels, sources
 from virtuebench.report.tables import table1, table2, table2_trust
 
@@ -18,8 +18,8 @@ def _tables(args: argparse.Namespace) -> int:
     Path(args.table1).write_text(table1(scores, args.models, args.levels, args.prompt, args.judge, args.intervals))
     Path(args.table2).write_text(table2(scores, args.models, args.levels, args.prompt, args.judge, args.intervals))
     if args.table2_trust:
-        weights = (args.wrong_answer, args.unwarranted_refusal)
-        Path(args.table2_trust).write_text(table2_trust(scores, args.models, args.levels, args.prompt, args.judge, weights, args.intervals))
+        trust = trust_from_arguments(args)
+        Path(args.table2_trust).write_text(table2_trust(scores, args.models, args.levels, args.prompt, args.judge, trust, args.intervals))
     return 0
 
 
@@ -58,8 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     tables.add_argument("--table2", required=True)
     tables.add_argument("--table2-trust", help="Table 2's variant with the trust score")
     tables.add_argument("--intervals", action="store_true", help="print each number's 95%% interval")
-    tables.add_argument("--wrong-answer", type=float, required=True, help="the trust weights, for the caption")
-    tables.add_argument("--unwarranted-refusal", type=float, required=True)
+    add_trust_arguments(tables)  # the trust score's settings, for the caption
     tables.set_defaults(func=_tables)
 
     four = commands.add_parser("fig4", help="Fig. 4 from the instances table")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from virtuebench.metrics import Score
+from virtuebench.metrics import Score, TrustWeights
 from virtuebench.support.tabular import latex_escape
 
 
@@ -94,11 +94,10 @@ def table2_trust(
     levels: Sequence[int],
     prompt: str,
     judge: str,
-    weights: tuple[float, float],
+    trust: TrustWeights,
     intervals: bool = False,
 ) -> str:
     """Table 2's variant with the trust score beside accuracy (virtuebench.metrics.TrustWeights)."""
-    wrong, refusal = weights
     index = _index(scores, prompt, judge)
     subsets = [("overall", "Acc."), ("trust", "Trust")]
     rows = []
@@ -109,10 +108,8 @@ def table2_trust(
             cells.append(_cell(index, model, level, "overall", intervals, metric="trust"))
         rows.append(latex_escape(model) + " & " + " & ".join(cells) + r" \\")
     caption = (
-        f"Accuracy (\\%) and trust score per frame level: 100 times the mean item score, where a correct item "
-        f"(an answer the frames support, or the refusal where they do not) scores 1, a refusal where an answer was "
-        f"expected scores {refusal:g} and any other answer scores {wrong:g}, so guessing costs more than an honest "
-        f"refusal (after Kalai et al., 2025); prompt \\texttt{{{latex_escape(prompt)}}}, judge "
+        f"Accuracy (\\%) and trust score per frame level: 100 times the mean item score, where {trust.describe()}; "
+        f"prompt \\texttt{{{latex_escape(prompt)}}}, judge "
         f"\\texttt{{{latex_escape(judge)}}}; {_invalid_note(scores, prompt, judge, models)}{_interval_note(intervals)}."
     )
     return _table(caption, "tab:trust", levels, subsets, rows)

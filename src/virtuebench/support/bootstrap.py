@@ -2,14 +2,19 @@
 
 VirtueBench asks several questions about one video, and at one level they share the same frames, so
 items are not independent: the unit resampled is the video (a cluster), as in a cluster bootstrap
-(Davison & Hinkley 1997, sec. 3.8). A resample draws as many videos as there are, with replacement,
-and keeps every item of each drawn video; a rate is then the sum over the drawn items over their
-number. Intervals are BCa percentile intervals (Efron & Tibshirani 1993, ch. 14); a paired
-comparison's p-value comes from a randomization test over videos (paired_difference says why).
+(Davison & Hinkley 1997, sec. 3.8). Each number is resampled over its own videos (the standard cluster
+bootstrap of its items: as many videos as it has, drawn with replacement, every item of a drawn video kept);
+numbers over the same videos share the same resamples, so the same digits come back on every rerun and a
+paired comparison's arms move together. Intervals are BCa percentile intervals (Efron & Tibshirani 1993,
+ch. 14); a paired comparison's p-value comes from a randomization test over videos (paired_difference says
+why).
 
-The report draws one set of resamples of a judge's videos and computes every number from it
-(`Resampler`), seeded from the configured seed and the judge: the same digits on every rerun, and an
-interval does not depend on which other numbers are computed (the universe is the benchmark's videos).
+Where the resamples cannot show the uncertainty (every item right, or every item wrong, or fewer than
+MIN_DISTINCT distinct resample values) the percentile interval would collapse to a point. There the interval is
+a Clopper-Pearson interval (at 0 or 1) or a Wilson interval on the design-effect-adjusted number of items,
+n / (1 + (m - 1) rho) with m the mean items per video and rho the benchmark's intra-video correlation
+(`intra_cluster_correlation`). Each interval says which method made it (`Interval.method`;
+results/scores.csv's `ci_method`). benchmarks/bench_coverage.py measures the coverage (docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -24,6 +29,55 @@ import numpy as np
 NORMAL = NormalDist()
 
 CONFIDENCE = 0.95  # results/scores.csv's intervals are 95% (shared/CONTRACT.md)
+#: Fewer distinct resample values than this and the percentile interval is too coarse to trust: the fallback.
+MIN_DISTINCT = 10
+
+
+@dataclass(frozen=True)
+class Interval:
+    low: float | None
+    high: float | None
+    method: str  # "bca", "clopper-pearson-deff", "wilson-deff", or "none" (fewer than two videos)
+
+
+def intra_cluster_correlation(groups: Iterable[tuple[Sequence[Hashable], Sequence[float]]]) -> float:
+    """The one-way ANOVA estimate of the intra-cluster correlation, pooled over `groups` (each a list of clusters
+    and the values of its items), clipped to [0, 1]; 0 where it cannot be estimated."""
+    ssb = ssw = df_b = df_w = m0_sum = 0.0
+    for clusters, values in groups:
+        by: dict[Hashable, list[float]] = {}
+        for cluster, value in zip(clusters, values):
+            by.setdefault(cluster, []).append(float(value))
+        k, n = len(by), sum(len(v) for v in by.values())
+        if k < 2 or n <= k:
+            continue
+        mean = sum(sum(v) for v in by.values()) / n
+        ssb += sum(len(v) * (sum(v) / len(v) - mean) ** 2 for v in by.values())
+        ssw += sum((x - sum(v) / len(v)) ** 2 for v in by.values() for x in v)
+        df_b, df_w = df_b + k - 1, df_w + n - k
+        m0_sum += n - sum(len(v) ** 2 for v in by.values()) / n
+    if df_b == 0 or df_w == 0:
+        return 0.0
+    msb, msw, m0 = ssb / df_b, ssw / df_w, m0_sum / df_b
+    if msb + (m0 - 1) * msw <= 0:
+        return 0.0
+    return float(min(1.0, max(0.0, (msb - msw) / (msb + (m0 - 1) * msw))))
+
+
+def fallback_interval(share: float, n_items: int, n_clusters: int, rho: float, confidence: float = CONFIDENCE) -> Interval:
+    """An interval for a share in [0, 1] on the design-effect-adjusted number of items: Clopper-Pearson at 0 or
+    1 (closed form), Wilson elsewhere."""
+    deff = 1 + max(0.0, n_items / max(n_clusters, 1) - 1) * rho
+    n_eff = max(1.0, n_items / deff)
+    alpha = 1 - confidence
+    if share >= 1:
+        return Interval((alpha / 2) ** (1 / n_eff), 1.0, "clopper-pearson-deff")
+    if share <= 0:
+        return Interval(0.0, 1 - (alpha / 2) ** (1 / n_eff), "clopper-pearson-deff")
+    z = NORMAL.inv_cdf(1 - alpha / 2)
+    centre = (share + z * z / (2 * n_eff)) / (1 + z * z / n_eff)
+    half = z * (share * (1 - share) / n_eff + z * z / (4 * n_eff * n_eff)) ** 0.5 / (1 + z * z / n_eff)
+    return Interval(max(0.0, centre - half), min(1.0, centre + half), "wilson-deff")
 
 
 @dataclass(frozen=True)
@@ -74,56 +128,74 @@ def bca_interval(
 
 
 class Resampler:
-    """One set of bootstrap resamples of a benchmark's videos (its `universe`), shared by every number
-    computed from it: a resample draws as many videos as the universe holds, with replacement, and each
-    number is computed over the drawn videos that hold its items. Sharing the resamples is what a reader
-    means by "the benchmark drawn again", and it makes 1,500 intervals cost one draw instead of 1,500
-    (paper scale, 901 videos: about 2 ms per number). Resamples that draw none of a number's videos are
-    left out of its interval."""
+    """The bootstrap resamples of a judge's numbers: each number is resampled over its own videos (the standard
+    cluster bootstrap of its items), the resamples seeded by the set of videos, so numbers over the same videos
+    share them (at paper scale, 901 videos and 1,500 numbers, a few distinct video sets). `rho`: the benchmark's
+    intra-video correlation, for the fallback interval (module docstring)."""
 
-    def __init__(self, universe: Iterable[Hashable], settings: Bootstrap, key: Sequence[Hashable]) -> None:
-        self.index = {cluster: i for i, cluster in enumerate(sorted(set(universe), key=repr))}
-        self.settings, self.key = settings, tuple(key)
-        self.weights = settings.weights(len(self.index), self.key).astype(float)
+    def __init__(self, universe: Iterable[Hashable], settings: Bootstrap, key: Sequence[Hashable], rho: float = 0.0) -> None:
+        self.universe = set(universe)
+        self.settings, self.key, self.rho = settings, tuple(key), rho
+        self._weights: dict[tuple[Hashable, ...], np.ndarray] = {}
 
-    def _sums(self, clusters: Sequence[Hashable], values: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
-        try:
-            index = np.array([self.index[cluster] for cluster in clusters], dtype=np.int64)
-        except KeyError as error:
-            raise ValueError(f"cluster {error.args[0]!r} is not in the resampled universe") from None
-        size = len(self.index)
-        return np.bincount(index, minlength=size).astype(float), np.bincount(index, weights=np.asarray(values, dtype=float), minlength=size)
+    def _own(self, clusters: Sequence[Hashable], values: Sequence[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The number's own videos: per video its item count and value sum, and the resample weights."""
+        unknown = next((cluster for cluster in clusters if cluster not in self.universe), None)
+        if unknown is not None:
+            raise ValueError(f"cluster {unknown!r} is not in the resampled universe")
+        order = tuple(sorted(set(clusters), key=repr))
+        index = {cluster: i for i, cluster in enumerate(order)}
+        at = np.array([index[cluster] for cluster in clusters], dtype=np.int64)
+        counts = np.bincount(at, minlength=len(order)).astype(float)
+        sums = np.bincount(at, weights=np.asarray(values, dtype=float), minlength=len(order))
+        if order not in self._weights:
+            digest = hashlib.sha256(repr(order).encode()).hexdigest()[:16]
+            # kept small (paper scale: about 30 video sets of up to 901 videos, 3.6 MB each as uint16)
+            self._weights[order] = self.settings.weights(len(order), (*self.key, digest)).astype(
+                np.uint16 if len(order) < 65536 else np.int32
+            )
+        return counts, sums, self._weights[order].astype(float)
 
-    def _samples(self, counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
-        drawn = self.weights @ counts
-        kept = drawn > 0
-        return (self.weights[kept] @ sums) / drawn[kept]
+    def interval(self, clusters: Sequence[Hashable], values: Sequence[float], bounds: tuple[float, float] = (0.0, 1.0)) -> Interval:
+        """95% interval of the mean of `values` (one per item, its video in `clusters`), whose possible values
+        lie within `bounds`: BCa, or the fallback where the resamples cannot show the uncertainty."""
+        if len(values) == 0:
+            return Interval(None, None, "none")
+        counts, sums, weights = self._own(clusters, values)
+        if len(counts) < 2:
+            return Interval(None, None, "none")  # one video says nothing about how results vary between videos
+        estimate = float(sums.sum() / counts.sum())
+        samples = (weights @ sums) / (weights @ counts)
+        if len(np.unique(np.round(samples, 12))) >= MIN_DISTINCT:
+            low, high = bca_interval(samples, estimate, counts, sums)
+            if low is not None and high is not None and high > low:
+                return Interval(low, high, "bca")
+        lo, hi = bounds
+        share = (estimate - lo) / (hi - lo)
+        fallback = fallback_interval(min(1.0, max(0.0, share)), int(counts.sum()), len(counts), self.rho)
+        return Interval(lo + (hi - lo) * fallback.low, lo + (hi - lo) * fallback.high, fallback.method)
 
     def mean_interval(self, clusters: Sequence[Hashable], values: Sequence[float]) -> tuple[float | None, float | None]:
-        """95% BCa interval of the mean of `values` (one per item, its cluster in `clusters`)."""
-        counts, sums = self._sums(clusters, values)
-        if counts.sum() == 0:
-            return None, None
-        present = counts > 0
-        return bca_interval(self._samples(counts, sums), float(sums.sum() / counts.sum()), counts[present], sums[present])
+        """95% interval of the mean of 0/1 `values` (see `interval`)."""
+        found = self.interval(clusters, values)
+        return found.low, found.high
 
     def paired(self, clusters: Sequence[Hashable], a: Sequence[float], b: Sequence[float], key: Sequence[Hashable]) -> Paired:
         """See paired_difference; `key` seeds the randomization test."""
         if len(a) != len(b) or len(a) != len(clusters):
             raise ValueError(f"paired values differ in length: {len(clusters)} clusters, {len(a)} and {len(b)} values")
         diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-        counts, sums = self._sums(clusters, diff)
-        if counts.sum() == 0:
+        if len(diff) == 0:
             return Paired(float("nan"), None, None, None, 0, 0)
-        present = counts > 0
-        counts, sums_present, total = counts, sums[present], counts.sum()
+        counts, sums, weights = self._own(clusters, diff)
+        total = counts.sum()
         observed = float(sums.sum() / total)
-        low, high = bca_interval(self._samples(counts, sums), observed, counts[present], sums_present)
-        n_clusters = int(present.sum())
-        if not np.any(sums_present):  # no video with any discordant item: nothing suggests a difference
+        low, high = (None, None) if len(counts) < 2 else bca_interval((weights @ sums) / (weights @ counts), observed, counts, sums)
+        n_clusters = len(counts)
+        if not np.any(sums):  # no video with any discordant item: nothing suggests a difference
             return Paired(observed, low, high, 1.0, int(total), n_clusters)
         signs = self.settings.rng((*key, "randomization")).choice(np.array([-1.0, 1.0]), size=(self.settings.resamples, n_clusters))
-        flipped = np.abs(signs @ sums_present) / total
+        flipped = np.abs(signs @ sums) / total
         tolerance = 1e-9 * max(1.0, abs(observed))
         beyond = np.count_nonzero(flipped > abs(observed) + tolerance)
         tied = np.count_nonzero(np.abs(flipped - abs(observed)) <= tolerance)
@@ -157,10 +229,10 @@ def paired_difference(
 
     The interval: the paired cluster bootstrap (BCa). The p-value: a randomization test over clusters,
     which swaps the two arms of every item of a video together (a sign flip of the video's summed
-    difference; valid when the arms are exchangeable under no difference), mid-p for the many ties.
-    A bootstrap test from the same resamples was tried first and rejected: under no difference it gave
-    p < 0.01 in 1.8% and p < 0.1 in 11.8% of 2000 simulated comparisons (40 videos); this test gave
-    0.9% and 10.9% (tests/test_bootstrap.py checks it).
+    difference; valid when the arms are exchangeable under no difference), mid-p for the many ties. A
+    bootstrap test from the same resamples was tried first and rejected: it rejected too often under no
+    difference. The randomization test's false-positive rates at 5, 12 and 50 videos are in docs/statistics.md
+    (benchmarks/bench_coverage.py); tests/test_bootstrap.py checks its p-values are uniform at 40 videos.
     """
     return Resampler(clusters, settings, key).paired(clusters, a, b, key)
 

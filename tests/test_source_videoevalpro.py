@@ -65,11 +65,11 @@ ROWS = [
 ]
 
 
-def make_release(root: Path, clip: bytes) -> Path:
-    """The rows above; the two videos in one tar.gz split into two parts under videos/."""
+def make_release(root: Path, clip: bytes, rows: list[dict] = ROWS) -> Path:
+    """The rows above (or `rows`); the two videos in one tar.gz split into two parts under videos/."""
     (root / "data").mkdir(parents=True)
     (root / "videos").mkdir()
-    pl.DataFrame(ROWS).write_parquet(root / "data" / "test-00000-of-00001.parquet")
+    pl.DataFrame(rows).write_parquet(root / "data" / "test-00000-of-00001.parquet")
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tarred:
         for video in ("fFjv93ACGo8.mp4", "Zt0pQ3vY9Kc.mp4"):
@@ -200,3 +200,19 @@ def test_clip_sampling_keeps_every_question_of_a_video_shorter_than_the_level(tm
     assert [inst.answers[64] for inst in sets["oe"]] == ["Four cups", "Because he is late", "She waves"]
     with pytest.raises(ValueError, match="sampling 'everything' is not one of 1fps, clip"):
         sources.ADAPTERS["videoeval-pro"]({"raw_dir": str(raw), "sampling": "everything"}, str(tmp_path / "v"), 1)
+
+
+def test_a_new_spelling_of_a_task_type_still_fills_its_column_with_one_warning(tmp_path, clip, capsys):
+    """Release drift: the hub renames 'Local Perception' to 'local_perception'; every row is kept, and one line
+    names the spelling (not one per row). A type the adapter has never heard of is still left out, by name."""
+    renamed = [{**row, "qa_type": row["qa_type"].lower().replace(" ", "_")} for row in ROWS]
+    raw = make_release(tmp_path / "raw", clip, rows=renamed)
+    videoevalpro.prepare(raw)
+    instances, excluded = videoevalpro.convert(raw, tmp_path / "videos", [64, 128])
+    original = make_release(tmp_path / "raw2", clip)
+    videoevalpro.prepare(original)
+    before, _ = videoevalpro.convert(original, tmp_path / "videos2", [64, 128])
+    assert [(i.source_id, i.category) for i in instances] == [(i.source_id, i.category) for i in before]
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "is read as" in line]
+    assert len([w for w in warnings if "'local_perception' is read as 'Local Perception'" in w]) == 1, "one per spelling, not per row"
+    assert any("music_perception" in row["reason"] for row in excluded)

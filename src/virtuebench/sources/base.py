@@ -22,9 +22,11 @@ from; the per-level truth comes from annotation (virtuebench.curation).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,7 +140,29 @@ class Conversion:
         self.excluded: Excluded = []
         self._videos: dict[tuple[Path, str], tuple[str, float, Path] | str] = {}
         self._ids: set[str] = set()
+        self._spellings: dict[str, str | None] = {}  # a task type as the release spells it -> the known one
         self.videos_dir.mkdir(parents=True, exist_ok=True)
+
+    def category_of(self, task_type: str) -> str | None:
+        """The category of `task_type`, read past release drift in spelling (case, spaces, '_' or '-': "local_perception"
+        is "Local Perception"): a new spelling is named once on stderr and kept; an unknown type gives None."""
+        if task_type in self.task_categories:
+            return self.task_categories[task_type]
+        if task_type not in self._spellings:
+
+            def plain(text: str) -> str:
+                return " ".join(re.split(r"[^0-9a-z]+", text.lower())).strip()
+
+            known = next((name for name in self.task_categories if plain(name) == plain(task_type)), None)
+            self._spellings[task_type] = known
+            if known is not None:
+                print(
+                    f"virtuebench WARNING: {self.source}: task type {task_type!r} is read as {known!r} (the release spells it "
+                    "differently from the adapter's table)",
+                    file=sys.stderr,
+                )
+        known = self._spellings[task_type]
+        return None if known is None else self.task_categories[known]
 
     def exclude(self, item: str, reason: str) -> None:
         self.excluded.append({"item": f"{self.source}:{item}" if self.qualify else item, "reason": reason})
@@ -203,7 +227,7 @@ class Conversion:
         if source_id in self._ids:
             self.exclude(item, "duplicate question id")
             return False
-        category = self.task_categories.get(task_type)
+        category = self.category_of(task_type)
         if category is None:
             self.exclude(item, f"task type {task_type!r} has no category (known: {sorted(self.task_categories)})")
             return False
@@ -265,18 +289,94 @@ def read_parquet_rows(raw_dir: Path, pattern: str, columns: Sequence[str], sourc
     return rows
 
 
+def part_order(part: Path) -> tuple[Any, ...]:
+    """Sort key for split archive parts: the numbers in a name compared as numbers (`part_2` before `part_10`),
+    letter suffixes (`.aa`, `.ab`) as text."""
+    return tuple(int(piece) if piece.isdigit() else piece for piece in re.split(r"(\d+)", part.name))
+
+
+class _Chain(io.RawIOBase):
+    """The parts read one after another as one stream, never joined on disk."""
+
+    def __init__(self, parts: Sequence[Path]) -> None:
+        self.parts, self.current = list(parts), None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while True:
+            if self.current is None:
+                if not self.parts:
+                    return 0
+                self.current = open(self.parts.pop(0), "rb")  # noqa: SIM115 - closed when exhausted
+            count = self.current.readinto(buffer)
+            if count:
+                return count
+            self.current.close()
+            self.current = None
+
+    def close(self) -> None:
+        if self.current is not None:
+            self.current.close()
+        super().close()
+
+
+def check_free_space(folder: Path, needed: int, what: str) -> None:
+    """Stop, naming the bytes, where `folder`'s file system has less than `needed` bytes free."""
+    import shutil
+
+    folder = Path(folder)
+    probe = folder if folder.exists() else next(p for p in folder.parents if p.exists())
+    free = shutil.disk_usage(probe).free
+    if free < needed:
+        raise ValueError(
+            f"{what} needs {needed / 1e9:.1f} GB free in {folder}, but only {free / 1e9:.1f} GB are: free space or "
+            "point the source's raw folder elsewhere"
+        )
+
+
+def extract_parts(parts: Sequence[Path], dest: Path, name: str) -> Path:
+    """Unpack a tar (.tar or .tar.gz) split into `parts` into `dest`, streaming the parts in order (by
+    `part_order`) straight into the unpacker: the parts are never joined, so the extra disk needed is the
+    unpacked files only (about the archive's size), not the archive again. Once done a `.<name>.extracted`
+    marker records it (the same marker as extract_archive, so an archive joined by hand counts too); members
+    that would land outside `dest` are refused."""
+    import tarfile
+
+    marker = dest / f".{name}.extracted"
+    if marker.exists():
+        return dest
+    parts = sorted(parts, key=part_order)
+    if not parts:
+        raise ValueError(f"no archive parts to unpack into {dest}")
+    dest.mkdir(parents=True, exist_ok=True)
+    check_free_space(dest, sum(part.stat().st_size for part in parts), f"unpacking {len(parts)} parts of {name}")
+    with _Chain(parts) as raw, io.BufferedReader(raw, 1 << 24) as stream, tarfile.open(fileobj=stream, mode="r|*") as tarred:
+        try:
+            tarred.extractall(dest, filter="data")
+        except tarfile.FilterError as error:
+            raise ValueError(f"{name} (parts {parts[0].name} ... {parts[-1].name}): unsafe member ({error})") from None
+        except tarfile.ReadError as error:
+            raise ValueError(f"{name} (parts {parts[0].name} ... {parts[-1].name}): not a readable tar archive ({error})") from None
+    marker.write_text("")
+    return dest
+
+
 def join_parts(parts: Sequence[Path], out: Path) -> Path:
-    """Concatenate split archive parts (`videos.tar.part.aa`, `.ab`, ...) in name order into `out`.
+    """Concatenate split archive parts (`videos.tar.part.aa`, `.ab`, `part_2` before `part_10`) into `out`. The
+    sources stream their parts instead (extract_parts); this is for an archive wanted whole.
 
     Idempotent: an `out` already as long as the parts together is kept. Written through a temporary
     file, so an interrupted join never leaves a truncated archive under the final name.
     """
-    parts = sorted(parts, key=lambda part: part.name)
+    parts = sorted(parts, key=part_order)
     if not parts:
         raise ValueError(f"no archive parts to join into {out}")
     total = sum(part.stat().st_size for part in parts)
     if out.exists() and out.stat().st_size == total:
         return out
+    check_free_space(out.parent, total, f"joining {len(parts)} parts into {out.name}")
     tmp = out.with_name(f".{out.name}.joining")
     with open(tmp, "wb") as sink:
         for part in parts:

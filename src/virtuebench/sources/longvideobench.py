@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from virtuebench.instances import Instance
-from virtuebench.sources.base import Conversion, Excluded, HubRelease, extract_archive, join_parts
+from virtuebench.sources.base import Conversion, Excluded, HubRelease, extract_archive, extract_parts, part_order
 
 SOURCE = "longvideobench"
 
@@ -57,28 +57,28 @@ TASK_CATEGORIES = {
 
 
 def prepare(raw_dir: str | Path) -> Path:
-    """Join `videos.tar.part.*` into `videos.tar` and unpack it into `raw_dir`; returns the videos folder.
+    """Unpack `videos.tar.part.*` (in part order) into `raw_dir`, streaming the parts into the unpacker without
+    joining them (extract_parts: the extra disk is the unpacked videos, about 1x the parts); returns the videos
+    folder.
 
-    Idempotent: once unpacked (extract_archive's marker), nothing is joined or read again, so the
-    joined tar (as large as the parts together, about 160 GB for the full release) may be deleted
-    afterwards, and so may the parts. A release already unpacked by hand (a `videos/` folder, no parts)
-    needs nothing.
+    Idempotent: once unpacked (the `.videos.tar.extracted` marker) nothing is read again, so the parts may be
+    deleted afterwards. A release already unpacked by hand (a `videos/` folder, no parts) needs nothing, and a
+    `videos.tar` joined by hand is unpacked as it is.
     """
     raw_dir = Path(raw_dir)
     archive = raw_dir / ARCHIVE
     videos = raw_dir / VIDEOS
     if (raw_dir / f".{ARCHIVE}.extracted").exists():
         return videos
-    parts = sorted(raw_dir.glob(PARTS_GLOB))
+    parts = sorted(raw_dir.glob(PARTS_GLOB), key=part_order)
     if not parts:
-        if archive.exists():  # joined already, parts removed
+        if archive.exists():  # joined by hand, parts removed
             extract_archive(archive, raw_dir)
             return videos
         if videos.is_dir():
             return videos
         raise ValueError(f"{SOURCE}: {raw_dir} has neither {PARTS_GLOB} nor a {VIDEOS}/ folder (download {RELEASE.url} first)")
-    join_parts(parts, archive)
-    extract_archive(archive, raw_dir)
+    extract_parts(parts, raw_dir, ARCHIVE)
     return videos
 
 

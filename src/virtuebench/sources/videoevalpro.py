@@ -17,8 +17,9 @@ from virtuebench.sources.base import (
     HubRelease,
     correct_option,
     extract_archive,
-    join_parts,
+    extract_parts,
     option_letter,
+    part_order,
     read_parquet_rows,
     split_embedded_options,
     strip_option_prefix,
@@ -57,20 +58,23 @@ TASK_CATEGORIES = {
 
 
 def prepare(raw_dir: str | Path) -> Path:
-    """Join `videos/videos_part_*.tar.gz` (name order) into `videos/videos_merged.tar.gz` and unpack it in
-    `videos/`; returns the videos folder.
+    """Unpack `videos/videos_part_*.tar.gz` (in part order) in `videos/`, streaming the parts into the unpacker
+    without joining them (extract_parts: the extra disk is the unpacked videos, about 1x the parts); returns the
+    videos folder.
 
-    Idempotent: once unpacked (extract_archive's marker) nothing is joined or read again, so the parts
-    and the joined archive may be deleted afterwards. A release unpacked by hand (no parts) needs nothing.
+    Idempotent: once unpacked (the `.videos_merged.tar.gz.extracted` marker) nothing is read again, so the parts
+    may be deleted afterwards. A release unpacked by hand (no parts) needs nothing, and a `videos_merged.tar.gz`
+    joined by hand (the authors' README) is unpacked as it is.
     """
     raw_dir = Path(raw_dir)
     videos = raw_dir / VIDEOS
     archive = videos / ARCHIVE
     if (videos / f".{ARCHIVE}.extracted").exists():
         return videos
-    parts = sorted(videos.glob(PARTS_GLOB))
+    parts = sorted(videos.glob(PARTS_GLOB), key=part_order)
     if parts:
-        join_parts(parts, archive)
+        extract_parts(parts, videos, ARCHIVE)
+        return videos
     if archive.exists():
         extract_archive(archive, videos)
         return videos

@@ -306,8 +306,12 @@ def test_missing_repo_revision_and_patterns(hub, tmp_path):
     with pytest.raises(DownloadError, match=not_found):
         download_release(HubRelease("test-org/nothing", "main"), tmp_path / "a")
     release = _release(hub)
-    with pytest.raises(DownloadError, match="^test-org/tiny has no revision 'v9' on "):
+    with pytest.raises(
+        DownloadError, match="^test-org/tiny has no revision 'v9' on .*set it with `curation: {revisions: {<source>: <revision>}}`"
+    ):
         download_release(release, tmp_path / "b", revision="v9")
+    with pytest.raises(DownloadError, match=r"has no revision 'gone' \(the adapter's pinned one\)"):
+        download_release(HubRelease(release.repo_id, "gone", release.allow_patterns), tmp_path / "b2")
     with pytest.raises(DownloadError, match=r"no file matches allow_patterns \['\*\.tar'\]"):
         download_release(_release(hub, allow_patterns=("*.tar",)), tmp_path / "c")
     with pytest.raises(DownloadError, match="verify must be one of size, sha256"):

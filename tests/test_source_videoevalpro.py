@@ -216,3 +216,15 @@ def test_a_new_spelling_of_a_task_type_still_fills_its_column_with_one_warning(t
     warnings = [line for line in capsys.readouterr().err.splitlines() if "is read as" in line]
     assert len([w for w in warnings if "'local_perception' is read as 'Local Perception'" in w]) == 1, "one per spelling, not per row"
     assert any("music_perception" in row["reason"] for row in excluded)
+
+
+def test_a_row_without_options_is_kept_open_ended_and_left_out_of_the_mcq(tmp_path, clip):
+    from virtuebench.curation.supplement import correct_index
+
+    rows = [*ROWS[:1], {**ROWS[0], "options": [], "question": "How many plates are there?", "answer": ""}]
+    raw = make_release(tmp_path / "raw", clip, rows=rows)
+    videoevalpro.prepare(raw)
+    instances, _ = videoevalpro.convert(raw, tmp_path / "videos", [64, 128])
+    plain = next(i for i in instances if i.question == "How many plates are there?")
+    assert plain.options == [] and plain.source_id == "0001" and correct_index(plain) is None
+    assert correct_index(next(i for i in instances if i.source_id.startswith("0000-"))) is not None

@@ -280,7 +280,12 @@ def _explain(
     if isinstance(http, RepositoryNotFoundError):
         return f"{repo} not found on {endpoint} (or it is private: {use_token}; {token_state})"
     if isinstance(http, RevisionNotFoundError):
-        return f"{repo} has no revision {revision!r} on {endpoint}"
+        pinned = " (the adapter's pinned one)" if revision == release.revision else ""
+        return (
+            f"{repo} has no revision {revision!r}{pinned} on {endpoint}: pick one the hub lists (its commits page) and "
+            f"set it with `curation: {{revisions: {{<source>: <revision>}}}}` in the config, or "
+            f"`python -m virtuebench.sources.download <source> --revision <revision>`"
+        )
     if isinstance(http, EntryNotFoundError):
         return f"{repo}@{revision}: a listed file is missing on {endpoint} ({http.response.url})"
     if http is not None:

@@ -123,8 +123,8 @@ def _video_file(raw_dir: Path, video: str) -> Path:
 
 def source_id_for(row: int, letter: str) -> str:
     """The release has no question id: the row in the pinned parquet, then the correct option's letter
-    (so that `options` and `source_id` together keep the MCQ: '0007-B')."""
-    return f"{row:04d}-{letter}"
+    (so that `options` and `source_id` together keep the MCQ: '0007-B'); a row without options: '0007'."""
+    return f"{row:04d}-{letter}" if letter else f"{row:04d}"
 
 
 def letter_of(source_id: str) -> str:
@@ -155,10 +155,14 @@ def convert(
         reason = _bad_video(row.get("video"))
         if reason is None and not all(isinstance(row.get(name), str) and row[name].strip() for name in ("question", "answer_text")):
             reason = "'question' and 'answer_text' must be non-empty strings"
-        options = _options(row.get("options"))
+        raw_options = row.get("options")
+        # VideoEval-Pro is open-ended by design: a row with no options (or one) is kept without an MCQ (the
+        # supplement's MCQ column leaves it out); options that are there must be well formed.
+        no_mcq = raw_options is None or (isinstance(raw_options, (list, tuple)) and len(raw_options) < 2)
+        options = [] if no_mcq else _options(raw_options)
         if reason is None and isinstance(options, str):
             reason = options
-        if reason is None:
+        if reason is None and not no_mcq:
             try:
                 correct = correct_option(options, str(row.get("answer") or ""))
             except ValueError as error:
@@ -166,8 +170,8 @@ def convert(
         if reason is not None:
             conversion.exclude(item, f"bad row: {reason}")
             continue
-        given = str(row["answer"]).strip().strip("().").upper()
-        letter = given if len(given) == 1 and given.isalpha() else option_letter(options.index(correct))
+        given = str(row.get("answer") or "").strip().strip("().").upper()
+        letter = "" if no_mcq else given if len(given) == 1 and given.isalpha() else option_letter(options.index(correct))
         question, _ = split_embedded_options(row["question"])  # the options are a column of their own; be sure
         conversion.add(
             source_id=source_id_for(number, letter),

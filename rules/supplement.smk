@@ -57,7 +57,7 @@ use rule extract_frames as extract_supplement_frames with:
         f"Extracting {SUPPLEMENT['level']} frames over the whole of {{wildcards.video_id}}"
 
 
-# An inference job (rules/inference.smk): the MCQ form with the standard prompt, the open-ended one with oe_prompt.
+# An inference job (rules/inference.smk): the MCQ form with mcq_prompt (standard), the open-ended one with oe_prompt (honest).
 use rule run_inference as run_supplement_inference with:
     input:
         instances="results/supplement/{source}/{form}.parquet",
@@ -66,7 +66,7 @@ use rule run_inference as run_supplement_inference with:
         "results/supplement/responses/{model}/{source}/{form}.jsonl",
     params:
         frames_dir=lambda wildcards: f"results/supplement/frames/{wildcards.source}",
-        prompt=lambda wildcards: "standard" if wildcards.form == "mcq" else SUPPLEMENT["oe_prompt"],
+        prompt=lambda wildcards: SUPPLEMENT["mcq_prompt"] if wildcards.form == "mcq" else SUPPLEMENT["oe_prompt"],
         level=SUPPLEMENT["level"],
     log:
         "logs/supplement/responses/{model}/{source}/{form}.log",
@@ -115,6 +115,9 @@ rule make_supplement_table:
         sources=SUPPLEMENT_SOURCES,
         level=SUPPLEMENT["level"],
         prompt=config["report"]["prompt"],
+        mcq_prompt=SUPPLEMENT["mcq_prompt"],
+        oe_prompt=SUPPLEMENT["oe_prompt"],
+        mlvu_average=SUPPLEMENT["mlvu_average"],
     log:
         "logs/supplement/table1.log",
     conda:
@@ -124,4 +127,5 @@ rule make_supplement_table:
     shell:
         "python -m virtuebench.curation supplement-table --judgments {input.judgments} --scores {input.scores} "
         "--prompt {params.prompt} --level {params.level} --models {params.models} --sources {params.sources} "
-        "--csv {output.csv} --tex {output.tex} > {log} 2>&1"
+        "--csv {output.csv} --tex {output.tex} --mcq-prompt {params.mcq_prompt} --oe-prompt {params.oe_prompt} "
+        "--mlvu-average {params.mlvu_average} > {log} 2>&1"

@@ -410,6 +410,11 @@ def _check_supplement(review: _Review) -> None:
     for i, source in enumerate(supplement["sources"]):
         if source not in REAL_SOURCES:
             review.problems.append(f"config.supplement.sources[{i}]: {source!r} is not allowed; allowed values: {', '.join(REAL_SOURCES)}")
+    from virtuebench.prompts import TEMPLATES
+
+    for key in ("mcq_prompt", "oe_prompt"):
+        if supplement[key] not in TEMPLATES:
+            review.problems.append(f"config.supplement.{key}: {supplement[key]!r} is not allowed; allowed values: {', '.join(TEMPLATES)}")
     if supplement["models"] and config["source"]["name"] != "virtuebench":
         review.problems.append(
             "config.supplement.models: the supplementary's table needs source virtuebench (the source benchmarks' questions)"

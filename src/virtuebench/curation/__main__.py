@@ -144,7 +144,8 @@ def _supplement_table(args: argparse.Namespace) -> int:
         parts = Path(path).parts
         judgments[parts[-3], parts[-2], Path(parts[-1]).stem] = Path(path)
     overall = supplement.virtuebench_overall(args.scores, args.prompt, args.level) if args.scores else {}
-    supplement.write_table(judgments, overall, args.models, args.sources, args.level, args.csv, args.tex)
+    choices = supplement.Choices(args.mcq_prompt, args.oe_prompt, args.mlvu_average)
+    supplement.write_table(judgments, overall, args.models, args.sources, args.level, args.csv, args.tex, choices)
     return 0
 
 
@@ -224,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     table.add_argument("--sources", nargs="+", required=True)
     table.add_argument("--csv", required=True)
     table.add_argument("--tex", required=True)
+    table.add_argument("--mcq-prompt", required=True, help="supplement.mcq_prompt, for the caption")
+    table.add_argument("--oe-prompt", required=True, help="supplement.oe_prompt, for the caption")
+    table.add_argument("--mlvu-average", choices=("pooled", "m-avg"), required=True, help="supplement.mlvu_average")
     table.set_defaults(func=_supplement_table)
     args = parser.parse_args(argv)
     started = time.monotonic()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import random
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from virtuebench.instances import Instance
@@ -79,11 +79,43 @@ def make_sets(
     }
 
 
-def accuracy(path: str | Path) -> tuple[float, int, int]:
-    """(accuracy in percent, n_correct, n) of a judgments file; an invalid verdict counts as wrong."""
+@dataclass(frozen=True)
+class Choices:
+    """The protocol choices the paper's supplement does not state (docs/supplement.md): config `supplement`."""
+
+    mcq_prompt: str = "standard"
+    oe_prompt: str = "honest"
+    mlvu_average: str = "pooled"  # pooled over questions, or "m-avg": the mean of MLVU's task accuracies
+
+    def describe(self, level: int) -> str:
+        mlvu = (
+            "the mean of its task accuracies (M-Avg, as MLVU's authors report)"
+            if self.mlvu_average == "m-avg"
+            else "pooled over its questions"
+        )
+        return (
+            rf"Protocol: MCQ with the \texttt{{{self.mcq_prompt}}} prompt, scored by its letter; OE with the "
+            rf"\texttt{{{self.oe_prompt}}} prompt, judged by the run's judge against the release's answer (VideoEval-Pro "
+            r"too, not with its authors' grader); every question with options (VideoEval-Pro: every question), not a "
+            rf"filtered pool; MLVU {mlvu}; {level} frames at the centres of {level} equal segments of the whole video, "
+            rf"whatever its length (a video shorter than {level} s has them less than 1 s apart)."
+        )
+
+
+def accuracy(path: str | Path, by_task: bool = False) -> tuple[float, int, int]:
+    """(accuracy in percent, n_correct, n) of a judgments file; an invalid verdict counts as wrong. `by_task`: the
+    accuracy is the mean of the accuracies of each task type (MLVU's M-Avg)."""
     records = list(iter_jsonl(path))
-    correct = sum(1 for record in records if record.get("valid") and record.get("judgement") == 1)
-    return (100.0 * correct / len(records) if records else float("nan")), correct, len(records)
+    right = [bool(record.get("valid") and record.get("judgement") == 1) for record in records]
+    correct = sum(right)
+    if not records:
+        return float("nan"), 0, 0
+    if by_task:
+        tasks: dict[str, list[bool]] = {}
+        for record, ok in zip(records, right):
+            tasks.setdefault(str(record.get("task_type")), []).append(ok)
+        return 100.0 * sum(sum(v) / len(v) for v in tasks.values()) / len(tasks), correct, len(records)
+    return 100.0 * correct / len(records), correct, len(records)
 
 
 def virtuebench_overall(scores_csv: str | Path, prompt: str, level: int) -> dict[str, float]:
@@ -104,15 +136,16 @@ def write_table(
     level: int,
     csv_path: str | Path,
     tex_path: str | Path,
+    choices: Choices = Choices(),
 ) -> None:
     """One row per model: OE and MCQ accuracy per source (OE only where the source is open-ended by design),
-    then VirtueBench overall; the CSV keeps n and the number correct too."""
+    then VirtueBench overall; the CSV keeps n and the number correct too; the caption states the choices."""
     rows = []
     for model in models:
         row: dict[str, object] = {"model": model}
         for source in sources:
             for form in forms_of(source):
-                value, correct, n = accuracy(judgments[model, source, form])
+                value, correct, n = accuracy(judgments[model, source, form], by_task=source == "mlvu" and choices.mlvu_average == "m-avg")
                 row[f"{source}_{form}"] = round(value, 2)
                 row[f"{source}_{form}_n"] = n
                 row[f"{source}_{form}_correct"] = correct
@@ -144,8 +177,7 @@ def write_table(
         r"\end{tabular}",
         rf"\caption{{Accuracy (\%) on the source benchmarks' questions at {level} frames against their full-video "
         r"answers, multiple-choice (MCQ) and open-ended (OE), beside VirtueBench overall at the same level. "
-        rf"Every question with options is kept: {level} frames at the centres of {level} equal segments of the "
-        rf"whole video, whatever its length (a video shorter than {level} s has them less than 1 s apart).}}",
+        rf"{choices.describe(level)}}}",
         r"\end{table}",
         "",
     ]

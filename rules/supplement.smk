@@ -107,6 +107,7 @@ rule make_supplement_table:
             for form in supplement_forms(source)  # OE only for VideoEval-Pro, as the paper's table
         ],
         scores="results/scores.csv",
+        excluded=[f"results/supplement/{source}/excluded.csv" for source in SUPPLEMENT_SOURCES],
     output:
         csv="results/supplement/table1.csv",
         tex="results/supplement/table1.tex",
@@ -128,4 +129,4 @@ rule make_supplement_table:
         "python -m virtuebench.curation supplement-table --judgments {input.judgments} --scores {input.scores} "
         "--prompt {params.prompt} --level {params.level} --models {params.models} --sources {params.sources} "
         "--csv {output.csv} --tex {output.tex} --mcq-prompt {params.mcq_prompt} --oe-prompt {params.oe_prompt} "
-        "--mlvu-average {params.mlvu_average} > {log} 2>&1"
+        "--mlvu-average {params.mlvu_average} --excluded {input.excluded} > {log} 2>&1"

@@ -54,3 +54,21 @@ def test_the_choices_are_config_settings_with_named_values():
         defaults.oe_prompt,
         defaults.mlvu_average,
     )
+
+
+def test_questions_lost_to_missing_videos_are_counted_per_source_in_the_caption(tmp_path):
+    from virtuebench.curation.supplement import missing_videos
+
+    excluded = tmp_path / "lvbench" / "excluded.csv"
+    excluded.parent.mkdir()
+    excluded.write_text(
+        "item,reason\n"
+        "lvbench:q1,/raw/lvbench/videos/gone.mp4: video file not found\n"
+        "lvbench:q2,/raw/lvbench/videos/gone.mp4: video file not found\n"
+        "lvbench:q3,bad row: empty question or answer\n"
+    )
+    missing = missing_videos({"lvbench": excluded})
+    assert missing == {"lvbench": 2}
+    judgments = {("m", "lvbench", form): _judgments(tmp_path / "j" / f"{form}.jsonl", [("A", 1)]) for form in ("mcq", "oe")}
+    write_table(judgments, {}, ["m"], ["lvbench"], 64, tmp_path / "t.csv", tmp_path / "t.tex", Choices(), missing)
+    assert "Questions left out because their video is missing: LVBench 2." in (tmp_path / "t.tex").read_text()

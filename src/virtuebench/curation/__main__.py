@@ -145,7 +145,9 @@ def _supplement_table(args: argparse.Namespace) -> int:
         judgments[parts[-3], parts[-2], Path(parts[-1]).stem] = Path(path)
     overall = supplement.virtuebench_overall(args.scores, args.prompt, args.level) if args.scores else {}
     choices = supplement.Choices(args.mcq_prompt, args.oe_prompt, args.mlvu_average)
-    supplement.write_table(judgments, overall, args.models, args.sources, args.level, args.csv, args.tex, choices)
+    # results/supplement/<source>/excluded.csv: the questions each conversion left out, with why
+    missing = supplement.missing_videos({Path(path).parent.name: Path(path) for path in args.excluded}) if args.excluded else None
+    supplement.write_table(judgments, overall, args.models, args.sources, args.level, args.csv, args.tex, choices, missing)
     return 0
 
 
@@ -228,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     table.add_argument("--mcq-prompt", required=True, help="supplement.mcq_prompt, for the caption")
     table.add_argument("--oe-prompt", required=True, help="supplement.oe_prompt, for the caption")
     table.add_argument("--mlvu-average", choices=("pooled", "m-avg"), required=True, help="supplement.mlvu_average")
+    table.add_argument("--excluded", nargs="*", help="each source's excluded.csv: questions lost to missing videos go in the caption")
     table.set_defaults(func=_supplement_table)
     args = parser.parse_args(argv)
     started = time.monotonic()

@@ -102,6 +102,18 @@ class Choices:
         )
 
 
+def missing_videos(excluded: dict[str, Path]) -> dict[str, int]:
+    """source -> questions its conversion left out because their video file is missing (a YouTube video gone, a
+    part not downloaded), from the source's excluded.csv."""
+    import csv
+
+    counts = {}
+    for source, path in excluded.items():
+        with Path(path).open(newline="") as handle:
+            counts[source] = sum("video file not found" in row.get("reason", "") for row in csv.DictReader(handle))
+    return counts
+
+
 def accuracy(path: str | Path, by_task: bool = False) -> tuple[float, int, int]:
     """(accuracy in percent, n_correct, n) of a judgments file; an invalid verdict counts as wrong. `by_task`: the
     accuracy is the mean of the accuracies of each task type (MLVU's M-Avg)."""
@@ -128,6 +140,13 @@ def virtuebench_overall(scores_csv: str | Path, prompt: str, level: int) -> dict
         }
 
 
+def _missing_note(missing: dict[str, int] | None, sources: Sequence[str]) -> str:
+    if missing is None:
+        return ""
+    lost = [f"{SOURCE_NAMES.get(source, source)} {missing[source]}" for source in sources if missing.get(source)]
+    return " Questions left out because their video is missing: " + (", ".join(lost) if lost else "none") + "."
+
+
 def write_table(
     judgments: dict[tuple[str, str, str], Path],
     overall: dict[str, float],
@@ -137,6 +156,7 @@ def write_table(
     csv_path: str | Path,
     tex_path: str | Path,
     choices: Choices = Choices(),
+    missing: dict[str, int] | None = None,
 ) -> None:
     """One row per model: OE and MCQ accuracy per source (OE only where the source is open-ended by design),
     then VirtueBench overall; the CSV keeps n and the number correct too; the caption states the choices."""
@@ -177,7 +197,7 @@ def write_table(
         r"\end{tabular}",
         rf"\caption{{Accuracy (\%) on the source benchmarks' questions at {level} frames against their full-video "
         r"answers, multiple-choice (MCQ) and open-ended (OE), beside VirtueBench overall at the same level. "
-        rf"{choices.describe(level)}}}",
+        rf"{choices.describe(level)}{_missing_note(missing, sources)}}}",
         r"\end{table}",
         "",
     ]

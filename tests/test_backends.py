@@ -177,11 +177,14 @@ def test_openai_backend_with_faults_and_a_restart(bench, tmp_path):
             for line in partial.read_text().splitlines()
             if line.strip() and json.loads(line)["error"] is None
         }
-        answered_before = sum(server.answered.values())
+        requests_before = server.backend_requests
         first = subprocess.run(command, env=env, capture_output=True, text=True)
         second = subprocess.run(command, env=env, capture_output=True, text=True)
     instances = [i for i in read_instances(bench / "instances.parquet") if 64 in i.answers]
-    assert first.returncode in (0, 1) and second.returncode == 0, second.stderr
+    # Requests 7 (malformed) and 8 (no choices) fail their items: the run that serves either ends with 1, and the
+    # failed items are asked again by the next run, which ends with 0.
+    assert first.returncode == (1 if requests_before < 8 else 0), (requests_before, first.stderr[-2000:])
+    assert second.returncode == 0, second.stderr
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert sorted(r["instance_id"] for r in records) == sorted(i.instance_id for i in instances), "each item exactly once"
     assert all(r["error"] is None and r["response"] == "I saw 64 frames." for r in records)
@@ -190,8 +193,11 @@ def test_openai_backend_with_faults_and_a_restart(bench, tmp_path):
     questions = {i.instance_id: i.question for i in instances}
     for instance_id in finished_before:
         assert server.answered[questions[instance_id]] == 1, instance_id
-    assert sum(server.answered.values()) >= answered_before
-    assert "backend errors" in first.stderr
+    # Every item answered once, plus at most the slow reply the client gave up on (request 5) and the two requests
+    # (max_concurrency) that may have been in flight when the job was killed.
+    assert len(instances) <= sum(server.answered.values()) <= len(instances) + 1 + 2
+    if requests_before < 8:
+        assert "backend errors" in first.stderr
     everything = out.read_text() + first.stderr + second.stderr
     assert secret not in everything
 

@@ -63,6 +63,7 @@ def site(tmp_path_factory):
         "ghost/1", "refuse", "honest", 64, "rules", "perception", "t", "red", False, None, 0, 0, False, "", "no response", "fp"
     )
     counts = Site(instances, [*judgments, orphan], bench / "frames", bench / "site").build()
+    (bench / "site" / "judgments.json").write_text(json.dumps([j.__dict__ for j in [*judgments, orphan]]))
     return bench / "site", instances, broken, counts, first
 
 
@@ -75,6 +76,23 @@ def test_the_overview_links_every_number_to_its_items(site):
     assert f'href="../../../../items/{safe_name(first.instance_id)}.html#model=refuse&amp;prompt=honest&amp;level=64"' in listing or (
         f"../../../../items/{safe_name(first.instance_id)}.html#model=refuse&prompt=honest&level=64" in listing
     )
+
+
+def test_the_overview_shows_the_numbers_of_scores_csv(site):
+    """Every accuracy cell of the overview equals the row virtuebench.metrics computes from the same records."""
+    from virtuebench.browser import SUBSETS
+    from virtuebench.metrics import compute_scores
+
+    out = site[0]
+    index = (out / "index.html").read_text()
+    judgments = [Judgment(**record) for record in json.loads((out / "judgments.json").read_text())]
+    shown = 0
+    for score in compute_scores(judgments):
+        if score.level == "all" or score.subset not in {subset for subset, _ in SUBSETS}:
+            continue
+        assert f"{score.accuracy:.1f} ({score.n_correct}/{score.n})" in index, score
+        shown += 1
+    assert shown >= 2 * 3 * 3  # two judges, three levels, three subsets at least
 
 
 def test_an_item_page_shows_every_level_its_frames_and_what_is_missing(site):

@@ -403,7 +403,6 @@ def test_answer_families_round_4(question, answer, response, judgement):
         ("Is the car red?", "No, it is blue", "No, it is green.", (0, 0)),
         ("Is the car red?", "No, it is blue", "No, it's blue.", (0, 1)),
         ("What is the final score?", "Lions 2, Tigers 3", "The Lions were beaten 3-2.", (0, 1)),
-        ("What is the final score?", "Lions 3, Tigers 2", "The Lions never lose at home: 3-2", (0, 0)),
         ("How long is the flash?", "A second", "About one second.", (0, 1)),
         ("How long is the break?", "90 seconds", "A minute and a half.", (0, 1)),
         ("How long is the break?", "390 seconds", "Six and a half minutes.", (0, 1)),
@@ -500,3 +499,25 @@ def test_every_verdict_says_how_sure_it_is_and_which_rules_decided():
     assert verdict.confident in (True, False) and "@short" in verdict.reason and "stated_number=1" in verdict.reason
     unfinished = RulesJudge().judge("How many eggs?", "3", "<think>Two shells so far, then a third")
     assert unfinished.confident is False and "unclosed-thinking" in unfinished.reason
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "Answer: I cannot determine the colour from the frames, but it is probably red.",
+        "I cannot determine the colour from the frames, but it is probably red.",
+    ],
+)
+def test_a_refusal_phrase_followed_by_an_answer_is_an_answer(response):
+    """The benchmark's core measurement: a model that says it cannot tell and then answers has answered."""
+    assert detect_refusal(response, "What colour is the car?")[0] == 0
+    verdict = RulesJudge().judge("What colour is the car?", REFUSAL, response)
+    assert (verdict.refusal, verdict.judgement) == (0, 0)
+
+
+@pytest.mark.xfail(
+    reason="known limitation of the rules judge: 'never lose' is read as a loss, so a Lions win is scored wrong", strict=True
+)
+def test_a_negated_loss_is_a_win():
+    verdict = RulesJudge().judge("What is the final score?", "Lions 3, Tigers 2", "The Lions never lose at home: 3-2")
+    assert (verdict.refusal, verdict.judgement) == (0, 1)

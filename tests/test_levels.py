@@ -7,6 +7,7 @@ from virtuebench.levels import (
     available_levels,
     evidence_is_seen,
     grid_size,
+    is_available,
     level_indices,
     level_timestamps,
 )
@@ -29,11 +30,27 @@ def test_level_indices_follow_the_documented_rule(duration, level):
         with pytest.raises(ValueError, match="unavailable"):
             level_indices(level, duration)
         return
+    assert available_levels(duration, [level]) == [level]  # a video of exactly `level` seconds has the level
     indices = level_indices(level, duration)
-    assert indices == [int(i) for i in np.rint(np.linspace(0, size - 1, level))]
     assert len(indices) == level and len(set(indices)) == level
     assert indices[0] == 0 and indices[-1] == size - 1
     assert level_timestamps(level, duration) == [i + 0.5 for i in indices]
+
+
+def test_level_indices_by_hand():
+    """Worked by hand from the rule (round(linspace(0, T - 1, level)), halves to even): 10 s, 4 frames: 0, 3, 6,
+    9; 10 s, 3 frames: 0, 4.5 -> 4, 9; 7 s, 7 frames: every second; 100 s, 5 frames: 0, 24.75 -> 25, 49.5 -> 50,
+    74.25 -> 74, 99."""
+    assert level_indices(4, 10.0) == [0, 3, 6, 9]
+    assert level_indices(3, 10.0) == [0, 4, 9]
+    assert level_indices(7, 7.0) == [0, 1, 2, 3, 4, 5, 6]
+    assert level_indices(5, 100.0) == [0, 25, 50, 74, 99]
+    assert level_timestamps(3, 10.0) == [0.5, 4.5, 9.5]
+
+
+def test_a_level_exists_from_exactly_its_number_of_seconds():
+    assert is_available(64, 64.0) and not is_available(64, 63.99) and is_available(1024, 1024.0)
+    assert not is_available(0, 100.0) and not is_available(-1, 100.0)
 
 
 def test_levels_unavailable_for_short_videos():

@@ -8,7 +8,6 @@ import pytest
 
 from virtuebench.metrics import TrustWeights, compute_scores, read_scores, write_scores
 from virtuebench.records import Judgment
-from virtuebench.support.bootstrap import Bootstrap, Resampler
 
 
 def _judgment(i, level, unanswerable, correct, category="perception", valid=True, prompt="honest"):
@@ -115,10 +114,15 @@ def test_intervals_resample_videos_and_trace_to_the_records():
     judgments = [_item(f"i{v}_{k}", f"v{v}", 64, bool(rng.random() < 0.6)) for v in range(30) for k in range(4)]
     score = next(s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "overall"))
     assert score.ci_low < score.accuracy < score.ci_high and score.n_videos == 30
-    # one set of resamples of the judge's videos is shared by every number (support/bootstrap.py, Resampler)
-    videos = [j.video_id for j in judgments]
-    expected = Resampler(videos, Bootstrap(), ("rules", "videos")).mean_interval(videos, [j.judgement for j in judgments])
-    assert (score.ci_low, score.ci_high) == (round(100 * expected[0], 4), round(100 * expected[1], 4))
+    # Against an independent computation: a plain percentile cluster bootstrap (its own draws, numpy only) of the
+    # same 30 videos gives nearly the same interval; resampling items instead would give a narrower one.
+    own = np.random.default_rng(99)
+    per_video = np.array([[j.judgement for j in judgments if j.video_id == f"v{v}"] for v in range(30)], dtype=float)
+    draws = own.integers(0, 30, size=(8000, 30))
+    means = 100 * per_video[draws].mean(axis=(1, 2))
+    low, high = np.percentile(means, [2.5, 97.5])
+    assert abs(score.ci_low - low) < 3 and abs(score.ci_high - high) < 3, (score.ci_low, score.ci_high, low, high)
+    assert score.ci_method == "bca"
     # judgments without a video_id (judged before it was recorded) resample as single items
     alone = [dataclasses.replace(j, video_id=None) for j in judgments]
     single = next(s for s in compute_scores(alone) if (s.level, s.subset) == ("64", "overall"))
@@ -148,3 +152,10 @@ def test_the_cli_warns_when_judgments_lack_their_video(tmp_path):
         [*cli, *trust, "--resamples", "200", "--wrong-answer", "1", "--unwarranted-refusal", "0"], capture_output=True, text=True
     )
     assert bad.returncode == 2 and "wrong_answer < unwarranted_refusal" in bad.stderr
+
+
+def test_an_invalid_verdict_is_wrong_whatever_its_judgement_field_says():
+    """A malformed judge reply can carry judgement 1 with valid false: it must not count as right."""
+    judgments = [_item("a", "v1", 64, True), dataclasses.replace(_item("b", "v2", 64, True), valid=False)]
+    overall = next(s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "overall"))
+    assert (overall.n_correct, overall.n_invalid, overall.accuracy) == (1, 1, 50.0)

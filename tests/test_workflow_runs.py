@@ -17,12 +17,16 @@ from test_workflow import TINY, snakemake
 pytestmark = pytest.mark.workflow
 
 
+#: The smallest run that still checks what the broken-video test checks: one model, one prompt, one level.
+SMALL = {**TINY, "models": ["refuse"], "prompts": ["honest"], "levels": [64]}
+
+
 def test_broken_video_is_recorded_counted_and_named(tmp_path):
-    first = snakemake(tmp_path, "results/instances.parquet")
+    first = snakemake(tmp_path, "results/instances.parquet", config=SMALL)
     assert first.returncode == 0, first.stderr[-3000:]
     broken = tmp_path / "results" / "videos" / "syn01.mp4"
     broken.write_bytes(b"\x00" * 1000)  # in place: the checkpoint's output folder stays as it was
-    result = snakemake(tmp_path, "--keep-going")
+    result = snakemake(tmp_path, "--keep-going", config=SMALL)
     assert result.returncode == 0, result.stderr[-3000:]
     manifest = json.loads((tmp_path / "results" / "frames" / "syn01" / "manifest.json").read_text())
     assert "syn01.mp4" in manifest["error"]
@@ -37,7 +41,7 @@ def test_broken_video_is_recorded_counted_and_named(tmp_path):
 
     # Strict mode: that video's frame job fails naming the file; --keep-going extracts the others.
     shutil.rmtree(tmp_path / "results" / "frames")
-    strict = {**TINY, "frames": {"on_broken_video": "fail"}}
+    strict = {**SMALL, "frames": {"on_broken_video": "fail"}}
     result = snakemake(tmp_path, "--keep-going", config=strict)
     assert result.returncode != 0
     assert "syn01.mp4" in result.stdout + result.stderr

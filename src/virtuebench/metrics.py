@@ -246,13 +246,18 @@ def write_invalid(judgments: Iterable[Judgment], path: str | Path) -> int:
     return write_csv(path, ({name: getattr(j, name) for name in INVALID_FIELDS} for j in judgments if not j.valid), INVALID_FIELDS)
 
 
+def _listed(path: Path) -> list[dict[str, str]]:
+    """The rows of a CSV listing (invalid items, excluded items); none where the file is absent."""
+    if not path.exists():
+        return []
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
 def summarize_invalid(path: str | Path, examples: int = 3) -> str | None:
     """A short warning about the invalid items listed in `path`, or None when there are none."""
     path = Path(path)
-    if not path.exists():
-        return None
-    with path.open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = _listed(path)
     if not rows:
         return None
     distinct = sorted({row["error"] or row["reason"] for row in rows})
@@ -266,10 +271,7 @@ def summarize_invalid(path: str | Path, examples: int = 3) -> str | None:
 def summarize_excluded(path: str | Path) -> str | None:
     """A warning counting the source's items left out of the instances table (the file lists each with its reason)."""
     path = Path(path)
-    if not path.exists():
-        return None
-    with path.open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = _listed(path)
     if not rows:
         return None
     # The reason without the file it names, so that items left out for the same reason count together.

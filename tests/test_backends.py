@@ -259,3 +259,16 @@ def test_a_reasoning_model_rejects_temperature_zero_as_the_api_does(bench, monke
             backend = OpenAIBackend({"model": "gpt-5-2025-08-07", "base_url": server.base_url, "max_retries": 0, **extra})
             with pytest.raises(RuntimeError, match=f"400.*'{param}'"):
                 backend.answer(_api_request(bench))
+
+
+@pytest.mark.parametrize(("fault", "text"), [("length", "The car is probably"), ("length-null", ""), (None, "I saw 64 frames.")])
+def test_an_api_reply_cut_off_at_the_token_limit_is_marked_truncated(bench, monkeypatch, fault, text):
+    from virtuebench.models.openai_api import OpenAIBackend
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAI(backend_faults={1: fault} if fault else {}) as server:
+        backend = OpenAIBackend({"model": "gpt-5-2025-08-07", "base_url": server.base_url, "max_retries": 0, "temperature": None})
+        reply = backend.answer(_api_request(bench))
+    assert reply.text == text
+    assert reply.finish_reason == ("length" if fault else "stop")
+    assert reply.truncated is (fault is not None)

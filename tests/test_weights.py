@@ -87,6 +87,34 @@ def test_every_record_carries_the_weights_commit_and_moved_weights_are_asked_aga
     assert f"weights {new}" in second.line("m/honest/64")
 
 
+def test_records_of_other_weights_are_asked_again_once_the_loaded_commit_is_known(bench, tmp_path, monkeypatch):
+    """An unpinned hub id is resolved only when the weights download: before loading, the job cannot tell which
+    commit it will get, so the check is made again once the backend has loaded."""
+    from helpers.vb_test_backends import WeightsBackend
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))  # nothing cached: the commit is unknown before loading
+    instances = read_instances(bench / "instances.parquet")
+    items = items_for_level(instances, 64)
+    out = tmp_path / "out.jsonl"
+    config = {"backend": "helpers.vb_test_backends:WeightsBackend", "hub_id": "org/unpinned-model", "settings": {}}
+    fail_last = WeightsBackend({"hub_id": "org/unpinned-model", "revision": SHA_A, "fail_on": [items[-1].instance_id]})
+    first = run_inference(instances, bench / "frames", "m", config, "honest", 64, out, backend=fail_last)
+    assert first.answered == len(items) - 1 and first.backend_errors == 1
+    # The hub id moved between the runs: the download brings SHA_B. Every item is asked again, none is mixed in.
+    moved = WeightsBackend({"hub_id": "org/unpinned-model", "revision": SHA_B})
+    second = run_inference(instances, bench / "frames", "m", config, "honest", 64, out, backend=moved)
+    assert second.reused == 0 and second.answered == len(items) and second.weights_commits == (SHA_B,)
+    assert [r["weights_commit"] for r in _lines(out)] == [SHA_B] * len(items)
+    # The same weights again: the finished items are kept.
+    third = WeightsBackend({"hub_id": "org/unpinned-model", "revision": SHA_A, "fail_on": [items[-1].instance_id]})
+    out.unlink()
+    run_inference(instances, bench / "frames", "m", config, "honest", 64, out, backend=third)
+    again = run_inference(
+        instances, bench / "frames", "m", config, "honest", 64, out, backend=WeightsBackend({"hub_id": "x", "revision": SHA_A})
+    )
+    assert again.reused == len(items) - 1 and again.answered == 1
+
+
 def test_a_cut_off_reply_is_recorded_truncated_and_judged_as_no_answer(bench, tmp_path):
     instances = read_instances(bench / "instances.parquet")
     items = items_for_level(instances, 64)

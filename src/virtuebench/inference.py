@@ -310,13 +310,24 @@ class InferenceJob:
             return imap_prefetched(self.prepare, self.generate, pending)
         return imap_unordered(self.answer, pending, 1)
 
+    def _drop_other_weights(self) -> None:
+        """Once the weights are loaded, their commit is known for sure (an unpinned hub id is resolved only by the
+        download): records made with other weights are asked again, so one output never mixes two commits."""
+        loaded = self.backend.weights_commit if self.backend is not None else None
+        if loaded is None:
+            return
+        for instance_id in [i for i, record in self.done.items() if record.get("weights_commit") not in (None, loaded)]:
+            del self.done[instance_id]
+            self.contexts.pop(instance_id.removeprefix(CONTEXT_PREFIX), None)
+
     def run(self, backend: Backend | None = None) -> Summary:
         label = f"{self.model}/{self.prompt.id}/{self.level}"
-        reused = sum(inst.instance_id in self.done for inst in self.items)
-        progress = Progress(label, len(self.items), already_done=reused)
         self.backend = backend
         if self.backend is None and self.pending:
             self.backend = load_backend(self.model_config["backend"], backend_settings(self.model_config))
+        self._drop_other_weights()
+        reused = sum(inst.instance_id in self.done for inst in self.items)
+        progress = Progress(label, len(self.items), already_done=reused)
         counts = {"answered": 0, "input": 0, "backend": 0, "prompt_tokens": 0, "completion_tokens": 0, "truncated": 0}
         records: dict[str, Response] = {}
         for inst, record in self.results() if self.pending else ():

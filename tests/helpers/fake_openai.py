@@ -31,7 +31,8 @@ class FakeOpenAI:
         self.requests: Counter[str] = Counter()
         self.valid_key = valid_key  # GET /models answers 401 to any other key (None: every key is good)
         # Backend mode (requests carrying images): fault injected at the n-th request (1-based), by kind:
-        # "429", "500", "slow", "malformed" (HTTP 200 whose body is not JSON), "nochoices".
+        # "429", "500", "slow", "malformed" (HTTP 200 whose body is not JSON), "nochoices", "length" (a reply cut
+        # off at the token limit) and "length-null" (no content at all: the whole limit spent reasoning).
         self.backend_faults = backend_faults or {}
         self.backend_delay_s = backend_delay_s
         self.backend_requests = 0
@@ -186,6 +187,11 @@ class FakeOpenAI:
             return
         if fault == "nochoices":
             return self._send(handler, 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"], "choices": []})
+        if fault in ("length", "length-null"):
+            content_out = "The car is probably" if fault == "length" else None
+            message = {"role": "assistant", "content": content_out}
+            choice = {"index": 0, "message": message, "finish_reason": "length"}
+            return self._send(handler, 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"], "choices": [choice]})
         time.sleep(self.backend_delay_s)
         with self.lock:
             self.answered[question] += 1

@@ -101,4 +101,6 @@ class OpenAIBackend(Backend):
         )
         if completion.text is None:
             raise RuntimeError(f"malformed reply from {s.model}: {completion.problem}")
-        return Reply(completion.text, usage={**completion.usage, "model": completion.model})
+        # A reply cut off at the token limit (GPT-5 can spend it all on unseen reasoning) is kept, marked truncated,
+        # and judged as no answer (docs/records.md), never read as a finished answer.
+        return Reply(completion.text, usage={**completion.usage, "model": completion.model}, finish_reason=completion.finish_reason)

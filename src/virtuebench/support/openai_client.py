@@ -83,6 +83,7 @@ class Completion:
     model: str  # the snapshot the endpoint reports
     usage: dict[str, int] = field(default_factory=dict)  # prompt_tokens, completion_tokens (+ reasoning_tokens)
     problem: str | None = None  # why text is None
+    finish_reason: str | None = None  # "stop", or "length" where the reply hit the token limit
 
 
 class ChatClient:
@@ -138,5 +139,9 @@ class ChatClient:
         snapshot = getattr(completion, "model", None) or model
         if not getattr(completion, "choices", None):
             return Completion(None, snapshot, counts, "no choices")
-        text = completion.choices[0].message.content
-        return Completion(text, snapshot, counts, None if text is not None else "no message content")
+        choice = completion.choices[0]
+        text = choice.message.content
+        finish_reason = getattr(choice, "finish_reason", None)
+        if text is None and finish_reason == "length":  # a reasoning model that spent the whole limit thinking
+            text = ""
+        return Completion(text, snapshot, counts, None if text is not None else "no message content", finish_reason)

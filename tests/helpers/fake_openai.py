@@ -191,7 +191,9 @@ class FakeOpenAI:
             content_out = "The car is probably" if fault == "length" else None
             message = {"role": "assistant", "content": content_out}
             choice = {"index": 0, "message": message, "finish_reason": "length"}
-            return self._send(handler, 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"], "choices": [choice]})
+            return self._send(
+                handler, 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"], "choices": [choice]}
+            )
         time.sleep(self.backend_delay_s)
         with self.lock:
             self.answered[question] += 1

@@ -115,11 +115,38 @@ def test_the_processor_sees_the_same_video_either_way(family):
     assert torch.equal(ours["pixel_values_videos"], theirs["pixel_values_videos"])
 
 
-def test_tokens_per_frame_at_every_level():
-    """The numbers docs/models.md gives for a 16:9 frame stored at the registry's cap (597 x 336)."""
-    table = {
-        family: [settings(family).tokens_per_frame(336, 597, n) for n in (64, 128, 256, 512, 1024)] for family in ("qwen2.5-vl", "qwen3-vl")
-    }
+def test_tokens_per_frame_at_every_level(monkeypatch):
+    """The numbers docs/models.md gives for a 16:9 frame stored at the registry's cap (597 x 336), at every level,
+    from the size qwen-vl-utils' fetch_video itself chooses for that many frames. Its final resize is only
+    recorded here, its per-frame step runs once for the one repeated frame, and the clip is a view of that frame
+    (together they take about 25 s at 1024 frames and decide nothing about the size)."""
+    chosen = []
+
+    def record_size(video, size, **kwargs):
+        chosen.append(tuple(size))
+        return torch.zeros((video.shape[0], video.shape[1], *size))
+
+    monkeypatch.setattr(vision_process.transforms.functional, "resize", record_size)
+    # The stacked clip of one repeated frame is a view of that frame (fetch_video reads only its shape before resizing).
+    monkeypatch.setattr(vision_process.torch, "stack", lambda frames: frames[0].unsqueeze(0).expand(len(frames), *frames[0].shape))
+    # Every frame is the same image: qwen-vl-utils' per-frame step runs once, its result is handed back for the rest.
+    real_fetch_image, fetched = vision_process.fetch_image, {}
+    monkeypatch.setattr(
+        vision_process,
+        "fetch_image",
+        lambda ele, *a, **k: fetched.get(id(ele["image"])) or fetched.setdefault(id(ele["image"]), real_fetch_image(ele, *a, **k)),
+    )
+    image = Image.new("RGB", (597, 336), (90, 30, 200))
+    table = {}
+    for family in ("qwen2.5-vl", "qwen3-vl"):
+        video = settings(family)
+        table[family] = []
+        for n in (64, 128, 256, 512, 1024):
+            fetched.clear()  # one family's per-frame result (its factor and caps) is not another's
+            fetch([image] * n, video)
+            height, width = chosen[-1]
+            table[family].append(height * width / video.factor**2 / 2)  # a merged token: 2x2 patches of two frames
+            assert video.tokens_per_frame(336, 597, n) == table[family][-1]
     print(f"\ntokens per frame, 16:9, levels 64..1024: {table}")
     # The per-frame cap up to 128 frames; then the clip's share (Qwen2.5-VL: down to its 128-token floor per two frames).
     assert table["qwen2.5-vl"] == [120.0, 120.0, 85.0, 56.0, 56.0]

@@ -81,6 +81,32 @@ def test_the_llm_judge_stops_at_a_dead_base_url(tmp_path):
     assert base_url in run.stderr and "judge gpt-4o" in run.stderr and "OPENAI_API_KEY" in run.stderr and KEY not in run.stderr
 
 
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+
+
+@pytest.fixture(autouse=True)
+def no_proxy_settings(monkeypatch):
+    """The probe skips hosts reached through a proxy: these tests see the machine's own network, whatever the shell has."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+
+
+def test_a_host_behind_a_proxy_is_left_to_the_client(monkeypatch):
+    """On a cluster that reaches the API only through HTTPS_PROXY a direct connection fails though the client's would
+    not: the probe does not judge such a host (the client's own /models check still runs, through the proxy)."""
+    dead = f"http://127.0.0.1:{closed_port()}/v1"
+    assert "connection refused" in probe_connection(dead)
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.example:3128")
+    assert probe_connection(dead) is None
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")  # a host the proxy is bypassed for is probed again
+    assert "connection refused" in probe_connection(dead)
+    monkeypatch.delenv("NO_PROXY")
+    monkeypatch.delenv("HTTP_PROXY")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")  # only https goes through it: plain http is probed
+    assert "connection refused" in probe_connection(dead)
+
+
 def test_dns_and_tls_failures_are_named():
     assert "does not resolve" in probe_connection("https://no-such-host.invalid/v1")
     with FakeOpenAI() as server:  # plain HTTP: a TLS handshake with it fails

@@ -151,8 +151,8 @@ def test_the_readme_cluster_commands_run_the_demo_through_slurm(tmp_path):
         started = time.monotonic()
         result = _run(command, clone, 1500, env)
         log.append(f"$ {command}  -> exit {result.returncode} in {time.monotonic() - started:.0f} s")
-        if command == "make slurm-local" and result.returncode != 0:
-            pytest.skip(f"no SLURM scheduler on this machine: {result.stdout.strip()[-500:]}")
+        # Asked for (VB_TEST_SLURM=1): a SLURM that does not start fails the test rather than skipping it, so that a
+        # green CI means the README's cluster commands ran.
         assert result.returncode == 0, "\n".join(log) + "\n" + result.stdout[-4000:]
         if command == "make slurm-profile":
             assert "run: .venv/bin/snakemake --profile slurm results/table2.tex" in result.stdout

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import socket
 import ssl
+import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -38,6 +39,8 @@ def probe_connection(base_url: str, timeout_s: float = PROBE_TIMEOUT_S) -> str |
     if not host:
         return f"{base_url!r} names no host"
     port = parts.port or (443 if secure else 80)
+    if _proxied(parts.scheme, host):
+        return None  # the client reaches it through the proxy (HTTPS_PROXY and the like), which a direct probe would miss
     try:
         with socket.create_connection((host, port), timeout=timeout_s) as connection:
             if secure:
@@ -54,6 +57,14 @@ def probe_connection(base_url: str, timeout_s: float = PROBE_TIMEOUT_S) -> str |
     except OSError as error:  # unreachable network, reset: nothing will get through
         return f"{host}:{port} cannot be reached ({error.strerror or error})"
     return None
+
+
+def _proxied(scheme: str, host: str) -> bool:
+    """Whether the environment routes requests to `host` through a proxy, as the openai client's httpx reads it."""
+    proxies = urllib.request.getproxies_environment()
+    if not (proxies.get(scheme) or proxies.get("all")):
+        return False
+    return not urllib.request.proxy_bypass_environment(host, proxies)
 
 
 def read_api_key(env_var: str | None, purpose: str, error: type[Exception] = ValueError) -> str:

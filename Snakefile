@@ -62,3 +62,10 @@ onsuccess:
     for warning in (summarize_excluded("results/instances_excluded.csv"), summarize_invalid("results/invalid_items.csv")):
         if warning:
             print(f"virtuebench WARNING: {warning}", file=sys.stderr)
+
+
+onerror:
+    # A failed run still says what the instances table left out (the failed job's own error comes above).
+    warning = summarize_excluded("results/instances_excluded.csv")
+    if warning:
+        print(f"virtuebench WARNING: {warning}", file=sys.stderr)

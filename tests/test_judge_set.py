@@ -139,6 +139,14 @@ def test_agree_prints_refusal_precision_and_recall_for_the_set():
     assert "confident (" in run.stderr and "unconfident (" in run.stderr
 
 
+def test_agree_pools_several_parts():
+    run = subprocess.run(
+        [sys.executable, "-m", "virtuebench.judge", "agree", "--set", "heldout", "heldout2"], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert f"labels vs rules: {len(load('heldout')) + len(load('heldout2'))} shared items" in run.stderr
+
+
 def test_precision_prints_each_rule_and_marks_the_confident_ones(tmp_path):
     run = subprocess.run(
         [sys.executable, "-m", "virtuebench.judge", "precision", "--set", "tune", "--out", str(tmp_path / "p.csv")],

@@ -495,8 +495,12 @@ def test_comment_examples_are_refusals(response):
 
 
 def test_every_verdict_says_how_sure_it_is_and_which_rules_decided():
+    # a short reply, no refusal phrase, the count stated exactly: rules of known precision, so confident
     verdict = RulesJudge().judge("How many eggs?", "3", "Three eggs.")
-    assert verdict.confident in (True, False) and "@short" in verdict.reason and "stated_number=1" in verdict.reason
+    assert verdict.confident is True and "no-phrase@short, stated_number=1@short; confident]" in verdict.reason
+    # a refusal phrase beside a guess is ambiguous by construction: never confident, whatever it decides
+    hedged = RulesJudge().judge("What colour is the car?", "red", "I cannot determine the colour from the frames, but it is probably red.")
+    assert hedged.confident is False and "answers-anyway@short" in hedged.reason and "; not confident]" in hedged.reason
     unfinished = RulesJudge().judge("How many eggs?", "3", "<think>Two shells so far, then a third")
     assert unfinished.confident is False and "unclosed-thinking" in unfinished.reason
 

@@ -25,6 +25,7 @@ refusal precision and recall of the second taking the first as the reference):
     python -m virtuebench.judge agree --a J1.jsonl ... --b J2.jsonl ... --out report.json [--disagreements D.jsonl]
 The same for a judge against the labelled judge set (docs/judge_set.md), on its tune or held-out part:
     python -m virtuebench.judge agree --set heldout [--judge rules] [--disagreements D.jsonl]
+Several parts given after --set are pooled (`--set real-heldout2 style-heldout2`).
 With the rules judge (or a hybrid) the summary also splits the items by the rules' `confident`.
 
 The rules judge's precision per rule on a part of the judge set (default: the tuning parts), with the labels it
@@ -76,7 +77,11 @@ def _agree(args: argparse.Namespace) -> int:
     if args.set:
         from virtuebench.judge.judge_set import as_judgments
 
-        first, second = as_judgments(args.set, args.judge)
+        first, second = [], []
+        for split in args.set:  # several parts are pooled: their ids are unique across the set
+            labels, verdicts = as_judgments(split, args.judge)
+            first += labels
+            second += verdicts
     elif args.a and args.b:
         try:
             first = [j for path in args.a for j in load_records(path, Judgment)]
@@ -179,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     agreement.add_argument("--a", nargs="+", help="judgment files of the first (reference) judge")
     agreement.add_argument("--b", nargs="+", help="judgment files of the second judge")
-    agreement.add_argument("--set", choices=SPLITS, help="judge the labelled set (docs/judge_set.md) instead")
+    agreement.add_argument("--set", nargs="+", choices=SPLITS, help="judge parts of the labelled set (docs/judge_set.md), pooled, instead")
     agreement.add_argument("--judge", default="rules", help="with --set: the judge to measure")
     agreement.add_argument("--out", help="summary (JSON)")
     agreement.add_argument("--disagreements", help="the items they disagree on (JSONL)")

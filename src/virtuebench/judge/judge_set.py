@@ -1,10 +1,10 @@
 """The labelled judge set (docs/judge_set.md): hand-labelled (question, ground truth, response) cases with
 the refusal and judgement the paper's judge prompt asks for, in parts each labelled independently of the rules
 judge. Written short cases: `tune` and `tune2` (judge_set.jsonl), `heldout`, `heldout2` (each reported once,
-then tuned on) and `heldout3` (judge_set_heldout3.jsonl, reported). Real answers: `real-tune` and
-`real-heldout` (judge_set_real.jsonl: a seeded sample of the CVRR-ES authors' published model responses; the
+then tuned on) and `heldout3` (judge_set_heldout3.jsonl, reported). Real answers: `real-tune`, `real-heldout`
+and `real-heldout2` (judge_set_real.jsonl: a seeded sample of the CVRR-ES authors' published model responses; the
 file holds each item's place and labels, the texts are read from ../shared/fixtures). Long, markdown and
-thinking-style answers written for VirtueBench-style items: `style-tune` and `style-heldout`
+thinking-style answers written for VirtueBench-style items: `style-tune`, `style-heldout` and `style-heldout2`
 (judge_set_style.jsonl). The `tuning` group is every part the rules were chosen and calibrated on."""
 
 from __future__ import annotations
@@ -33,7 +33,19 @@ PATHS = tuple(
         "judge_set_style.jsonl",
     )
 )
-PARTS = ("tune", "tune2", "heldout", "heldout2", "heldout3", "real-tune", "real-heldout", "style-tune", "style-heldout")
+PARTS = (
+    "tune",
+    "tune2",
+    "heldout",
+    "heldout2",
+    "heldout3",
+    "real-tune",
+    "real-heldout",
+    "real-heldout2",
+    "style-tune",
+    "style-heldout",
+    "style-heldout2",
+)
 #: The parts the rules were chosen and their confidence calibrated on; the rest are reported.
 TUNING = ("tune", "tune2", "heldout", "heldout2", "real-tune", "style-tune")
 SPLITS = (*PARTS, "tuning", "all")

@@ -293,7 +293,7 @@ _OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     )
 )
 _PAIRED = {word: (a, b) for a, b in _OPPOSITES for word in a | b}
-#: "from north to south", "east to west", "top towards the bottom": a direction from one side to the other.
+#: "from north to south", "east to west", "top towards the bottom": a direction between two opposite ends.
 _FROM_TO = re.compile(
     r"\b(?:from )?(?:the )?(\w+)(?: (?:side|edge|end|corner)(?: of (?:the )?\w+)?)? (?:to|towards|toward|into) (?:the )?(\w+)\b"
 )
@@ -341,7 +341,7 @@ def another_colour(r: Reading) -> Decision | None:
 
 
 def digits_left_out(r: Reading) -> Decision | None:
-    """A sentence-long ground truth whose numbers in digits ("3-2, the home team wins") are not all stated."""
+    """A sentence-long ground truth whose numbers in digits (a score within a sentence) are not all stated."""
     if len(r.expected) < 3:
         return None
     missing = [t for t in normalize(" ".join(re.findall(r"\d+(?:[.,]\d+)?", r.answer))) if t not in r.tokens]

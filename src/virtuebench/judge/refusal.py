@@ -21,12 +21,12 @@ _ABILITY_VERBS = (
 _REFUSAL_PATTERNS = [
     # "the time isn't something I can confirm", "that wasn't something we could establish"
     rf"\b(?:isn't|is not|wasn't|was not) something (?:i|we)(?: can| could| am able to|'m able to| are able to|'re able to) (?:\w+ )?{_ABILITY_VERBS}\b",
-    # "... isn't something these frames let me determine", "... is not something the clip allows us to tell"
+    # the input named as what does not allow finding out: "isn't something <the input> lets/allows me (to) <verb>"
     rf"\b(?:isn't|is not|wasn't|was not) something {_INPUT} (?:lets?|allows?|permits?|enables?) (?:me|us)(?: to)? (?:\w+ )?{_ABILITY_VERBS}\b",
     # "we don't have what we'd need to answer", "I do not have enough to judge"
     r"\b(?:i|we) (?:don't|do not) have (?:what (?:i|we)(?:'d| would)? need|enough|the (?:information|details?|evidence|context)) "
     r"(?:(?:needed |required )?to|for me to|for us to) (?:say|tell|determine|answer|identify|know|judge|confirm|count|work out)\b",
-    # "The footage lacks the detail needed to read ...", "the frames lack the resolution to tell ..."
+    # the input said to lack what finding out needs: "<the input> lacks the <detail/resolution/...> (needed) to <verb>"
     rf"\b(?:{_INPUT_NOUN}|it|this|that|which|footage|shot|recording|camera view) lack(?:s|ing)? (?:the |any |enough )?(?:\w+ )?(?:detail|information|resolution|clarity|context|evidence|coverage|view)s? "
     r"(?:(?:needed|required|necessary) )?(?:for me )?to (?:read|determine|identify|tell|say|count|answer|confirm|know|see|explain|name)\b",
     # "it is unclear who wins", "it remains unknown which door she uses"
@@ -68,8 +68,8 @@ _REFUSAL_PATTERNS = [
     rf"\b{_UNABLE} (?:accurately |reliably |definitively |precisely |exactly |really |honestly )?{_ABILITY_VERBS}\b",
     rf"\b(?:unclear|not clear|not evident|not apparent|not discernible|not determinable) (?:from|in|based on) (?:the |these |those )?(?:provided |given |sampled |available )?{_INPUT_NOUN}\b",
 ]
-# "too blurry/dark/thin ... to identify": a refusal where its sentence is about the input or the speaker ("the
-# resolution is too low to identify it", "too dark for me to tell"), not a story's ("the light is too dim to read").
+# "too blurry/dark/thin ... to identify": a refusal where its sentence is about the input or the speaker (its
+# resolution or picture, "for me"), not about the scene (a room too dim for someone in it to read by).
 _TOO = re.compile(
     r"\btoo (?:blurry|blurred|dark|dim|small|sparse|far|distant|grainy|low|poor|noisy|shaky|obscured|low[- ]resolution|pixelated|fast|brief|unclear|short|"
     r"thin|limited|incomplete|fragmentary|scant|vague|ambiguous|patchy)\b[^.]{0,40}?\bto (?:identify|tell|count|determine|read|see|make out|track|recogni[sz]e|say|explain|name|pin down|work out|conclude|answer|confirm)\b",
@@ -130,7 +130,7 @@ _GUESS_WORDS = re.compile(
     r"\b(?:likely|probably|possibly|presumably|appears?|appeared|seems?|seemed|looks?|would be|guess|estimate|answer is|best|believe|think)\b",
     re.IGNORECASE,
 )
-# "... not sufficient to count precisely; I would estimate around six": a guess after the refusal is an answer.
+# A refusal phrase followed by the speaker's own guess ("I'd estimate", "my best guess", "most likely") is an answer.
 _GUESS_AFTER = re.compile(
     r"\b(?:i would (?:estimate|guess|say)|i'd (?:estimate|guess|say)|my (?:best )?guess|(?:it is|it's) (?:probably|likely)|most likely|best estimate)\b",
     re.IGNORECASE,

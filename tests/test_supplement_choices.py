@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 
 import pytest
 import yaml
@@ -56,19 +57,61 @@ def test_the_choices_are_config_settings_with_named_values():
     )
 
 
-def test_questions_lost_to_missing_videos_are_counted_per_source_in_the_caption(tmp_path):
+def _lvbench_release(raw, clip):
+    """An LVBench release: 'kept' fetched, 'gone' no longer on YouTube (the fetch fails, videos_missing.csv says why),
+    'deleted' fetched once and then lost (its file is just not there)."""
+    import shutil
+
+    from virtuebench.sources import lvbench
+
+    def line(key, uids):
+        qa = [{"uid": uid, "question": f"Q{uid}?\n(A) red\n(B) blue", "answer": "A", "question_type": ["reasoning"]} for uid in uids]
+        return json.dumps({"key": key, "qa": qa})
+
+    (raw / "videos").mkdir(parents=True)
+    (raw / "video_info.meta.jsonl").write_text("\n".join([line("kept", [1]), line("gone", [2, 3]), line("deleted", [4])]) + "\n")
+    shutil.copy(clip, raw / "videos" / "kept.mp4")
+    shutil.copy(clip, raw / "videos" / "deleted.mp4")
+    fail = f"{sys.executable} -c 'import sys; sys.exit(1)' {{out}} {{key}}"
+    assert [row["key"] for row in lvbench.fetch_videos(raw, fail)] == ["gone"]
+    (raw / "videos" / "deleted.mp4").unlink()
+    return raw
+
+
+def test_questions_lost_to_missing_videos_are_counted_per_source_in_the_caption_and_the_excluded_listing(tmp_path, video_factory):
+    """The real LVBench adapter, through the sources CLI: questions 2 and 3 (video gone from YouTube, 'video not
+    downloaded') and 4 (file not found) are missing_video rows of excluded.csv, and the caption counts them."""
+    from helpers.data import convert_with_cli
+
+    from virtuebench.curation.__main__ import main as curation_main
+    from virtuebench.metrics import summarize_excluded
+
+    raw = _lvbench_release(tmp_path / "LVBench", video_factory(70, fps=1))
+    (tmp_path / "lvbench").mkdir()
+    instances, rows = convert_with_cli("lvbench", raw, tmp_path / "lvbench")
+    assert [inst.source_id for inst in instances] == ["1"]
+    kinds = {row["item"]: (row["source"], row["reason_kind"]) for row in rows}
+    assert kinds == {f"lvbench:{uid}": ("lvbench", "missing_video") for uid in ("2", "3", "4")}
+    reasons = {row["item"]: row["reason"] for row in rows}
+    assert "video not downloaded" in reasons["lvbench:2"] and "video file not found" in reasons["lvbench:4"]
+    excluded = tmp_path / "lvbench" / "excluded.csv"
+    assert "questions lost to missing videos: lvbench 3" in summarize_excluded(excluded)
+
+    judgments = tmp_path / "judgments" / "m" / "lvbench"
+    paths = [str(_judgments(judgments / f"{form}.jsonl", [("reasoning", 1)])) for form in ("mcq", "oe")]
+    tex = tmp_path / "t.tex"
+    argv = ["supplement-table", "--judgments", *paths, "--prompt", "honest", "--level", "64", "--models", "m"]
+    argv += ["--sources", "lvbench", "--csv", str(tmp_path / "t.csv"), "--tex", str(tex), "--mcq-prompt", "standard"]
+    argv += ["--oe-prompt", "honest", "--mlvu-average", "pooled", "--excluded", str(excluded)]
+    assert curation_main(argv) == 0
+    assert "Questions left out because their video is missing: LVBench 3." in tex.read_text()
+
+
+def test_an_excluded_listing_without_reason_kinds_is_named(tmp_path):
     from virtuebench.curation.supplement import missing_videos
 
-    excluded = tmp_path / "lvbench" / "excluded.csv"
-    excluded.parent.mkdir()
-    excluded.write_text(
-        "item,reason\n"
-        "lvbench:q1,/raw/lvbench/videos/gone.mp4: video file not found\n"
-        "lvbench:q2,/raw/lvbench/videos/gone.mp4: video file not found\n"
-        "lvbench:q3,bad row: empty question or answer\n"
-    )
-    missing = missing_videos({"lvbench": excluded})
-    assert missing == {"lvbench": 2}
-    judgments = {("m", "lvbench", form): _judgments(tmp_path / "j" / f"{form}.jsonl", [("A", 1)]) for form in ("mcq", "oe")}
-    write_table(judgments, {}, ["m"], ["lvbench"], 64, tmp_path / "t.csv", tmp_path / "t.tex", Choices(), missing)
-    assert "Questions left out because their video is missing: LVBench 2." in (tmp_path / "t.tex").read_text()
+    old = tmp_path / "lvbench" / "excluded.csv"
+    old.parent.mkdir()
+    old.write_text("item,reason\nlvbench:q1,/raw/gone.mp4: video not downloaded (status 1)\n")
+    with pytest.raises(ValueError, match=r"lvbench/excluded.csv: no reason_kind column"):
+        missing_videos({"lvbench": old})

@@ -17,7 +17,7 @@ from pathlib import Path
 from virtuebench.instances import Instance
 from virtuebench.records import iter_jsonl
 from virtuebench.sources import videoevalpro
-from virtuebench.sources.base import option_letter
+from virtuebench.sources.base import MISSING_VIDEO, option_letter
 from virtuebench.support.tabular import latex_escape, write_csv
 
 #: The MCQ instruction (the papers do not print theirs; this is the usual one of video MCQ evaluations).
@@ -103,14 +103,17 @@ class Choices:
 
 
 def missing_videos(excluded: dict[str, Path]) -> dict[str, int]:
-    """source -> questions its conversion left out because their video file is missing (a YouTube video gone, a
-    part not downloaded), from the source's excluded.csv."""
-    import csv
-
+    """source -> questions its conversion left out because their video is missing (a YouTube video gone, a file
+    not in the release), counted by the `reason_kind` column of the source's excluded.csv (docs/records.md)."""
     counts = {}
     for source, path in excluded.items():
         with Path(path).open(newline="") as handle:
-            counts[source] = sum("video file not found" in row.get("reason", "") for row in csv.DictReader(handle))
+            reader = csv.DictReader(handle)
+            if "reason_kind" not in (reader.fieldnames or []):
+                raise ValueError(
+                    f"{path}: no reason_kind column (written by an older virtuebench.sources); delete it and rerun the conversion"
+                )
+            counts[source] = sum(row["reason_kind"] == MISSING_VIDEO for row in reader)
     return counts
 
 

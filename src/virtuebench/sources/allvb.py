@@ -196,7 +196,7 @@ def convert(
         try:
             blocks = _parse(path)
         except (OSError, UnicodeDecodeError) as error:
-            conversion.exclude(path.stem, f"{path}: unreadable question file ({error})")
+            conversion.exclude(path.stem, f"{path}: unreadable question file ({error})", kind="bad_row")
             continue
         _check_layout(path, blocks)
         video = _video_file(path)
@@ -205,16 +205,16 @@ def convert(
             options = list(block.options.values())
             question = " ".join(block.question)
             if answer is None:
-                conversion.exclude(source_id, f"bad row in {path}: no {ANSWER_FIELD}")
+                conversion.exclude(source_id, f"bad row in {path}: no {ANSWER_FIELD}", kind="bad_row")
                 continue
             if block.problems or len(options) < 2 or not question:
                 problems = block.problems or [f"{len(options)} option(s)" if len(options) < 2 else "no question text"]
-                conversion.exclude(source_id, f"bad row in {path}: {'; '.join(problems)}")
+                conversion.exclude(source_id, f"bad row in {path}: {'; '.join(problems)}", kind="bad_row")
                 continue
             try:
                 correct = _correct_text(options, answer)
             except ValueError as error:
-                conversion.exclude(source_id, f"bad row in {path}: {error}")
+                conversion.exclude(source_id, f"bad row in {path}: {error}", kind="bad_row")
                 continue
             conversion.add(source_id, video, task_type(block.task), question, correct, options=options)
     return conversion.result()

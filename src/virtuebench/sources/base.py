@@ -36,7 +36,24 @@ from virtuebench.instances import Instance
 from virtuebench.levels import SAMPLINGS, sampled_levels
 from virtuebench.support.video import VideoError, probe_duration
 
-Excluded = list[dict[str, str]]  # rows of {"item", "reason"}
+Excluded = list[dict[str, str]]  # rows of EXCLUDED_COLUMNS
+
+#: Why an item was left out, as a machine-readable kind beside the human-readable reason (the `reason_kind`
+#: column of the excluded listing, docs/records.md), so that counts never depend on the wording of a reason:
+#: kind -> what it covers.
+EXCLUSION_KINDS = {
+    "missing_video": "the question's video file is not there (a YouTube video gone or never fetched, a file not in the release)",
+    "unreadable_video": "the video file is there but cannot be decoded",
+    "too_short": "the video is too short for every level",
+    "bad_row": "the annotation row, line or file cannot be read as a question",
+    "missing_annotation": "an annotation file the release should hold is absent",
+    "duplicate_id": "a question id seen before",
+    "unknown_task_type": "a task type the adapter cannot place in a category the table needs",
+    "out_of_scope": "left out by design (generation tasks without a short answer, moment questions)",
+}
+MISSING_VIDEO = "missing_video"
+#: The columns of an excluded listing (results/instances_excluded.csv and each source's excluded.csv).
+EXCLUDED_COLUMNS = ("item", "source", "reason_kind", "reason")
 
 
 @dataclass(frozen=True)
@@ -138,7 +155,7 @@ class Conversion:
         self.task_categories = task_categories
         self.instances: list[Instance] = []
         self.excluded: Excluded = []
-        self._videos: dict[tuple[Path, str], tuple[str, float, Path] | str] = {}
+        self._videos: dict[tuple[Path, str], tuple[str, float, Path] | tuple[str, str]] = {}  # or (kind, reason)
         self._ids: set[str] = set()
         self._spellings: dict[str, str | None] = {}  # a task type as the release spells it -> the known one
         self.videos_dir.mkdir(parents=True, exist_ok=True)
@@ -164,8 +181,13 @@ class Conversion:
         known = self._spellings[task_type]
         return None if known is None else self.task_categories[known]
 
-    def exclude(self, item: str, reason: str) -> None:
-        self.excluded.append({"item": f"{self.source}:{item}" if self.qualify else item, "reason": reason})
+    def exclude(self, item: str, reason: str, *, kind: str) -> None:
+        """Report `item` as left out: `reason` for people, `kind` (one of EXCLUSION_KINDS) for counting."""
+        if kind not in EXCLUSION_KINDS:
+            raise ValueError(f"{self.source}: exclusion kind {kind!r} is not one of {', '.join(EXCLUSION_KINDS)}")
+        self.excluded.append(
+            {"item": f"{self.source}:{item}" if self.qualify else item, "source": self.source, "reason_kind": kind, "reason": reason}
+        )
 
     def too_short(self, video_file: str | Path, duration: float) -> str:
         """The report's reason for a video too short for every level."""
@@ -177,23 +199,24 @@ class Conversion:
         try:
             value = json.loads(path.read_text())
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            self.exclude(item, f"{path}: unreadable {kind} ({error})")
+            self.exclude(item, f"{path}: unreadable {kind} ({error})", kind="bad_row")
             return None
         if not isinstance(value, expected):
-            self.exclude(item, f"{path}: expected {shape}")
+            self.exclude(item, f"{path}: expected {shape}", kind="bad_row")
             return None
         return value
 
-    def _video(self, path: Path, key: str) -> tuple[str, float, Path] | str:
+    def _video(self, path: Path, key: str) -> tuple[str, float, Path] | tuple[str, str]:
+        """(video id, duration, linked path), or (exclusion kind, reason) where the video cannot be used."""
         if (path, key) not in self._videos:
             if not path.exists():
-                self._videos[path, key] = f"{path}: video file not found"
+                self._videos[path, key] = (MISSING_VIDEO, f"{path}: video file not found")
             else:
                 try:
                     duration = probe_duration(path)
                 except Exception as error:  # a VideoError says what is wrong; anything else PyAV raised, its type too
                     problem = error.problem if isinstance(error, VideoError) else f"{type(error).__name__}: {error}"
-                    self._videos[path, key] = f"{path}: unreadable video ({problem})"
+                    self._videos[path, key] = ("unreadable_video", f"{path}: unreadable video ({problem})")
                 else:
                     video_id = video_id_for(self.video_prefix or self.source, key)
                     linked = self.videos_dir / f"{video_id}{path.suffix}"
@@ -225,23 +248,24 @@ class Conversion:
         source_id = str(source_id)
         item = source_id if item is None else item
         if source_id in self._ids:
-            self.exclude(item, "duplicate question id")
+            self.exclude(item, "duplicate question id", kind="duplicate_id")
             return False
         category = self.category_of(task_type)
         if category is None:
-            self.exclude(item, f"task type {task_type!r} has no category (known: {sorted(self.task_categories)})")
+            self.exclude(item, f"task type {task_type!r} has no category (known: {sorted(self.task_categories)})", kind="unknown_task_type")
             return False
         if not str(question).strip() or not str(answer).strip():
-            self.exclude(item, "bad row: empty question or answer")
+            self.exclude(item, "bad row: empty question or answer", kind="bad_row")
             return False
         video = self._video(Path(video_file), video_key or Path(video_file).stem)
-        if isinstance(video, str):
-            self.exclude(item, video)
+        if len(video) == 2:
+            kind, reason = video
+            self.exclude(item, reason, kind=kind)
             return False
         video_id, duration, linked = video
         levels = sampled_levels(duration, self.levels, self.sampling)
         if not levels:
-            self.exclude(item, self.too_short(video_file, duration))
+            self.exclude(item, self.too_short(video_file, duration), kind="too_short")
             return False
         self._ids.add(source_id)
         answer = str(answer).strip()

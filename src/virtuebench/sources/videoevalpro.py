@@ -168,7 +168,7 @@ def convert(
             except ValueError as error:
                 reason = str(error)
         if reason is not None:
-            conversion.exclude(item, f"bad row: {reason}")
+            conversion.exclude(item, f"bad row: {reason}", kind="bad_row")
             continue
         given = str(row.get("answer") or "").strip().strip("().").upper()
         letter = "" if no_mcq else given if len(given) == 1 and given.isalpha() else option_letter(options.index(correct))

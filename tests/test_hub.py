@@ -21,7 +21,7 @@ from huggingface_hub import constants, file_download
 from huggingface_hub.utils import _http
 
 from virtuebench import sources
-from virtuebench.sources.base import HubRelease, join_parts
+from virtuebench.sources.base import HubRelease, part_order
 from virtuebench.sources.download import main as download_main
 from virtuebench.sources.hub import DownloadError, download_release
 
@@ -350,7 +350,8 @@ def dummy_source(hub, monkeypatch):
 
     def prepare(raw_dir):
         module.prepared.append(Path(raw_dir))
-        join_parts(sorted(Path(raw_dir).glob("videos.tar.part.*")), Path(raw_dir) / "videos.tar")
+        parts = sorted(Path(raw_dir).glob("videos.tar.part.*"), key=part_order)
+        (Path(raw_dir) / "prepared.txt").write_bytes(b"".join(part.read_bytes() for part in parts))
 
     module.prepare = prepare
     monkeypatch.setitem(sys.modules, module.__name__, module)
@@ -361,7 +362,7 @@ def dummy_source(hub, monkeypatch):
 def test_cli_downloads_and_prepares(dummy_source, tmp_path, capsys):
     out = tmp_path / "raw"
     assert download_main(["dummy", "--out", str(out), "--verify", "sha256"]) == 0
-    assert (out / "videos.tar").read_bytes() == b"first half|second half"
+    assert (out / "prepared.txt").read_bytes() == b"first half|second half"
     assert dummy_source.prepared == [out] and not (out / "notes.txt").exists()
     summary = capsys.readouterr().err.strip().splitlines()[-1]
     assert summary.startswith("dummy: 2 files, 22 B from test-org/dummy@") and "checked sha256" in summary

@@ -7,7 +7,7 @@ Every adapter module (`virtuebench.sources.<name>`) defines:
 - `RELEASE`: a `HubRelease` (hub repository, pinned revision, the files it needs, whether it is gated);
 - `TASK_CATEGORIES`: the source's task type -> "perception" or "reasoning" (VirtueBench's two categories;
   the paper does not publish this mapping, so each adapter states its own);
-- `prepare(raw_dir)`: turn the downloaded files into a readable layout (join tar parts, unzip chunks);
+- `prepare(raw_dir)`: turn the downloaded files into a readable layout (unpack split archives, unzip chunks);
   idempotent, and a no-op where the release needs nothing;
 - `convert(raw_dir, videos_dir, levels, *, sampling="1fps") -> (instances, excluded)`: the candidate instances, one per
   question, with the source's own question id (`source_id`) and task type, the open-ended question,
@@ -22,6 +22,7 @@ from; the per-level truth comes from annotation (virtuebench.curation).
 
 from __future__ import annotations
 
+import bisect
 import io
 import json
 import os
@@ -320,29 +321,56 @@ def part_order(part: Path) -> tuple[Any, ...]:
 
 
 class _Chain(io.RawIOBase):
-    """The parts read one after another as one stream, never joined on disk."""
+    """The parts read one after another as one file, never joined on disk. Seekable, so that a zip (whose index
+    is at its end) reads from it as well as a tar stream does."""
 
     def __init__(self, parts: Sequence[Path]) -> None:
-        self.parts, self.current = list(parts), None
+        self.parts = list(parts)
+        self.starts: list[int] = []
+        total = 0
+        for part in self.parts:
+            self.starts.append(total)
+            total += part.stat().st_size
+        self.total, self.position = total, 0
+        self.index: int | None = None
+        self.handle: io.BufferedReader | None = None
 
     def readable(self) -> bool:
         return True
 
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.total}[whence]
+        if base + offset < 0:
+            raise OSError(f"seek to {base + offset}, before the start of {self.parts[0].name}")  # as a file would
+        self.position = base + offset
+        return self.position
+
     def readinto(self, buffer: Any) -> int:
-        while True:
-            if self.current is None:
-                if not self.parts:
-                    return 0
-                self.current = open(self.parts.pop(0), "rb")  # noqa: SIM115 - closed when exhausted
-            count = self.current.readinto(buffer)
-            if count:
-                return count
-            self.current.close()
-            self.current = None
+        if self.position >= self.total:
+            return 0
+        index = bisect.bisect_right(self.starts, self.position) - 1  # an empty part shares its start with the next
+        if index != self.index:
+            if self.handle is not None:
+                self.handle.close()
+            self.index, self.handle = index, open(self.parts[index], "rb")  # noqa: SIM115 - closed on the next part or close()
+        assert self.handle is not None
+        self.handle.seek(self.position - self.starts[index])
+        count = self.handle.readinto(buffer)
+        if not count:
+            raise ValueError(f"{self.parts[index]} became shorter while it was read")
+        self.position += count
+        return count
 
     def close(self) -> None:
-        if self.current is not None:
-            self.current.close()
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
         super().close()
 
 
@@ -360,13 +388,32 @@ def check_free_space(folder: Path, needed: int, what: str) -> None:
         )
 
 
+def _unzip(zipped: Any, dest: Path, label: str) -> None:
+    """Every member of the open ZipFile `zipped` into `dest`; a member that would land outside it is refused."""
+    import shutil
+
+    root = dest.resolve()
+    for member in zipped.infolist():
+        target = (root / member.filename).resolve()
+        if not target.is_relative_to(root):
+            raise ValueError(f"{label}: member {member.filename!r} would be written outside {dest}")
+        if member.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with zipped.open(member) as source, open(target, "wb") as sink:
+            shutil.copyfileobj(source, sink, 1 << 24)
+
+
 def extract_parts(parts: Sequence[Path], dest: Path, name: str) -> Path:
-    """Unpack a tar (.tar or .tar.gz) split into `parts` into `dest`, streaming the parts in order (by
-    `part_order`) straight into the unpacker: the parts are never joined, so the extra disk needed is the
-    unpacked files only (about the archive's size), not the archive again. Once done a `.<name>.extracted`
-    marker records it (the same marker as extract_archive, so an archive joined by hand counts too); members
-    that would land outside `dest` are refused."""
-    import tarfile
+    """Unpack an archive split into `parts` (`name` the whole archive's: a .zip, or a .tar / .tar.gz) into `dest`,
+    reading the parts in order (by `part_order`) as one file: they are never joined, so the extra disk needed is
+    the unpacked files only (about the archive's size), not the archive again. A tar streams through the
+    unpacker (`cat parts | tar -xf -`); a zip reads its index at the end through the same chain. Once done a
+    `.<name>.extracted` marker records it (the same marker as extract_archive, so an archive joined by hand
+    counts too); members that would land outside `dest` are refused."""
+    import zipfile
+    import zlib
 
     marker = dest / f".{name}.extracted"
     if marker.exists():
@@ -375,40 +422,59 @@ def extract_parts(parts: Sequence[Path], dest: Path, name: str) -> Path:
     if not parts:
         raise ValueError(f"no archive parts to unpack into {dest}")
     dest.mkdir(parents=True, exist_ok=True)
-    check_free_space(dest, sum(part.stat().st_size for part in parts), f"unpacking {len(parts)} parts of {name}")
-    with _Chain(parts) as raw, io.BufferedReader(raw, 1 << 24) as stream, tarfile.open(fileobj=stream, mode="r|*") as tarred:
-        try:
-            tarred.extractall(dest, filter="data")
-        except tarfile.FilterError as error:
-            raise ValueError(f"{name} (parts {parts[0].name} ... {parts[-1].name}): unsafe member ({error})") from None
-        except tarfile.ReadError as error:
-            raise ValueError(f"{name} (parts {parts[0].name} ... {parts[-1].name}): not a readable tar archive ({error})") from None
+    label = f"{name} (parts {parts[0].name} ... {parts[-1].name})"
+    with _Chain(parts) as raw, io.BufferedReader(raw, 1 << 24) as stream:
+        if name.endswith(".zip"):
+            try:
+                zipped = zipfile.ZipFile(stream)
+            except (zipfile.BadZipFile, OSError) as error:
+                raise ValueError(f"{label}: not a readable zip archive, or a part missing or cut short ({error})") from None
+            with zipped:
+                check_free_space(dest, sum(member.file_size for member in zipped.infolist()), f"unpacking {label}")
+                try:  # each member's checksum is checked as it is read: a gap in the parts does not pass
+                    _unzip(zipped, dest, label)
+                except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as error:
+                    raise ValueError(f"{label}: the archive is broken (a part missing, out of order or cut short?): {error}") from None
+        else:
+            check_free_space(dest, raw.total, f"unpacking {len(parts)} parts of {name}")
+            _untar_whole(stream, dest, label)
     marker.write_text("")
     return dest
 
 
-def join_parts(parts: Sequence[Path], out: Path) -> Path:
-    """Concatenate split archive parts (`videos.tar.part.aa`, `.ab`, `part_2` before `part_10`) into `out`. The
-    sources stream their parts instead (extract_parts); this is for an archive wanted whole.
+def _untar_whole(stream: io.BufferedReader, dest: Path, label: str) -> None:
+    """Unpack the tar (plain, gzip, bzip2 or xz) read from `stream` into `dest`, and make sure it was whole.
 
-    Idempotent: an `out` already as long as the parts together is kept. Written through a temporary
-    file, so an interrupted join never leaves a truncated archive under the final name.
-    """
-    parts = sorted(parts, key=part_order)
-    if not parts:
-        raise ValueError(f"no archive parts to join into {out}")
-    total = sum(part.stat().st_size for part in parts)
-    if out.exists() and out.stat().st_size == total:
-        return out
-    check_free_space(out.parent, total, f"joining {len(parts)} parts into {out.name}")
-    tmp = out.with_name(f".{out.name}.joining")
-    with open(tmp, "wb") as sink:
-        for part in parts:
-            with open(part, "rb") as piece:
-                while chunk := piece.read(1 << 24):
-                    sink.write(chunk)
-    tmp.replace(out)
-    return out
+    tarfile alone does not: in stream mode it stops without a word at the first header it cannot read, and it
+    never checks a gzip stream's end, so a part missing from the middle of the chain, or the last part of a
+    .tar.gz, would unpack the members before the gap (the one across it corrupt) and pass. So the decompressor
+    here is the standard library's file reader, which checks the compressed stream's end and checksum, and after
+    the last member the rest of the tar must be its zero padding up to the end of the input."""
+    import bz2
+    import gzip
+    import lzma
+    import tarfile
+    import zlib
+
+    magic = stream.peek(6)[:6]
+    body: Any = stream
+    if magic[:2] == b"\x1f\x8b":
+        body = gzip.GzipFile(fileobj=stream)
+    elif magic[:3] == b"BZh":
+        body = bz2.BZ2File(stream)
+    elif magic == b"\xfd7zXZ\x00":
+        body = lzma.LZMAFile(stream)
+    broken = f"{label}: the archive is broken (a part missing, out of order or cut short?)"
+    try:
+        with tarfile.open(fileobj=body, mode="r|") as tarred:
+            tarred.extractall(dest, filter="data")
+        while chunk := body.read(1 << 20):
+            if chunk.count(0) != len(chunk):
+                raise ValueError(f"{broken}: data after the point where the tar stopped reading headers")
+    except tarfile.FilterError as error:
+        raise ValueError(f"{label}: unsafe member ({error})") from None
+    except (tarfile.ReadError, EOFError, OSError, zlib.error, lzma.LZMAError) as error:
+        raise ValueError(f"{broken}: {error}") from None
 
 
 def extract_archive(archive: Path, dest: Path) -> Path:
@@ -416,7 +482,6 @@ def extract_archive(archive: Path, dest: Path) -> Path:
 
     Members that would land outside `dest` (absolute paths, `..`, links out) are refused.
     """
-    import shutil
     import tarfile
     import zipfile
 
@@ -424,19 +489,9 @@ def extract_archive(archive: Path, dest: Path) -> Path:
     if marker.exists():
         return dest
     dest.mkdir(parents=True, exist_ok=True)
-    root = dest.resolve()
     if zipfile.is_zipfile(archive):
         with zipfile.ZipFile(archive) as zipped:
-            for member in zipped.infolist():
-                target = (root / member.filename).resolve()
-                if not target.is_relative_to(root):
-                    raise ValueError(f"{archive}: member {member.filename!r} would be written outside {dest}")
-                if member.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with zipped.open(member) as source, open(target, "wb") as sink:
-                    shutil.copyfileobj(source, sink, 1 << 24)
+            _unzip(zipped, dest, str(archive))
     elif tarfile.is_tarfile(archive):
         with tarfile.open(archive) as tarred:
             try:

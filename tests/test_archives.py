@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from virtuebench.sources.base import extract_parts, part_order
+from virtuebench.sources.base import extract_parts, part_order, readable_bytes
 
 
 def _split_tar(
@@ -139,7 +139,17 @@ def test_too_little_free_space_stops_before_unpacking_and_names_the_bytes(tmp_pa
     import shutil
 
     parts = _split_tar(tmp_path / "raw", {"a.mp4": os.urandom(100_000)}, parts=2)
-    monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**12, 10**12 - 1000, 1000))
-    with pytest.raises(ValueError, match=r"needs 0.0 GB free in .*out, but only 0.0 GB are"):
+    total = sum(part.stat().st_size for part in parts)
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**12, 10**12 - 900, 900))
+    needed = rf"{readable_bytes(total)} \({total:,} bytes\)"
+    with pytest.raises(ValueError, match=rf"needs {needed} free in .*out, but only 900 B \(900 bytes\) are"):
         extract_parts(parts, tmp_path / "out", "videos_merged.tar.gz")
     assert not (tmp_path / "out" / "a.mp4").exists()
+
+
+@pytest.mark.parametrize(
+    ("count", "shown"),
+    [(0, "0 B"), (999, "999 B"), (1000, "1.0 kB"), (100_154, "100.2 kB"), (5_240_000_000, "5.2 GB"), (167_600_000_000, "167.6 GB")],
+)
+def test_sizes_are_written_readably_at_every_scale(count, shown):
+    assert readable_bytes(count) == shown

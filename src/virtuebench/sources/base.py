@@ -374,8 +374,18 @@ class _Chain(io.RawIOBase):
         super().close()
 
 
+def readable_bytes(count: float) -> str:
+    """'512 B', '97.8 kB', '167.6 GB': decimal units, as the hub lists sizes."""
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if count < 1000 or unit == "TB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1000
+    raise AssertionError("unreachable")
+
+
 def check_free_space(folder: Path, needed: int, what: str) -> None:
-    """Stop, naming the bytes, where `folder`'s file system has less than `needed` bytes free."""
+    """Stop, naming the bytes needed and free, where `folder`'s file system (its nearest existing folder's, for
+    one not made yet) has less than `needed` bytes free."""
     import shutil
 
     folder = Path(folder)
@@ -383,8 +393,8 @@ def check_free_space(folder: Path, needed: int, what: str) -> None:
     free = shutil.disk_usage(probe).free
     if free < needed:
         raise ValueError(
-            f"{what} needs {needed / 1e9:.1f} GB free in {folder}, but only {free / 1e9:.1f} GB are: free space or "
-            "point the source's raw folder elsewhere"
+            f"{what} needs {readable_bytes(needed)} ({needed:,} bytes) free in {folder}, but only {readable_bytes(free)} "
+            f"({free:,} bytes) are: free space or point the source's raw folder elsewhere (curation.raw_dirs)"
         )
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from virtuebench.instances import Instance
+from virtuebench.instances import UNCATEGORIZED, Instance
 from virtuebench.levels import SAMPLINGS, sampled_levels
 from virtuebench.support.video import VideoError, probe_duration
 
@@ -144,8 +144,18 @@ class Conversion:
     sampling = "1fps"
 
     def __init__(
-        self, source: str, videos_dir: str | Path, levels: Iterable[int], task_categories: dict[str, str], *, sampling: str | None = None
+        self,
+        source: str,
+        videos_dir: str | Path,
+        levels: Iterable[int],
+        task_categories: dict[str, str],
+        *,
+        sampling: str | None = None,
+        keep_unknown_task_types: bool = False,
     ):
+        """`keep_unknown_task_types`: a task type the adapter does not know is kept, category UNCATEGORIZED, with one
+        warning naming it (for a source whose table does not use the category); otherwise its questions are left out,
+        each named in the report."""
         if sampling is not None:
             if sampling not in SAMPLINGS:
                 raise ValueError(f"{source}: sampling {sampling!r} is not one of {', '.join(SAMPLINGS)}")
@@ -159,11 +169,13 @@ class Conversion:
         self._videos: dict[tuple[Path, str], tuple[str, float, Path] | tuple[str, str]] = {}  # or (kind, reason)
         self._ids: set[str] = set()
         self._spellings: dict[str, str | None] = {}  # a task type as the release spells it -> the known one
+        self.keep_unknown_task_types = keep_unknown_task_types
         self.videos_dir.mkdir(parents=True, exist_ok=True)
 
     def category_of(self, task_type: str) -> str | None:
         """The category of `task_type`, read past release drift in spelling (case, spaces, '_' or '-': "local_perception"
-        is "Local Perception"): a new spelling is named once on stderr and kept; an unknown type gives None."""
+        is "Local Perception"): a new spelling is named once on stderr and kept. A type the adapter does not know at
+        all gives UNCATEGORIZED, named once on stderr, where `keep_unknown_task_types`; else None."""
         if task_type in self.task_categories:
             return self.task_categories[task_type]
         if task_type not in self._spellings:
@@ -179,8 +191,16 @@ class Conversion:
                     "differently from the adapter's table)",
                     file=sys.stderr,
                 )
+            elif self.keep_unknown_task_types:
+                print(
+                    f"virtuebench WARNING: {self.source}: task type {task_type!r} is new (known: {sorted(self.task_categories)}); "
+                    f"its questions are kept with category {UNCATEGORIZED!r}, in neither category's numbers",
+                    file=sys.stderr,
+                )
         known = self._spellings[task_type]
-        return None if known is None else self.task_categories[known]
+        if known is None:
+            return UNCATEGORIZED if self.keep_unknown_task_types else None
+        return self.task_categories[known]
 
     def exclude(self, item: str, reason: str, *, kind: str) -> None:
         """Report `item` as left out: `reason` for people, `kind` (one of EXCLUSION_KINDS) for counting."""

@@ -23,6 +23,7 @@ from test_source_videomme import make_release as make_videomme_release
 from test_workflow import snakemake
 
 from virtuebench import REFUSAL_ANSWER
+from virtuebench.curation.supplement import forms_of as supplement_forms
 from virtuebench.instances import read_instances
 from virtuebench.sources import videoevalpro, videomme
 
@@ -336,6 +337,31 @@ def test_supplement_table_scores_mcq_by_letter_and_oe_by_the_judge(annotated):
     )
     assert manifest["sampling"] == "clip" and manifest["duration_s"] < 64 and len(manifest["levels"]["64"]["files"]) == 64
     assert not (annotated / "results" / "frames" / "videoeval-pro_fFjv93ACGo8").exists()
+
+
+def _supplement_commands(result, module: str) -> list[str]:
+    """The shell commands a dry run (-n -p) would run for the supplement with `python -m <module>`."""
+    text = result.stdout + result.stderr
+    return [line for line in text.splitlines() if f"-m {module} " in line and "results/supplement/" in line]
+
+
+def test_the_supplement_prompt_settings_are_the_prompts_its_inference_jobs_ask_with(annotated, curated):
+    """supplement.oe_prompt changed: exactly the open-ended inference jobs (two models, four sources) run again, each
+    asking with the new prompt; the MCQ ones (mcq_prompt unchanged) do not. And the other way round."""
+    _, config, _ = curated
+    models, sources = config["supplement"]["models"], config["supplement"]["sources"]
+    for key, form, other in (("oe_prompt", "oe", "mcq"), ("mcq_prompt", "mcq", "oe")):
+        changed = {**config, "supplement": {**config["supplement"], key: "plain"}}
+        result = snakemake(annotated, "-n", "-p", "results/supplement/table1.tex", config=changed)
+        assert result.returncode == 0, result.stderr[-3000:]
+        asked = {
+            (re.search(r"--out results/supplement/responses/(\S+)\.jsonl", command)[1], re.search(r"--prompt (\S+)", command)[1])
+            for command in _supplement_commands(result, "virtuebench.inference")
+        }
+        print(f"\nsupplement.{key}: plain -> {sorted(asked)}")
+        # VideoEval-Pro has no MCQ column
+        expected = {(f"{m}/{s}/{form}", "plain") for m in models for s in sources if form in supplement_forms(s)}
+        assert asked == expected and not [name for name, _ in asked if name.endswith(f"/{other}")]
 
 
 def test_paper_config_dry_run_shows_the_whole_curation_chain_for_all_six_sources(tmp_path, monkeypatch):

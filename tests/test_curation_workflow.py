@@ -364,6 +364,51 @@ def test_the_supplement_prompt_settings_are_the_prompts_its_inference_jobs_ask_w
         assert asked == expected and not [name for name, _ in asked if name.endswith(f"/{other}")]
 
 
+def test_the_short_video_frame_rule_changes_the_supplement_frames_extracted(annotated, curated):
+    """short_video_frames: cap re-extracts every supplement video's frames with clip-capped sampling (one per whole
+    second of a video shorter than the level: tests/test_frames.py) and asks the models again; repeat, the
+    default, is what the run used (clip)."""
+    _, config, _ = curated
+    changed = {**config, "supplement": {**config["supplement"], "short_video_frames": "cap"}}
+    result = snakemake(annotated, "-n", "-p", "results/supplement/table1.tex", config=changed)
+    assert result.returncode == 0, result.stderr[-3000:]
+    frames = _supplement_commands(result, "virtuebench.frames")
+    extracted = {re.search(r"(results/supplement/frames/\S+)", command)[1] for command in frames}
+    existing = {str(path.relative_to(annotated)) for path in (annotated / "results" / "supplement" / "frames").glob("*/*") if path.is_dir()}
+    print(f"\nshort_video_frames cap: {len(frames)} frame jobs, e.g. {frames[0][:200]}")
+    assert extracted == existing and all("--sampling clip-capped" in command for command in frames)
+    assert len(_supplement_commands(result, "virtuebench.inference")) == sum(
+        len(supplement_forms(source)) for source in config["supplement"]["sources"]
+    ) * len(config["supplement"]["models"])
+    manifest = json.loads(next((annotated / "results" / "supplement" / "frames").glob("*/*/manifest.json")).read_text())
+    assert manifest["sampling"] == "clip"
+
+
+def test_the_filtered_question_pool_runs_the_curation_filters_for_each_source_and_sets_only_what_they_keep(annotated, curated):
+    """question_pool: filtered. MLVU and LongVideoBench are not curation sources here, so their answer-length and
+    Keep/Discard filters run now; each source with options makes its sets from that source's kept questions
+    (--pool); VideoEval-Pro, open-ended by design, keeps every question, so its sets are not made again."""
+    from test_rerun_scope import scheduled
+
+    _, config, _ = curated
+    changed = {**config, "supplement": {**config["supplement"], "question_pool": "filtered"}}
+    result = snakemake(annotated, "-n", "-p", "results/supplement/table1.tex", config=changed)
+    assert result.returncode == 0, result.stderr[-3000:]
+    jobs = scheduled(result)
+    print(f"\nquestion_pool filtered: {dict(jobs)}")
+    assert jobs["filter_answer_length"] == jobs["filter_answerability"] == 2  # mlvu, longvideobench
+    sets = {
+        re.search(r"--out-mcq results/supplement/(\S+)/mcq\.parquet", command)[1]: re.search(r"--pool (\S+)", command)
+        for command in _supplement_commands(result, "virtuebench.curation")
+        if "supplement-sets" in command
+    }
+    assert {source: pool[1] if pool else None for source, pool in sets.items()} == {
+        "mlvu": "results/curation/mlvu/answerability.parquet",
+        "lvbench": "results/curation/lvbench/answerability.parquet",
+        "longvideobench": "results/curation/longvideobench/answerability.parquet",
+    }  # VideoEval-Pro's sets are unchanged: not made again
+
+
 def test_paper_config_dry_run_shows_the_whole_curation_chain_for_all_six_sources(tmp_path, monkeypatch):
     for variable in ("OPENAI_API_KEY", "GEMINI_API_KEY", "HF_TOKEN"):
         monkeypatch.delenv(variable, raising=False)  # a dry run needs no key

@@ -27,7 +27,7 @@ def test_mlvu_is_pooled_or_the_mean_of_its_task_accuracies(tmp_path):
     assert accuracy(path, by_task=True) == (37.5, 3, 5)
 
 
-@pytest.mark.parametrize("choices", [Choices(), Choices("plain", "honest", "m-avg")])
+@pytest.mark.parametrize("choices", [Choices(), Choices("plain", "honest", "m-avg", "filtered", "cap")])
 def test_table_1_uses_and_states_every_choice(tmp_path, choices):
     mlvu = [("A", 1), ("A", 1), ("A", 1), ("A", 0), ("B", 0)]
     judgments = {("m", "mlvu", form): _judgments(tmp_path / "mlvu" / f"{form}.jsonl", mlvu) for form in ("mcq", "oe")}
@@ -37,7 +37,10 @@ def test_table_1_uses_and_states_every_choice(tmp_path, choices):
     assert f"m & {expected} & {expected} & 50.00" in tex
     assert rf"MCQ with the \texttt{{{choices.mcq_prompt}}} prompt" in tex and rf"OE with the \texttt{{{choices.oe_prompt}}} prompt" in tex
     assert ("M-Avg" in tex) == (choices.mlvu_average == "m-avg") and "not with its authors' grader" in tex
-    assert "not a filtered pool" in tex and "less than 1 s apart" in tex
+    assert ("not a filtered pool" in tex) == (choices.question_pool == "all")
+    assert ("answer-length and Keep/Discard filters keep" in tex) == (choices.question_pool == "filtered")
+    assert ("less than 1 s apart" in tex) == (choices.short_video_frames == "repeat")
+    assert ("one per whole second" in tex) == (choices.short_video_frames == "cap")
 
 
 def test_the_choices_are_config_settings_with_named_values():
@@ -50,11 +53,32 @@ def test_the_choices_are_config_settings_with_named_values():
         check_config(config, REPO / "config", environ={})
     schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())["properties"]["supplement"]["properties"]
     defaults = Choices()
-    assert (schema["mcq_prompt"]["default"], schema["oe_prompt"]["default"], schema["mlvu_average"]["default"]) == (
-        defaults.mcq_prompt,
-        defaults.oe_prompt,
-        defaults.mlvu_average,
-    )
+    for name in ("mcq_prompt", "oe_prompt", "mlvu_average", "question_pool", "short_video_frames"):
+        assert schema[name]["default"] == getattr(defaults, name), name
+    config["supplement"] = {"question_pool": "curated"}
+    with pytest.raises(ConfigError, match="config.supplement.question_pool"):
+        check_config(config, REPO / "config", environ={})
+    config["supplement"] = {"short_video_frames": "stretch"}
+    with pytest.raises(ConfigError, match="config.supplement.short_video_frames"):
+        check_config(config, REPO / "config", environ={})
+
+
+def test_the_filtered_pool_keeps_only_the_questions_the_curation_kept_in_both_forms():
+    from virtuebench.curation.supplement import make_sets
+    from virtuebench.instances import Instance
+
+    def question(number):
+        return Instance(
+            instance_id=f"lvbench/{number}", video_id="v", source="lvbench", category="reasoning", task_type="t",
+            question=f"Q{number}?", answer="red", duration_s=70.0, video_path="v.mp4", answers={64: "red"},
+            options=["red", "blue"], source_id=str(number),
+        )  # fmt: skip
+
+    candidates = [question(n) for n in range(1, 6)]
+    everything = make_sets(candidates)
+    kept = make_sets(candidates, pool={"lvbench/2", "lvbench/4", "lvbench/9"})
+    assert [i.instance_id for i in everything["oe"]] == [f"lvbench/{n}" for n in range(1, 6)]
+    assert [i.instance_id for i in kept["oe"]] == [i.instance_id for i in kept["mcq"]] == ["lvbench/2", "lvbench/4"]
 
 
 def _lvbench_release(raw, clip):
@@ -102,7 +126,8 @@ def test_questions_lost_to_missing_videos_are_counted_per_source_in_the_caption_
     tex = tmp_path / "t.tex"
     argv = ["supplement-table", "--judgments", *paths, "--prompt", "honest", "--level", "64", "--models", "m"]
     argv += ["--sources", "lvbench", "--csv", str(tmp_path / "t.csv"), "--tex", str(tex), "--mcq-prompt", "standard"]
-    argv += ["--oe-prompt", "honest", "--mlvu-average", "pooled", "--excluded", str(excluded)]
+    argv += ["--oe-prompt", "honest", "--mlvu-average", "pooled", "--question-pool", "all", "--short-video-frames", "repeat"]
+    argv += ["--excluded", str(excluded)]
     assert curation_main(argv) == 0
     assert "Questions left out because their video is missing: LVBench 3." in tex.read_text()
 

@@ -300,8 +300,21 @@ def supplement_video_stamp(wildcards):
 
 def supplement_frames_options(wildcards):
     """SUPPLEMENT level frames over the whole of every video, whatever its length (the paper samples 64
-    frames from each video; a video shorter than 64 s has them closer than 1 s apart)."""
-    return _frames_options([SUPPLEMENT["level"]], "clip")
+    frames from each video): a video shorter than 64 s has them closer than 1 s apart, or with
+    short_video_frames: cap, one per whole second of it (docs/supplement.md)."""
+    return _frames_options([SUPPLEMENT["level"]], "clip-capped" if SUPPLEMENT["short_video_frames"] == "cap" else "clip")
+
+
+def supplement_pool(wildcards):
+    """question_pool filtered: the questions of the source the curation's open-ended filters keep (none for a source
+    that is open-ended by design, VideoEval-Pro, whose questions all stay)."""
+    if SUPPLEMENT["question_pool"] != "filtered" or wildcards.source not in supplement_filtered_sources():
+        return []
+    return [f"results/curation/{wildcards.source}/answerability.parquet"]
+
+
+def supplement_filtered_sources():
+    return [source for source in SUPPLEMENT_SOURCES if "mcq" in supplement_forms(source)]
 
 
 def verified_annotations(wildcards):

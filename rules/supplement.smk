@@ -5,7 +5,8 @@
 # clip sampling (every question of every readable video has the level), and each video gets its own
 # SUPPLEMENT level frames over its whole length (results/supplement/frames/<source>/<video_id>/), apart from
 # VirtueBench's 1 FPS grid.
-# convert (clip) -> sets (per source and form) -> frames -> inference -> judging -> results/supplement/table1.{csv,tex}
+# convert (clip) -> sets (per source and form; question_pool filtered: only what the curation's open-ended filters
+# keep) -> frames (short_video_frames) -> inference -> judging -> results/supplement/table1.{csv,tex}
 
 
 use rule convert_source as convert_supplement_source with:
@@ -23,7 +24,8 @@ use rule convert_source as convert_supplement_source with:
 
 checkpoint make_supplement_sets:
     input:
-        rules.convert_supplement_source.output.candidates,
+        candidates=rules.convert_supplement_source.output.candidates,
+        pool=supplement_pool,  # question_pool filtered: the curation's kept questions of the source
     output:
         mcq="results/supplement/{source}/mcq.parquet",
         oe="results/supplement/{source}/oe.parquet",
@@ -31,6 +33,7 @@ checkpoint make_supplement_sets:
         level=SUPPLEMENT["level"],
         max_questions=lambda wildcards: f"--max-questions {SUPPLEMENT['max_questions_per_source']}" if SUPPLEMENT["max_questions_per_source"] else "",
         seed=SUPPLEMENT["seed"],
+        pool=lambda wildcards, input: f"--pool {input.pool}" if input.pool else "",
     log:
         "logs/supplement/{source}/sets.log",
     conda:
@@ -38,8 +41,8 @@ checkpoint make_supplement_sets:
     message:
         "Writing {wildcards.source}'s questions in MCQ and open-ended form at {params.level} frames"
     shell:
-        "python -m virtuebench.curation supplement-sets {input} --level {params.level} {params.max_questions} "
-        "--seed {params.seed} --out-mcq {output.mcq} --out-oe {output.oe} > {log} 2>&1"
+        "python -m virtuebench.curation supplement-sets {input.candidates} --level {params.level} {params.max_questions} "
+        "--seed {params.seed} {params.pool} --out-mcq {output.mcq} --out-oe {output.oe} > {log} 2>&1"
 
 
 use rule extract_frames as extract_supplement_frames with:
@@ -119,6 +122,8 @@ rule make_supplement_table:
         mcq_prompt=SUPPLEMENT["mcq_prompt"],
         oe_prompt=SUPPLEMENT["oe_prompt"],
         mlvu_average=SUPPLEMENT["mlvu_average"],
+        question_pool=SUPPLEMENT["question_pool"],
+        short_video_frames=SUPPLEMENT["short_video_frames"],
     log:
         "logs/supplement/table1.log",
     conda:
@@ -129,4 +134,5 @@ rule make_supplement_table:
         "python -m virtuebench.curation supplement-table --judgments {input.judgments} --scores {input.scores} "
         "--prompt {params.prompt} --level {params.level} --models {params.models} --sources {params.sources} "
         "--csv {output.csv} --tex {output.tex} --mcq-prompt {params.mcq_prompt} --oe-prompt {params.oe_prompt} "
-        "--mlvu-average {params.mlvu_average} --excluded {input.excluded} > {log} 2>&1"
+        "--mlvu-average {params.mlvu_average} --question-pool {params.question_pool} "
+        "--short-video-frames {params.short_video_frames} --excluded {input.excluded} > {log} 2>&1"

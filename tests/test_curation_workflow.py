@@ -23,6 +23,7 @@ from test_source_videomme import make_release as make_videomme_release
 from test_workflow import snakemake
 
 from virtuebench import REFUSAL_ANSWER
+from virtuebench.curation.supplement import forms_of as supplement_forms
 from virtuebench.instances import read_instances
 from virtuebench.sources import videoevalpro, videomme
 
@@ -132,7 +133,7 @@ def curated(tmp_path_factory):
     long_clip = root / "long.mp4"
     make_video(long_clip, 130, fps=1)
     mlvu_raw = make_mlvu_release(root / "MLVU", (short, long_clip))  # plotQA on the 20 s video, count on the 130 s one
-    videoevalpro_raw = make_videoevalpro_release(root / "VideoEval-Pro", short.read_bytes())  # three questions, all 20 s
+    videoevalpro_raw = make_videoevalpro_release(root / "VideoEval-Pro", short.read_bytes())  # four questions, all 20 s
     videoevalpro.prepare(videoevalpro_raw)
     longvideobench_raw = root / "LongVideoBench"  # unpacked, as lvb.prepare leaves it: two good questions on a 70 s video
     (longvideobench_raw / "videos").mkdir(parents=True)
@@ -307,12 +308,13 @@ def test_statistics_and_tables_come_from_the_curated_instances(annotated):
 def test_supplement_table_scores_mcq_by_letter_and_oe_by_the_judge(annotated):
     rows = {row["model"]: row for row in _rows(annotated / "results" / "supplement" / "table1.csv")}
     # Every question with options, 64 frames over every video: MLVU's two (correct letters B, B; one on the
-    # 20 s video), LVBench's five (A, A, A, A, B), LongVideoBench's two (C, B) and VideoEval-Pro's three
-    # (all on 20 s videos; open-ended only, as in the paper's table, against the release's own gold text).
+    # 20 s video), LVBench's five (A, A, A, A, B), LongVideoBench's two (C, B) and VideoEval-Pro's four
+    # (all on 20 s videos, one with a qa_type the adapter does not know, kept; open-ended only, as in the paper's
+    # table, against the release's own gold text).
     # Chooser always says "B"; to open-ended questions it says "red", LVBench question 1's answer.
     chooser = rows["Chooser"]
     sources = ("mlvu", "lvbench", "longvideobench", "videoeval-pro")
-    assert [chooser[f"{source}_oe_n"] for source in sources] == ["2", "5", "2", "3"]
+    assert [chooser[f"{source}_oe_n"] for source in sources] == ["2", "5", "2", "4"]
     assert [chooser[f"{source}_mcq"] for source in sources[:3]] == ["100.0", "20.0", "50.0"]
     assert [chooser[f"{source}_oe"] for source in sources] == ["0.0", "20.0", "0.0", "0.0"]
     assert "videoeval-pro_mcq" not in chooser
@@ -335,6 +337,76 @@ def test_supplement_table_scores_mcq_by_letter_and_oe_by_the_judge(annotated):
     )
     assert manifest["sampling"] == "clip" and manifest["duration_s"] < 64 and len(manifest["levels"]["64"]["files"]) == 64
     assert not (annotated / "results" / "frames" / "videoeval-pro_fFjv93ACGo8").exists()
+
+
+def _supplement_commands(result, module: str) -> list[str]:
+    """The shell commands a dry run (-n -p) would run for the supplement with `python -m <module>`."""
+    text = result.stdout + result.stderr
+    return [line for line in text.splitlines() if f"-m {module} " in line and "results/supplement/" in line]
+
+
+def test_the_supplement_prompt_settings_are_the_prompts_its_inference_jobs_ask_with(annotated, curated):
+    """supplement.oe_prompt changed: exactly the open-ended inference jobs (two models, four sources) run again, each
+    asking with the new prompt; the MCQ ones (mcq_prompt unchanged) do not. And the other way round."""
+    _, config, _ = curated
+    models, sources = config["supplement"]["models"], config["supplement"]["sources"]
+    for key, form, other in (("oe_prompt", "oe", "mcq"), ("mcq_prompt", "mcq", "oe")):
+        changed = {**config, "supplement": {**config["supplement"], key: "plain"}}
+        result = snakemake(annotated, "-n", "-p", "results/supplement/table1.tex", config=changed)
+        assert result.returncode == 0, result.stderr[-3000:]
+        asked = {
+            (re.search(r"--out results/supplement/responses/(\S+)\.jsonl", command)[1], re.search(r"--prompt (\S+)", command)[1])
+            for command in _supplement_commands(result, "virtuebench.inference")
+        }
+        print(f"\nsupplement.{key}: plain -> {sorted(asked)}")
+        # VideoEval-Pro has no MCQ column
+        expected = {(f"{m}/{s}/{form}", "plain") for m in models for s in sources if form in supplement_forms(s)}
+        assert asked == expected and not [name for name, _ in asked if name.endswith(f"/{other}")]
+
+
+def test_the_short_video_frame_rule_changes_the_supplement_frames_extracted(annotated, curated):
+    """short_video_frames: cap re-extracts every supplement video's frames with clip-capped sampling (one per whole
+    second of a video shorter than the level: tests/test_frames.py) and asks the models again; repeat, the
+    default, is what the run used (clip)."""
+    _, config, _ = curated
+    changed = {**config, "supplement": {**config["supplement"], "short_video_frames": "cap"}}
+    result = snakemake(annotated, "-n", "-p", "results/supplement/table1.tex", config=changed)
+    assert result.returncode == 0, result.stderr[-3000:]
+    frames = _supplement_commands(result, "virtuebench.frames")
+    extracted = {re.search(r"(results/supplement/frames/\S+)", command)[1] for command in frames}
+    existing = {str(path.relative_to(annotated)) for path in (annotated / "results" / "supplement" / "frames").glob("*/*") if path.is_dir()}
+    print(f"\nshort_video_frames cap: {len(frames)} frame jobs, e.g. {frames[0][:200]}")
+    assert extracted == existing and all("--sampling clip-capped" in command for command in frames)
+    assert len(_supplement_commands(result, "virtuebench.inference")) == sum(
+        len(supplement_forms(source)) for source in config["supplement"]["sources"]
+    ) * len(config["supplement"]["models"])
+    manifest = json.loads(next((annotated / "results" / "supplement" / "frames").glob("*/*/manifest.json")).read_text())
+    assert manifest["sampling"] == "clip"
+
+
+def test_the_filtered_question_pool_runs_the_curation_filters_for_each_source_and_sets_only_what_they_keep(annotated, curated):
+    """question_pool: filtered. MLVU and LongVideoBench are not curation sources here, so their answer-length and
+    Keep/Discard filters run now; each source with options makes its sets from that source's kept questions
+    (--pool); VideoEval-Pro, open-ended by design, keeps every question, so its sets are not made again."""
+    from test_rerun_scope import scheduled
+
+    _, config, _ = curated
+    changed = {**config, "supplement": {**config["supplement"], "question_pool": "filtered"}}
+    result = snakemake(annotated, "-n", "-p", "results/supplement/table1.tex", config=changed)
+    assert result.returncode == 0, result.stderr[-3000:]
+    jobs = scheduled(result)
+    print(f"\nquestion_pool filtered: {dict(jobs)}")
+    assert jobs["filter_answer_length"] == jobs["filter_answerability"] == 2  # mlvu, longvideobench
+    sets = {
+        re.search(r"--out-mcq results/supplement/(\S+)/mcq\.parquet", command)[1]: re.search(r"--pool (\S+)", command)
+        for command in _supplement_commands(result, "virtuebench.curation")
+        if "supplement-sets" in command
+    }
+    assert {source: pool[1] if pool else None for source, pool in sets.items()} == {
+        "mlvu": "results/curation/mlvu/answerability.parquet",
+        "lvbench": "results/curation/lvbench/answerability.parquet",
+        "longvideobench": "results/curation/longvideobench/answerability.parquet",
+    }  # VideoEval-Pro's sets are unchanged: not made again
 
 
 def test_paper_config_dry_run_shows_the_whole_curation_chain_for_all_six_sources(tmp_path, monkeypatch):

@@ -212,3 +212,19 @@ def test_a_two_second_clip_gets_every_level_over_the_whole_clip(video_factory, t
         files = [tmp_path / "f" / name for name in manifest.levels[level].files]
         assert len(files) == int(level) and all(path.stat().st_size > 0 for path in files)
     assert sampled_levels(2.0, [8], "1fps") == [] and sampled_levels(2.0, [8], "clip") == [8]
+
+
+@pytest.mark.parametrize(("sampling", "expected"), [("clip", 64), ("clip-capped", 20)])
+def test_a_clip_shorter_than_the_level_gets_the_level_or_one_frame_per_second(video_factory, tmp_path, sampling, expected):
+    """The supplement's short-video rule (supplement.short_video_frames): `clip` shows a 20.5 s clip 64 frames
+    (some repeated in content), `clip-capped` one per whole second, as LongVideoBench's loader caps them at
+    min(64, int(duration)); both at the centres of equal segments, and both under level 64."""
+    from virtuebench.levels import clip_timestamps
+
+    video = video_factory(20.5, fps=4)
+    manifest = extract(video, tmp_path / "f", levels=[64], sampling=sampling)
+    stamps = manifest.levels["64"].timestamps
+    assert manifest.sampling == sampling and len(stamps) == expected == len(manifest.levels["64"].files)
+    assert stamps == clip_timestamps(expected, manifest.duration_s)
+    assert len(list((tmp_path / "f" / "64").iterdir())) == expected
+    assert (min(b - a for a, b in zip(stamps, stamps[1:])) >= 1.0) == (sampling == "clip-capped")

@@ -21,7 +21,7 @@ from huggingface_hub import constants, file_download
 from huggingface_hub.utils import _http
 
 from virtuebench import sources
-from virtuebench.sources.base import HubRelease, join_parts
+from virtuebench.sources.base import HubRelease, part_order
 from virtuebench.sources.download import main as download_main
 from virtuebench.sources.hub import DownloadError, download_release
 
@@ -318,6 +318,36 @@ def test_missing_repo_revision_and_patterns(hub, tmp_path):
         download_release(release, tmp_path / "d", verify="md5")
 
 
+def test_too_little_free_space_stops_before_any_byte_is_fetched_and_names_the_bytes(hub, tmp_path, monkeypatch):
+    """A fake small disk (900 bytes free): the check runs on the hub's listed sizes before the download, names
+    the bytes needed (archives count again for unpacking) and the free bytes, and fetches nothing."""
+    import shutil
+
+    from virtuebench.sources.base import readable_bytes
+
+    files = {**FILES, "videos/videos.tar.part.aa": b"t" * 3000, "videos/videos.tar.part.ab": b"u" * 2000}
+    hub.add("test-org/parts", files, LFS)
+    release = _release(hub, "test-org/parts")
+    wanted = [name for name in files if name.startswith("videos/") or name.startswith("meta/")]
+    download = sum(len(files[name]) for name in wanted)
+    unpack = len(files["videos/videos.tar.part.aa"]) + len(files["videos/videos.tar.part.ab"])
+    real_usage = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: real_usage(path)._replace(free=900))
+    expected = (
+        rf"^downloading {len(wanted)} file\(s\) of test-org/parts@\w{{12}} \({readable_bytes(download)}, then about "
+        rf"{readable_bytes(unpack)} to unpack the archives among them\) needs {readable_bytes(download + unpack)} "
+        rf"\({download + unpack:,} bytes\) free in .*raw, but only 900 B \(900 bytes\) are"
+    )
+    with pytest.raises(DownloadError, match=expected):
+        download_release(release, tmp_path / "raw")
+    assert not [request for request in hub.requests if "/resolve/" in request[1]], "nothing fetched"
+    assert "0.0 GB" not in readable_bytes(download)
+    monkeypatch.setattr(shutil, "disk_usage", real_usage)
+    download_release(release, tmp_path / "raw")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: real_usage(path)._replace(free=0))
+    assert download_release(release, tmp_path / "raw").commit  # all there already: nothing to fetch, nothing needed
+
+
 def test_an_unreachable_hub_falls_back_to_a_finished_download(hub, tmp_path, monkeypatch):
     release, out = _release(hub), tmp_path / "raw"
     with socket.socket() as probe:  # a port nothing listens on
@@ -350,7 +380,8 @@ def dummy_source(hub, monkeypatch):
 
     def prepare(raw_dir):
         module.prepared.append(Path(raw_dir))
-        join_parts(sorted(Path(raw_dir).glob("videos.tar.part.*")), Path(raw_dir) / "videos.tar")
+        parts = sorted(Path(raw_dir).glob("videos.tar.part.*"), key=part_order)
+        (Path(raw_dir) / "prepared.txt").write_bytes(b"".join(part.read_bytes() for part in parts))
 
     module.prepare = prepare
     monkeypatch.setitem(sys.modules, module.__name__, module)
@@ -361,7 +392,7 @@ def dummy_source(hub, monkeypatch):
 def test_cli_downloads_and_prepares(dummy_source, tmp_path, capsys):
     out = tmp_path / "raw"
     assert download_main(["dummy", "--out", str(out), "--verify", "sha256"]) == 0
-    assert (out / "videos.tar").read_bytes() == b"first half|second half"
+    assert (out / "prepared.txt").read_bytes() == b"first half|second half"
     assert dummy_source.prepared == [out] and not (out / "notes.txt").exists()
     summary = capsys.readouterr().err.strip().splitlines()[-1]
     assert summary.startswith("dummy: 2 files, 22 B from test-org/dummy@") and "checked sha256" in summary

@@ -12,6 +12,7 @@ from virtuebench.frames import Manifest
 from virtuebench.instances import SCHEMA
 from virtuebench.metrics import Score
 from virtuebench.records import Judgment, Response
+from virtuebench.sources.base import EXCLUDED_COLUMNS, EXCLUSION_KINDS
 
 DOC = (REPO / "docs" / "records.md").read_text()
 
@@ -31,6 +32,7 @@ def section(title_start: str) -> str:
         ("Judgments", [field.name for field in dataclasses.fields(Judgment)]),
         ("Scores", [field.name for field in dataclasses.fields(Score)]),
         ("Comparisons", [field.name for field in dataclasses.fields(Comparison)]),
+        ("Excluded items", [*EXCLUDED_COLUMNS, *EXCLUSION_KINDS]),
     ],
 )
 def test_every_field_is_documented(title, names):

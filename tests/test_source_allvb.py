@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -146,23 +147,39 @@ def test_layout_that_differs_is_a_clear_error(tmp_path, movie):
         allvb.convert(tmp_path / "videos_only", tmp_path / "videos", [64])
 
 
-def test_prepare_joins_parts_and_unpacks_once(tmp_path, movie):
+def _split(data: bytes, count: int) -> list[bytes]:
+    step = -(-len(data) // count)
+    return [data[i * step : (i + 1) * step] for i in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("archive_name", "suffixes"),
+    [
+        ("test_set_movie.zip", ["part.aa", "part.ab"]),  # a zip's index is at its end: read through the chained parts
+        ("test_set_movie.tar.gz", [f"{i:03d}" for i in range(1, 13)]),  # 12 parts, streamed into the unpacker
+    ],
+)
+def test_prepare_unpacks_split_archives_without_joining_them_once(tmp_path, movie, archive_name, suffixes):
     staging = make_release(tmp_path / "staging", movie)
-    archive = tmp_path / "test_set_movie.zip"
-    with zipfile.ZipFile(archive, "w") as zipped:
-        for path in sorted((staging / "test_set_movie").rglob("*")):
-            zipped.write(path, path.relative_to(staging))
-    data = archive.read_bytes()
+    archive = tmp_path / archive_name
+    if archive_name.endswith(".zip"):
+        with zipfile.ZipFile(archive, "w") as zipped:
+            for path in sorted((staging / "test_set_movie").rglob("*")):
+                zipped.write(path, path.relative_to(staging))
+    else:
+        with tarfile.open(archive, "w:gz") as tarred:
+            tarred.add(staging / "test_set_movie", arcname="test_set_movie")
     raw = tmp_path / "raw"
     raw.mkdir()
-    (raw / "test_set_movie.zip.part.aa").write_bytes(data[: len(data) // 2])
-    (raw / "test_set_movie.zip.part.ab").write_bytes(data[len(data) // 2 :])
+    for suffix, piece in zip(suffixes, _split(archive.read_bytes(), len(suffixes)), strict=True):
+        (raw / f"{archive_name}.{suffix}").write_bytes(piece)
 
     allvb.prepare(raw)
     video = raw / "test_set_movie" / WOMAN / f"{WOMAN}.mp4"
     assert video.read_bytes() == movie.read_bytes()
+    assert not (raw / archive_name).exists(), "the parts are read as one archive, never joined on disk"
     stamp = video.stat().st_mtime_ns
-    allvb.prepare(raw)  # idempotent: nothing is joined or unpacked again
+    allvb.prepare(raw)  # idempotent: nothing is unpacked again
     assert video.stat().st_mtime_ns == stamp
     instances, _ = allvb.convert(raw, tmp_path / "videos", [64])
     assert len(instances) == 3

@@ -143,6 +143,10 @@ def test_convert(release, tmp_path, capsys):
     assert reasons["lvbench:106"].startswith("bad row") and "options" in reasons["lvbench:106"]
     assert "video file not found" in reasons["lvbench:201"] and "video file not found" in reasons["lvbench:301"]
     assert reasons["lvbench:video_info.meta.jsonl:4"].startswith("bad line: not valid JSON")
+    kinds = {row["item"]: row["reason_kind"] for row in excluded}
+    assert kinds == {"lvbench:105": "bad_row", "lvbench:106": "bad_row", "lvbench:201": "missing_video", "lvbench:301": "missing_video"} | {
+        "lvbench:video_info.meta.jsonl:4": "bad_row"
+    }
 
 
 def test_fetch_videos_with_a_fake_downloader(release, tmp_path, video_factory):
@@ -171,3 +175,4 @@ def test_fetch_videos_with_a_fake_downloader(release, tmp_path, video_factory):
     assert fetched.options == ["A clock", "A map"] and fetched.source == "lvbench"
     excluded = excluded_reasons(report)
     assert "video not downloaded" in excluded["lvbench:201"] and "not found" in excluded["lvbench:201"]
+    assert {row["item"]: row["reason_kind"] for row in report}["lvbench:201"] == "missing_video"

@@ -111,8 +111,10 @@ def test_convert(tmp_path, clip):
         videoevalpro.convert(raw, tmp_path / "videos", [64, 128])
     videoevalpro.prepare(raw)
     instances, excluded = videoevalpro.convert(raw, tmp_path / "videos", [64, 128])
-    assert [inst.instance_id for inst in instances] == ["videoeval-pro/0000-C", "videoeval-pro/0001-A", "videoeval-pro/0002-C"]
-    count, why, after = instances
+    ids = ["videoeval-pro/0000-C", "videoeval-pro/0001-A", "videoeval-pro/0002-C", "videoeval-pro/0006-A"]
+    assert [inst.instance_id for inst in instances] == ids
+    count, why, after, music = instances
+    assert (music.task_type, music.category) == ("Music Perception", "uncategorized")  # a new qa_type: kept, named
     assert (count.source, count.source_id, count.task_type, count.category) == ("videoeval-pro", "0000-C", "Local Perception", "perception")
     assert (why.task_type, why.category, after.task_type, after.category) == (
         "Holistic Reasoning",
@@ -131,11 +133,15 @@ def test_convert(tmp_path, clip):
     assert Path(os.readlink(linked)) == (raw / "videos" / "videos_filtered" / "fFjv93ACGo8.mp4").resolve()
 
     reasons = excluded_reasons(excluded)
-    assert set(reasons) == {f"videoeval-pro:row {n}" for n in (3, 4, 5, 6)}
+    assert set(reasons) == {f"videoeval-pro:row {n}" for n in (3, 4, 5)}
     assert "video file not found" in reasons["videoeval-pro:row 3"] and "NoSuchVideo.mp4" in reasons["videoeval-pro:row 3"]
     assert reasons["videoeval-pro:row 4"].startswith("bad row") and "outside the 4 options" in reasons["videoeval-pro:row 4"]
     assert reasons["videoeval-pro:row 5"].startswith("bad row") and "answer_text" in reasons["videoeval-pro:row 5"]
-    assert "task type 'Music Perception' has no category" in reasons["videoeval-pro:row 6"]
+    assert {row["item"]: row["reason_kind"] for row in excluded} == {
+        "videoeval-pro:row 3": "missing_video",
+        "videoeval-pro:row 4": "bad_row",
+        "videoeval-pro:row 5": "bad_row",
+    }
 
 
 def test_unreadable_video_and_hand_unpacked_release(tmp_path, clip):
@@ -177,9 +183,9 @@ def test_cli(tmp_path, clip, monkeypatch):
     raw = make_release(tmp_path / "raw", clip)
     videoevalpro.prepare(raw)
     instances, excluded = convert_with_cli("videoeval-pro", raw, tmp_path)
-    assert [inst.source_id for inst in instances] == ["0000-C", "0001-A", "0002-C"]
+    assert [inst.source_id for inst in instances] == ["0000-C", "0001-A", "0002-C", "0006-A"]
     assert instances[0].options == ["Two.", "Three.", "Four.", "Five."] and instances[0].answers == {64: "Four cups"}
-    assert len(excluded) == 4
+    assert len(excluded) == 3
 
 
 def test_clip_sampling_keeps_every_question_of_a_video_shorter_than_the_level(tmp_path):
@@ -190,21 +196,21 @@ def test_clip_sampling_keeps_every_question_of_a_video_shorter_than_the_level(tm
     raw = make_release(tmp_path / "raw", short.read_bytes())
     videoevalpro.prepare(raw)
     on_the_grid, excluded = videoevalpro.convert(raw, tmp_path / "grid", [64])  # VirtueBench's 1 FPS grid: too short
-    assert on_the_grid == [] and sum("too short" in row["reason"] for row in excluded) == 3
+    assert on_the_grid == [] and sum(row["reason_kind"] == "too_short" for row in excluded) == 4
     instances, _ = videoevalpro.convert(raw, tmp_path / "clip", [64], sampling="clip")  # the supplement's: 64 over any video
-    assert [inst.source_id for inst in instances] == ["0000-C", "0001-A", "0002-C"]
+    assert [inst.source_id for inst in instances] == ["0000-C", "0001-A", "0002-C", "0006-A"]
     assert all(inst.answers == {64: inst.answer} and inst.duration_s == pytest.approx(20.0) for inst in instances)
     sets = make_sets(instances, 64)
     # The MCQ letter is the release's `answer` (kept in source_id): the open-ended gold is not an option's text.
-    assert [inst.answers[64] for inst in sets["mcq"]] == ["C", "A", "C"]
-    assert [inst.answers[64] for inst in sets["oe"]] == ["Four cups", "Because he is late", "She waves"]
+    assert [inst.answers[64] for inst in sets["mcq"]] == ["C", "A", "C", "A"]
+    assert [inst.answers[64] for inst in sets["oe"]] == ["Four cups", "Because he is late", "She waves", "A piano"]
     with pytest.raises(ValueError, match="sampling 'everything' is not one of 1fps, clip"):
         sources.ADAPTERS["videoeval-pro"]({"raw_dir": str(raw), "sampling": "everything"}, str(tmp_path / "v"), 1)
 
 
 def test_a_new_spelling_of_a_task_type_still_fills_its_column_with_one_warning(tmp_path, clip, capsys):
     """Release drift: the hub renames 'Local Perception' to 'local_perception'; every row is kept, and one line
-    names the spelling (not one per row). A type the adapter has never heard of is still left out, by name."""
+    names the spelling (not one per row)."""
     renamed = [{**row, "qa_type": row["qa_type"].lower().replace(" ", "_")} for row in ROWS]
     raw = make_release(tmp_path / "raw", clip, rows=renamed)
     videoevalpro.prepare(raw)
@@ -215,7 +221,28 @@ def test_a_new_spelling_of_a_task_type_still_fills_its_column_with_one_warning(t
     assert [(i.source_id, i.category) for i in instances] == [(i.source_id, i.category) for i in before]
     warnings = [line for line in capsys.readouterr().err.splitlines() if "is read as" in line]
     assert len([w for w in warnings if "'local_perception' is read as 'Local Perception'" in w]) == 1, "one per spelling, not per row"
-    assert any("music_perception" in row["reason"] for row in excluded)
+    assert not [row for row in excluded if row["reason_kind"] == "unknown_task_type"]
+
+
+def test_a_new_task_type_still_fills_the_supplement_column_with_one_warning(tmp_path, clip, capsys):
+    """Release drift beyond spelling: the hub replaces every qa_type by one the adapter has never seen. The table
+    never uses VideoEval-Pro's category, so every question stays (category 'uncategorized', the type as given), the
+    supplement's open-ended set is the same as before, and one line names the new value."""
+    from virtuebench.curation.supplement import make_sets
+
+    original = make_release(tmp_path / "raw", clip)
+    videoevalpro.prepare(original)
+    before, _ = videoevalpro.convert(original, tmp_path / "videos", [64])
+    renamed = make_release(tmp_path / "raw2", clip, rows=[{**row, "qa_type": "Temporal Counting"} for row in ROWS])
+    videoevalpro.prepare(renamed)
+    capsys.readouterr()
+    instances, excluded = videoevalpro.convert(renamed, tmp_path / "videos2", [64])
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "WARNING" in line]
+    assert len(warnings) == 1 and "'Temporal Counting' is new" in warnings[0] and "'uncategorized'" in warnings[0]
+    assert {(i.task_type, i.category) for i in instances} == {("Temporal Counting", "uncategorized")}
+    assert [i.source_id for i in instances] == [i.source_id for i in before]
+    assert not [row for row in excluded if row["reason_kind"] == "unknown_task_type"]
+    assert [i.instance_id for i in make_sets(instances)["oe"]] == [i.instance_id for i in make_sets(before)["oe"]] != []
 
 
 def test_a_row_without_options_is_kept_open_ended_and_left_out_of_the_mcq(tmp_path, clip):

@@ -117,6 +117,9 @@ def test_convert(tmp_path, clip):
     assert reasons["video-mme:004-1"].startswith("bad row") and "outside the 4 options" in reasons["video-mme:004-1"]
     assert reasons["video-mme:004-2"].startswith("bad row") and "'A. <text>'" in reasons["video-mme:004-2"]
     assert "task type 'Music Perception' has no category" in reasons["video-mme:004-3"]
+    # A curation source: VirtueBench's tables split by category, so an unknown task type is still left out, by kind.
+    kinds = {row["item"]: row["reason_kind"] for row in excluded}
+    assert kinds["video-mme:004-3"] == "unknown_task_type" and kinds["video-mme:003-1"] == "missing_video"
 
 
 def test_missing_or_unreadable_table(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 
 import pytest
 import yaml
@@ -26,7 +27,7 @@ def test_mlvu_is_pooled_or_the_mean_of_its_task_accuracies(tmp_path):
     assert accuracy(path, by_task=True) == (37.5, 3, 5)
 
 
-@pytest.mark.parametrize("choices", [Choices(), Choices("plain", "honest", "m-avg")])
+@pytest.mark.parametrize("choices", [Choices(), Choices("plain", "honest", "m-avg", "filtered", "cap")])
 def test_table_1_uses_and_states_every_choice(tmp_path, choices):
     mlvu = [("A", 1), ("A", 1), ("A", 1), ("A", 0), ("B", 0)]
     judgments = {("m", "mlvu", form): _judgments(tmp_path / "mlvu" / f"{form}.jsonl", mlvu) for form in ("mcq", "oe")}
@@ -36,7 +37,10 @@ def test_table_1_uses_and_states_every_choice(tmp_path, choices):
     assert f"m & {expected} & {expected} & 50.00" in tex
     assert rf"MCQ with the \texttt{{{choices.mcq_prompt}}} prompt" in tex and rf"OE with the \texttt{{{choices.oe_prompt}}} prompt" in tex
     assert ("M-Avg" in tex) == (choices.mlvu_average == "m-avg") and "not with its authors' grader" in tex
-    assert "not a filtered pool" in tex and "less than 1 s apart" in tex
+    assert ("not a filtered pool" in tex) == (choices.question_pool == "all")
+    assert ("answer-length and Keep/Discard filters keep" in tex) == (choices.question_pool == "filtered")
+    assert ("less than 1 s apart" in tex) == (choices.short_video_frames == "repeat")
+    assert ("one per whole second" in tex) == (choices.short_video_frames == "cap")
 
 
 def test_the_choices_are_config_settings_with_named_values():
@@ -49,26 +53,90 @@ def test_the_choices_are_config_settings_with_named_values():
         check_config(config, REPO / "config", environ={})
     schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())["properties"]["supplement"]["properties"]
     defaults = Choices()
-    assert (schema["mcq_prompt"]["default"], schema["oe_prompt"]["default"], schema["mlvu_average"]["default"]) == (
-        defaults.mcq_prompt,
-        defaults.oe_prompt,
-        defaults.mlvu_average,
-    )
+    for name in ("mcq_prompt", "oe_prompt", "mlvu_average", "question_pool", "short_video_frames"):
+        assert schema[name]["default"] == getattr(defaults, name), name
+    config["supplement"] = {"question_pool": "curated"}
+    with pytest.raises(ConfigError, match="config.supplement.question_pool"):
+        check_config(config, REPO / "config", environ={})
+    config["supplement"] = {"short_video_frames": "stretch"}
+    with pytest.raises(ConfigError, match="config.supplement.short_video_frames"):
+        check_config(config, REPO / "config", environ={})
 
 
-def test_questions_lost_to_missing_videos_are_counted_per_source_in_the_caption(tmp_path):
+def test_the_filtered_pool_keeps_only_the_questions_the_curation_kept_in_both_forms():
+    from virtuebench.curation.supplement import make_sets
+    from virtuebench.instances import Instance
+
+    def question(number):
+        return Instance(
+            instance_id=f"lvbench/{number}", video_id="v", source="lvbench", category="reasoning", task_type="t",
+            question=f"Q{number}?", answer="red", duration_s=70.0, video_path="v.mp4", answers={64: "red"},
+            options=["red", "blue"], source_id=str(number),
+        )  # fmt: skip
+
+    candidates = [question(n) for n in range(1, 6)]
+    everything = make_sets(candidates)
+    kept = make_sets(candidates, pool={"lvbench/2", "lvbench/4", "lvbench/9"})
+    assert [i.instance_id for i in everything["oe"]] == [f"lvbench/{n}" for n in range(1, 6)]
+    assert [i.instance_id for i in kept["oe"]] == [i.instance_id for i in kept["mcq"]] == ["lvbench/2", "lvbench/4"]
+
+
+def _lvbench_release(raw, clip):
+    """An LVBench release: 'kept' fetched, 'gone' no longer on YouTube (the fetch fails, videos_missing.csv says why),
+    'deleted' fetched once and then lost (its file is just not there)."""
+    import shutil
+
+    from virtuebench.sources import lvbench
+
+    def line(key, uids):
+        qa = [{"uid": uid, "question": f"Q{uid}?\n(A) red\n(B) blue", "answer": "A", "question_type": ["reasoning"]} for uid in uids]
+        return json.dumps({"key": key, "qa": qa})
+
+    (raw / "videos").mkdir(parents=True)
+    (raw / "video_info.meta.jsonl").write_text("\n".join([line("kept", [1]), line("gone", [2, 3]), line("deleted", [4])]) + "\n")
+    shutil.copy(clip, raw / "videos" / "kept.mp4")
+    shutil.copy(clip, raw / "videos" / "deleted.mp4")
+    fail = f"{sys.executable} -c 'import sys; sys.exit(1)' {{out}} {{key}}"
+    assert [row["key"] for row in lvbench.fetch_videos(raw, fail)] == ["gone"]
+    (raw / "videos" / "deleted.mp4").unlink()
+    return raw
+
+
+def test_questions_lost_to_missing_videos_are_counted_per_source_in_the_caption_and_the_excluded_listing(tmp_path, video_factory):
+    """The real LVBench adapter, through the sources CLI: questions 2 and 3 (video gone from YouTube, 'video not
+    downloaded') and 4 (file not found) are missing_video rows of excluded.csv, and the caption counts them."""
+    from helpers.data import convert_with_cli
+
+    from virtuebench.curation.__main__ import main as curation_main
+    from virtuebench.metrics import summarize_excluded
+
+    raw = _lvbench_release(tmp_path / "LVBench", video_factory(70, fps=1))
+    (tmp_path / "lvbench").mkdir()
+    instances, rows = convert_with_cli("lvbench", raw, tmp_path / "lvbench")
+    assert [inst.source_id for inst in instances] == ["1"]
+    kinds = {row["item"]: (row["source"], row["reason_kind"]) for row in rows}
+    assert kinds == {f"lvbench:{uid}": ("lvbench", "missing_video") for uid in ("2", "3", "4")}
+    reasons = {row["item"]: row["reason"] for row in rows}
+    assert "video not downloaded" in reasons["lvbench:2"] and "video file not found" in reasons["lvbench:4"]
+    excluded = tmp_path / "lvbench" / "excluded.csv"
+    assert "questions lost to missing videos: lvbench 3" in summarize_excluded(excluded)
+
+    judgments = tmp_path / "judgments" / "m" / "lvbench"
+    paths = [str(_judgments(judgments / f"{form}.jsonl", [("reasoning", 1)])) for form in ("mcq", "oe")]
+    tex = tmp_path / "t.tex"
+    argv = ["supplement-table", "--judgments", *paths, "--prompt", "honest", "--level", "64", "--models", "m"]
+    argv += ["--sources", "lvbench", "--csv", str(tmp_path / "t.csv"), "--tex", str(tex), "--mcq-prompt", "standard"]
+    argv += ["--oe-prompt", "honest", "--mlvu-average", "pooled", "--question-pool", "all", "--short-video-frames", "repeat"]
+    argv += ["--excluded", str(excluded)]
+    assert curation_main(argv) == 0
+    assert "Questions left out because their video is missing: LVBench 3." in tex.read_text()
+
+
+def test_an_excluded_listing_without_reason_kinds_is_named(tmp_path):
     from virtuebench.curation.supplement import missing_videos
 
-    excluded = tmp_path / "lvbench" / "excluded.csv"
-    excluded.parent.mkdir()
-    excluded.write_text(
-        "item,reason\n"
-        "lvbench:q1,/raw/lvbench/videos/gone.mp4: video file not found\n"
-        "lvbench:q2,/raw/lvbench/videos/gone.mp4: video file not found\n"
-        "lvbench:q3,bad row: empty question or answer\n"
-    )
-    missing = missing_videos({"lvbench": excluded})
-    assert missing == {"lvbench": 2}
-    judgments = {("m", "lvbench", form): _judgments(tmp_path / "j" / f"{form}.jsonl", [("A", 1)]) for form in ("mcq", "oe")}
-    write_table(judgments, {}, ["m"], ["lvbench"], 64, tmp_path / "t.csv", tmp_path / "t.tex", Choices(), missing)
-    assert "Questions left out because their video is missing: LVBench 2." in (tmp_path / "t.tex").read_text()
+    old = tmp_path / "lvbench" / "excluded.csv"
+    old.parent.mkdir()
+    old.write_text("item,reason\nlvbench:q1,/raw/gone.mp4: video not downloaded (status 1)\n")
+    with pytest.raises(ValueError, match=r"lvbench/excluded.csv: no reason_kind column"):
+        missing_videos({"lvbench": old})

@@ -22,7 +22,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from virtuebench.levels import LEVELS, SAMPLINGS, clip_timestamps, grid_size, grid_timestamp, level_indices, sampled_levels
+from virtuebench.levels import (
+    CLIP_SAMPLINGS,
+    LEVELS,
+    SAMPLINGS,
+    clip_frame_count,
+    clip_timestamps,
+    grid_size,
+    grid_timestamp,
+    level_indices,
+    sampled_levels,
+)
 from virtuebench.support.video import VideoError
 from virtuebench.support.video import duration_s as video_duration_s
 
@@ -132,15 +142,15 @@ def plan_frames(levels: list[int], duration_s: float, sampling: str) -> FramePla
     placements: dict[int, list[tuple[int, int]]] = {}
     times: dict[int, float] = {}
     for level in levels:
-        if sampling == "clip":
-            stamps = clip_timestamps(level, duration_s)
+        if sampling in CLIP_SAMPLINGS:
+            stamps = clip_timestamps(clip_frame_count(level, duration_s, sampling), duration_s)
             keys = [round(t * 1000) for t in stamps]
             indices: list[int] = []
         else:
             keys = indices = level_indices(level, duration_s)
             stamps = [grid_timestamp(i) for i in indices]
         frames[level] = LevelFrames(
-            timestamps=stamps, grid_indices=indices, files=[f"{level}/{position:04d}.jpg" for position in range(level)]
+            timestamps=stamps, grid_indices=indices, files=[f"{level}/{position:04d}.jpg" for position in range(len(stamps))]
         )
         for position, (key, stamp) in enumerate(zip(keys, stamps)):
             placements.setdefault(key, []).append((level, position))
@@ -543,7 +553,8 @@ def main(argv: list[str] | None = None) -> int:
         "--sampling",
         choices=SAMPLINGS,
         default="1fps",
-        help="1fps: the 1 FPS grid (VirtueBench); clip: N segment centres over the whole clip",
+        help="1fps: the 1 FPS grid (VirtueBench); clip: N segment centres over the whole clip; clip-capped: as clip, "
+        "at most one frame per second of a shorter clip (LongVideoBench's loader)",
     )
     parser.add_argument(
         "--on-error",

@@ -59,14 +59,25 @@ def level_timestamps(level: int, duration_s: float) -> list[float]:
 #: How a level's frames are placed in time: `1fps` (VirtueBench: uniform over the video's 1 FPS grid, so a
 #: level needs a video of at least that many seconds) or `clip` (CVRR-ES and most short-video benchmarks'
 #: own inference code: N frames at the centres of N equal segments of the whole clip, any clip length).
-SAMPLINGS = ("1fps", "clip")
+#: `clip-capped`: as `clip`, but a clip shorter than N seconds gets one frame per whole second of it (N' =
+#: min(N, floor(T)), at least 1), as LongVideoBench's loader caps its frames at the duration
+#: (`num_frames = min(max_num_frames, int(duration))`); `clip` shows such a clip N frames less than 1 s apart.
+SAMPLINGS = ("1fps", "clip", "clip-capped")
+CLIP_SAMPLINGS = ("clip", "clip-capped")
 
 
 def sampled_levels(duration_s: float, levels: Iterable[int], sampling: str = "1fps") -> list[int]:
     """The levels a video of `duration_s` seconds has under `sampling`."""
-    if sampling == "clip":
+    if sampling in CLIP_SAMPLINGS:
         return sorted(level for level in levels if level > 0) if duration_s > 0 else []
     return available_levels(duration_s, levels)
+
+
+def clip_frame_count(level: int, duration_s: float, sampling: str) -> int:
+    """How many frames level `level` shows of a clip of `duration_s` seconds under a clip sampling."""
+    if sampling == "clip-capped":
+        return max(1, min(level, math.floor(duration_s)))
+    return level
 
 
 def clip_timestamps(level: int, duration_s: float) -> list[float]:

@@ -277,7 +277,13 @@ def summarize_excluded(path: str | Path) -> str | None:
     # The reason without the file it names, so that items left out for the same reason count together.
     reasons = Counter(re.sub(r"^\S*[/\\]\S*: ", "", row.get("reason", ""))[:80] for row in rows)
     common = "; ".join(f"{count}: {reason}" for reason, count in reasons.most_common(3))
-    return f"{len(rows)} items of the source were left out of the instances table ({common}): listed in {path}"
+    from virtuebench.sources.base import MISSING_VIDEO
+
+    lost = Counter(row.get("source", "") for row in rows if row.get("reason_kind") == MISSING_VIDEO)
+    missing = (
+        "; questions lost to missing videos: " + ", ".join(f"{source} {count}" for source, count in sorted(lost.items())) if lost else ""
+    )
+    return f"{len(rows)} items of the source were left out of the instances table ({common}){missing}: listed in {path}"
 
 
 def add_trust_arguments(parser: argparse.ArgumentParser) -> None:

@@ -129,7 +129,9 @@ def _stats(args: argparse.Namespace) -> int:
 def _supplement_sets(args: argparse.Namespace) -> int:
     from virtuebench.curation import supplement
 
-    sets = supplement.make_sets(read_instances(args.candidates), args.level, args.max_questions, args.seed)
+    # question_pool filtered: the curation's kept questions of this source (results/curation/<source>/answerability.parquet)
+    pool = {inst.instance_id for inst in read_instances(args.pool)} if args.pool else None
+    sets = supplement.make_sets(read_instances(args.candidates), args.level, args.max_questions, args.seed, pool)
     write_instances(sets["mcq"], args.out_mcq)
     write_instances(sets["oe"], args.out_oe)
     print(f"supplement: {len(sets['mcq'])} questions with options at {args.level} frames", file=sys.stderr)
@@ -144,7 +146,7 @@ def _supplement_table(args: argparse.Namespace) -> int:
         parts = Path(path).parts
         judgments[parts[-3], parts[-2], Path(parts[-1]).stem] = Path(path)
     overall = supplement.virtuebench_overall(args.scores, args.prompt, args.level) if args.scores else {}
-    choices = supplement.Choices(args.mcq_prompt, args.oe_prompt, args.mlvu_average)
+    choices = supplement.Choices(args.mcq_prompt, args.oe_prompt, args.mlvu_average, args.question_pool, args.short_video_frames)
     # results/supplement/<source>/excluded.csv: the questions each conversion left out, with why
     missing = supplement.missing_videos({Path(path).parent.name: Path(path) for path in args.excluded}) if args.excluded else None
     supplement.write_table(judgments, overall, args.models, args.sources, args.level, args.csv, args.tex, choices, missing)
@@ -215,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     sets.add_argument("--level", type=int, required=True)
     sets.add_argument("--max-questions", type=int)
     sets.add_argument("--seed", type=int, required=True)
+    sets.add_argument("--pool", help="instances table whose questions alone are kept (supplement.question_pool: filtered)")
     sets.add_argument("--out-mcq", required=True)
     sets.add_argument("--out-oe", required=True)
     sets.set_defaults(func=_supplement_sets)
@@ -230,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
     table.add_argument("--mcq-prompt", required=True, help="supplement.mcq_prompt, for the caption")
     table.add_argument("--oe-prompt", required=True, help="supplement.oe_prompt, for the caption")
     table.add_argument("--mlvu-average", choices=("pooled", "m-avg"), required=True, help="supplement.mlvu_average")
+    table.add_argument("--question-pool", choices=("all", "filtered"), required=True, help="supplement.question_pool, for the caption")
+    table.add_argument(
+        "--short-video-frames", choices=("repeat", "cap"), required=True, help="supplement.short_video_frames, for the caption"
+    )
     table.add_argument("--excluded", nargs="*", help="each source's excluded.csv: questions lost to missing videos go in the caption")
     table.set_defaults(func=_supplement_table)
     args = parser.parse_args(argv)

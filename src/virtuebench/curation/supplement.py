@@ -17,7 +17,7 @@ from pathlib import Path
 from virtuebench.instances import Instance
 from virtuebench.records import iter_jsonl
 from virtuebench.sources import videoevalpro
-from virtuebench.sources.base import option_letter
+from virtuebench.sources.base import MISSING_VIDEO, option_letter
 from virtuebench.support.tabular import latex_escape, write_csv
 
 #: The MCQ instruction (the papers do not print theirs; this is the usual one of video MCQ evaluations).
@@ -63,12 +63,21 @@ def correct_index(inst: Instance) -> int | None:
 
 
 def make_sets(
-    candidates: Sequence[Instance], level: int = 64, max_questions: int | None = None, seed: int = 0
+    candidates: Sequence[Instance],
+    level: int = 64,
+    max_questions: int | None = None,
+    seed: int = 0,
+    pool: set[str] | None = None,
 ) -> dict[str, list[Instance]]:
     """{"mcq": [...], "oe": [...]}: the questions with options that have `level`, the same ones in both forms
-    (the MCQ form scored by the correct letter, the open-ended one against the source's answer)."""
+    (the MCQ form scored by the correct letter, the open-ended one against the source's answer); with `pool`
+    (question_pool filtered: the instance ids the curation's open-ended filters kept) only those."""
     eligible = sorted(
-        (inst for inst in candidates if inst.options and level in inst.answers and correct_index(inst) is not None),
+        (
+            inst
+            for inst in candidates
+            if inst.options and level in inst.answers and correct_index(inst) is not None and (pool is None or inst.instance_id in pool)
+        ),
         key=lambda inst: inst.instance_id,
     )
     if max_questions is not None and len(eligible) > max_questions:
@@ -86,6 +95,8 @@ class Choices:
     mcq_prompt: str = "standard"
     oe_prompt: str = "honest"
     mlvu_average: str = "pooled"  # pooled over questions, or "m-avg": the mean of MLVU's task accuracies
+    question_pool: str = "all"  # every question with options, or "filtered": those the curation's open-ended filters keep
+    short_video_frames: str = "repeat"  # `level` frames over any video, or "cap": one per whole second of a shorter one
 
     def describe(self, level: int) -> str:
         mlvu = (
@@ -93,24 +104,36 @@ class Choices:
             if self.mlvu_average == "m-avg"
             else "pooled over its questions"
         )
+        pool = (
+            "the questions with options that the curation's answer-length and Keep/Discard filters keep (VideoEval-Pro: every question)"
+            if self.question_pool == "filtered"
+            else "every question with options (VideoEval-Pro: every question), not a filtered pool"
+        )
+        short = (
+            rf"one per whole second of a video shorter than {level} s (as LongVideoBench's loader)"
+            if self.short_video_frames == "cap"
+            else rf"whatever its length (a video shorter than {level} s has them less than 1 s apart)"
+        )
         return (
             rf"Protocol: MCQ with the \texttt{{{self.mcq_prompt}}} prompt, scored by its letter; OE with the "
             rf"\texttt{{{self.oe_prompt}}} prompt, judged by the run's judge against the release's answer (VideoEval-Pro "
-            r"too, not with its authors' grader); every question with options (VideoEval-Pro: every question), not a "
-            rf"filtered pool; MLVU {mlvu}; {level} frames at the centres of {level} equal segments of the whole video, "
-            rf"whatever its length (a video shorter than {level} s has them less than 1 s apart)."
+            rf"too, not with its authors' grader, which is not implemented); {pool}; MLVU {mlvu}; {level} frames at the "
+            rf"centres of {level} equal segments of the whole video, {short}."
         )
 
 
 def missing_videos(excluded: dict[str, Path]) -> dict[str, int]:
-    """source -> questions its conversion left out because their video file is missing (a YouTube video gone, a
-    part not downloaded), from the source's excluded.csv."""
-    import csv
-
+    """source -> questions its conversion left out because their video is missing (a YouTube video gone, a file
+    not in the release), counted by the `reason_kind` column of the source's excluded.csv (docs/records.md)."""
     counts = {}
     for source, path in excluded.items():
         with Path(path).open(newline="") as handle:
-            counts[source] = sum("video file not found" in row.get("reason", "") for row in csv.DictReader(handle))
+            reader = csv.DictReader(handle)
+            if "reason_kind" not in (reader.fieldnames or []):
+                raise ValueError(
+                    f"{path}: no reason_kind column (written by an older virtuebench.sources); delete it and rerun the conversion"
+                )
+            counts[source] = sum(row["reason_kind"] == MISSING_VIDEO for row in reader)
     return counts
 
 

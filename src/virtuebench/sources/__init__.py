@@ -16,7 +16,7 @@ from typing import Any
 from virtuebench.instances import Instance
 from virtuebench.support.settings import settings_from_dict
 
-Excluded = list[dict[str, str]]  # rows of {"item", "reason"}
+Excluded = list[dict[str, str]]  # rows of base.EXCLUDED_COLUMNS: item, source, reason_kind, reason
 #: How each source's levels sample a video (levels.SAMPLINGS; default 1fps): the frames stage follows it.
 SAMPLING = {"cvrr": "clip"}
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from virtuebench.instances import write_instances
 from virtuebench.sources import ADAPTERS
+from virtuebench.sources.base import EXCLUDED_COLUMNS
 from virtuebench.support.tabular import write_csv
 
 
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     write_instances(instances, args.out)
     excluded_path = args.excluded or str(Path(args.out).with_name(Path(args.out).stem + "_excluded.csv"))
-    write_csv(excluded_path, excluded, ["item", "reason"])
+    write_csv(excluded_path, excluded, list(EXCLUDED_COLUMNS))
     n_videos = len({inst.video_id for inst in instances})
     print(
         f"{args.source}: wrote {len(instances)} instances over {n_videos} videos to {args.out} "

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from virtuebench.instances import Instance
-from virtuebench.sources.base import Conversion, Excluded, HubRelease, correct_option, extract_archive, join_parts
+from virtuebench.sources.base import Conversion, Excluded, HubRelease, correct_option, extract_archive, extract_parts
 
 SOURCE = "allvb"
 
@@ -68,16 +68,18 @@ def task_type(raw: str) -> str:
 
 
 def prepare(raw_dir: str | Path) -> Path:
-    """Join split archive parts and unpack every zip/tar in the release, each once; a no-op without any."""
+    """Unpack every archive in the release, each once, beside itself; a no-op without any. Split parts are read
+    in part order as one archive (extract_parts: never joined on disk, so the extra disk is the unpacked files,
+    about 1x the parts); whole archives are unpacked as they are."""
     raw_dir = Path(raw_dir)
     groups: dict[Path, list[Path]] = {}
     for part in sorted(raw_dir.rglob("*")):
         if part.is_file() and (match := ARCHIVE_PART.match(part.name)):
             groups.setdefault(part.with_name(match["archive"]), []).append(part)
-    archives = {join_parts(parts, archive) for archive, parts in groups.items()}
-    archives |= {path for path in raw_dir.rglob("*") if path.is_file() and ARCHIVE.match(path.name)}
-    for archive in sorted(archives):
-        extract_archive(archive, archive.parent)
+    for archive, parts in sorted(groups.items()):
+        extract_parts(parts, archive.parent, archive.name)
+    for archive in sorted(path for path in raw_dir.rglob("*") if path.is_file() and ARCHIVE.match(path.name)):
+        extract_archive(archive, archive.parent)  # a no-op for one its parts unpacked already (the same marker)
     return raw_dir
 
 
@@ -196,7 +198,7 @@ def convert(
         try:
             blocks = _parse(path)
         except (OSError, UnicodeDecodeError) as error:
-            conversion.exclude(path.stem, f"{path}: unreadable question file ({error})")
+            conversion.exclude(path.stem, f"{path}: unreadable question file ({error})", kind="bad_row")
             continue
         _check_layout(path, blocks)
         video = _video_file(path)
@@ -205,16 +207,16 @@ def convert(
             options = list(block.options.values())
             question = " ".join(block.question)
             if answer is None:
-                conversion.exclude(source_id, f"bad row in {path}: no {ANSWER_FIELD}")
+                conversion.exclude(source_id, f"bad row in {path}: no {ANSWER_FIELD}", kind="bad_row")
                 continue
             if block.problems or len(options) < 2 or not question:
                 problems = block.problems or [f"{len(options)} option(s)" if len(options) < 2 else "no question text"]
-                conversion.exclude(source_id, f"bad row in {path}: {'; '.join(problems)}")
+                conversion.exclude(source_id, f"bad row in {path}: {'; '.join(problems)}", kind="bad_row")
                 continue
             try:
                 correct = _correct_text(options, answer)
             except ValueError as error:
-                conversion.exclude(source_id, f"bad row in {path}: {error}")
+                conversion.exclude(source_id, f"bad row in {path}: {error}", kind="bad_row")
                 continue
             conversion.add(source_id, video, task_type(block.task), question, correct, options=options)
     return conversion.result()

@@ -7,7 +7,7 @@ Every adapter module (`virtuebench.sources.<name>`) defines:
 - `RELEASE`: a `HubRelease` (hub repository, pinned revision, the files it needs, whether it is gated);
 - `TASK_CATEGORIES`: the source's task type -> "perception" or "reasoning" (VirtueBench's two categories;
   the paper does not publish this mapping, so each adapter states its own);
-- `prepare(raw_dir)`: turn the downloaded files into a readable layout (join tar parts, unzip chunks);
+- `prepare(raw_dir)`: turn the downloaded files into a readable layout (unpack split archives, unzip chunks);
   idempotent, and a no-op where the release needs nothing;
 - `convert(raw_dir, videos_dir, levels, *, sampling="1fps") -> (instances, excluded)`: the candidate instances, one per
   question, with the source's own question id (`source_id`) and task type, the open-ended question,
@@ -22,6 +22,7 @@ from; the per-level truth comes from annotation (virtuebench.curation).
 
 from __future__ import annotations
 
+import bisect
 import io
 import json
 import os
@@ -32,11 +33,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from virtuebench.instances import Instance
+from virtuebench.instances import UNCATEGORIZED, Instance
 from virtuebench.levels import SAMPLINGS, sampled_levels
 from virtuebench.support.video import VideoError, probe_duration
 
-Excluded = list[dict[str, str]]  # rows of {"item", "reason"}
+Excluded = list[dict[str, str]]  # rows of EXCLUDED_COLUMNS
+
+#: Why an item was left out, as a machine-readable kind beside the human-readable reason (the `reason_kind`
+#: column of the excluded listing, docs/records.md), so that counts never depend on the wording of a reason:
+#: kind -> what it covers.
+EXCLUSION_KINDS = {
+    "missing_video": "the question's video file is not there (a YouTube video gone or never fetched, a file not in the release)",
+    "unreadable_video": "the video file is there but cannot be decoded",
+    "too_short": "the video is too short for every level",
+    "bad_row": "the annotation row, line or file cannot be read as a question",
+    "missing_annotation": "an annotation file the release should hold is absent",
+    "duplicate_id": "a question id seen before",
+    "unknown_task_type": "a task type the adapter cannot place in a category the table needs",
+    "out_of_scope": "left out by design (generation tasks without a short answer, moment questions)",
+}
+MISSING_VIDEO = "missing_video"
+#: The columns of an excluded listing (results/instances_excluded.csv and each source's excluded.csv).
+EXCLUDED_COLUMNS = ("item", "source", "reason_kind", "reason")
 
 
 @dataclass(frozen=True)
@@ -126,8 +144,18 @@ class Conversion:
     sampling = "1fps"
 
     def __init__(
-        self, source: str, videos_dir: str | Path, levels: Iterable[int], task_categories: dict[str, str], *, sampling: str | None = None
+        self,
+        source: str,
+        videos_dir: str | Path,
+        levels: Iterable[int],
+        task_categories: dict[str, str],
+        *,
+        sampling: str | None = None,
+        keep_unknown_task_types: bool = False,
     ):
+        """`keep_unknown_task_types`: a task type the adapter does not know is kept, category UNCATEGORIZED, with one
+        warning naming it (for a source whose table does not use the category); otherwise its questions are left out,
+        each named in the report."""
         if sampling is not None:
             if sampling not in SAMPLINGS:
                 raise ValueError(f"{source}: sampling {sampling!r} is not one of {', '.join(SAMPLINGS)}")
@@ -138,14 +166,16 @@ class Conversion:
         self.task_categories = task_categories
         self.instances: list[Instance] = []
         self.excluded: Excluded = []
-        self._videos: dict[tuple[Path, str], tuple[str, float, Path] | str] = {}
+        self._videos: dict[tuple[Path, str], tuple[str, float, Path] | tuple[str, str]] = {}  # or (kind, reason)
         self._ids: set[str] = set()
         self._spellings: dict[str, str | None] = {}  # a task type as the release spells it -> the known one
+        self.keep_unknown_task_types = keep_unknown_task_types
         self.videos_dir.mkdir(parents=True, exist_ok=True)
 
     def category_of(self, task_type: str) -> str | None:
         """The category of `task_type`, read past release drift in spelling (case, spaces, '_' or '-': "local_perception"
-        is "Local Perception"): a new spelling is named once on stderr and kept; an unknown type gives None."""
+        is "Local Perception"): a new spelling is named once on stderr and kept. A type the adapter does not know at
+        all gives UNCATEGORIZED, named once on stderr, where `keep_unknown_task_types`; else None."""
         if task_type in self.task_categories:
             return self.task_categories[task_type]
         if task_type not in self._spellings:
@@ -161,11 +191,24 @@ class Conversion:
                     "differently from the adapter's table)",
                     file=sys.stderr,
                 )
+            elif self.keep_unknown_task_types:
+                print(
+                    f"virtuebench WARNING: {self.source}: task type {task_type!r} is new (known: {sorted(self.task_categories)}); "
+                    f"its questions are kept with category {UNCATEGORIZED!r}, in neither category's numbers",
+                    file=sys.stderr,
+                )
         known = self._spellings[task_type]
-        return None if known is None else self.task_categories[known]
+        if known is None:
+            return UNCATEGORIZED if self.keep_unknown_task_types else None
+        return self.task_categories[known]
 
-    def exclude(self, item: str, reason: str) -> None:
-        self.excluded.append({"item": f"{self.source}:{item}" if self.qualify else item, "reason": reason})
+    def exclude(self, item: str, reason: str, *, kind: str) -> None:
+        """Report `item` as left out: `reason` for people, `kind` (one of EXCLUSION_KINDS) for counting."""
+        if kind not in EXCLUSION_KINDS:
+            raise ValueError(f"{self.source}: exclusion kind {kind!r} is not one of {', '.join(EXCLUSION_KINDS)}")
+        self.excluded.append(
+            {"item": f"{self.source}:{item}" if self.qualify else item, "source": self.source, "reason_kind": kind, "reason": reason}
+        )
 
     def too_short(self, video_file: str | Path, duration: float) -> str:
         """The report's reason for a video too short for every level."""
@@ -177,23 +220,24 @@ class Conversion:
         try:
             value = json.loads(path.read_text())
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            self.exclude(item, f"{path}: unreadable {kind} ({error})")
+            self.exclude(item, f"{path}: unreadable {kind} ({error})", kind="bad_row")
             return None
         if not isinstance(value, expected):
-            self.exclude(item, f"{path}: expected {shape}")
+            self.exclude(item, f"{path}: expected {shape}", kind="bad_row")
             return None
         return value
 
-    def _video(self, path: Path, key: str) -> tuple[str, float, Path] | str:
+    def _video(self, path: Path, key: str) -> tuple[str, float, Path] | tuple[str, str]:
+        """(video id, duration, linked path), or (exclusion kind, reason) where the video cannot be used."""
         if (path, key) not in self._videos:
             if not path.exists():
-                self._videos[path, key] = f"{path}: video file not found"
+                self._videos[path, key] = (MISSING_VIDEO, f"{path}: video file not found")
             else:
                 try:
                     duration = probe_duration(path)
                 except Exception as error:  # a VideoError says what is wrong; anything else PyAV raised, its type too
                     problem = error.problem if isinstance(error, VideoError) else f"{type(error).__name__}: {error}"
-                    self._videos[path, key] = f"{path}: unreadable video ({problem})"
+                    self._videos[path, key] = ("unreadable_video", f"{path}: unreadable video ({problem})")
                 else:
                     video_id = video_id_for(self.video_prefix or self.source, key)
                     linked = self.videos_dir / f"{video_id}{path.suffix}"
@@ -225,23 +269,24 @@ class Conversion:
         source_id = str(source_id)
         item = source_id if item is None else item
         if source_id in self._ids:
-            self.exclude(item, "duplicate question id")
+            self.exclude(item, "duplicate question id", kind="duplicate_id")
             return False
         category = self.category_of(task_type)
         if category is None:
-            self.exclude(item, f"task type {task_type!r} has no category (known: {sorted(self.task_categories)})")
+            self.exclude(item, f"task type {task_type!r} has no category (known: {sorted(self.task_categories)})", kind="unknown_task_type")
             return False
         if not str(question).strip() or not str(answer).strip():
-            self.exclude(item, "bad row: empty question or answer")
+            self.exclude(item, "bad row: empty question or answer", kind="bad_row")
             return False
         video = self._video(Path(video_file), video_key or Path(video_file).stem)
-        if isinstance(video, str):
-            self.exclude(item, video)
+        if len(video) == 2:
+            kind, reason = video
+            self.exclude(item, reason, kind=kind)
             return False
         video_id, duration, linked = video
         levels = sampled_levels(duration, self.levels, self.sampling)
         if not levels:
-            self.exclude(item, self.too_short(video_file, duration))
+            self.exclude(item, self.too_short(video_file, duration), kind="too_short")
             return False
         self._ids.add(source_id)
         answer = str(answer).strip()
@@ -296,34 +341,71 @@ def part_order(part: Path) -> tuple[Any, ...]:
 
 
 class _Chain(io.RawIOBase):
-    """The parts read one after another as one stream, never joined on disk."""
+    """The parts read one after another as one file, never joined on disk. Seekable, so that a zip (whose index
+    is at its end) reads from it as well as a tar stream does."""
 
     def __init__(self, parts: Sequence[Path]) -> None:
-        self.parts, self.current = list(parts), None
+        self.parts = list(parts)
+        self.starts: list[int] = []
+        total = 0
+        for part in self.parts:
+            self.starts.append(total)
+            total += part.stat().st_size
+        self.total, self.position = total, 0
+        self.index: int | None = None
+        self.handle: io.BufferedReader | None = None
 
     def readable(self) -> bool:
         return True
 
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.total}[whence]
+        if base + offset < 0:
+            raise OSError(f"seek to {base + offset}, before the start of {self.parts[0].name}")  # as a file would
+        self.position = base + offset
+        return self.position
+
     def readinto(self, buffer: Any) -> int:
-        while True:
-            if self.current is None:
-                if not self.parts:
-                    return 0
-                self.current = open(self.parts.pop(0), "rb")  # noqa: SIM115 - closed when exhausted
-            count = self.current.readinto(buffer)
-            if count:
-                return count
-            self.current.close()
-            self.current = None
+        if self.position >= self.total:
+            return 0
+        index = bisect.bisect_right(self.starts, self.position) - 1  # an empty part shares its start with the next
+        if index != self.index:
+            if self.handle is not None:
+                self.handle.close()
+            self.index, self.handle = index, open(self.parts[index], "rb")  # noqa: SIM115 - closed on the next part or close()
+        assert self.handle is not None
+        self.handle.seek(self.position - self.starts[index])
+        count = self.handle.readinto(buffer)
+        if not count:
+            raise ValueError(f"{self.parts[index]} became shorter while it was read")
+        self.position += count
+        return count
 
     def close(self) -> None:
-        if self.current is not None:
-            self.current.close()
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
         super().close()
 
 
+def readable_bytes(count: float) -> str:
+    """'512 B', '97.8 kB', '167.6 GB': decimal units, as the hub lists sizes."""
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if count < 1000 or unit == "TB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1000
+    raise AssertionError("unreachable")
+
+
 def check_free_space(folder: Path, needed: int, what: str) -> None:
-    """Stop, naming the bytes, where `folder`'s file system has less than `needed` bytes free."""
+    """Stop, naming the bytes needed and free, where `folder`'s file system (its nearest existing folder's, for
+    one not made yet) has less than `needed` bytes free."""
     import shutil
 
     folder = Path(folder)
@@ -331,18 +413,37 @@ def check_free_space(folder: Path, needed: int, what: str) -> None:
     free = shutil.disk_usage(probe).free
     if free < needed:
         raise ValueError(
-            f"{what} needs {needed / 1e9:.1f} GB free in {folder}, but only {free / 1e9:.1f} GB are: free space or "
-            "point the source's raw folder elsewhere"
+            f"{what} needs {readable_bytes(needed)} ({needed:,} bytes) free in {folder}, but only {readable_bytes(free)} "
+            f"({free:,} bytes) are: free space or point the source's raw folder elsewhere (curation.raw_dirs)"
         )
 
 
+def _unzip(zipped: Any, dest: Path, label: str) -> None:
+    """Every member of the open ZipFile `zipped` into `dest`; a member that would land outside it is refused."""
+    import shutil
+
+    root = dest.resolve()
+    for member in zipped.infolist():
+        target = (root / member.filename).resolve()
+        if not target.is_relative_to(root):
+            raise ValueError(f"{label}: member {member.filename!r} would be written outside {dest}")
+        if member.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with zipped.open(member) as source, open(target, "wb") as sink:
+            shutil.copyfileobj(source, sink, 1 << 24)
+
+
 def extract_parts(parts: Sequence[Path], dest: Path, name: str) -> Path:
-    """Unpack a tar (.tar or .tar.gz) split into `parts` into `dest`, streaming the parts in order (by
-    `part_order`) straight into the unpacker: the parts are never joined, so the extra disk needed is the
-    unpacked files only (about the archive's size), not the archive again. Once done a `.<name>.extracted`
-    marker records it (the same marker as extract_archive, so an archive joined by hand counts too); members
-    that would land outside `dest` are refused."""
-    import tarfile
+    """Unpack an archive split into `parts` (`name` the whole archive's: a .zip, or a .tar / .tar.gz) into `dest`,
+    reading the parts in order (by `part_order`) as one file: they are never joined, so the extra disk needed is
+    the unpacked files only (about the archive's size), not the archive again. A tar streams through the
+    unpacker (`cat parts | tar -xf -`); a zip reads its index at the end through the same chain. Once done a
+    `.<name>.extracted` marker records it (the same marker as extract_archive, so an archive joined by hand
+    counts too); members that would land outside `dest` are refused."""
+    import zipfile
+    import zlib
 
     marker = dest / f".{name}.extracted"
     if marker.exists():
@@ -351,40 +452,59 @@ def extract_parts(parts: Sequence[Path], dest: Path, name: str) -> Path:
     if not parts:
         raise ValueError(f"no archive parts to unpack into {dest}")
     dest.mkdir(parents=True, exist_ok=True)
-    check_free_space(dest, sum(part.stat().st_size for part in parts), f"unpacking {len(parts)} parts of {name}")
-    with _Chain(parts) as raw, io.BufferedReader(raw, 1 << 24) as stream, tarfile.open(fileobj=stream, mode="r|*") as tarred:
-        try:
-            tarred.extractall(dest, filter="data")
-        except tarfile.FilterError as error:
-            raise ValueError(f"{name} (parts {parts[0].name} ... {parts[-1].name}): unsafe member ({error})") from None
-        except tarfile.ReadError as error:
-            raise ValueError(f"{name} (parts {parts[0].name} ... {parts[-1].name}): not a readable tar archive ({error})") from None
+    label = f"{name} (parts {parts[0].name} ... {parts[-1].name})"
+    with _Chain(parts) as raw, io.BufferedReader(raw, 1 << 24) as stream:
+        if name.endswith(".zip"):
+            try:
+                zipped = zipfile.ZipFile(stream)
+            except (zipfile.BadZipFile, OSError) as error:
+                raise ValueError(f"{label}: not a readable zip archive, or a part missing or cut short ({error})") from None
+            with zipped:
+                check_free_space(dest, sum(member.file_size for member in zipped.infolist()), f"unpacking {label}")
+                try:  # each member's checksum is checked as it is read: a gap in the parts does not pass
+                    _unzip(zipped, dest, label)
+                except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as error:
+                    raise ValueError(f"{label}: the archive is broken (a part missing, out of order or cut short?): {error}") from None
+        else:
+            check_free_space(dest, raw.total, f"unpacking {len(parts)} parts of {name}")
+            _untar_whole(stream, dest, label)
     marker.write_text("")
     return dest
 
 
-def join_parts(parts: Sequence[Path], out: Path) -> Path:
-    """Concatenate split archive parts (`videos.tar.part.aa`, `.ab`, `part_2` before `part_10`) into `out`. The
-    sources stream their parts instead (extract_parts); this is for an archive wanted whole.
+def _untar_whole(stream: io.BufferedReader, dest: Path, label: str) -> None:
+    """Unpack the tar (plain, gzip, bzip2 or xz) read from `stream` into `dest`, and make sure it was whole.
 
-    Idempotent: an `out` already as long as the parts together is kept. Written through a temporary
-    file, so an interrupted join never leaves a truncated archive under the final name.
-    """
-    parts = sorted(parts, key=part_order)
-    if not parts:
-        raise ValueError(f"no archive parts to join into {out}")
-    total = sum(part.stat().st_size for part in parts)
-    if out.exists() and out.stat().st_size == total:
-        return out
-    check_free_space(out.parent, total, f"joining {len(parts)} parts into {out.name}")
-    tmp = out.with_name(f".{out.name}.joining")
-    with open(tmp, "wb") as sink:
-        for part in parts:
-            with open(part, "rb") as piece:
-                while chunk := piece.read(1 << 24):
-                    sink.write(chunk)
-    tmp.replace(out)
-    return out
+    tarfile alone does not: in stream mode it stops without a word at the first header it cannot read, and it
+    never checks a gzip stream's end, so a part missing from the middle of the chain, or the last part of a
+    .tar.gz, would unpack the members before the gap (the one across it corrupt) and pass. So the decompressor
+    here is the standard library's file reader, which checks the compressed stream's end and checksum, and after
+    the last member the rest of the tar must be its zero padding up to the end of the input."""
+    import bz2
+    import gzip
+    import lzma
+    import tarfile
+    import zlib
+
+    magic = stream.peek(6)[:6]
+    body: Any = stream
+    if magic[:2] == b"\x1f\x8b":
+        body = gzip.GzipFile(fileobj=stream)
+    elif magic[:3] == b"BZh":
+        body = bz2.BZ2File(stream)
+    elif magic == b"\xfd7zXZ\x00":
+        body = lzma.LZMAFile(stream)
+    broken = f"{label}: the archive is broken (a part missing, out of order or cut short?)"
+    try:
+        with tarfile.open(fileobj=body, mode="r|") as tarred:
+            tarred.extractall(dest, filter="data")
+        while chunk := body.read(1 << 20):
+            if chunk.count(0) != len(chunk):
+                raise ValueError(f"{broken}: data after the point where the tar stopped reading headers")
+    except tarfile.FilterError as error:
+        raise ValueError(f"{label}: unsafe member ({error})") from None
+    except (tarfile.ReadError, EOFError, OSError, zlib.error, lzma.LZMAError) as error:
+        raise ValueError(f"{broken}: {error}") from None
 
 
 def extract_archive(archive: Path, dest: Path) -> Path:
@@ -392,7 +512,6 @@ def extract_archive(archive: Path, dest: Path) -> Path:
 
     Members that would land outside `dest` (absolute paths, `..`, links out) are refused.
     """
-    import shutil
     import tarfile
     import zipfile
 
@@ -400,19 +519,9 @@ def extract_archive(archive: Path, dest: Path) -> Path:
     if marker.exists():
         return dest
     dest.mkdir(parents=True, exist_ok=True)
-    root = dest.resolve()
     if zipfile.is_zipfile(archive):
         with zipfile.ZipFile(archive) as zipped:
-            for member in zipped.infolist():
-                target = (root / member.filename).resolve()
-                if not target.is_relative_to(root):
-                    raise ValueError(f"{archive}: member {member.filename!r} would be written outside {dest}")
-                if member.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with zipped.open(member) as source, open(target, "wb") as sink:
-                    shutil.copyfileobj(source, sink, 1 << 24)
+            _unzip(zipped, dest, str(archive))
     elif tarfile.is_tarfile(archive):
         with tarfile.open(archive) as tarred:
             try:

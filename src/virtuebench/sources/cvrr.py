@@ -78,15 +78,15 @@ def load(settings: CvrrSettings, videos_dir: str | Path) -> tuple[list[Instance]
             annotation = _annotation_file(folder, dimension)
             entries = json.loads(annotation.read_text())
         except (ValueError, OSError) as error:
-            conversion.exclude(dimension, str(error))
+            conversion.exclude(dimension, str(error), kind="missing_annotation" if "not found" in str(error) else "bad_row")
             continue
         if not isinstance(entries, list):
-            conversion.exclude(str(annotation), "expected a list of {VideoID, Q, A}")
+            conversion.exclude(str(annotation), "expected a list of {VideoID, Q, A}", kind="bad_row")
             continue
         for index, entry in enumerate(entries):
             item = f"{annotation}#{index}"
             if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) and entry[k].strip() for k in ("VideoID", "Q", "A")):
-                conversion.exclude(item, "bad row: needs non-empty strings VideoID, Q and A")
+                conversion.exclude(item, "bad row: needs non-empty strings VideoID, Q and A", kind="bad_row")
                 continue
             video = _video_file(folder, entry["VideoID"])
             conversion.add(

@@ -12,15 +12,8 @@ from pathlib import Path
 
 # The package, not its names: the adapter table is looked up when the command runs.
 from virtuebench import sources
+from virtuebench.sources.base import readable_bytes
 from virtuebench.sources.hub import VERIFY_MODES, download_release
-
-
-def _size(n_bytes: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n_bytes < 1000:
-            return f"{n_bytes:.0f} {unit}" if unit == "B" else f"{n_bytes:.1f} {unit}"
-        n_bytes /= 1000
-    return f"{n_bytes:.1f} TB"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     offline = ", offline: checked against download.json" if report.offline else ""
     print(
-        f"{args.source}: {len(report.files)} files, {_size(report.total_bytes)} from "
+        f"{args.source}: {len(report.files)} files, {readable_bytes(report.total_bytes)} from "
         f"{report.repo_id}@{report.commit[:12]} in {out} (checked {report.verify}{offline}), prepared; "
         f"{time.monotonic() - started:.0f} s",
         file=sys.stderr,

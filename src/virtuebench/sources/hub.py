@@ -11,15 +11,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from virtuebench.sources.base import HubRelease
+from virtuebench.sources.base import HubRelease, check_free_space, readable_bytes
 
 RECORD = "download.json"
 VERIFY_MODES = ("size", "sha256")
+#: A file the source's prepare() unpacks beside itself (a whole archive or a part of one): about its size again.
+_ARCHIVE = re.compile(r"\.(?:zip|tar|tgz)(?:$|\.)")
 
 
 class DownloadError(ValueError):
@@ -109,6 +112,7 @@ def download_release(
         ]
         if not expected:
             raise DownloadError(f"{release.repo_id}@{commit[:12]}: no file matches allow_patterns {list(release.allow_patterns)}")
+        _check_space(out_dir, expected, f"{release.repo_id}@{commit[:12]}")
         out_dir.mkdir(parents=True, exist_ok=True)
         # Passing the commit sha (not the branch) lets huggingface_hub skip, without a request, every file
         # an earlier run finished: that is what makes a rerun resume.
@@ -146,6 +150,21 @@ def download_release(
     )
     _write_record(out_dir, report)
     return report
+
+
+def _check_space(out_dir: Path, expected: list[_Expected], label: str) -> None:
+    """Before any byte is fetched: stop where `out_dir`'s disk cannot hold the files still to download (the hub's
+    listed sizes; a file already there at its listed size is done) plus, for the archives among them, about their
+    size again for prepare() to unpack them (videos do not compress)."""
+    todo = [item for item in expected if not ((out_dir / item.path).is_file() and (out_dir / item.path).stat().st_size == item.size)]
+    download = sum(item.size for item in todo)
+    unpack = sum(item.size for item in todo if _ARCHIVE.search(Path(item.path).name))
+    what = f"downloading {len(todo)} file(s) of {label} ({readable_bytes(download)}"
+    what += f", then about {readable_bytes(unpack)} to unpack the archives among them)" if unpack else ")"
+    try:
+        check_free_space(out_dir, download + unpack, what)
+    except ValueError as error:
+        raise DownloadError(str(error)) from None
 
 
 def _check(out_dir: Path, expected: list[_Expected], verify: str, label: str) -> list[dict[str, Any]]:

@@ -141,7 +141,7 @@ def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int], *, s
         if reason is not None:
             has_id = isinstance(entry, dict) and isinstance(entry.get("id"), str) and entry["id"].strip()
             item = entry["id"] if has_id else f"{ANNOTATIONS}#{index}"
-            conversion.exclude(item, f"bad row: {reason}")
+            conversion.exclude(item, f"bad row: {reason}", kind="bad_row")
             continue
         candidates = [str(option).strip() for option in entry["candidates"]]
         conversion.add(

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from virtuebench.instances import Instance
-from virtuebench.sources.base import Conversion, Excluded, HubRelease, correct_option, split_embedded_options
+from virtuebench.sources.base import MISSING_VIDEO, Conversion, Excluded, HubRelease, correct_option, split_embedded_options
 from virtuebench.support.tabular import write_csv
 
 SOURCE = "lvbench"
@@ -161,7 +161,7 @@ def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int], *, s
     entries, broken = read_annotations(raw_dir)
     conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES, sampling=sampling)
     for number, reason in broken:
-        conversion.exclude(f"{ANNOTATIONS}:{number}", f"bad line: {reason}")
+        conversion.exclude(f"{ANNOTATIONS}:{number}", f"bad line: {reason}", kind="bad_row")
     not_fetched = _read_missing(raw_dir)
     unparsed: list[str] = []
     for number, entry in entries:
@@ -173,11 +173,11 @@ def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int], *, s
                 uid = qa.get("uid") if isinstance(qa, dict) else None
                 has_uid = isinstance(uid, str | int) and not isinstance(uid, bool) and str(uid).strip()
                 item = str(uid) if has_uid else f"{ANNOTATIONS}:{number}#{index}"
-                conversion.exclude(item, f"bad row: {parsed}")
+                conversion.exclude(item, f"bad row: {parsed}", kind="bad_row")
                 continue
             uid, stem, answer, options, task_type = parsed
             if not path.exists() and key in not_fetched:
-                conversion.exclude(uid, f"{path}: video not downloaded ({not_fetched[key] or 'see ' + MISSING})")
+                conversion.exclude(uid, f"{path}: video not downloaded ({not_fetched[key] or 'see ' + MISSING})", kind=MISSING_VIDEO)
                 continue
             evidence = parse_time_reference(qa.get("time_reference"))
             if evidence is None:

@@ -91,11 +91,11 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path) -> None:
             generation[task_type if isinstance(task_type, str) else stem] += 1
             continue
         if not isinstance(task_type, str):
-            conversion.exclude(source_id, f"bad row in {path}: no 'question_type'")
+            conversion.exclude(source_id, f"bad row in {path}: no 'question_type'", kind="bad_row")
             continue
         row = _mc_row(entry)
         if isinstance(row, str):
-            conversion.exclude(source_id, f"bad row in {path}: {row}")
+            conversion.exclude(source_id, f"bad row in {path}: {row}", kind="bad_row")
             continue
         video, question, answer, options = row
         question, _ = split_embedded_options(question)  # MLVU keeps the options apart; be sure
@@ -108,6 +108,7 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path) -> None:
             f"{count} question(s) of the generation task {task_type!r} ({name}) left out: "
             "no options and no single short reference answer (a free-form description of "
             "several sentences)",
+            kind="out_of_scope",
         )
 
 
@@ -124,5 +125,5 @@ def convert(
         if stem in found:
             _convert_file(conversion, raw_dir, found[stem])
         else:
-            conversion.exclude(stem, f"{raw_dir / JSON_DIR / stem}.json: annotation file not found")
+            conversion.exclude(stem, f"{raw_dir / JSON_DIR / stem}.json: annotation file not found", kind="missing_annotation")
     return conversion.result()

@@ -85,7 +85,7 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path, include_bre
         if task_type not in TASK_CATEGORIES and not is_questions:
             continue  # metadata, not a list of questions
         if not isinstance(entries, list):
-            conversion.exclude(f"{stem}/{task_type}", f"bad row in {path}: '{task_type}' is not a list")
+            conversion.exclude(f"{stem}/{task_type}", f"bad row in {path}: '{task_type}' is not a list", kind="bad_row")
             continue
         if task_type == "breakpoint" and not include_breakpoint:
             if entries:
@@ -94,6 +94,7 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path, include_bre
                     f"{len(entries)} breakpoint question(s) left out: each asks "
                     "about one moment ('time') that its text does not name; only whole-video "
                     "(global) questions are kept",
+                    kind="out_of_scope",
                 )
             continue
         for index, entry in enumerate(entries):
@@ -101,13 +102,13 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path, include_bre
             question = _text(entry.get("question")) if isinstance(entry, dict) else None
             answer = _text(entry.get("answer")) if isinstance(entry, dict) else None
             if question is None or answer is None:
-                conversion.exclude(source_id, f"bad row in {path}: needs a text 'question' and 'answer'")
+                conversion.exclude(source_id, f"bad row in {path}: needs a text 'question' and 'answer'", kind="bad_row")
                 continue
             evidence: list[tuple[float, float]] = []
             if task_type == "breakpoint":
                 seconds, problem = _moment(entry, info)
                 if problem:
-                    conversion.exclude(source_id, problem)
+                    conversion.exclude(source_id, problem, kind="bad_row")
                     continue
                 evidence = [(seconds, seconds + 1.0)]
             if not conversion.add(source_id, video, task_type, question, answer, evidence=evidence):
@@ -115,7 +116,9 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path, include_bre
             added = conversion.instances[-1]
             if evidence and evidence[0][0] >= added.duration_s:
                 conversion.instances.pop()
-                conversion.exclude(source_id, f"breakpoint at {evidence[0][0]:.1f} s is past the end of {video} ({added.duration_s:.1f} s)")
+                conversion.exclude(
+                    source_id, f"breakpoint at {evidence[0][0]:.1f} s is past the end of {video} ({added.duration_s:.1f} s)", kind="bad_row"
+                )
 
 
 def convert(
@@ -135,5 +138,5 @@ def convert(
     answered = {path.stem for path in gt_files}
     for path in sorted((raw_dir / ANNOTATIONS_DIR).glob("*.json")):
         if path.stem not in answered:
-            conversion.exclude(path.stem, f"{path} has no ground truth {raw_dir / GT_DIR / path.name}")
+            conversion.exclude(path.stem, f"{path} has no ground truth {raw_dir / GT_DIR / path.name}", kind="missing_annotation")
     return conversion.result()

@@ -149,7 +149,9 @@ def convert(
     unpacked = (videos / f".{ARCHIVE}.extracted").exists() or (videos / VIDEO_FOLDERS[0]).is_dir()
     if any(videos.glob(PARTS_GLOB)) and not unpacked:
         raise ValueError(f"{SOURCE}: {videos} still holds {PARTS_GLOB} only; unpack them first (videoevalpro.prepare)")
-    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES, sampling=sampling)
+    # Only the supplement's Table 1 reads VideoEval-Pro, and it never splits by category: a qa_type the release
+    # adds is kept (category 'uncategorized', named once) rather than losing its questions from the column.
+    conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES, sampling=sampling, keep_unknown_task_types=True)
     for number, row in enumerate(rows):
         item = f"row {number}"
         reason = _bad_video(row.get("video"))
@@ -168,7 +170,7 @@ def convert(
             except ValueError as error:
                 reason = str(error)
         if reason is not None:
-            conversion.exclude(item, f"bad row: {reason}")
+            conversion.exclude(item, f"bad row: {reason}", kind="bad_row")
             continue
         given = str(row.get("answer") or "").strip().strip("().").upper()
         letter = "" if no_mcq else given if len(given) == 1 and given.isalpha() else option_letter(options.index(correct))

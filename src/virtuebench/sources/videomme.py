@@ -103,19 +103,19 @@ def convert(
     for number, row in enumerate(_read_questions(raw_dir)):
         question_id, video = row.get("question_id"), row.get("videoID")
         if not isinstance(question_id, str) or not question_id.strip():
-            conversion.exclude(f"row {number}", "bad row: no question_id")
+            conversion.exclude(f"row {number}", "bad row: no question_id", kind="bad_row")
             continue
         if not isinstance(video, str) or not video.strip() or not isinstance(row.get("question"), str):
-            conversion.exclude(question_id, "bad row: needs a text videoID and question")
+            conversion.exclude(question_id, "bad row: needs a text videoID and question", kind="bad_row")
             continue
         options = _options(row.get("options"))
         if isinstance(options, str):
-            conversion.exclude(question_id, f"bad row: {options}")
+            conversion.exclude(question_id, f"bad row: {options}", kind="bad_row")
             continue
         try:
             answer = correct_option(options, str(row.get("answer") or ""))
         except ValueError as error:
-            conversion.exclude(question_id, f"bad row: {error}")
+            conversion.exclude(question_id, f"bad row: {error}", kind="bad_row")
             continue
         question, _ = split_embedded_options(row["question"])  # Video-MME keeps options apart; be sure
         conversion.add(question_id.strip(), _video_file(raw_dir, video.strip()), str(row.get("task_type")), question, answer, options)

@@ -156,6 +156,15 @@ def test_the_paired_fallback_is_bonett_price_where_the_bootstrap_collapses():
         paired_fallback([0.5], [0.0], 1, 0.0)
 
 
+def test_the_paired_fallback_matches_a_published_bonett_price_interval():
+    """statpsych's ci.prop.ps(.05, f00=12, f01=4, f10=26, f11=6) documents the interval [0.2548067, 0.6251933]
+    (Bonett & Price 2012); independent items (rho 0, one item per video) reproduce it."""
+    a = [0] * 12 + [0] * 4 + [1] * 26 + [1] * 6
+    b = [0] * 12 + [1] * 4 + [0] * 26 + [1] * 6
+    found = paired_fallback(a, b, 48, 0.0)
+    assert (found.low, found.high) == pytest.approx((0.2548067, 0.6251933), abs=1e-6)
+
+
 def test_the_paired_fallback_covers_a_known_difference():
     """Independent pairs, with rare discordance (where the paired bootstrap collapses) or common: coverage at least
     93% (95% less three Monte Carlo standard errors)."""

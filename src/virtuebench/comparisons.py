@@ -2,8 +2,8 @@
 
 Two arms (a model under a prompt) are compared on the items both answered: the same instance at the
 same level, so the difference is not muddled by which questions each arm saw. The difference's
-interval is a paired bootstrap over videos, its p-value a randomization test over videos
-(virtuebench.support.bootstrap). Which pairs (docs/records.md#comparisons-resultscomparisonscsv):
+interval is a paired bootstrap over videos (Bonett-Price's interval where it collapses, `ci_method`), its
+p-value a randomization test over videos (virtuebench.support.bootstrap). Which pairs (docs/records.md#comparisons-resultscomparisonscsv):
 
 - `prompt`: each model under the report's prompt against itself under every other prompt (Fig. 6);
 - `adjacent`: each model against the next one in Table 2's order, under the report's prompt;

@@ -6,8 +6,10 @@ wrong and is also counted in `n_invalid`, so nothing is dropped or silently scor
 pools every level a model was run at (used by Fig. 6).
 
 Intervals (`ci_low`, `ci_high`) come from a bootstrap that resamples videos, not items
-(virtuebench.support.bootstrap); judgments without a `video_id` (written before it was recorded)
-are resampled as items, and the CLI says how many there were.
+(virtuebench.support.bootstrap), or where it collapses (every item right or wrong, one video) from a fallback on
+the design-effect-adjusted number of items, each with the intra-video correlation of its own values (correctness,
+the trust score); `ci_method` and `trust_ci_method` name the method. Judgments without a `video_id` (written
+before it was recorded) are resampled as items, and the CLI says how many there were.
 
 The trust score (`report.trust`) scores each item and reports 100 times the mean. Its default, `scheme: kalai`,
 is Kalai et al. 2025 ("Why language models hallucinate", sec. 4) exactly: a correct answer scores 1, any

@@ -8,7 +8,10 @@ drawn from a Beta with mean `rate` and concentration 4 (items of a video are cor
 0.2); `independent`: every item is right with probability `rate`. Each benchmark's interval comes from the same
 code as results/scores.csv (`Resampler.interval`, the fallback's intra-video correlation estimated from the
 benchmark itself). Coverage: the share of benchmarks whose interval holds the true rate. The paired test: two
-arms drawn from the same per-video rates (no difference); its false-positive rate is the share of p < 0.05.
+arms drawn from the same per-video rates (no difference); its false-positive rate is the share of p < 0.05, and
+its interval's coverage the share holding 0. The trust score (Kalai's scheme, t = 0.5): clustered items right
+with the video's own rate, else refused or wrong with equal chance (true mean rate - (1 - rate) / 2); its
+interval (the fallback on its own intra-video correlation) as results/scores.csv's `trust_ci_*`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from virtuebench.support.bootstrap import Bootstrap, Resampler, intra_cluster_co
 
 VIDEOS = (5, 12, 50, 200)
 RATES = (0.5, 0.9, 0.97, 0.99)
+TRUST_RATES = (0.5, 0.9, 0.97)  # the share of items right
+PAIRED_RATES = (0.5, 0.9, 0.97)
 CONCENTRATION = 4.0
 
 
@@ -48,15 +53,41 @@ def coverage(videos: int, rate: float, clustered: bool, simulations: int, settin
     return covered / simulations, float(np.mean(widths)), methods
 
 
-def false_positives(videos: int, simulations: int, settings: Bootstrap) -> float:
-    rng = np.random.default_rng([videos, 7])
-    hits = 0
+def trust_coverage(videos: int, rate: float, simulations: int, settings: Bootstrap) -> tuple[float, float, Counter]:
+    rng = np.random.default_rng([videos, int(rate * 1000), 3])
+    truth = rate - (1 - rate) / 2
+    covered, widths, methods = 0, [], Counter()
     for run in range(simulations):
-        clusters, p_item = benchmark(rng, videos, 0.5, True)
+        clusters, p_item = benchmark(rng, videos, rate, True)
+        right = rng.random(len(p_item)) < p_item
+        values = np.where(right, 1.0, np.where(rng.random(len(p_item)) < 0.5, 0.0, -1.0))
+        rho = intra_cluster_correlation([(clusters, values)])
+        found = Resampler(clusters, settings, ("trust", run), rho=rho).interval(clusters, values, bounds=(-1.0, 1.0))
+        covered += found.low <= truth <= found.high
+        widths.append(found.high - found.low)
+        methods[found.method] += 1
+    return covered / simulations, float(np.mean(widths)), methods
+
+
+def paired_null(videos: int, rate: float, simulations: int, settings: Bootstrap) -> tuple[float, float, float, Counter]:
+    """Two arms with the same per-video rates: the share of p < 0.05, and the interval's coverage of 0, mean width
+    and methods. The paired fallback's correlation is estimated from the benchmark's differences."""
+    rng = np.random.default_rng([videos, int(rate * 1000), 7])
+    hits, covered, widths, methods = 0, 0, [], Counter()
+    for run in range(simulations):
+        clusters, p_item = benchmark(rng, videos, rate, True)
         a, b = rng.random(len(p_item)) < p_item, rng.random(len(p_item)) < p_item
-        paired = Resampler(clusters, settings, ("null", run)).paired(clusters, a, b, ("null", run))
+        rho = intra_cluster_correlation([(clusters, a.astype(float) - b)])
+        paired = Resampler(clusters, settings, ("null", run), rho=rho).paired(clusters, a, b, ("null", run))
         hits += paired.p_value is not None and paired.p_value < 0.05
-    return hits / simulations
+        covered += paired.ci_low <= 0 <= paired.ci_high
+        widths.append(paired.ci_high - paired.ci_low)
+        methods[paired.ci_method] += 1
+    return hits / simulations, covered / simulations, float(np.mean(widths)), methods
+
+
+def _used(methods: Counter, simulations: int) -> str:
+    return ", ".join(f"{m} {n / simulations:.0%}" for m, n in methods.most_common())
 
 
 def main() -> None:
@@ -79,15 +110,37 @@ def main() -> None:
             cells = []
             for rate in RATES:
                 share, width, methods = coverage(videos, rate, clustered, args.simulations, settings)
-                used = ", ".join(f"{m} {n / args.simulations:.0%}" for m, n in methods.most_common())
-                cells.append(f"{share:.1%} ({width:.2f}; {used})")
+                cells.append(f"{share:.1%} ({width:.2f}; {_used(methods, args.simulations)})")
             lines.append(f"| {'clustered' if clustered else 'independent'} | {videos} | " + " | ".join(cells) + " |")
             print(lines[-1], flush=True)
-    lines += ["", f"Paired test under no difference (rate 0.5, clustered; {args.simulations} pairs): share of p < 0.05", ""]
-    lines += ["| videos | p < 0.05 |", "|---|---|"]
-    for videos in (5, 12, 50):
-        lines.append(f"| {videos} | {false_positives(videos, args.simulations, settings):.1%} |")
+    lines += [
+        "",
+        f"The trust score's 95% interval (Kalai's scheme; clustered, a wrong item refused half the time; {args.simulations} "
+        "benchmarks per cell): coverage of the true mean (mean width on the score's range -1 to 1; the methods used):",
+        "",
+        "| videos | " + " | ".join(f"rate {rate}" for rate in TRUST_RATES) + " |",
+        "|---|" + "---|" * len(TRUST_RATES),
+    ]
+    for videos in VIDEOS[:3]:
+        cells = []
+        for rate in TRUST_RATES:
+            share, width, methods = trust_coverage(videos, rate, args.simulations, settings)
+            cells.append(f"{share:.1%} ({width:.2f}; {_used(methods, args.simulations)})")
+        lines.append(f"| {videos} | " + " | ".join(cells) + " |")
         print(lines[-1], flush=True)
+    lines += [
+        "",
+        f"Paired comparisons under no difference (clustered, both arms at the video's own rate; {args.simulations} pairs "
+        "per cell): share of p < 0.05, and the interval's coverage of 0 (mean width; the methods used)",
+        "",
+        "| videos | rate | p < 0.05 | interval holds 0 |",
+        "|---|---|---|---|",
+    ]
+    for videos in VIDEOS[:3]:
+        for rate in PAIRED_RATES:
+            p_share, share, width, methods = paired_null(videos, rate, args.simulations, settings)
+            lines.append(f"| {videos} | {rate} | {p_share:.1%} | {share:.1%} ({width:.2f}; {_used(methods, args.simulations)}) |")
+            print(lines[-1], flush=True)
     lines += ["", f"({time.time() - started:.0f} s on this machine.)"]
     text = "\n".join(lines) + "\n"
     print(text)

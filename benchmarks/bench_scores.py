@@ -3,7 +3,9 @@ videos with their levels as in the paper (587 reach 1024 frames, 915 reach 512),
 
     .venv/bin/python benchmarks/bench_scores.py
 
-Measured on 2 cores: 254,800 judgments; 1,500 score rows in 6.3 s; 882 comparison rows in 12.8 s.
+Measured in three runs on 2 cores shared with other jobs (load average 5-7): 254,800 judgments; 1,500 score rows
+in 27.2, 31.1 and 42.3 s wall clock (29.7, 26.5, 29.6 s CPU); 882 comparison rows in 49.9, 38.6 and 54.0 s wall
+clock (39.2, 35.6, 37.7 s CPU). Wall clock on a busy machine varies; CPU time less.
 """
 
 import random
@@ -34,9 +36,9 @@ for m in models:
                     Judgment(q, m, p, level, "rules", cat, "t", "x", unans, "r", int(unans and c), int(c), True, "", None, "f", video_id=v)
                 )
 print(len(judgments), "judgments")
-t = time.time()
+t, c = time.time(), time.process_time()
 scores = compute_scores(judgments, Bootstrap(2000, 0))
-print(len(scores), "score rows", round(time.time() - t, 1), "s")
-t = time.time()
+print(len(scores), "score rows", round(time.time() - t, 1), "s wall", round(time.process_time() - c, 1), "s cpu")
+t, c = time.time(), time.process_time()
 rows, _ = compare(judgments, pairs(models, ["honest", "plain"], "honest"), "rules", Bootstrap(2000, 0))
-print(len(rows), "comparison rows", round(time.time() - t, 1), "s")
+print(len(rows), "comparison rows", round(time.time() - t, 1), "s wall", round(time.process_time() - c, 1), "s cpu")

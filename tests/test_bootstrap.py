@@ -5,9 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from virtuebench.support.bootstrap import Bootstrap, Resampler, holm, intra_cluster_correlation, mean_interval, paired_difference
+from virtuebench.support.bootstrap import (
+    Bootstrap,
+    Resampler,
+    bounded_mean_fallback,
+    holm,
+    intra_cluster_correlation,
+    mean_interval,
+    paired_difference,
+    paired_fallback,
+)
 
 SETTINGS = Bootstrap(resamples=1000, seed=0)
+Z = 1.959963984540054  # the standard normal's 97.5% quantile
 
 
 def _benchmark(rng: np.random.Generator, n_videos: int, rate: float, concentration: float = 4.0):
@@ -61,13 +71,28 @@ def test_a_real_difference_is_found_and_its_interval_holds_it():
     assert (result.n, result.n_clusters) == (len(a), 40)
 
 
-def test_intervals_are_seeded_per_number_and_say_nothing_from_one_video():
+def test_intervals_are_seeded_per_number_and_one_video_gets_the_fallback():
     clusters = [v for v in range(12) for _ in range(3)]
     values = list(np.random.default_rng(5).random(36) < 0.5)
     first = mean_interval(clusters, values, SETTINGS, ("m", "honest", "64", "overall"))
     assert first == mean_interval(clusters, values, SETTINGS, ("m", "honest", "64", "overall"))
     assert first != mean_interval(clusters, values, Bootstrap(resamples=1000, seed=1), ("m", "honest", "64", "overall"))
-    assert mean_interval(["v"] * 5, [1, 0, 1, 1, 0], SETTINGS, ("one",)) == (None, None)
+    # One video: every resample is that video, so the bootstrap says nothing; the fallback rests on the benchmark's
+    # intra-video correlation. rho 0: Wilson on the 5 items; rho 1: the video counts as one item.
+    alone = Resampler(["v"], SETTINGS, ("one",)).interval(["v"] * 5, [1, 0, 1, 1, 0])
+    share, n = 0.6, 5
+    centre = (share + Z * Z / (2 * n)) / (1 + Z * Z / n)
+    half = Z * np.sqrt(share * (1 - share) / n + Z * Z / (4 * n * n)) / (1 + Z * Z / n)
+    assert alone.method == "wilson-deff" and (alone.low, alone.high) == pytest.approx((centre - half, centre + half))
+    wide = Resampler(["v"], SETTINGS, ("one",), rho=1.0).interval(["v"] * 5, [1, 0, 1, 1, 0])
+    assert wide.low < alone.low and wide.high > alone.high
+
+
+def _agresti_coull(successes: float, n: float) -> tuple[float, float]:
+    """Agresti & Coull (1998): add z^2/2 successes and z^2/2 failures, then the Wald interval."""
+    centre = (successes + Z * Z / 2) / (n + Z * Z)
+    half = Z * np.sqrt(centre * (1 - centre) / (n + Z * Z))
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def test_an_all_right_or_all_wrong_subset_gets_an_interval_that_does_not_collapse():
@@ -78,9 +103,81 @@ def test_an_all_right_or_all_wrong_subset_gets_an_interval_that_does_not_collaps
     assert right.method == "clopper-pearson-deff" and right.high == 1.0 and right.low == pytest.approx(0.025 ** (1 / 20))
     wrong = Resampler(clusters, SETTINGS, ("k",), rho=1.0).interval(clusters, [0] * 20)
     assert wrong.low == 0.0 and wrong.high == pytest.approx(1 - 0.025 ** (1 / 5))
-    # a trust score of 100 (values in [-1, 1]): the same bound on the share, mapped back to the score's scale
+    # a trust score of 100 (values in [-1, 1], only at the ends): Agresti-Coull on the share, mapped to the range
     trust = Resampler(clusters, SETTINGS, ("k",)).interval(clusters, [1.0] * 20, bounds=(-1.0, 1.0))
-    assert trust.high == 1.0 and trust.low == pytest.approx(-1 + 2 * 0.025 ** (1 / 20))
+    low, high = _agresti_coull(20, 20)
+    assert trust.method == "agresti-coull-deff" and (trust.low, trust.high) == pytest.approx((-1 + 2 * low, -1 + 2 * high))
+    # the trust score's own correlation, where given, sets its n_eff (rho 1: 5 videos count as 5 items)
+    own = Resampler(clusters, SETTINGS, ("k",)).interval(clusters, [1.0] * 20, bounds=(-1.0, 1.0), rho=1.0)
+    assert own.low == pytest.approx(-1 + 2 * _agresti_coull(5, 5)[0])
+
+
+def test_the_trust_fallback_is_a_sound_interval_for_a_three_valued_mean():
+    """Kalai's item scores (1, 0, -1), independent items: the fallback alone covers the true mean at least 93% of
+    the time (95% less three Monte Carlo standard errors) where the bootstrap tends to collapse (a mean near an
+    end, or nearly every item refused), uses the values' own variance (narrower than a binary interval on the
+    share where most items score 0) and never has zero width."""
+    rng = np.random.default_rng(11)
+    for probabilities in ((0.97, 0.02, 0.01), (0.9, 0.08, 0.02), (0.02, 0.96, 0.02), (0.3, 0.0, 0.7)):
+        truth = probabilities[0] - probabilities[2]
+        for n in (10, 30):
+            covered = 0
+            for _ in range(1000):
+                values = rng.choice([1.0, 0.0, -1.0], p=probabilities, size=n)
+                found = bounded_mean_fallback(values, (-1.0, 1.0), n, 0.0)
+                covered += found.low <= truth <= found.high
+            assert covered / 1000 >= 0.93, (probabilities, n, covered)
+    refused = bounded_mean_fallback([0.0] * 30, (-1.0, 1.0), 30, 0.0)
+    binary = _agresti_coull(15, 30)  # 30 items at the share's middle as if each were right or wrong
+    assert -1 + 2 * binary[0] < refused.low < 0 < refused.high < -1 + 2 * binary[1]
+    for value in (-1.0, 0.0, 0.5, 1.0):
+        found = bounded_mean_fallback([value] * 12, (-1.0, 1.0), 4, 0.3)
+        assert -1.0 <= found.low < found.high <= 1.0 and found.low <= value <= found.high
+
+
+def test_the_paired_fallback_is_bonett_price_where_the_bootstrap_collapses():
+    clusters = [v for v in range(12) for _ in range(5)]  # 12 videos, 60 items
+    same = [i % 3 == 0 for i in range(60)]
+    identical = Resampler(clusters, SETTINGS, ("k",)).paired(clusters, same, same, ("identical",))
+    # no discordant item: Bonett-Price's pseudo-items give discordant shares 1/(n+2) each, a difference of 0 and
+    # half-width z sqrt((2/(n+2)) / (n+2)) = z sqrt(2) / (n+2)
+    half = Z * np.sqrt(2) / 62
+    assert identical.ci_method == "bonett-price-deff" and (identical.ci_low, identical.ci_high) == pytest.approx((-half, half))
+    assert identical.p_value == 1.0
+    # every item right under a and wrong under b: every resample gives 1
+    always = Resampler(clusters, SETTINGS, ("k",), rho=1.0).paired(clusters, [1] * 60, [0] * 60, ("always",))
+    share_a, share_b = 13 / 14, 1 / 14  # rho 1: 12 effective items, 12 discordant
+    centre, spread = share_a - share_b, Z * np.sqrt((share_a + share_b - (share_a - share_b) ** 2) / 14)
+    assert always.ci_method == "bonett-price-deff" and always.ci_low == pytest.approx(centre - spread) and always.ci_high == 1.0
+    # one video: the fallback too
+    alone = Resampler(["v"], SETTINGS, ("k",)).paired(["v"] * 10, [1, 0] * 5, [0, 0] * 5, ("alone",))
+    assert alone.ci_method == "bonett-price-deff" and alone.ci_low < alone.difference < alone.ci_high
+    with pytest.raises(ValueError, match="0/1"):
+        paired_fallback([0.5], [0.0], 1, 0.0)
+
+
+def test_the_paired_fallback_matches_a_published_bonett_price_interval():
+    """statpsych's ci.prop.ps(.05, f00=12, f01=4, f10=26, f11=6) documents the interval [0.2548067, 0.6251933]
+    (Bonett & Price 2012); independent items (rho 0, one item per video) reproduce it."""
+    a = [0] * 12 + [0] * 4 + [1] * 26 + [1] * 6
+    b = [0] * 12 + [1] * 4 + [0] * 26 + [1] * 6
+    found = paired_fallback(a, b, 48, 0.0)
+    assert (found.low, found.high) == pytest.approx((0.2548067, 0.6251933), abs=1e-6)
+
+
+def test_the_paired_fallback_covers_a_known_difference():
+    """Independent pairs, with rare discordance (where the paired bootstrap collapses) or common: coverage at least
+    93% (95% less three Monte Carlo standard errors)."""
+    rng = np.random.default_rng(12)
+    for only_a, only_b in ((0.0, 0.0), (0.03, 0.0), (0.05, 0.02), (0.3, 0.3)):
+        for n in (10, 40):
+            covered = 0
+            for _ in range(1000):
+                cell = rng.choice(4, p=[only_a, only_b, (1 - only_a - only_b) / 2, (1 - only_a - only_b) / 2], size=n)
+                a, b = np.isin(cell, (0, 2)).astype(float), np.isin(cell, (1, 2)).astype(float)
+                found = paired_fallback(a, b, n, 0.0)
+                covered += found.low <= only_a - only_b <= found.high
+            assert covered / 1000 >= 0.93, (only_a, only_b, n, covered)
 
 
 def test_a_subset_is_resampled_over_its_own_videos_whatever_the_rest_of_the_benchmark():

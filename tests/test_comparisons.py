@@ -85,6 +85,24 @@ def test_identical_arms_have_no_difference_and_p_one():
     judgments = [_judgment(f"q{i}", f"v{i % 5}", 64, model, "honest", i % 3 == 0) for i in range(20) for model in ("a", "b")]
     rows, _ = compare(judgments, pairs(["a", "b"], ["honest"], "honest"), "rules", SETTINGS)
     assert rows and all(r.difference == 0 and r.p_value == 1.0 and not r.holds for r in rows)
+    # every paired difference is 0, so every resample is 0: the interval falls back and does not collapse to [0, 0]
+    assert all(r.ci_method == "bonett-price-deff" and r.ci_low < 0 < r.ci_high for r in rows)
+
+
+def test_comparisons_fall_back_on_few_videos_and_use_the_bootstrap_elsewhere():
+    rng = np.random.default_rng(8)
+    # a: right everywhere; b: right on 40% of items, 30 videos of 3 items: the bootstrap has many values
+    judgments = [_judgment(f"q{v}_{k}", f"v{v}", 64, "a", "honest", True) for v in range(30) for k in range(3)]
+    judgments += [_judgment(f"q{v}_{k}", f"v{v}", 64, "b", "honest", bool(rng.random() < 0.4)) for v in range(30) for k in range(3)]
+    # c against d: 12 items on one video, a every third item apart
+    judgments += [_judgment(f"o{k}", "alone", 128, "c", "honest", True) for k in range(12)]
+    judgments += [_judgment(f"o{k}", "alone", 128, "d", "honest", k % 3 != 0) for k in range(12)]
+    rows, _ = compare(judgments, pairs(["a", "b", "c", "d"], ["honest"], "honest"), "rules", SETTINGS)
+    by = {(r.model_a, r.level, r.subset): r for r in rows}
+    wide = by[("a", "64", "overall")]
+    assert wide.ci_method == "bca" and wide.ci_low < wide.difference < wide.ci_high
+    alone = by[("c", "128", "overall")]
+    assert alone.n_videos == 1 and alone.ci_method == "bonett-price-deff" and alone.ci_low < alone.difference < alone.ci_high
 
 
 def test_a_pair_without_common_items_is_named_and_the_cli_writes_the_contract_columns(tmp_path):
@@ -121,6 +139,7 @@ def test_a_pair_without_common_items_is_named_and_the_cli_writes_the_contract_co
     assert "b:honest and c:honest have no judged item in common" in run.stderr and "a:honest and c:honest" in run.stderr
     rows = list(csv.DictReader(out.open()))
     assert set(CONTRACT) <= set(rows[0]) and {(r["model_a"], r["model_b"]) for r in rows} == {("a", "b")}
+    assert all(r["ci_method"] in ("bca", "bonett-price-deff") for r in rows)
     overall = next(r for r in rows if (r["level"], r["subset"]) == ("64", "overall"))
     assert float(overall["difference"]) == 50.0 and int(overall["n"]) == 4
 
@@ -129,7 +148,7 @@ def test_holm_family_is_the_table_by_default_or_each_level():
     from virtuebench.comparisons import Comparison, _adjust
 
     def row(level, p):
-        return Comparison("prompt", "rules", level, "overall", "m", "honest", "m", "plain", 50, 40, 10, 1, 19, p, None, False, 20, 5)
+        return Comparison("prompt", "rules", level, "overall", "m", "honest", "m", "plain", 50, 40, 10, 1, 19, p, None, False, 20, 5, "bca")
 
     rows = [row("64", 0.01), row("128", 0.02), row("256", 0.04)]
     table = [r.p_holm for r in _adjust(rows)]

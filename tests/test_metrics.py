@@ -8,6 +8,7 @@ import pytest
 
 from virtuebench.metrics import TrustWeights, compute_scores, read_scores, write_scores
 from virtuebench.records import Judgment
+from virtuebench.support.bootstrap import bounded_mean_fallback
 
 
 def _judgment(i, level, unanswerable, correct, category="perception", valid=True, prompt="honest"):
@@ -159,3 +160,47 @@ def test_an_invalid_verdict_is_wrong_whatever_its_judgement_field_says():
     judgments = [_item("a", "v1", 64, True), dataclasses.replace(_item("b", "v2", 64, True), valid=False)]
     overall = next(s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "overall"))
     assert (overall.n_correct, overall.n_invalid, overall.accuracy) == (1, 1, 50.0)
+
+
+def test_no_number_of_ten_or_more_items_has_a_zero_width_or_missing_interval():
+    """Where the bootstrap collapses (every item right, every item wrong, all on one video) the fallback gives an
+    interval of positive width that holds the estimate, for accuracy and for the trust score."""
+    rng = np.random.default_rng(4)
+    judgments = []
+    for model, right in (("right", lambda: True), ("wrong", lambda: False), ("mixed", lambda: bool(rng.random() < 0.7))):
+        for v in range(6):
+            for k in range(4):
+                unanswerable = k == 3
+                judgments.append(
+                    _item(
+                        f"i{v}_{k}", f"v{v}", 64, right(), unanswerable=unanswerable, refused=unanswerable and model == "right", model=model
+                    )
+                )
+    judgments += [_item(f"one{k}", "v0", 64, k % 3 != 0, model="alone") for k in range(12)]  # 12 items, one video
+    scores = [s for s in compute_scores(judgments) if s.n >= 10]
+    assert {s.model for s in scores} == {"right", "wrong", "mixed", "alone"}
+    for s in scores:
+        for low, estimate, high, method in (
+            (s.ci_low, s.accuracy, s.ci_high, s.ci_method),
+            (s.trust_ci_low, s.trust, s.trust_ci_high, s.trust_ci_method),
+        ):
+            assert low is not None and high is not None and low < high and low <= estimate <= high, s
+            assert method in ("bca", "clopper-pearson-deff", "wilson-deff", "agresti-coull-deff"), s
+    methods = {(s.model, s.subset): (s.ci_method, s.trust_ci_method) for s in scores if s.level == "64"}
+    assert methods[("right", "overall")] == ("clopper-pearson-deff", "agresti-coull-deff")  # every item right
+    assert methods[("wrong", "overall")] == ("clopper-pearson-deff", "agresti-coull-deff")  # every item wrong
+    assert methods[("alone", "overall")] == ("wilson-deff", "agresti-coull-deff")  # one video
+
+
+def test_the_trust_fallback_uses_the_trust_scores_own_intra_video_correlation():
+    """Half the videos hold only unanswerable items, refused (correct, trust 0), half only answerable items
+    answered right (trust 1): correctness is the same everywhere (no intra-video correlation), the trust score is
+    constant within each video and differs between them (correlation 1). On the refusal subset both intervals
+    fall back: accuracy's on its 18 items, the trust score's on its 6 videos (n_eff = 18 / (1 + 2 x 1))."""
+    judgments = [_item(f"u{v}_{k}", f"u{v}", 64, True, unanswerable=True, refused=True) for v in range(6) for k in range(3)]
+    judgments += [_item(f"a{v}_{k}", f"a{v}", 64, True) for v in range(6) for k in range(3)]
+    refusal = next(s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "refusal"))
+    assert refusal.ci_method == "clopper-pearson-deff" and refusal.ci_low == pytest.approx(100 * 0.025 ** (1 / 18), abs=1e-3)
+    on_videos = bounded_mean_fallback([0.0] * 6, (-1.0, 1.0), 6, 0.0)  # 6 independent items
+    assert refusal.trust_ci_method == "agresti-coull-deff"
+    assert (refusal.trust_ci_low, refusal.trust_ci_high) == pytest.approx((100 * on_videos.low, 100 * on_videos.high), abs=1e-3)

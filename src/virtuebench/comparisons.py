@@ -2,8 +2,8 @@
 
 Two arms (a model under a prompt) are compared on the items both answered: the same instance at the
 same level, so the difference is not muddled by which questions each arm saw. The difference's
-interval is a paired bootstrap over videos, its p-value a randomization test over videos
-(virtuebench.support.bootstrap). Which pairs (docs/records.md#comparisons-resultscomparisonscsv):
+interval is a paired bootstrap over videos (Bonett-Price's interval where it collapses, `ci_method`), its
+p-value a randomization test over videos (virtuebench.support.bootstrap). Which pairs (docs/records.md#comparisons-resultscomparisonscsv):
 
 - `prompt`: each model under the report's prompt against itself under every other prompt (Fig. 6);
 - `adjacent`: each model against the next one in Table 2's order, under the report's prompt;
@@ -32,7 +32,7 @@ from pathlib import Path
 
 from virtuebench.metrics import ALL_LEVELS, correct, in_subset, level_order, video_of
 from virtuebench.records import Judgment, load_records
-from virtuebench.support.bootstrap import Bootstrap, Resampler, holm
+from virtuebench.support.bootstrap import Bootstrap, Resampler, holm, intra_cluster_correlation
 from virtuebench.support.tabular import write_csv
 
 SUBSETS = ("overall", "non_refusal", "refusal")  # Table 2's subsets; Fig. 6 uses refusal
@@ -72,6 +72,7 @@ class Comparison:
     holds: bool
     n: int
     n_videos: int
+    ci_method: str  # how the interval was made: bca, or bonett-price-deff where the bootstrap collapses
 
 
 def pairs(models: Sequence[str], prompts: Sequence[str], prompt: str, extra: Iterable[tuple[Arm, Arm]] = ()) -> list[tuple[str, Arm, Arm]]:
@@ -91,13 +92,12 @@ def compare(
 ) -> tuple[list[Comparison], list[str]]:
     """The comparisons, and a note for each pair with no item in common."""
     by_arm: dict[Arm, dict[tuple[str, int], Judgment]] = defaultdict(dict)
-    universe = set()
+    universe, notes = set(), []
     for judgment in judgments:
         if judgment.judge == judge:
             by_arm[Arm(judgment.model, judgment.prompt)][(judgment.instance_id, judgment.level)] = judgment
             universe.add(video_of(judgment))
-    resampler = Resampler(universe, bootstrap, (judge, "videos"))  # each comparison over its own videos, as scores.csv
-    rows, notes = [], []
+    chosen_items: list[tuple[str, str, str, Arm, Arm, list[tuple[Judgment, Judgment]]]] = []
     for kind, a, b in chosen:
         common = sorted(by_arm[a].keys() & by_arm[b].keys())
         if not common:
@@ -108,7 +108,16 @@ def compare(
             for subset in SUBSETS:
                 items = [key for key in common if (level == ALL_LEVELS or str(key[1]) == level) and in_subset(by_arm[a][key], subset)]
                 if items:
-                    rows.append(_row(kind, judge, level, subset, a, b, [(by_arm[a][key], by_arm[b][key]) for key in items], resampler))
+                    chosen_items.append((kind, level, subset, a, b, [(by_arm[a][key], by_arm[b][key]) for key in items]))
+    # the intra-video correlation of the paired differences, pooled over every pair's levels (each item once per
+    # pair), for the fallback interval
+    rho = intra_cluster_correlation(
+        ([video_of(first) for first, _ in items], [correct(first) - correct(second) for first, second in items])
+        for _, level, subset, _, _, items in chosen_items
+        if level != ALL_LEVELS and subset == "overall"
+    )
+    resampler = Resampler(universe, bootstrap, (judge, "videos"), rho=rho)  # each comparison over its own videos, as scores.csv
+    rows = [_row(kind, judge, level, subset, a, b, items, resampler) for kind, level, subset, a, b, items in chosen_items]
     return _adjust(rows, holm_family), notes
 
 
@@ -143,6 +152,7 @@ def _row(
         False,
         paired.n,
         paired.n_clusters,
+        paired.ci_method,
     )
 
 

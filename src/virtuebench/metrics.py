@@ -6,8 +6,10 @@ wrong and is also counted in `n_invalid`, so nothing is dropped or silently scor
 pools every level a model was run at (used by Fig. 6).
 
 Intervals (`ci_low`, `ci_high`) come from a bootstrap that resamples videos, not items
-(virtuebench.support.bootstrap); judgments without a `video_id` (written before it was recorded)
-are resampled as items, and the CLI says how many there were.
+(virtuebench.support.bootstrap), or where it collapses (every item right or wrong, one video) from a fallback on
+the design-effect-adjusted number of items, each with the intra-video correlation of its own values (correctness,
+the trust score); `ci_method` and `trust_ci_method` name the method. Judgments without a `video_id` (written
+before it was recorded) are resampled as items, and the CLI says how many there were.
 
 The trust score (`report.trust`) scores each item and reports 100 times the mean. Its default, `scheme: kalai`,
 is Kalai et al. 2025 ("Why language models hallucinate", sec. 4) exactly: a correct answer scores 1, any
@@ -109,15 +111,15 @@ class Score:
     n: int
     n_invalid: int
     judge: str
-    ci_low: float | None = None  # 95% interval of accuracy (percent), resampling videos; None from one video
+    ci_low: float | None = None  # 95% interval of accuracy (percent), resampling videos (or the fallback)
     ci_high: float | None = None
     n_videos: int = 0
     n_wrong_refusal: int = 0  # refusals where an answer was expected (valid judgments)
     trust: float | None = None  # 100 x mean item score (TrustWeights)
     trust_ci_low: float | None = None
     trust_ci_high: float | None = None
-    ci_method: str = ""  # how the accuracy interval was made: bca, clopper-pearson-deff, wilson-deff, none
-    trust_ci_method: str = ""
+    ci_method: str = ""  # how the accuracy interval was made: bca, clopper-pearson-deff, wilson-deff
+    trust_ci_method: str = ""  # bca or agresti-coull-deff
 
 
 def in_subset(judgment: Judgment, subset: str) -> bool:
@@ -143,13 +145,15 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else round(100 * value, 4)
 
 
-def _score(key: tuple[str, str, str, str, str], chosen: Sequence[Judgment], resampler: Resampler, trust: TrustWeights) -> Score:
+def _score(
+    key: tuple[str, str, str, str, str], chosen: Sequence[Judgment], resampler: Resampler, trust: TrustWeights, trust_rho: float
+) -> Score:
     judge, model, prompt, level, subset = key
     videos = [video_of(j) for j in chosen]
     right = [correct(j) for j in chosen]
     values = [trust.value(j) for j in chosen]
     accuracy = resampler.interval(videos, right)
-    trusted = resampler.interval(videos, values, bounds=(trust.wrong, 1.0))
+    trusted = resampler.interval(videos, values, bounds=(trust.wrong, 1.0), rho=trust_rho)
     return Score(
         model,
         prompt,
@@ -181,19 +185,23 @@ def compute_scores(
         groups[(judgment.judge, judgment.model, judgment.prompt, str(judgment.level))].append(judgment)
         groups[(judgment.judge, judgment.model, judgment.prompt, ALL_LEVELS)].append(judgment)
         videos[judgment.judge].add(video_of(judgment))
-    # per judge: its videos, and the intra-video correlation of correctness (for the fallback interval), pooled
-    # over its (model, prompt, level) groups
-    resamplers = {}
+    # per judge: its videos, and the intra-video correlations of correctness and of the trust score (for the
+    # fallback intervals; each its own, as the trust score has three values), pooled over its (model, prompt,
+    # level) groups
+    resamplers, trust_rhos = {}, {}
     for judge, universe in videos.items():
         groups_of_judge = [members for key, members in groups.items() if key[0] == judge and key[3] != ALL_LEVELS]
         rho = intra_cluster_correlation(([video_of(j) for j in members], [correct(j) for j in members]) for members in groups_of_judge)
+        trust_rhos[judge] = intra_cluster_correlation(
+            ([video_of(j) for j in members], [trust.value(j) for j in members]) for members in groups_of_judge
+        )
         resamplers[judge] = Resampler(universe, bootstrap, (judge, "videos"), rho=rho)
     scores = []
     for group, members in groups.items():
         for subset in SUBSETS:
             chosen = [j for j in members if in_subset(j, subset)]
             if chosen:  # no item, no number
-                scores.append(_score((*group, subset), chosen, resamplers[group[0]], trust))
+                scores.append(_score((*group, subset), chosen, resamplers[group[0]], trust, trust_rhos[group[0]]))
     return sorted(scores, key=lambda s: (s.judge, s.model, s.prompt, level_order(s.level), SUBSETS.index(s.subset)))
 
 

@@ -9,12 +9,17 @@ paired comparison's arms move together. Intervals are BCa percentile intervals (
 ch. 14); a paired comparison's p-value comes from a randomization test over videos (paired_difference says
 why).
 
-Where the resamples cannot show the uncertainty (every item right, or every item wrong, or fewer than
-MIN_DISTINCT distinct resample values) the percentile interval would collapse to a point. There the interval is
-a Clopper-Pearson interval (at 0 or 1) or a Wilson interval on the design-effect-adjusted number of items,
-n / (1 + (m - 1) rho) with m the mean items per video and rho the benchmark's intra-video correlation
-(`intra_cluster_correlation`). Each interval says which method made it (`Interval.method`;
-results/scores.csv's `ci_method`). benchmarks/bench_coverage.py measures the coverage (docs/statistics.md).
+Where the resamples cannot show the uncertainty (every item right, or every item wrong, one video, or fewer
+than MIN_DISTINCT distinct resample values) the percentile interval would collapse to a point. There the
+interval is a closed form on the design-effect-adjusted number of items, n / (1 + (m - 1) rho), with m the mean
+items per video and rho the intra-video correlation of the values concerned (`intra_cluster_correlation`):
+- a share (accuracy): Clopper-Pearson at 0 or 1, Wilson elsewhere (`fallback_interval`);
+- a bounded mean (the trust score, three-valued): Agresti-Coull-type on the values' own variance
+  (`bounded_mean_fallback`);
+- a paired difference of two 0/1 arms: Bonett-Price's adjusted Wald interval (`paired_fallback`).
+Each interval says which method made it (`Interval.method`; results/scores.csv's `ci_method` and
+`trust_ci_method`, results/comparisons.csv's `ci_method`). benchmarks/bench_coverage.py measures the coverage
+(docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ MIN_DISTINCT = 10
 class Interval:
     low: float | None
     high: float | None
-    method: str  # "bca", "clopper-pearson-deff", "wilson-deff", or "none" (fewer than two videos)
+    # "bca", "clopper-pearson-deff", "wilson-deff", "agresti-coull-deff", "bonett-price-deff", or "none" (no item)
+    method: str
 
 
 def intra_cluster_correlation(groups: Iterable[tuple[Sequence[Hashable], Sequence[float]]]) -> float:
@@ -64,11 +70,16 @@ def intra_cluster_correlation(groups: Iterable[tuple[Sequence[Hashable], Sequenc
     return float(min(1.0, max(0.0, (msb - msw) / (msb + (m0 - 1) * msw))))
 
 
+def effective_items(n_items: int, n_clusters: int, rho: float) -> float:
+    """The design-effect-adjusted number of items: n / (1 + (m - 1) rho), m the mean items per cluster (Kish)."""
+    deff = 1 + max(0.0, n_items / max(n_clusters, 1) - 1) * rho
+    return max(1.0, n_items / deff)
+
+
 def fallback_interval(share: float, n_items: int, n_clusters: int, rho: float, confidence: float = CONFIDENCE) -> Interval:
     """An interval for a share in [0, 1] on the design-effect-adjusted number of items: Clopper-Pearson at 0 or
     1 (closed form), Wilson elsewhere."""
-    deff = 1 + max(0.0, n_items / max(n_clusters, 1) - 1) * rho
-    n_eff = max(1.0, n_items / deff)
+    n_eff = effective_items(n_items, n_clusters, rho)
     alpha = 1 - confidence
     if share >= 1:
         return Interval((alpha / 2) ** (1 / n_eff), 1.0, "clopper-pearson-deff")
@@ -78,6 +89,46 @@ def fallback_interval(share: float, n_items: int, n_clusters: int, rho: float, c
     centre = (share + z * z / (2 * n_eff)) / (1 + z * z / n_eff)
     half = z * (share * (1 - share) / n_eff + z * z / (4 * n_eff * n_eff)) ** 0.5 / (1 + z * z / n_eff)
     return Interval(max(0.0, centre - half), min(1.0, centre + half), "wilson-deff")
+
+
+def bounded_mean_fallback(
+    values: Sequence[float], bounds: tuple[float, float], n_clusters: int, rho: float, confidence: float = CONFIDENCE
+) -> Interval:
+    """An interval for the mean of values within `bounds` (the trust score: three values), Agresti-Coull-type:
+    z^2/2 pseudo-items at each bound join the n_eff (design-effect-adjusted) items, and the interval is the
+    augmented mean +- z times its standard error from the augmented values' own variance, clipped to `bounds`.
+    For values only at the bounds it is Agresti & Coull's (1998) interval for a proportion; the pseudo-items
+    keep it from collapsing where every value is the same, and the values' own variance keeps it narrower than
+    a binary interval where they lie between the bounds."""
+    lo, hi = bounds
+    observed = np.asarray(values, dtype=float)
+    n_eff = effective_items(len(observed), n_clusters, rho)
+    z = NORMAL.inv_cdf(1 - (1 - confidence) / 2)
+    pseudo = z * z / 2  # at each bound
+    total = n_eff + 2 * pseudo
+    mean = (n_eff * observed.mean() + pseudo * (lo + hi)) / total
+    second_moment = (n_eff * float(np.mean((observed - mean) ** 2)) + pseudo * ((lo - mean) ** 2 + (hi - mean) ** 2)) / total
+    half = z * (second_moment / total) ** 0.5
+    return Interval(max(lo, mean - half), min(hi, mean + half), "agresti-coull-deff")
+
+
+def paired_fallback(a: Sequence[float], b: Sequence[float], n_clusters: int, rho: float, confidence: float = CONFIDENCE) -> Interval:
+    """An interval for mean(a) - mean(b) of paired 0/1 arms: Bonett & Price's (2012) adjusted Wald interval (one
+    pseudo-item added to each discordant cell), on design-effect-adjusted counts (rho: the intra-video
+    correlation of the differences). Recommended for paired proportions by Fagerland, Lydersen & Laake (2014);
+    it has positive width even where no item is discordant."""
+    first, second = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if not np.all(np.isin(first, (0.0, 1.0))) or not np.all(np.isin(second, (0.0, 1.0))):
+        raise ValueError("paired_fallback needs 0/1 arms (correct or not per item)")
+    n_eff = effective_items(len(first), n_clusters, rho)
+    scale = n_eff / len(first)
+    only_a = scale * float(np.sum(first > second))
+    only_b = scale * float(np.sum(first < second))
+    share_a, share_b = (only_a + 1) / (n_eff + 2), (only_b + 1) / (n_eff + 2)
+    difference = share_a - share_b
+    z = NORMAL.inv_cdf(1 - (1 - confidence) / 2)
+    half = z * ((share_a + share_b - difference**2) / (n_eff + 2)) ** 0.5
+    return Interval(max(-1.0, difference - half), min(1.0, difference + half), "bonett-price-deff")
 
 
 @dataclass(frozen=True)
@@ -131,7 +182,8 @@ class Resampler:
     """The bootstrap resamples of a judge's numbers: each number is resampled over its own videos (the standard
     cluster bootstrap of its items), the resamples seeded by the set of videos, so numbers over the same videos
     share them (at paper scale, 901 videos and 1,500 numbers, a few distinct video sets). `rho`: the benchmark's
-    intra-video correlation, for the fallback interval (module docstring)."""
+    intra-video correlation of the values resampled (correctness for scores, the paired differences for
+    comparisons), for the fallback interval (module docstring); `interval` takes another for other values."""
 
     def __init__(self, universe: Iterable[Hashable], settings: Bootstrap, key: Sequence[Hashable], rho: float = 0.0) -> None:
         self.universe = set(universe)
@@ -156,24 +208,27 @@ class Resampler:
             )
         return counts, sums, self._weights[order].astype(float)
 
-    def interval(self, clusters: Sequence[Hashable], values: Sequence[float], bounds: tuple[float, float] = (0.0, 1.0)) -> Interval:
-        """95% interval of the mean of `values` (one per item, its video in `clusters`), whose possible values
-        lie within `bounds`: BCa, or the fallback where the resamples cannot show the uncertainty."""
+    def interval(
+        self, clusters: Sequence[Hashable], values: Sequence[float], bounds: tuple[float, float] | None = None, rho: float | None = None
+    ) -> Interval:
+        """95% interval of the mean of `values` (one per item, its video in `clusters`): BCa, or the fallback where
+        the resamples cannot show the uncertainty (module docstring). `bounds`: None for 0/1 values (a share);
+        else the range the values lie in (a bounded mean). `rho`: the values' intra-video correlation, if not the
+        resampler's."""
         if len(values) == 0:
             return Interval(None, None, "none")
         counts, sums, weights = self._own(clusters, values)
-        if len(counts) < 2:
-            return Interval(None, None, "none")  # one video says nothing about how results vary between videos
         estimate = float(sums.sum() / counts.sum())
         samples = (weights @ sums) / (weights @ counts)
+        # one video: every resample is the same, so the count below sends it to the fallback
         if len(np.unique(np.round(samples, 12))) >= MIN_DISTINCT:
             low, high = bca_interval(samples, estimate, counts, sums)
             if low is not None and high is not None and high > low:
                 return Interval(low, high, "bca")
-        lo, hi = bounds
-        share = (estimate - lo) / (hi - lo)
-        fallback = fallback_interval(min(1.0, max(0.0, share)), int(counts.sum()), len(counts), self.rho)
-        return Interval(lo + (hi - lo) * fallback.low, lo + (hi - lo) * fallback.high, fallback.method)
+        rho = self.rho if rho is None else rho
+        if bounds is None:
+            return fallback_interval(min(1.0, max(0.0, estimate)), int(counts.sum()), len(counts), rho)
+        return bounded_mean_fallback(values, bounds, len(counts), rho)
 
     def mean_interval(self, clusters: Sequence[Hashable], values: Sequence[float]) -> tuple[float | None, float | None]:
         """95% interval of the mean of 0/1 `values` (see `interval`)."""
@@ -186,21 +241,33 @@ class Resampler:
             raise ValueError(f"paired values differ in length: {len(clusters)} clusters, {len(a)} and {len(b)} values")
         diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
         if len(diff) == 0:
-            return Paired(float("nan"), None, None, None, 0, 0)
+            return Paired(float("nan"), None, None, None, 0, 0, "none")
         counts, sums, weights = self._own(clusters, diff)
         total = counts.sum()
         observed = float(sums.sum() / total)
-        low, high = (None, None) if len(counts) < 2 else bca_interval((weights @ sums) / (weights @ counts), observed, counts, sums)
         n_clusters = len(counts)
+        interval = self._paired_interval(a, b, observed, counts, sums, weights)
         if not np.any(sums):  # no video with any discordant item: nothing suggests a difference
-            return Paired(observed, low, high, 1.0, int(total), n_clusters)
+            return Paired(observed, interval.low, interval.high, 1.0, int(total), n_clusters, interval.method)
         signs = self.settings.rng((*key, "randomization")).choice(np.array([-1.0, 1.0]), size=(self.settings.resamples, n_clusters))
         flipped = np.abs(signs @ sums) / total
         tolerance = 1e-9 * max(1.0, abs(observed))
         beyond = np.count_nonzero(flipped > abs(observed) + tolerance)
         tied = np.count_nonzero(np.abs(flipped - abs(observed)) <= tolerance)
         p_value = min(1.0, (beyond + 0.5 * tied + 1) / (self.settings.resamples + 1))
-        return Paired(observed, low, high, float(p_value), int(total), n_clusters)
+        return Paired(observed, interval.low, interval.high, float(p_value), int(total), n_clusters, interval.method)
+
+    def _paired_interval(
+        self, a: Sequence[float], b: Sequence[float], observed: float, counts: np.ndarray, sums: np.ndarray, weights: np.ndarray
+    ) -> Interval:
+        """The paired bootstrap's BCa interval, or Bonett-Price's where its resamples take too few values (every
+        difference 0 or the same, few discordant videos, one video); `self.rho` is the differences' correlation."""
+        samples = (weights @ sums) / (weights @ counts)
+        if len(np.unique(np.round(samples, 12))) >= MIN_DISTINCT:
+            low, high = bca_interval(samples, observed, counts, sums)
+            if low is not None and high is not None and high > low:
+                return Interval(low, high, "bca")
+        return paired_fallback(a, b, len(counts), self.rho)
 
 
 def mean_interval(
@@ -220,6 +287,7 @@ class Paired:
     p_value: float | None
     n: int
     n_clusters: int
+    ci_method: str  # as Interval.method
 
 
 def paired_difference(

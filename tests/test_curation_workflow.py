@@ -376,6 +376,25 @@ def test_paper_config_dry_run_shows_the_whole_curation_chain_for_all_six_sources
         assert f"Downloading the {source} release" in result.stdout
 
 
+def test_starting_the_paper_config_without_hf_token_stops_before_any_job(tmp_path, monkeypatch):
+    """The paper's config with `curation: {seed: 0}`: the six sources come from the schema's default, two of them
+    gated (MLVU, LongVideoBench). Without HF_TOKEN, starting the run stops before its first job and names both; a
+    dry run, which needs no key, plans the downloads."""
+    for variable in ("OPENAI_API_KEY", "GEMINI_API_KEY", "HF_TOKEN"):
+        monkeypatch.delenv(variable, raising=False)
+    config = yaml.safe_load((TESTS.parent / "config" / "paper.yaml").read_text())
+    config["curation"] = {"seed": 0}
+    started = snakemake(tmp_path, config=config, timeout=120)
+    assert started.returncode != 0
+    assert "virtuebench: invalid configuration" in started.stderr
+    gated = [line for line in started.stderr.splitlines() if "is gated" in line]
+    assert len(gated) == 2 and all("set HF_TOKEN" in line for line in gated), gated
+    assert "mlvu (MLVU/MVLU) is gated" in gated[0] and "longvideobench (longvideobench/LongVideoBench) is gated" in gated[1]
+    assert "Finished jobid" not in started.stdout + started.stderr and not (tmp_path / "results").exists()  # no job ran
+    planned = snakemake(tmp_path, "-n", config=config, timeout=120)
+    assert scheduled(planned)["download_source"] == 7  # the six curation sources and the supplement's VideoEval-Pro
+
+
 def test_a_corrected_verified_batch_is_imported_again(annotated, curated):
     _, config, _ = curated
     verified = annotated / "annotations" / "verified"
@@ -410,6 +429,9 @@ def test_a_new_rules_version_rejudges_every_rules_judgment_and_nothing_else(anno
     asked = {name: (calls / name).read_text() for name in ("filter.txt", "drafter.txt")}
     snakefile = workflow_with_rules_version(tmp_path / "workflow", "rules/next")
     try:
+        # Up to date first, whatever the tests before this one changed (a corrected annotation batch).
+        assert snakemake(work, *TABLE_TARGETS, config=config).returncode == 0
+        assert scheduled(snakemake(work, "-n", *TABLE_TARGETS, config=config)) == {}
         jobs = executed(snakemake(work, *TABLE_TARGETS, config=config, snakefile=snakefile))
         print(f"\nrules version bumped, jobs run: {dict(jobs)}")
         assert jobs == {

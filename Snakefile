@@ -15,8 +15,10 @@ from virtuebench.metrics import summarize_excluded, summarize_invalid  # noqa: E
 configfile: "config/config.yaml"
 
 
+# The schemas (and each setting's rerun class, x-rerun) beside this Snakefile, whichever virtuebench is imported.
+CONFIG_DIR = Path(workflow.basedir) / "config"
 try:
-    CHECKED = check_config(config, Path(workflow.basedir) / "config", base_dir=".", defer_keys=True)
+    CHECKED = check_config(config, CONFIG_DIR, base_dir=".", defer_keys=True)
 except ConfigError as error:
     sys.exit(f"virtuebench: {error}")
 validate(config, "config/schema.yaml")

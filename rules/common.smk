@@ -6,7 +6,7 @@ from functools import lru_cache
 
 from snakemake.settings.types import DeploymentMethod
 
-from virtuebench.instances import read_instances
+from virtuebench.instances import content_digest, read_instances
 from virtuebench.instances import videos as video_paths
 from virtuebench.inference import items_for_level
 from virtuebench.curation.supplement import forms_of as supplement_forms
@@ -121,13 +121,13 @@ def frames_for_level(wildcards):
 def model_config(wildcards):
     """The model's settings that change its answers (config/models.schema.yaml, x-rerun: answers): a tracked param,
     so editing one reruns exactly that model's jobs, and editing anything else reruns nothing."""
-    return tracked_settings("model", model_entry(wildcards.model))
+    return tracked_settings("model", model_entry(wildcards.model), CONFIG_DIR)
 
 
 def model_run_config(wildcards):
     """The model's settings that change only how its job runs (concurrency, retries, batch size): untracked, as a
     string resource (a resource is re-read where the job runs and never reruns a job)."""
-    return run_settings("model", model_entry(wildcards.model))
+    return run_settings("model", model_entry(wildcards.model), CONFIG_DIR)
 
 
 def judgments(judge=None):
@@ -161,12 +161,12 @@ def judge_settings(name):
 def judge_config(wildcards):
     """The judge's settings that change its verdicts (config/schema.yaml, x-rerun: answers; the built-in rules and
     MCQ judges: their code's version): a tracked param, so a change re-judges (the cache keeps what still holds)."""
-    return tracked_settings("judge", judge_settings(wildcards.judge))
+    return tracked_settings("judge", judge_settings(wildcards.judge), CONFIG_DIR)
 
 
 def judge_run_config(wildcards):
     """The judge's settings that change only how its job runs (key variable, concurrency, retries): untracked."""
-    return run_settings("judge", judge_settings(wildcards.judge))
+    return run_settings("judge", judge_settings(wildcards.judge), CONFIG_DIR)
 
 
 def cvrr_published_dir():
@@ -203,7 +203,8 @@ def default_targets():
 
 def model_python(wildcards):
     """The interpreter of a model's inference job: its route's virtual environment (.envs/<name>/, `make envs`) where
-    one is built and conda is not used; else `python` (conda's env, or the one that runs Snakemake)."""
+    one is built and conda is not used; else `python` (conda's env, or the one that runs Snakemake). A string
+    resource, untracked: which interpreter runs the job changes no answer the registry's `env` does not already track."""
     env = model_entry(wildcards.model).get("env")
     venv = Path(workflow.basedir) / ".envs" / Path(env).stem / "bin" / "python" if env else None
     return str(venv) if venv and not USE_CONDA and venv.exists() else "python"
@@ -256,16 +257,50 @@ def source_revision_option(source):
 
 
 def curation_model_config(key):
-    return tracked_settings("model", CHECKED.curation_models[CURATION[key]])
+    return tracked_settings("model", CHECKED.curation_models[CURATION[key]], CONFIG_DIR)
 
 
 def curation_model_run_config(key):
-    return run_settings("model", CHECKED.curation_models[CURATION[key]])
+    return run_settings("model", CHECKED.curation_models[CURATION[key]], CONFIG_DIR)
 
 
 def kept_instances():
     path = checkpoints.merge_kept.get().output.kept
     return _instances_at(path, os.path.getmtime(path))
+
+
+def kept_table(wildcards):
+    """The kept questions' table for the jobs built from it (reference drafts, annotation batches), marked ancient:
+    a rewrite with the same questions (a new rules version re-judges the difficulty filter, and merge_kept writes
+    the same questions again) reruns none of them; a change in the questions does (kept_digest, a tracked param).
+    Taken through the checkpoint, so these jobs are built, and their digest read, once merge_kept has run."""
+    return ancient(str(checkpoints.merge_kept.get().output.kept))  # str(): ancient() would flag the checkpoint's own output
+
+
+def kept_digest(wildcards):
+    """A digest of the kept questions a job reads (a draft job: those with its level)."""
+    return _rows_digest(checkpoints.merge_kept.get().output.kept, _level_of(wildcards))
+
+
+def instances_digest(wildcards):
+    """A digest of the instances an inference job asks (those with its level): a tracked param beside the table's
+    ancient input, so the instances table written again with the same rows (make_instances reruns whenever the
+    curation's kept table is rewritten) reruns no inference, and a changed row reruns the jobs whose level has it."""
+    return _rows_digest(checkpoints.make_instances.get().output.instances, _level_of(wildcards))
+
+
+def _level_of(wildcards):
+    return int(wildcards.level) if "level" in wildcards.keys() else None
+
+
+def _rows_digest(path, level):
+    return _rows_digest_at(path, os.path.getmtime(path), level)
+
+
+@lru_cache(maxsize=64)
+def _rows_digest_at(path, mtime, level):
+    table = _instances_at(path, mtime)
+    return content_digest(table if level is None else items_for_level(table, level))
 
 
 def kept_frames_for_level(wildcards):

@@ -127,14 +127,14 @@ rule filter_difficulty:
         model=CURATION["filter_model"],
         model_config=lambda wildcards: curation_model_config("filter_model"),
         judge=CURATION["difficulty_judge"],
-        judge_config=lambda wildcards: tracked_settings("judge", judge_settings(CURATION["difficulty_judge"])),
+        judge_config=lambda wildcards: tracked_settings("judge", judge_settings(CURATION["difficulty_judge"]), CONFIG_DIR),
         judge_cache=config["judge_cache"],
         cache=CURATION["cache"],
         frames_dir=lambda wildcards: f"results/curation/{wildcards.source}/single_frames",
         seed=CURATION["seed"],
     resources:
         model_run=lambda wildcards: curation_model_run_config("filter_model"),
-        judge_run=lambda wildcards: run_settings("judge", judge_settings(CURATION["difficulty_judge"])),
+        judge_run=lambda wildcards: run_settings("judge", judge_settings(CURATION["difficulty_judge"]), CONFIG_DIR),
     log:
         "logs/curation/{source}/difficulty.log",
     conda:
@@ -161,6 +161,7 @@ checkpoint merge_kept:
     output:
         kept="results/curation/kept.parquet",
         counts="results/curation/filter_counts.csv",
+        run_record="results/curation/kept_run.json",  # read by make_instances: why in rules/sources.smk
     log:
         "logs/curation/merge.log",
     conda:
@@ -169,18 +170,19 @@ checkpoint merge_kept:
         "Merging the questions every filter kept; the funnel's counts go to {output.counts}"
     shell:
         "python -m virtuebench.curation merge {input.kept} --summaries {input.summaries} "
-        "--out {output.kept} --counts {output.counts} > {log} 2>&1"
+        "--out {output.kept} --counts {output.counts} --run-record {output.run_record} > {log} 2>&1"
 
 
 # An inference job (rules/inference.smk) of the reference model on the kept questions.
 use rule run_inference as draft_reference_answers with:
     input:
-        instances=rules.merge_kept.output.kept,
+        instances=kept_table,
         frames=kept_frames_for_level,
     output:
         "results/curation/references/{model}/{level}.jsonl",
     params:
         prompt="reference",
+        rows=kept_digest,
     log:
         "logs/curation/references/{model}/{level}.log",
     message:
@@ -189,11 +191,12 @@ use rule run_inference as draft_reference_answers with:
 
 rule export_annotation:
     input:
-        kept=rules.merge_kept.output.kept,
+        kept=kept_table,
         drafts=reference_drafts,
     output:
         directory("results/annotation/batches"),
     params:
+        kept=kept_digest,
         levels=config["levels"],
         batch_size=config["annotation"]["batch_size"],
     log:

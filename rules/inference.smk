@@ -4,16 +4,18 @@
 # set their own input, output, params.prompt, params.level, log and message.
 rule run_inference:
     input:
-        instances=rules.make_instances.output.instances,
+        # ancient: the job tracks the rows it asks (params.rows), not when the table was written; str(): ancient()
+        # flags its argument in place, and that object is make_instances' own output
+        instances=ancient(str(rules.make_instances.output.instances)),
         frames=frames_for_level,
     output:
         "results/responses/{model}/{prompt}/{level}.jsonl",
     params:
+        rows=instances_digest,
         model_config=model_config,
         frames_dir="results/frames",
         prompt="{prompt}",
         level="{level}",
-        python=model_python,
     log:
         "logs/responses/{model}/{prompt}/{level}.log",
     resources:
@@ -23,12 +25,13 @@ rule run_inference:
         runtime=model_resource("runtime_min", 60),
         slurm_partition=gpu_partition,
         run_config=model_run_config,
+        python=model_python,  # a resource, not a param: building the venv (`make envs`) reruns nothing
     conda:
         model_env
     message:
         "Asking {wildcards.model} with prompt {wildcards.prompt} at {wildcards.level} frames"
     shell:
-        "{params.python} -m virtuebench.inference --instances {input.instances} --frames-dir {params.frames_dir} "
+        "{resources.python} -m virtuebench.inference --instances {input.instances} --frames-dir {params.frames_dir} "
         "--model {wildcards.model} --model-config {params.model_config:q} --model-run-config {resources.run_config:q} "
         "--prompt {params.prompt} "
         "--level {params.level} --out {output} > {log} 2>&1"

@@ -29,6 +29,12 @@ else:
     checkpoint make_instances:
         input:
             kept="results/curation/kept.parquet",
+            # Runs whenever merge_kept has run, even where the kept table came out byte for byte the same (a new rules
+            # version re-judges the difficulty filter): Snakemake plans this checkpoint before merge_kept runs, and a
+            # checkpoint planned but then found up to date (same checksum) leaves the jobs built from its table
+            # unbuilt in that run (Table 2's judgments). Running it is cheap; the inference jobs built from its
+            # table track its rows (instances_digest), not its date, so none runs again for a table that is the same.
+            merged="results/curation/kept_run.json",
             drafts=reference_drafts,
             batches="results/annotation/batches",
             verified=verified_annotations,  # so a corrected batch re-imports

@@ -68,6 +68,7 @@ use rule run_inference as run_supplement_inference with:
     output:
         "results/supplement/responses/{model}/{source}/{form}.jsonl",
     params:
+        rows="",  # the set's table is an ordinary input here: tracked by date
         frames_dir=lambda wildcards: f"results/supplement/frames/{wildcards.source}",
         prompt=lambda wildcards: SUPPLEMENT["mcq_prompt"] if wildcards.form == "mcq" else SUPPLEMENT["oe_prompt"],
         level=SUPPLEMENT["level"],
@@ -85,10 +86,10 @@ rule judge_supplement:
         "results/supplement/judgments/{model}/{source}/{form}.jsonl",
     params:
         judge=lambda wildcards: "mcq" if wildcards.form == "mcq" else JUDGE,
-        judge_config=lambda wildcards: tracked_settings("judge", {"kind": "mcq"} if wildcards.form == "mcq" else judge_settings(JUDGE)),
+        judge_config=lambda wildcards: tracked_settings("judge", {"kind": "mcq"} if wildcards.form == "mcq" else judge_settings(JUDGE), CONFIG_DIR),
         cache=config["judge_cache"],
     resources:
-        run_config=lambda wildcards: run_settings("judge", {"kind": "mcq"} if wildcards.form == "mcq" else judge_settings(JUDGE)),
+        run_config=lambda wildcards: run_settings("judge", {"kind": "mcq"} if wildcards.form == "mcq" else judge_settings(JUDGE), CONFIG_DIR),
     log:
         "logs/supplement/judgments/{model}/{source}/{form}.log",
     conda:

@@ -12,6 +12,7 @@ from virtuebench.prompts import TEMPLATES
 from virtuebench.sources import ADAPTERS
 
 DEFAULT = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+CONFIG_DIR = REPO / "config"
 
 
 def check(config, base_dir=REPO, environ=None):
@@ -192,10 +193,20 @@ def test_every_registry_and_judge_setting_is_classified():
     from virtuebench.config import RERUN_CLASSES, scheduling_backend_settings, setting_classes
 
     for kind in ("model", "judge"):
-        unclassified = [name for name, rerun in setting_classes(kind).items() if rerun not in RERUN_CLASSES]
+        unclassified = [name for name, rerun in setting_classes(kind, CONFIG_DIR).items() if rerun not in RERUN_CLASSES]
         assert not unclassified, f"{kind} settings without x-rerun: {unclassified}"
-    assert setting_classes("model")["verified"] == "description" and setting_classes("model")["family"] == "answers"
-    assert {"max_concurrency", "batch_size"} <= scheduling_backend_settings()
+    assert setting_classes("model", CONFIG_DIR)["verified"] == "description" and setting_classes("model", CONFIG_DIR)["family"] == "answers"
+    assert {"max_concurrency", "batch_size"} <= scheduling_backend_settings(CONFIG_DIR)
+
+
+def test_the_classes_are_read_from_the_schemas_given_not_from_beside_the_package(tmp_path):
+    """An installed package (not this checkout) still reads the workflow's schemas: the caller names their folder."""
+    from virtuebench.config import setting_classes
+
+    for name in ("schema.yaml", "models.schema.yaml"):
+        (tmp_path / name).write_text((CONFIG_DIR / name).read_text().replace("x-rerun: description", "x-rerun: scheduling"))
+    assert setting_classes("model", tmp_path)["verified"] == "scheduling"
+    assert setting_classes("model", CONFIG_DIR)["verified"] == "description"
 
 
 def test_tracked_settings_keep_what_changes_the_answers_and_nothing_else():
@@ -205,13 +216,21 @@ def test_tracked_settings_keep_what_changes_the_answers_and_nothing_else():
 
     registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
     entry = registry["Qwen3VL-8B"]
-    tracked, run = yaml.safe_load(tracked_settings("model", entry)), yaml.safe_load(run_settings("model", entry))
+    entry = {**entry, "settings": {**entry["settings"], "batch_size": 4, "gpu_memory_utilization": 0.8}}
+    tracked, run = yaml.safe_load(tracked_settings("model", entry, CONFIG_DIR)), yaml.safe_load(run_settings("model", entry, CONFIG_DIR))
     assert set(tracked) == {"backend", "family", "hub_id", "revision", "env", "settings"}
-    assert "batch_size" not in tracked["settings"] and merge_settings(tracked, run)["settings"] == entry["settings"]
+    assert set(run) == {"gpus", "mem_gb", "runtime_min", "max_level", "settings"}  # the top-level scheduling keys too
+    assert run["settings"] == {"batch_size": 4, "gpu_memory_utilization": 0.8} and tracked["settings"]["temperature"] == 0.7
+    # The two halves make the whole entry again, less its description settings.
+    assert merge_settings(tracked, run) == {
+        key: value for key, value in entry.items() if key not in ("verified", "description", "provenance")
+    }
     llm = {"kind": "llm", "model": "m", "base_url": "http://x/v1", "api_key_env": "K", "max_concurrency": 3, "if_no_key": "rules"}
-    assert yaml.safe_load(tracked_settings("judge", llm)) == {"kind": "llm", "model": "m", "base_url": "http://x/v1"}
-    assert yaml.safe_load(run_settings("judge", llm)) == {"api_key_env": "K", "max_concurrency": 3, "if_no_key": "rules"}
-    assert yaml.safe_load(tracked_settings("judge", {"kind": "rules"})) == {"kind": "rules", "version": VERSION}
+    assert yaml.safe_load(tracked_settings("judge", llm, CONFIG_DIR)) == {"kind": "llm", "model": "m", "base_url": "http://x/v1"}
+    assert yaml.safe_load(run_settings("judge", llm, CONFIG_DIR)) == {"api_key_env": "K", "max_concurrency": 3, "if_no_key": "rules"}
+    assert yaml.safe_load(tracked_settings("judge", {"kind": "rules"}, CONFIG_DIR)) == {"kind": "rules", "version": VERSION}
+    with pytest.raises(ValueError, match="`llm` must be resolved"):  # a hybrid straight from config, not check_config's
+        tracked_settings("judge", {"kind": "hybrid", "llm": "gpt-4o"}, CONFIG_DIR)
 
 
 def test_defaults_are_filled_before_the_checks_so_default_sources_need_their_token():
@@ -258,9 +277,9 @@ def test_a_hybrid_judge_resolves_its_llm_judge_and_tracks_both():
     checked = check(config, environ={"OPENAI_API_KEY": "sk-x"})
     settings = checked.judges["both"]
     assert settings["kind"] == "hybrid" and settings["llm"]["model"] == "gpt-4o-2024-08-06"
-    tracked = yaml.safe_load(tracked_settings("judge", settings))
+    tracked = yaml.safe_load(tracked_settings("judge", settings, CONFIG_DIR))
     assert tracked["version"] == VERSION and tracked["llm"]["model"] == "gpt-4o-2024-08-06" and "api_key_env" not in tracked["llm"]
-    assert yaml.safe_load(run_settings("judge", settings))["llm"]["api_key_env"] == "OPENAI_API_KEY"
+    assert yaml.safe_load(run_settings("judge", settings, CONFIG_DIR))["llm"]["api_key_env"] == "OPENAI_API_KEY"
 
     # Without the key and `if_no_key: rules`: a warning, and no LLM judge (the unsure items become invalid).
     config["judges"]["both"]["if_no_key"] = "rules"
@@ -271,3 +290,32 @@ def test_a_hybrid_judge_resolves_its_llm_judge_and_tracks_both():
     config["judges"]["both"]["llm"] = "rules"
     with pytest.raises(ConfigError, match="config.judges.both.llm: 'rules' is not an llm judge; allowed values: gpt-4o"):
         check(config)
+
+
+def test_a_hybrid_difficulty_judge_that_table_2_does_not_use_is_resolved_too(monkeypatch):
+    """curation.difficulty_judge may name a hybrid judge that config.judge does not: its `llm` is resolved to the LLM
+    judge's settings all the same, so the filter's job gets settings it can build the judge from."""
+    from virtuebench.config import run_settings, tracked_settings
+    from virtuebench.judge import get_judge
+    from virtuebench.judge.hybrid import HybridJudge
+    from virtuebench.support.settings import merge_settings
+
+    config = copy.deepcopy(DEFAULT)
+    config["source"] = {"name": "virtuebench"}
+    config["models"] = ["refuse", "guess"]
+    config["judges"]["both"] = {"kind": "hybrid", "llm": "gpt-4o"}
+    config["curation"] = {"seed": 0, "difficulty_judge": "both"}
+    environ = {"GEMINI_API_KEY": "g", "OPENAI_API_KEY": "sk-x", "HF_TOKEN": "t"}
+    checked = check_config(config, CONFIG_DIR, environ=environ)
+    assert checked.judge == "rules" and checked.judges["both"]["llm"]["model"] == "gpt-4o-2024-08-06"
+    tracked = tracked_settings("judge", checked.judges["both"], CONFIG_DIR)
+    settings = merge_settings(yaml.safe_load(tracked), yaml.safe_load(run_settings("judge", checked.judges["both"], CONFIG_DIR)))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    judge = get_judge("both", settings)
+    assert isinstance(judge, HybridJudge) and judge.llm.settings.model == "gpt-4o-2024-08-06"
+    # Its LLM judge's key is asked for once, by the hybrid's name.
+    missing = check_config(config, CONFIG_DIR, environ={"GEMINI_API_KEY": "g", "HF_TOKEN": "t"}, defer_keys=True).missing_keys
+    assert [line for line in missing if "OPENAI_API_KEY" in line] == [
+        "config.judges.both: its LLM judge gpt-4o needs an API key: set the environment variable OPENAI_API_KEY "
+        "(or set config.judges.both.if_no_key: rules to judge only what the rules are sure of)"
+    ]

@@ -11,16 +11,18 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shlex
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 from helpers.data import make_video
+from helpers.workflow import executed, scheduled, snakemake, workflow_with_rules_version
 from test_source_longvideobench import ENTRIES as LONGVIDEOBENCH_ENTRIES
 from test_source_mlvu import make_release as make_mlvu_release
 from test_source_videoevalpro import make_release as make_videoevalpro_release
 from test_source_videomme import make_release as make_videomme_release
-from test_workflow import snakemake
 
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.curation.supplement import forms_of as supplement_forms
@@ -446,6 +448,25 @@ def test_paper_config_dry_run_shows_the_whole_curation_chain_for_all_six_sources
         assert f"Downloading the {source} release" in result.stdout
 
 
+def test_starting_the_paper_config_without_hf_token_stops_before_any_job(tmp_path, monkeypatch):
+    """The paper's config with `curation: {seed: 0}`: the six sources come from the schema's default, two of them
+    gated (MLVU, LongVideoBench). Without HF_TOKEN, starting the run stops before its first job and names both; a
+    dry run, which needs no key, plans the downloads."""
+    for variable in ("OPENAI_API_KEY", "GEMINI_API_KEY", "HF_TOKEN"):
+        monkeypatch.delenv(variable, raising=False)
+    config = yaml.safe_load((TESTS.parent / "config" / "paper.yaml").read_text())
+    config["curation"] = {"seed": 0}
+    started = snakemake(tmp_path, config=config, timeout=120)
+    assert started.returncode != 0
+    assert "virtuebench: invalid configuration" in started.stderr
+    gated = [line for line in started.stderr.splitlines() if "is gated" in line]
+    assert len(gated) == 2 and all("set HF_TOKEN" in line for line in gated), gated
+    assert "mlvu (MLVU/MVLU) is gated" in gated[0] and "longvideobench (longvideobench/LongVideoBench) is gated" in gated[1]
+    assert "Finished jobid" not in started.stdout + started.stderr and not (tmp_path / "results").exists()  # no job ran
+    planned = snakemake(tmp_path, "-n", config=config, timeout=120)
+    assert scheduled(planned)["download_source"] == 7  # the six curation sources and the supplement's VideoEval-Pro
+
+
 def test_a_corrected_verified_batch_is_imported_again(annotated, curated):
     _, config, _ = curated
     verified = annotated / "annotations" / "verified"
@@ -465,28 +486,76 @@ def test_a_corrected_verified_batch_is_imported_again(annotated, curated):
     assert instances["lvbench/1"].answers[128] == "blue"
 
 
-def test_a_new_rules_version_rejudges_the_curation_decisions_and_the_supplements_rules_judgments(annotated, curated, tmp_path):
-    """The rules judge judges three things here: Table 2's responses, the supplement's open-ended answers, and the
-    difficulty filter's one-frame answers. A new rules version re-judges all three; nothing upstream of a judgment
-    runs again, and the supplement's MCQ answers (judged by letter) are left as they are."""
-    from test_rerun_scope import scheduled, workflow_with_rules_version
+TABLE_TARGETS = ("results/table2.tex", "results/fig4.png", "results/stats/sources.csv", "results/supplement/table1.tex")
 
-    _, config, _ = curated
+
+def test_a_new_rules_version_rejudges_every_rules_judgment_and_nothing_else(annotated, curated, tmp_path):
+    """The rules judge judges three things here: Table 2's responses, the supplement's open-ended answers and the
+    difficulty filter's one-frame answers. A new rules version re-judges all three (a real run, on a copy of the
+    annotated run): the filter's decisions are merged again into the same kept questions, so nothing that reads them
+    (reference drafts, annotation batches, the instances table, inference) runs again; the supplement's MCQ answers
+    (judged by letter) are left as they are. A change in the kept questions still reruns what reads them."""
+    _, config, calls = curated
+    work = tmp_path / "work"
+    shutil.copytree(annotated, work, symlinks=True)
+    asked = {name: (calls / name).read_text() for name in ("filter.txt", "drafter.txt")}
     snakefile = workflow_with_rules_version(tmp_path / "workflow", "rules/next")
-    targets = ("results/table2.tex", "results/supplement/table1.tex", "results/stats/sources.csv")
-    result = snakemake(annotated, "-n", *targets, config=config, snakefile=snakefile)
+    try:
+        # Up to date first, whatever the tests before this one changed (a corrected annotation batch).
+        assert snakemake(work, *TABLE_TARGETS, config=config).returncode == 0
+        assert scheduled(snakemake(work, "-n", *TABLE_TARGETS, config=config)) == {}
+        jobs = executed(snakemake(work, *TABLE_TARGETS, config=config, snakefile=snakefile))
+        print(f"\nrules version bumped, jobs run: {dict(jobs)}")
+        assert jobs == {
+            "filter_difficulty": 2,  # both curation sources' decisions
+            "merge_kept": 1,  # the decisions merged again: the same questions
+            # The instances table is imported again (a second's work; rules/sources.smk says why): the same rows, so no
+            # inference runs again (it tracks the rows) and its readers by date see the same checksum (Fig. 4, statistics).
+            "make_instances": 1,
+            "judge_responses": 6,  # Table 2: three models x one prompt x levels 64 and 128
+            "judge_supplement": 8,  # the open-ended form of two models on four sources; no MCQ form
+            "compute_scores": 1,
+            "make_tables": 1,
+            "make_supplement_table": 1,
+        }
+        assert (calls / "drafter.txt").read_text() == asked["drafter.txt"]  # no draft asked again
+        assert scheduled(snakemake(work, "-n", *TABLE_TARGETS, config=config, snakefile=snakefile)) == {}
+
+        # Longer answers allowed: LVBench's ten-word question now passes every filter, and the kept set grows by it.
+        longer = {**config, "curation": {**config["curation"], "max_answer_words": 12}}
+        jobs = executed(snakemake(work, "results/annotation/batches", config=longer, snakefile=snakefile))
+        print(f"kept set changed, jobs run: {dict(jobs)}")
+        assert jobs == {
+            "filter_answer_length": 2,  # its setting changed, for both sources
+            "filter_answerability": 2,
+            "filter_difficulty": 2,
+            "merge_kept": 1,
+            "draft_reference_answers": 2,  # the new kept question is drafted at both levels
+            "export_annotation": 1,
+        }
+        assert "lvbench/2" in {inst.instance_id for inst in read_instances(work / "results" / "curation" / "kept.parquet")}
+    finally:
+        for name, text in asked.items():  # the scripted models' call logs belong to the other tests
+            (calls / name).write_text(text)
+
+
+def test_a_hybrid_difficulty_judge_reaches_the_filter_resolved(tmp_path, monkeypatch):
+    """A hybrid curation.difficulty_judge that Table 2 does not use: the filter's command carries its LLM judge's
+    settings (check_config resolves `llm`), and the judge builds from them as the job builds it (a dry run)."""
+    from virtuebench.judge import get_judge
+    from virtuebench.judge.hybrid import HybridJudge
+    from virtuebench.support.settings import merge_settings
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    config = yaml.safe_load((TESTS.parent / "config" / "paper.yaml").read_text())
+    config["judge"] = "rules"
+    config["judges"]["both"] = {"kind": "hybrid", "llm": "gpt-4o"}
+    config["curation"] = {**config["curation"], "sources": ["lvbench"], "raw_dirs": {"lvbench": str(tmp_path)}, "difficulty_judge": "both"}
+    result = snakemake(tmp_path, "-n", "--printshellcmds", "results/curation/lvbench/difficulty.parquet", config=config)
     assert result.returncode == 0, result.stderr[-3000:]
-    jobs = scheduled(result)
-    print(f"\nrules version bumped: {dict(jobs)}")
-    assert jobs["filter_difficulty"] == 2  # both curation sources' decisions
-    assert jobs["judge_supplement"] == 2 * 4  # the open-ended form of two models on four sources; no MCQ form
-    # Table 2's judgments are re-judged too (tests/test_rerun_scope.py); here they lie behind the instances checkpoint,
-    # which the new decisions remake, so a dry run cannot list them yet.
-    for upstream in (
-        "convert_source",
-        "filter_answer_length",
-        "filter_answerability",
-        "run_supplement_inference",
-        "convert_supplement_source",
-    ):
-        assert jobs[upstream] == 0, upstream
+    (command,) = [line for line in result.stdout.splitlines() if "virtuebench.curation difficulty" in line]
+    words = shlex.split(command.removeprefix("Shell command:"))
+    option = {name: words[words.index(name) + 1] for name in ("--judge", "--judge-config", "--judge-run-config")}
+    settings = merge_settings(json.loads(option["--judge-config"]), json.loads(option["--judge-run-config"]))
+    judge = get_judge(option["--judge"], settings)
+    assert isinstance(judge, HybridJudge) and judge.llm.settings.model == "gpt-4o-2024-08-06"

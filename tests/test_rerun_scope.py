@@ -1,134 +1,137 @@
-"""Reruns scoped to what changed (config/models.schema.yaml and config/schema.yaml classify every setting, x-rerun):
-a model's settings that change its answers rerun exactly its inference, judging and the report; its scheduling and
-description settings rerun nothing; a new model adds only its jobs; a new rules version re-judges every rules
-judgment and nothing else; unrelated settings rerun nothing."""
+"""Reruns scoped to what changed (config/models.schema.yaml and config/schema.yaml classify every setting, x-rerun),
+on one finished run of a small demo: each test changes one thing and compares the jobs `snakemake -n` schedules, rule
+by rule, with the exact set that change must rerun. A model's settings that change its answers rerun exactly its
+inference, its judging and the report; its scheduling and description settings, and the interpreter its job runs
+with, rerun nothing; a new model adds only its jobs; a new rules version re-judges every rules judgment and nothing
+else (the curated workflow's filter decisions: tests/test_curation_workflow.py); unrelated settings rerun nothing."""
 
-import re
-import shutil
+import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import yaml
 from helpers.data import REPO
-from test_workflow import snakemake
+from helpers.fake_openai import FakeOpenAI
+from helpers.workflow import scheduled, snakemake, workflow_copy, workflow_with_rules_version
 
 pytestmark = pytest.mark.workflow
 
 SMALL = {
     "source": {"name": "synthetic", "settings": {"seed": 5, "n_videos": 2, "max_duration_s": 140, "width": 64, "height": 36}},
-    "levels": [64, 128],
-    "models": ["refuse", "guess"],
+    "levels": [64, 128],  # both videos reach 128 frames: every model runs at both levels
+    "models": ["refuse", "guess", "api"],
     "prompts": ["honest"],
     "judge": "rules",
 }
 
+#: What rereads every judgment: the scores, the paired comparisons, and what is drawn from the scores, and the browser.
+#: Fig. 4 and the composition figures read the instances table alone, so no judgment reruns them.
+REPORT = {"compute_scores": 1, "compare_arms": 1, "make_tables": 1, "make_fig6": 1, "make_fig_levels": 1, "make_browser": 1, "all": 1}
 
-def scheduled(result) -> Counter:
-    """Jobs per rule in a dry run, and the (model) of each inference job."""
-    text = result.stdout + result.stderr
-    table = text[text.index("Job stats:") :] if "Job stats:" in text else ""
-    jobs = Counter({name: int(count) for name, count in re.findall(r"^(\w+)\s+(\d+)$", table, re.MULTILINE) if name != "total"})
-    jobs.update(f"model:{m}" for m in re.findall(r"Asking (\S+) with prompt", text))
-    return jobs
+
+def one_model_rerun(model: str) -> Counter:
+    """The jobs a change to the answers of `model` must rerun: its inference and judging at each of its two levels
+    (one prompt), every report step that reads judgments, and nothing upstream (frames, instances)."""
+    return Counter({"run_inference": 2, f"model:{model}": 2, "judge_responses": 2, **REPORT})
 
 
 @pytest.fixture(scope="module")
 def done(tmp_path_factory):
+    """The finished run: refuse and guess (reference backends) and `api`, an OpenAI-compatible model behind a local
+    fake server (the server is only needed while it answers; dry runs ask it nothing)."""
     workdir = tmp_path_factory.mktemp("scope")
     registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
     registry["refuse-2"] = {"backend": "refuse", "settings": {"text": "I cannot tell from these frames."}}
-    (workdir / "models.yaml").write_text(yaml.safe_dump(registry))
-    config = {**SMALL, "model_registry": str(workdir / "models.yaml")}
-    result = snakemake(workdir, config=config)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "Nothing to be done" in (again := snakemake(workdir, "-n", config=config)).stdout + again.stderr
+    with FakeOpenAI() as server:
+        registry["api"] = {
+            "backend": "openai",
+            "family": "openai",
+            "env": "envs/api.yaml",
+            "verified": "a fake Chat Completions server (tests/helpers/fake_openai.py)",
+            "settings": {"model": "fake-vlm", "base_url": server.base_url, "api_key_env": None, "temperature": 0.0, "max_tokens": 64},
+        }
+        (workdir / "models.yaml").write_text(yaml.safe_dump(registry))
+        config = {**SMALL, "model_registry": str(workdir / "models.yaml")}
+        result = snakemake(workdir, config=config)
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert server.backend_requests > 0
+    assert scheduled(snakemake(workdir, "-n", config=config)) == {}
     return workdir, registry, config
 
 
-def test_changing_one_model_reruns_only_that_model_and_the_report(done):
+def dry_run_with(done, model: str, **changes) -> Counter:
+    """The jobs a dry run schedules after `changes` to one model's registry entry (`settings` merged key by key)."""
     workdir, registry, config = done
-    changed = {**registry, "guess": {**registry["guess"], "settings": {"priors": {"colour": "blue"}}}}
-    (workdir / "models-changed.yaml").write_text(yaml.safe_dump(changed))
+    entry = {**registry[model], **changes}
+    if "settings" in changes:
+        entry["settings"] = {**(registry[model].get("settings") or {}), **changes["settings"]}
+    (workdir / "models-changed.yaml").write_text(yaml.safe_dump({**registry, model: entry}))
     jobs = scheduled(snakemake(workdir, "-n", config={**config, "model_registry": str(workdir / "models-changed.yaml")}))
-    assert jobs["run_inference"] == jobs["model:guess"] == 2 and jobs["judge_responses"] == 2
-    assert jobs["model:refuse"] == 0 and jobs["extract_frames"] == 0 and jobs["make_instances"] == 0
-    assert jobs["compute_scores"] == jobs["make_tables"] == jobs["make_fig6"] == 1 and jobs["make_fig4"] == 0
-
-
-def dry_run_with(done, **changes) -> Counter:
-    """The jobs a dry run schedules after `changes` to the guess model's registry entry."""
-    workdir, registry, config = done
-    changed = {**registry, "guess": {**registry["guess"], **changes}}
-    (workdir / "models-changed.yaml").write_text(yaml.safe_dump(changed))
-    result = snakemake(workdir, "-n", config={**config, "model_registry": str(workdir / "models-changed.yaml")})
-    assert result.returncode == 0, result.stderr[-3000:]
-    jobs = scheduled(result)
-    print(f"\n{sorted(changes)}: {dict(jobs) or 'nothing to be done'}")
+    print(f"\n{model} {changes}: {dict(jobs) or 'nothing to be done'}")
     return jobs
 
 
 @pytest.mark.parametrize(
-    "changes",
+    ("model", "changes"),
     [
-        {"verified": "a new note on how its route was proven"},
-        {"description": "new words"},
-        {"provenance": "seen elsewhere"},
-        {"gpus": 2, "mem_gb": 99, "runtime_min": 999},
-        {"settings": {"max_concurrency": 7}},  # a backend setting that only schedules (x-scheduling-settings)
+        ("guess", {"verified": "a new note on how its route was proven"}),
+        ("guess", {"description": "new words"}),
+        ("guess", {"provenance": "seen elsewhere"}),
+        ("guess", {"gpus": 2, "mem_gb": 99, "runtime_min": 999}),
+        ("api", {"settings": {"max_concurrency": 7, "max_retries": 1, "timeout_s": 5.0}}),  # x-scheduling-settings
     ],
     ids=["verified", "description", "provenance", "resources", "concurrency"],
 )
-def test_description_and_scheduling_edits_rerun_nothing(done, changes):
-    jobs = dry_run_with(done, **changes)
-    assert sum(jobs.values()) == 0, jobs
+def test_description_and_scheduling_edits_rerun_nothing(done, model, changes):
+    assert dry_run_with(done, model, **changes) == {}
 
 
 @pytest.mark.parametrize(
-    "changes",
-    [{"family": "a-new-family"}, {"revision": "0123456789abcdef0123456789abcdef01234567"}, {"settings": {"priors": {"count": "7"}}}],
-    ids=["family", "revision", "generation"],
+    ("model", "changes"),
+    [
+        ("guess", {"family": "a-new-family"}),
+        ("guess", {"revision": "0123456789abcdef0123456789abcdef01234567"}),
+        ("guess", {"settings": {"priors": {"count": "7"}}}),  # the reference backend's own setting
+        ("api", {"settings": {"temperature": 0.7}}),  # generation settings of a real backend
+        ("api", {"settings": {"max_tokens": 32}}),
+        ("api", {"env": "envs/core.yaml"}),  # its software environment
+    ],
+    ids=["family", "revision", "backend-setting", "temperature", "max_tokens", "env"],
 )
-def test_edits_that_change_the_answers_rerun_that_model_and_the_report(done, changes):
-    jobs = dry_run_with(done, **changes)
-    assert jobs["run_inference"] == jobs["model:guess"] == 2 and jobs["judge_responses"] == 2
-    assert jobs["model:refuse"] == 0 and jobs["extract_frames"] == 0 and jobs["make_instances"] == 0
-    assert jobs["compute_scores"] == jobs["make_tables"] == 1
+def test_edits_that_change_the_answers_rerun_that_model_its_judging_and_the_report(done, model, changes):
+    assert dry_run_with(done, model, **changes) == one_model_rerun(model)
 
 
-def workflow_with_rules_version(target: Path, version: str) -> Path:
-    """A copy of the workflow whose rules judge has another version (its Snakefile puts the copy's src/ first)."""
-    target.mkdir(parents=True)
-    for name in ("Snakefile", "rules", "config", "src", "profiles"):
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-        else:
-            shutil.copy2(source, target / name)
-    rules = target / "src" / "virtuebench" / "judge" / "rules.py"
-    text, count = re.subn(r'^VERSION = "[^"]*"', f'VERSION = "{version}"', rules.read_text(), flags=re.MULTILINE)
-    assert count == 1, "the rules judge's VERSION line moved"
-    rules.write_text(text)
-    return target / "Snakefile"
+def test_building_a_models_virtual_environment_reruns_nothing(done, tmp_path):
+    """`make envs` builds .envs/<env>/ beside the Snakefile; from then on the model's jobs run with its interpreter.
+    Which interpreter runs a job is not a tracked setting (the registry's `env` is): nothing reruns."""
+    workdir, _, config = done
+    snakefile = workflow_copy(tmp_path / "workflow")
+    venv_python = tmp_path / "workflow" / ".envs" / "api" / "bin" / "python"
+    venv_python.parent.mkdir(parents=True)
+    venv_python.symlink_to(sys.executable)
+    assert scheduled(snakemake(workdir, "-n", config=config, snakefile=snakefile)) == {}
+    # ...and the interpreter is used: a forced dry run shows the commands.
+    forced = snakemake(workdir, "-n", "--printshellcmds", "--forcerun", "run_inference", config=config, snakefile=snakefile)
+    lines = (forced.stdout + forced.stderr).splitlines()
+    commands = [line.removeprefix("Shell command:").strip() for line in lines if "-m virtuebench.inference" in line]
+    assert len(commands) == 6
+    assert all(command.startswith(f"{venv_python} -m") == ("--model api" in command) for command in commands), commands
 
 
 def test_a_new_rules_version_rejudges_every_rules_judgment_and_nothing_else(done, tmp_path):
     workdir, _, config = done
     snakefile = workflow_with_rules_version(tmp_path / "workflow", "rules/next")
-    result = snakemake(workdir, "-n", config=config, snakefile=snakefile)
-    assert result.returncode == 0, result.stderr[-3000:]
-    jobs = scheduled(result)
+    jobs = scheduled(snakemake(workdir, "-n", config=config, snakefile=snakefile))
     print(f"\nrules version: {dict(jobs)}")
-    assert jobs["judge_responses"] == 4  # 2 models x 1 prompt x 2 levels, every one
-    assert jobs["run_inference"] == jobs["extract_frames"] == jobs["make_instances"] == 0
-    assert jobs["compute_scores"] == 1
+    assert jobs == Counter({"judge_responses": 6, **REPORT})  # three models x one prompt x two levels, every one
 
 
 def test_adding_a_model_adds_only_its_jobs_and_the_report(done):
     workdir, _, config = done
-    jobs = scheduled(snakemake(workdir, "-n", config={**config, "models": ["refuse", "guess", "refuse-2"]}))
-    assert jobs["run_inference"] == jobs["model:refuse-2"] == 2 and jobs["judge_responses"] == 2
-    assert jobs["extract_frames"] == 0 and jobs["compute_scores"] == 1
+    jobs = scheduled(snakemake(workdir, "-n", config={**config, "models": [*config["models"], "refuse-2"]}))
+    print(f"\nmodel added: {dict(jobs)}")
+    assert jobs == one_model_rerun("refuse-2")
 
 
 def test_unrelated_settings_rerun_nothing(done):
@@ -139,5 +142,4 @@ def test_unrelated_settings_rerun_nothing(done):
         "cvrr": {"published_commit": "0123abc"},
         "report": {"prompt": "honest"},
     }
-    result = snakemake(workdir, "-n", config=unrelated)
-    assert result.returncode == 0 and "Nothing to be done" in result.stdout + result.stderr
+    assert scheduled(snakemake(workdir, "-n", config=unrelated)) == {}

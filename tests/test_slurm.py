@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers.data import REPO
-from test_workflow import TINY
+from helpers.workflow import TINY
 
 from virtuebench.cluster import Cluster, detect, install_profile
 

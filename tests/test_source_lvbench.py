@@ -176,3 +176,12 @@ def test_fetch_videos_with_a_fake_downloader(release, tmp_path, video_factory):
     excluded = excluded_reasons(report)
     assert "video not downloaded" in excluded["lvbench:201"] and "not found" in excluded["lvbench:201"]
     assert {row["item"]: row["reason_kind"] for row in report}["lvbench:201"] == "missing_video"
+
+
+def test_fetch_cli_passes_the_downloader_line_apart_from_the_subcommand(tmp_path, monkeypatch):
+    """`--command` (the downloader line) is stored apart from `command` (the subcommand), with its default."""
+    asked = []
+    monkeypatch.setattr(lvbench, "fetch_videos", lambda raw_dir, command, timeout: asked.append((command, timeout)) or [])
+    assert lvbench.main(["fetch", str(tmp_path)]) == 0
+    assert lvbench.main(["fetch", str(tmp_path), "--command", "dl {out} {key}", "--timeout", "5"]) == 0
+    assert asked == [(lvbench.DEFAULT_COMMAND, None), ("dl {out} {key}", 5.0)]

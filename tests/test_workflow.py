@@ -8,13 +8,10 @@ from __future__ import annotations
 import csv
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import yaml
-from helpers.data import REPO
+from helpers.workflow import TINY, snakemake
 from PIL import Image
 
 from virtuebench.instances import read_instances
@@ -24,37 +21,8 @@ from virtuebench.sources.synthetic import read_second_code
 
 pytestmark = pytest.mark.workflow
 
-TINY = {
-    "source": {"name": "synthetic", "settings": {"seed": 7, "n_videos": 3, "max_duration_s": 300, "width": 128, "height": 72}},
-    "levels": [64, 128, 256],
-    "models": ["refuse", "guess", "oracle"],
-    "prompts": ["honest", "plain"],
-    "judge": "rules",
-}
 OUTPUTS = ["table1.tex", "table2.tex", "fig4.png", "fig6.png", "scores.csv", "comparisons.csv", "table2_trust.tex", "fig_levels.png"]
 OUTPUTS += ["fig3_composition.png", "supplement/fig1_sources.png", "browser/index.html"]
-
-
-def snakemake(
-    workdir: Path, *args: str, config: dict | None = None, timeout: int = 300, snakefile: Path = REPO / "Snakefile"
-) -> subprocess.CompletedProcess:
-    (workdir / "config.yaml").write_text(yaml.safe_dump(config or TINY))
-    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
-    command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(snakefile),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--cores",
-        "2",
-        *args,
-    ]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import shutil
 import pytest
 import yaml
 from helpers.data import REPO
-from test_workflow import TINY, snakemake
+from helpers.workflow import TINY, snakemake
 
 pytestmark = pytest.mark.workflow
 

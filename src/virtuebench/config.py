@@ -157,8 +157,7 @@ def with_defaults(config: dict[str, Any], schema_path: str | Path) -> dict[str, 
 RERUN_CLASSES = ("answers", "scheduling", "description")
 
 
-def _properties(kind: str) -> dict[str, dict[str, Any]]:
-    config_dir = Path(__file__).resolve().parents[2] / "config"
+def _properties(kind: str, config_dir: Path) -> dict[str, dict[str, Any]]:
     if kind == "model":
         return yaml.safe_load((config_dir / "models.schema.yaml").read_text())["properties"]
     if kind == "judge":
@@ -166,51 +165,56 @@ def _properties(kind: str) -> dict[str, dict[str, Any]]:
     raise ValueError(f"unknown settings kind {kind!r}: model or judge")
 
 
+@lru_cache(maxsize=8)
+def setting_classes(kind: str, config_dir: str | Path) -> dict[str, str]:
+    """{setting: class} for a model registry entry (`model`) or a judge's settings (`judge`), from the schemas in
+    `config_dir` (the workflow's config/: the Snakefile passes it, so an installed package reads the same schemas)."""
+    return {name: spec.get("x-rerun") for name, spec in _properties(kind, Path(config_dir)).items()}
+
+
 @lru_cache(maxsize=4)
-def setting_classes(kind: str) -> dict[str, str]:
-    """{setting: class} for a model registry entry (`model`) or a judge's settings (`judge`), from the schemas."""
-    return {name: spec.get("x-rerun") for name, spec in _properties(kind).items()}
-
-
-@lru_cache(maxsize=1)
-def scheduling_backend_settings() -> frozenset[str]:
+def scheduling_backend_settings(config_dir: str | Path) -> frozenset[str]:
     """Keys of a model's `settings` that change only how its job runs (models.schema.yaml, x-scheduling-settings)."""
-    return frozenset(_properties("model")["settings"].get("x-scheduling-settings", []))
+    return frozenset(_properties("model", Path(config_dir))["settings"].get("x-scheduling-settings", []))
 
 
-def _split(kind: str, entry: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the settings that change the answers, those that change only how the job runs)."""
-    classes = setting_classes(kind)
+def _split(kind: str, entry: dict[str, Any], config_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the settings that change the answers, those that change only how the job runs); description settings are in
+    neither. A model's `settings` are split key by key (x-scheduling-settings)."""
+    classes = setting_classes(kind, config_dir)
     tracked = {name: value for name, value in entry.items() if classes.get(name) == "answers"}
     run = {name: value for name, value in entry.items() if classes.get(name) == "scheduling"}
     if kind == "model":
-        settings, scheduling = dict(entry.get("settings") or {}), scheduling_backend_settings()
+        settings, scheduling = dict(entry.get("settings") or {}), scheduling_backend_settings(config_dir)
         tracked["settings"] = {name: value for name, value in settings.items() if name not in scheduling}
-        run = {"settings": {name: value for name, value in settings.items() if name in scheduling}}
+        run["settings"] = {name: value for name, value in settings.items() if name in scheduling}
     elif entry.get("kind", "rules") in ("rules", "mcq"):
         from virtuebench.judge import judge_version
 
         # The built-in judges have no settings: their code's version is what changes their verdicts.
-        tracked = {"kind": entry.get("kind", "rules"), "version": judge_version(entry.get("kind", "rules"))}
+        tracked, run = {"kind": entry.get("kind", "rules"), "version": judge_version(entry.get("kind", "rules"))}, {}
     elif entry["kind"] == "hybrid":
         from virtuebench.judge import judge_version
 
-        # The rules' version and the LLM judge's own split (check_config resolves `llm` to its settings).
+        # The rules' version and the LLM judge's own split (check_config resolves `llm` to its settings, or None).
         llm = entry.get("llm")
-        tracked = {"kind": "hybrid", "version": judge_version("rules"), "llm": _split("judge", llm)[0] if isinstance(llm, dict) else llm}
-        run = {"llm": _split("judge", llm)[1]} if isinstance(llm, dict) else {}
+        if llm is not None and not isinstance(llm, dict):
+            raise ValueError(f"hybrid judge: `llm` must be resolved to its LLM judge's settings (check_config does), got {llm!r}")
+        llm_tracked, llm_run = _split("judge", llm, config_dir) if llm else (None, None)
+        tracked = {"kind": "hybrid", "version": judge_version("rules"), "llm": llm_tracked}
+        run = {**run, "llm": llm_run} if llm else run
     return tracked, run
 
 
-def tracked_settings(kind: str, entry: dict[str, Any]) -> str:
+def tracked_settings(kind: str, entry: dict[str, Any], config_dir: str | Path) -> str:
     """The settings of a model (`model`: a registry entry) or judge (`judge`) that change its answers, as sorted
     JSON: the one tracked param of every job that runs it (inference, judging, the supplement's, the curation's)."""
-    return json.dumps(_split(kind, entry)[0], sort_keys=True)
+    return json.dumps(_split(kind, entry, config_dir)[0], sort_keys=True)
 
 
-def run_settings(kind: str, entry: dict[str, Any]) -> str:
+def run_settings(kind: str, entry: dict[str, Any], config_dir: str | Path) -> str:
     """The settings that change only how its jobs run (`scheduling`), as JSON: they reach the job untracked."""
-    return json.dumps(_split(kind, entry)[1], sort_keys=True)
+    return json.dumps(_split(kind, entry, config_dir)[1], sort_keys=True)
 
 
 # --- The checks, one per section ----------------------------------------------------------------------------------
@@ -421,18 +425,24 @@ def _check_supplement(review: _Review) -> None:
         )
 
 
-def _check_curation(review: _Review, registry: dict[str, dict[str, Any]], registry_path: Path) -> dict[str, dict[str, Any]]:
-    """The curation's models (source virtuebench), their keys and the gated sources' token."""
+def _check_curation(
+    review: _Review, registry: dict[str, dict[str, Any]], registry_path: Path, judges: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """The curation's models (source virtuebench), their keys and the gated sources' token; the difficulty judge's
+    resolved settings are added to `judges` (the judges in use) when it is not one of them already."""
     from virtuebench.sources import REAL_SOURCES, real_source
 
     config, curation = review.config, review.config["curation"]
     if config["source"]["name"] != "virtuebench":
         return {}
     defined = {"rules": {"kind": "rules"}, **config["judges"]}
-    if curation["difficulty_judge"] not in defined:
+    difficulty_judge = curation["difficulty_judge"]
+    if difficulty_judge not in defined:
         review.problems.append(
-            f"config.curation.difficulty_judge: {curation['difficulty_judge']!r} is not allowed; allowed values: {', '.join(defined)}"
+            f"config.curation.difficulty_judge: {difficulty_judge!r} is not allowed; allowed values: {', '.join(defined)}"
         )
+    elif difficulty_judge not in judges:
+        judges[difficulty_judge] = _curation_judge(review, difficulty_judge, defined)
     for i, source in enumerate(curation["sources"]):
         if source not in REAL_SOURCES:
             review.problems.append(f"config.curation.sources[{i}]: {source!r} is not allowed; allowed values: {', '.join(REAL_SOURCES)}")
@@ -446,11 +456,10 @@ def _check_curation(review: _Review, registry: dict[str, dict[str, Any]], regist
         key_env = (registry[name].get("settings") or {}).get("api_key_env")
         if key_env and not review.environ.get(key_env):
             review.missing_key(f"config.curation.{key}: {name} needs an API key: set the environment variable {key_env}")
-    key_env = _judge_key_env(defined.get(curation["difficulty_judge"], {}), defined)
-    if key_env and not review.environ.get(key_env):
-        review.missing_key(
-            f"config.curation.difficulty_judge: {curation['difficulty_judge']} needs an API key: set the environment variable {key_env}"
-        )
+    key_env = _judge_key_env(defined.get(difficulty_judge, {}), defined)
+    if key_env and not review.environ.get(key_env) and defined.get(difficulty_judge, {}).get("kind") != "hybrid":
+        # A hybrid's key was checked with its if_no_key (_check_hybrid); an llm judge's has no fallback here.
+        review.missing_key(f"config.curation.difficulty_judge: {difficulty_judge} needs an API key: set the environment variable {key_env}")
     if not review.environ.get("HF_TOKEN"):
         for source in curation["sources"]:
             if source in REAL_SOURCES and source not in curation["raw_dirs"] and real_source(source).RELEASE.gated:
@@ -460,6 +469,23 @@ def _check_curation(review: _Review, registry: dict[str, dict[str, Any]], regist
                     "and set HF_TOKEN (or give an already downloaded copy in config.curation.raw_dirs)"
                 )
     return curation_models
+
+
+def _curation_judge(review: _Review, name: str, defined: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The settings of a difficulty judge that Table 2 does not use, resolved as `_check_judges` resolves its own
+    (a hybrid's `llm` becomes its LLM judge's settings): the filter's job runs it from these."""
+    from virtuebench.judge.llm import JudgeSetupError, LlmJudgeSettings
+
+    settings = defined[name]
+    if settings["kind"] == "hybrid":
+        return _check_hybrid(review, name, settings, defined)
+    if settings["kind"] == "llm":
+        try:
+            LlmJudgeSettings.from_dict(settings)
+        except JudgeSetupError as error:
+            review.problems.append(f"config.judges.{name}: {error}")
+        return dict(settings)
+    return {"kind": settings["kind"]}
 
 
 def check_config(
@@ -490,7 +516,7 @@ def check_config(
     registry = load_registry(registry_path, config_dir / "models.schema.yaml")
     _check_models(review, registry, registry_path)
     _check_supplement(review)
-    curation_models = _check_curation(review, registry, registry_path)
+    curation_models = _check_curation(review, registry, registry_path, judges)
     if review.problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(review.problems))
     frame_pixels = config["frames"]["max_pixels"]

@@ -9,8 +9,10 @@ source_id (the question's id in its source benchmark; empty for the demo).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -148,6 +150,13 @@ def read_instances(path: str | Path) -> list[Instance]:
             raise InstancesError(f"{path}: row {number}: {error}") from None
     validate(instances, where=str(path))
     return instances
+
+
+def content_digest(instances: Sequence[Instance]) -> str:
+    """A digest of the rows, in order: equal for equal tables whenever and however often they were written, so a
+    rule can depend on what a table says rather than on when it was written (rules/curation.smk, kept_digest)."""
+    rows = [asdict(inst) | {"answers": sorted(inst.answers.items())} for inst in instances]
+    return hashlib.sha256(json.dumps(rows, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
 def validate(instances: Sequence[Instance], where: str) -> None:

@@ -76,7 +76,12 @@ def _merge(args: argparse.Namespace) -> int:
     if args.counts:
         rows = [json.loads(Path(path).read_text()) for path in args.summaries]
         write_csv(args.counts, rows, ["source", "stage", "n_in", "n_removed", "n_invalid", "n_out"])
-    print(f"merge: {len(instances)} kept questions over {len({i.video_id for i in instances})} videos -> {args.out}", file=sys.stderr)
+    n_videos = len({inst.video_id for inst in instances})
+    if args.run_record:
+        # When this merge ran: a file that differs after every merge, for the instances checkpoint to read (rules/sources.smk)
+        record = {"merged_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "n_kept": len(instances), "n_videos": n_videos}
+        Path(args.run_record).write_text(json.dumps(record) + "\n")
+    print(f"merge: {len(instances)} kept questions over {n_videos} videos -> {args.out}", file=sys.stderr)
     return 0
 
 
@@ -186,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     merge.add_argument("--summaries", nargs="*", default=[], help="filter summaries (JSON) to tabulate in --counts")
     merge.add_argument("--out", required=True)
     merge.add_argument("--counts", help="CSV of the curation funnel: source, stage, n_in, n_removed, n_invalid, n_out")
+    merge.add_argument("--run-record", help="JSON saying when this merge ran and what it kept")
     merge.set_defaults(func=_merge)
     export = commands.add_parser("export")
     export.add_argument("--kept", required=True)

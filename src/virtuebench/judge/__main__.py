@@ -4,9 +4,10 @@
     python -m virtuebench.judge agree (--a J1.jsonl ... --b J2.jsonl ... | --set SPLIT) ...
     python -m virtuebench.judge precision [--set tuning]
 
-The word `judge` is optional: argv whose first word is neither a subcommand (`judge`, `agree`) nor -h/--help
-is read as the `judge` subcommand, so the contract's call shape (shared/CONTRACT.md) keeps working. An input
-file literally named `agree` or `judge` therefore needs the explicit form: `python -m virtuebench.judge judge agree ...`.
+The word `judge` is optional: argv whose first word is neither a subcommand (`judge`, `agree`, `precision`) nor
+-h/--help is read as the `judge` subcommand, so the contract's call shape (shared/CONTRACT.md) keeps working. An input
+file literally named `agree`, `judge` or `precision` therefore needs the explicit form:
+`python -m virtuebench.judge judge agree ...`.
 
 Items mode (shared/CONTRACT.md): each input line has id, question, answer, response; each output
 line repeats id and adds refusal, judgement, valid (and the judge's reason):

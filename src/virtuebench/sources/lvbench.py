@@ -246,16 +246,9 @@ def fetch_videos(raw_dir: str | Path, command_template: str = DEFAULT_COMMAND, t
     return missing
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m virtuebench.sources.lvbench", description="LVBench videos")
-    commands = parser.add_subparsers(dest="command", required=True)
-    fetch = commands.add_parser("fetch", help=f"download the videos missing from RAW_DIR/{VIDEOS}/")
-    fetch.add_argument("raw_dir", help=f"the folder holding {ANNOTATIONS}")
-    fetch.add_argument("--command", default=DEFAULT_COMMAND, help="downloader line with {out} and {key} (default: %(default)s)")
-    fetch.add_argument("--timeout", type=float, default=None, help="seconds allowed per video (default: no limit)")
-    args = parser.parse_args(argv)
+def _fetch(args: argparse.Namespace) -> int:
     try:
-        missing = fetch_videos(args.raw_dir, args.command, args.timeout)
+        missing = fetch_videos(args.raw_dir, args.downloader, args.timeout)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -263,6 +256,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     for row in missing[:20]:
         print(f"  {row['key']}: {row['reason']}", file=sys.stderr)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m virtuebench.sources.lvbench", description="LVBench videos")
+    commands = parser.add_subparsers(dest="command", required=True)
+    fetch = commands.add_parser("fetch", help=f"download the videos missing from RAW_DIR/{VIDEOS}/")
+    fetch.add_argument("raw_dir", help=f"the folder holding {ANNOTATIONS}")
+    # dest: `command` names the subcommand, as in every CLI here
+    fetch.add_argument(
+        "--command", dest="downloader", default=DEFAULT_COMMAND, help="downloader line with {out} and {key} (default: %(default)s)"
+    )
+    fetch.add_argument("--timeout", type=float, default=None, help="seconds allowed per video (default: no limit)")
+    fetch.set_defaults(func=_fetch)
+    args = parser.parse_args(argv)
+    return args.func(args)
 
 
 if __name__ == "__main__":

@@ -409,7 +409,7 @@ def test_the_filtered_question_pool_runs_the_curation_filters_for_each_source_an
     }  # VideoEval-Pro's sets are unchanged: not made again
 
 
-def test_videoevalpros_authors_grader_rejudges_only_its_open_ended_answers_and_their_suffix_asks_them_again(annotated, curated, tmp_path):
+def test_videoevalpros_authors_grader_rejudges_only_its_open_ended_answers_and_their_suffix_asks_them_again(annotated, curated):
     """supplement.videoevalpro_grader: authors, with a made-up prompt file (the authors' text is not in the repository):
     VideoEval-Pro's open-ended answers are judged again by their grader, and asked again with their suffix
     (videoevalpro_suffix: null follows the grader); with videoevalpro_suffix: false, only judged again. No other
@@ -418,10 +418,16 @@ def test_videoevalpros_authors_grader_rejudges_only_its_open_ended_answers_and_t
 
     _, config, _ = curated
     models = config["supplement"]["models"]
-    prompt = tmp_path / "grader_prompt.txt"
+    # Where docs/supplement.md suggests, relative to the working directory (git ignores it there).
+    prompt = annotated / "config" / "videoevalpro_grader_prompt.txt"
+    prompt.parent.mkdir(exist_ok=True)
     prompt.write_text("A made-up grading prompt.\nQuestion: {question}\nGold target: {target}\nPredicted answer: {predicted_answer}\n")
     for suffix, prompt_asked in ((None, "honest+concise"), (False, None)):
-        supplement = {**config["supplement"], "videoevalpro_grader": "authors", "authors_grader_prompt": str(prompt)}
+        supplement = {
+            **config["supplement"],
+            "videoevalpro_grader": "authors",
+            "authors_grader_prompt": "config/videoevalpro_grader_prompt.txt",
+        }
         if suffix is not None:
             supplement["videoevalpro_suffix"] = suffix
         result = snakemake(annotated, "-n", "-p", "results/supplement/table1.tex", config={**config, "supplement": supplement})
@@ -449,6 +455,7 @@ def test_videoevalpros_authors_grader_rejudges_only_its_open_ended_answers_and_t
         table = _supplement_commands(result, "virtuebench.curation")
         assert len(table) == 1 and "--videoevalpro-grader authors" in table[0]
         assert f"--videoevalpro-suffix {'yes' if prompt_asked else 'no'}" in table[0]
+    prompt.unlink()  # the later tests keep the default grader
 
 
 def test_paper_config_dry_run_shows_the_whole_curation_chain_for_all_six_sources(tmp_path, monkeypatch):

@@ -163,3 +163,28 @@ def test_a_prompt_changed_after_the_workflow_read_it_or_no_key_stops_the_judge(t
         items = _items(tmp_path / "items.jsonl", ["red"])
         run = _cli(server, items, tmp_path / "o.jsonl", tmp_path / "c.sqlite", grader_settings(prompt_file), env_key=None)
     assert run.returncode == 1 and "OPENAI_API_KEY" in run.stderr and "Traceback" not in run.stderr and server.total == 0
+
+
+def test_judgment_records_name_the_grader_and_its_prompts_sha256(tmp_path, prompt_file, monkeypatch):
+    """Workflow mode: each judgment names the judge, keeps the reply, and carries the prompt file's sha256 in its
+    judge_version, so a number can be traced to the prompt that graded it."""
+    from helpers.data import build_bench
+
+    from virtuebench.inference import run_inference
+    from virtuebench.instances import read_instances
+    from virtuebench.judge.run import judge_responses
+
+    bench = build_bench(tmp_path / "bench", 1, 70, [64])
+    instances = read_instances(bench / "instances.parquet")
+    run_inference(instances, bench / "frames", "refuse", {"backend": "refuse"}, "honest+concise", 64, tmp_path / "r.jsonl")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    settings = grader_settings(prompt_file)
+    with FakeOpenAI() as server:
+        judge = get_judge("videoevalpro-authors", {**settings, "base_url": server.base_url}, str(tmp_path / "cache.sqlite"))
+        judge_responses(tmp_path / "r.jsonl", bench / "instances.parquet", judge, tmp_path / "j.jsonl")
+    records = [json.loads(line) for line in (tmp_path / "j.jsonl").read_text().splitlines()]
+    assert len(records) == len(instances) and server.total == len(instances)
+    assert {record["judge"] for record in records} == {"videoevalpro-authors"}
+    assert {record["prompt"] for record in records} == {"honest+concise"}
+    assert {record["judge_version"] for record in records} == {f"videoevalpro-authors-grader@{settings['prompt_sha256']}/gpt-4o-2024-08-06"}
+    assert all(record["valid"] and record["raw"] in ("A", "B", "C") for record in records)

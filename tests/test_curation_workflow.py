@@ -421,7 +421,7 @@ def test_videoevalpros_authors_grader_rejudges_only_its_open_ended_answers_and_t
     # Where docs/supplement.md suggests, relative to the working directory (git ignores it there).
     prompt = annotated / "config" / "videoevalpro_grader_prompt.txt"
     prompt.parent.mkdir(exist_ok=True)
-    prompt.write_text("A made-up grading prompt.\nQuestion: {question}\nGold target: {target}\nPredicted answer: {predicted_answer}\n")
+    prompt.write_text("A made-up grading prompt.\nQuestion: {question}\nTarget to match: {target}\nReply to grade: {predicted_answer}\n")
     for suffix, prompt_asked in ((None, "honest+concise"), (False, None)):
         supplement = {
             **config["supplement"],

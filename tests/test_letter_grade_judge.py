@@ -24,7 +24,7 @@ SECRET = "sk-test-GRADER-5a4b3c"
 AUTHORS_SOURCE = "TIGER-AI-Lab/VideoEval-Pro, file tools/gpt4o_judge.py at commit 8467762b50689d718b7ea4f047cf20565ac0e2e2"
 #: A stand-in for the authors' prompt: their three placeholders, none of their words. Braces elsewhere stay as they are.
 TEST_PROMPT = (
-    "\n  Grade a reply {as in a test}.\nQuestion: {question}\nGold target: {target}\nPredicted answer: {predicted_answer}\n"
+    "\n  Grade a reply {as in a test}.\nQuestion: {question}\nTarget to match: {target}\nReply to grade: {predicted_answer}\n"
     "Reply A (correct), B (incorrect) or C (not attempted).\n\n"
 )
 
@@ -59,7 +59,7 @@ def test_the_prompt_is_the_files_stripped_with_the_three_values_filled_in_and_st
     assert messages == [
         {
             "role": "user",
-            "content": "Grade a reply {as in a test}.\nQuestion: What is red?\nGold target: the ball\nPredicted answer: a ball\n"
+            "content": "Grade a reply {as in a test}.\nQuestion: What is red?\nTarget to match: the ball\nReply to grade: a ball\n"
             "Reply A (correct), B (incorrect) or C (not attempted).",
         }
     ]
@@ -69,7 +69,7 @@ def test_a_missing_or_incomplete_prompt_file_names_where_to_copy_it_from(tmp_pat
     with pytest.raises(GraderPromptError, match=r"file .*absent\.txt not found; copy the text .* from " + AUTHORS_SOURCE):
         read_grader_prompt(tmp_path / "absent.txt")
     partial = tmp_path / "partial.txt"
-    partial.write_text("Question: {question}\nPredicted answer: {predicted_answer}\n")
+    partial.write_text("Question: {question}\nReply to grade: {predicted_answer}\n")
     with pytest.raises(GraderPromptError, match=r"partial\.txt lacks the placeholder\(s\) \{target\}; copy"):
         read_grader_prompt(partial)
 

@@ -201,10 +201,10 @@ def test_the_authors_grader_needs_their_prompt_in_a_file_and_its_key(tmp_path):
     config["supplement"]["authors_grader_prompt"] = str(tmp_path / "grader.txt")
     with pytest.raises(ConfigError, match=rf"config.supplement.authors_grader_prompt: file .*grader.txt not found; .* from {where}"):
         check_config(config, REPO / "config", base_dir=REPO, defer_keys=True, environ={})
-    (tmp_path / "grader.txt").write_text("Question: {question}\nGold target: {target}\n")
+    (tmp_path / "grader.txt").write_text("Question: {question}\nTarget to match: {target}\n")
     with pytest.raises(ConfigError, match=r"grader.txt lacks the placeholder\(s\) \{predicted_answer\}"):
         check_config(config, REPO / "config", base_dir=REPO, defer_keys=True, environ={})
-    (tmp_path / "grader.txt").write_text("Question: {question}\nGold target: {target}\nPredicted answer: {predicted_answer}\n")
+    (tmp_path / "grader.txt").write_text("Question: {question}\nTarget to match: {target}\nReply to grade: {predicted_answer}\n")
     checked = check_config(config, REPO / "config", base_dir=REPO, defer_keys=True, environ={})
     grader_key = [line for line in checked.missing_keys if "videoevalpro_grader" in line]
     assert grader_key == [

@@ -11,7 +11,7 @@ The reply is chosen by the prediction inside the judge prompt ("Model Prediction
 anything else: a verdict from simple rules (refusal if the prediction says the video lacks the
 information; judgement per the paper's Case A / Case B). Every request is counted per prediction.
 
-A letter-grade prompt (a test's own, with "Gold target: ..." and "Predicted answer: ..." lines; never the
+A letter-grade prompt (a test's own, with "Target to match: ..." and "Reply to grade: ..." lines; never the
 authors' text) is answered with a grade letter: "A" where the prediction contains the gold target, "C" where it
 says it cannot tell, else "B"; and by scenario:
   scenario:grade-lower  "b" (a lower-case letter)
@@ -104,7 +104,7 @@ class FakeOpenAI:
         content = body["messages"][-1]["content"]
         if isinstance(content, list):
             return self.handle_backend(handler, body, content)
-        if "Gold target: " in content:
+        if "Target to match: " in content:
             return self.handle_grader(handler, body, content)
         prediction = re.search(r"(?:Model Prediction|Predicted Answer): (.*)", content).group(1).strip()
         truth = re.search(r"(?:Ground Truth Answer|Ground truth correct Answer): (.*)", content).group(1).strip()
@@ -152,8 +152,8 @@ class FakeOpenAI:
 
     def handle_grader(self, handler, body: dict, content: str) -> None:
         """A letter-grade request: one user message, answered with a grade letter (see the module's docstring)."""
-        prediction = re.search(r"Predicted answer: (.*)", content).group(1).strip()
-        target = re.search(r"Gold target: (.*)", content).group(1).strip()
+        prediction = re.search(r"Reply to grade: (.*)", content).group(1).strip()
+        target = re.search(r"Target to match: (.*)", content).group(1).strip()
         with self.lock:
             self.requests[prediction] += 1
             count = self.requests[prediction]

@@ -9,7 +9,8 @@ from snakemake.settings.types import DeploymentMethod
 from virtuebench.instances import content_digest, read_instances
 from virtuebench.instances import videos as video_paths
 from virtuebench.inference import items_for_level
-from virtuebench.curation.supplement import forms_of as supplement_forms
+from virtuebench.curation.supplement import AUTHORS_GRADER_JUDGE, Choices, forms_of as supplement_forms
+from virtuebench.judge.letter_grade import grader_settings
 from virtuebench.config import run_settings, tracked_settings
 from virtuebench.sources import REAL_SOURCES, sampling_of
 
@@ -346,6 +347,29 @@ def supplement_pool(wildcards):
     if SUPPLEMENT["question_pool"] != "filtered" or wildcards.source not in supplement_filtered_sources():
         return []
     return [f"results/curation/{wildcards.source}/answerability.parquet"]
+
+
+# The supplement's protocol choices (docs/supplement.md); the authors' grader's settings hold its prompt file's sha256
+# (the config check has read the file), so a changed prompt re-judges VideoEval-Pro.
+SUPPLEMENT_CHOICES = Choices(**{name: SUPPLEMENT[name] for name in Choices.__dataclass_fields__})
+SUPPLEMENT_GRADER = grader_settings(SUPPLEMENT["authors_grader_prompt"]) if SUPPLEMENT["videoevalpro_grader"] == "authors" else None
+
+
+def supplement_prompt(wildcards):
+    """The prompt of a supplement inference job: mcq_prompt or oe_prompt (VideoEval-Pro's open-ended one with its
+    authors' suffix where supplement.videoevalpro_suffix says so)."""
+    return SUPPLEMENT_CHOICES.prompt_of(wildcards.source, wildcards.form)
+
+
+def supplement_judge(wildcards):
+    """(name, settings) of the judge of a supplement judgments file: mcq (by letter), VideoEval-Pro's authors'
+    grader (supplement.videoevalpro_grader: authors), or the run's judge."""
+    name = SUPPLEMENT_CHOICES.judge_of(wildcards.source, wildcards.form)
+    if name == "mcq":
+        return name, {"kind": "mcq"}
+    if name == AUTHORS_GRADER_JUDGE:
+        return name, SUPPLEMENT_GRADER
+    return JUDGE, judge_settings(JUDGE)
 
 
 def supplement_filtered_sources():

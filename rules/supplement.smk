@@ -60,7 +60,8 @@ use rule extract_frames as extract_supplement_frames with:
         f"Extracting {SUPPLEMENT['level']} frames over the whole of {{wildcards.video_id}}"
 
 
-# An inference job (rules/inference.smk): the MCQ form with mcq_prompt (standard), the open-ended one with oe_prompt (honest).
+# An inference job (rules/inference.smk): the MCQ form with mcq_prompt (standard), the open-ended one with oe_prompt (honest;
+# VideoEval-Pro's with its authors' suffix where videoevalpro_suffix says so: e.g. honest+concise).
 use rule run_inference as run_supplement_inference with:
     input:
         instances="results/supplement/{source}/{form}.parquet",
@@ -70,7 +71,7 @@ use rule run_inference as run_supplement_inference with:
     params:
         rows="",  # the set's table is an ordinary input here: tracked by date
         frames_dir=lambda wildcards: f"results/supplement/frames/{wildcards.source}",
-        prompt=lambda wildcards: SUPPLEMENT["mcq_prompt"] if wildcards.form == "mcq" else SUPPLEMENT["oe_prompt"],
+        prompt=supplement_prompt,
         level=SUPPLEMENT["level"],
     log:
         "logs/supplement/responses/{model}/{source}/{form}.log",
@@ -78,6 +79,8 @@ use rule run_inference as run_supplement_inference with:
         "Asking {wildcards.model} {wildcards.source}'s questions in {wildcards.form} form"
 
 
+# MCQ answers by their letter; open-ended ones by the run's judge (VideoEval-Pro's by its authors' grader with
+# videoevalpro_grader: authors).
 rule judge_supplement:
     input:
         responses=rules.run_supplement_inference.output[0],
@@ -85,11 +88,11 @@ rule judge_supplement:
     output:
         "results/supplement/judgments/{model}/{source}/{form}.jsonl",
     params:
-        judge=lambda wildcards: "mcq" if wildcards.form == "mcq" else JUDGE,
-        judge_config=lambda wildcards: tracked_settings("judge", {"kind": "mcq"} if wildcards.form == "mcq" else judge_settings(JUDGE), CONFIG_DIR),
+        judge=lambda wildcards: supplement_judge(wildcards)[0],
+        judge_config=lambda wildcards: tracked_settings("judge", supplement_judge(wildcards)[1], CONFIG_DIR),
         cache=config["judge_cache"],
     resources:
-        run_config=lambda wildcards: run_settings("judge", {"kind": "mcq"} if wildcards.form == "mcq" else judge_settings(JUDGE), CONFIG_DIR),
+        run_config=lambda wildcards: run_settings("judge", supplement_judge(wildcards)[1], CONFIG_DIR),
     log:
         "logs/supplement/judgments/{model}/{source}/{form}.log",
     conda:
@@ -125,6 +128,8 @@ rule make_supplement_table:
         mlvu_average=SUPPLEMENT["mlvu_average"],
         question_pool=SUPPLEMENT["question_pool"],
         short_video_frames=SUPPLEMENT["short_video_frames"],
+        videoevalpro_grader=SUPPLEMENT["videoevalpro_grader"],
+        videoevalpro_suffix="yes" if SUPPLEMENT_CHOICES.uses_suffix else "no",
     log:
         "logs/supplement/table1.log",
     conda:
@@ -136,4 +141,5 @@ rule make_supplement_table:
         "--prompt {params.prompt} --level {params.level} --models {params.models} --sources {params.sources} "
         "--csv {output.csv} --tex {output.tex} --mcq-prompt {params.mcq_prompt} --oe-prompt {params.oe_prompt} "
         "--mlvu-average {params.mlvu_average} --question-pool {params.question_pool} "
-        "--short-video-frames {params.short_video_frames} --excluded {input.excluded} > {log} 2>&1"
+        "--short-video-frames {params.short_video_frames} --videoevalpro-grader {params.videoevalpro_grader} "
+        "--videoevalpro-suffix {params.videoevalpro_suffix} --excluded {input.excluded} > {log} 2>&1"

@@ -411,6 +411,55 @@ def test_the_filtered_question_pool_runs_the_curation_filters_for_each_source_an
     }  # VideoEval-Pro's sets are unchanged: not made again
 
 
+def test_videoevalpros_authors_grader_rejudges_only_its_open_ended_answers_and_their_suffix_asks_them_again(annotated, curated):
+    """supplement.videoevalpro_grader: authors, with a made-up prompt file (the authors' text is not in the repository):
+    VideoEval-Pro's open-ended answers are judged again by their grader, and asked again with their suffix
+    (videoevalpro_suffix: null follows the grader); with videoevalpro_suffix: false, only judged again. No other
+    source's or form's job runs; the table is remade (its caption names the choices)."""
+    from test_rerun_scope import scheduled
+
+    _, config, _ = curated
+    models = config["supplement"]["models"]
+    # Where docs/supplement.md suggests, relative to the working directory (git ignores it there).
+    prompt = annotated / "config" / "videoevalpro_grader_prompt.txt"
+    prompt.parent.mkdir(exist_ok=True)
+    prompt.write_text("A made-up grading prompt.\nQuestion: {question}\nTarget to match: {target}\nReply to grade: {predicted_answer}\n")
+    for suffix, prompt_asked in ((None, "honest+concise"), (False, None)):
+        supplement = {
+            **config["supplement"],
+            "videoevalpro_grader": "authors",
+            "authors_grader_prompt": "config/videoevalpro_grader_prompt.txt",
+        }
+        if suffix is not None:
+            supplement["videoevalpro_suffix"] = suffix
+        result = snakemake(annotated, "-n", "-p", "results/supplement/table1.tex", config={**config, "supplement": supplement})
+        assert result.returncode == 0, result.stderr[-3000:]
+        jobs = scheduled(result)
+        print(f"\nvideoevalpro_grader authors, videoevalpro_suffix {suffix}: {dict(jobs)}")
+        judged = {
+            (re.search(r"--out results/supplement/judgments/(\S+)\.jsonl", command)[1], re.search(r"--judge (\S+)", command)[1])
+            for command in _supplement_commands(result, "virtuebench.judge")
+        }
+        assert judged == {(f"{model}/videoeval-pro/oe", "videoevalpro-authors") for model in models}
+        assert all(
+            '"kind": "letter-grade"' in command and "prompt_sha256" in command
+            for command in _supplement_commands(result, "virtuebench.judge")
+        )
+        asked = {
+            (re.search(r"--out results/supplement/responses/(\S+)\.jsonl", command)[1], re.search(r"--prompt (\S+)", command)[1])
+            for command in _supplement_commands(result, "virtuebench.inference")
+        }
+        assert asked == ({(f"{model}/videoeval-pro/oe", prompt_asked) for model in models} if prompt_asked else set())
+        expected = {"judge_supplement": len(models), "make_supplement_table": 1}
+        if prompt_asked:
+            expected["run_supplement_inference"] = len(models)
+        assert dict(jobs) == expected
+        table = _supplement_commands(result, "virtuebench.curation")
+        assert len(table) == 1 and "--videoevalpro-grader authors" in table[0]
+        assert f"--videoevalpro-suffix {'yes' if prompt_asked else 'no'}" in table[0]
+    prompt.unlink()  # the later tests keep the default grader
+
+
 def test_paper_config_dry_run_shows_the_whole_curation_chain_for_all_six_sources(tmp_path, monkeypatch):
     for variable in ("OPENAI_API_KEY", "GEMINI_API_KEY", "HF_TOKEN"):
         monkeypatch.delenv(variable, raising=False)  # a dry run needs no key

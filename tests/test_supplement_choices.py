@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import sys
 
@@ -27,7 +28,16 @@ def test_mlvu_is_pooled_or_the_mean_of_its_task_accuracies(tmp_path):
     assert accuracy(path, by_task=True) == (37.5, 3, 5)
 
 
-@pytest.mark.parametrize("choices", [Choices(), Choices("plain", "honest", "m-avg", "filtered", "cap")])
+@pytest.mark.parametrize(
+    "choices",
+    [
+        Choices(),
+        Choices("plain", "honest", "m-avg", "filtered", "cap"),
+        Choices(videoevalpro_grader="authors"),
+        Choices(videoevalpro_grader="authors", videoevalpro_suffix=False),
+        Choices(videoevalpro_suffix=True),
+    ],
+)
 def test_table_1_uses_and_states_every_choice(tmp_path, choices):
     mlvu = [("A", 1), ("A", 1), ("A", 1), ("A", 0), ("B", 0)]
     judgments = {("m", "mlvu", form): _judgments(tmp_path / "mlvu" / f"{form}.jsonl", mlvu) for form in ("mcq", "oe")}
@@ -36,7 +46,14 @@ def test_table_1_uses_and_states_every_choice(tmp_path, choices):
     expected = "37.50" if choices.mlvu_average == "m-avg" else "60.00"
     assert f"m & {expected} & {expected} & 50.00" in tex
     assert rf"MCQ with the \texttt{{{choices.mcq_prompt}}} prompt" in tex and rf"OE with the \texttt{{{choices.oe_prompt}}} prompt" in tex
-    assert ("M-Avg" in tex) == (choices.mlvu_average == "m-avg") and "not with its authors' grader" in tex
+    assert "M-Avg" in tex if choices.mlvu_average == "m-avg" else "M-Avg" not in tex
+    authors = choices.videoevalpro_grader == "authors"
+    assert ("not with its authors' grader" in tex) != authors and (
+        "VideoEval-Pro: by its authors' grader, GPT-4o-2024-08-06" in tex
+    ) == authors
+    suffixed = choices.videoevalpro_suffix if choices.videoevalpro_suffix is not None else authors
+    assert f"VideoEval-Pro's question {'with' if suffixed else 'without'} its authors' suffix ``Keep the answer short and concise.''" in tex
+    assert "not implemented" not in tex
     assert ("not a filtered pool" in tex) == (choices.question_pool == "all")
     assert ("answer-length and Keep/Discard filters keep" in tex) == (choices.question_pool == "filtered")
     assert ("less than 1 s apart" in tex) == (choices.short_video_frames == "repeat")
@@ -53,7 +70,7 @@ def test_the_choices_are_config_settings_with_named_values():
         check_config(config, REPO / "config", environ={})
     schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())["properties"]["supplement"]["properties"]
     defaults = Choices()
-    for name in ("mcq_prompt", "oe_prompt", "mlvu_average", "question_pool", "short_video_frames"):
+    for name in Choices.__dataclass_fields__:
         assert schema[name]["default"] == getattr(defaults, name), name
     config["supplement"] = {"question_pool": "curated"}
     with pytest.raises(ConfigError, match="config.supplement.question_pool"):
@@ -140,3 +157,65 @@ def test_an_excluded_listing_without_reason_kinds_is_named(tmp_path):
     old.write_text("item,reason\nlvbench:q1,/raw/gone.mp4: video not downloaded (status 1)\n")
     with pytest.raises(ValueError, match=r"lvbench/excluded.csv: no reason_kind column"):
         missing_videos({"lvbench": old})
+
+
+def test_videoevalpro_grader_and_suffix_choose_its_open_ended_judge_and_prompt_and_nothing_elses():
+    """The authors' grader judges VideoEval-Pro's open-ended answers alone; their suffix goes on its open-ended prompt
+    alone (by default wherever their grader is used), after the question."""
+    from virtuebench.curation.supplement import AUTHORS_GRADER_JUDGE
+    from virtuebench.prompts import get_prompt
+
+    sources = ("mlvu", "lvbench", "longvideobench", "videoeval-pro")
+    cells = [(source, form) for source in sources for form in ("oe", "mcq")]
+    default, authors = Choices(), Choices(videoevalpro_grader="authors")
+    assert {cell: default.judge_of(*cell) for cell in cells} == {cell: "mcq" if cell[1] == "mcq" else None for cell in cells}
+    assert {cell for cell in cells if authors.judge_of(*cell) != default.judge_of(*cell)} == {("videoeval-pro", "oe")}
+    assert authors.judge_of("videoeval-pro", "oe") == AUTHORS_GRADER_JUDGE
+    assert {cell: default.prompt_of(*cell) for cell in cells} == {cell: "standard" if cell[1] == "mcq" else "honest" for cell in cells}
+    for suffixed in (authors, Choices(videoevalpro_suffix=True), Choices(oe_prompt="standard", videoevalpro_suffix=True)):
+        plain = dataclasses.replace(suffixed, videoevalpro_suffix=False)
+        assert {cell for cell in cells if suffixed.prompt_of(*cell) != plain.prompt_of(*cell)} == {("videoeval-pro", "oe")}
+        assert suffixed.prompt_of("videoeval-pro", "oe") == f"{suffixed.oe_prompt}+concise"
+    assert Choices(videoevalpro_grader="authors", videoevalpro_suffix=False).prompt_of("videoeval-pro", "oe") == "honest"
+    # The authors' open-ended question: theirs followed by one space and the suffix (their tools/*_chat.py).
+    assert get_prompt("standard+concise").render("Who wins?") == "Who wins? Keep the answer short and concise."
+    honest = get_prompt("honest").render("Who wins?")
+    assert get_prompt("honest+concise").render("Who wins?") == honest + " Keep the answer short and concise."
+    assert get_prompt("honest+concise").hash != get_prompt("honest").hash
+    with pytest.raises(KeyError, match="unknown question suffix 'brief'"):
+        get_prompt("honest+brief")
+
+
+def _paper_config():
+    return copy.deepcopy(yaml.safe_load((REPO / "config" / "paper.yaml").read_text()))
+
+
+def test_the_authors_grader_needs_their_prompt_in_a_file_and_its_key(tmp_path):
+    """videoevalpro_grader: authors stops before any job without a usable prompt file (naming where to copy it from),
+    and asks for the grader's key where the table judges VideoEval-Pro."""
+    config = _paper_config()
+    where = "TIGER-AI-Lab/VideoEval-Pro, file tools/gpt4o_judge.py at commit 8467762b50689d718b7ea4f047cf20565ac0e2e2"
+    config["supplement"]["videoevalpro_grader"] = "authors"
+    with pytest.raises(ConfigError, match=r"config.supplement.authors_grader_prompt: required with videoevalpro_grader: authors"):
+        check_config(config, REPO / "config", base_dir=REPO, defer_keys=True, environ={})
+    config["supplement"]["authors_grader_prompt"] = str(tmp_path / "grader.txt")
+    with pytest.raises(ConfigError, match=rf"config.supplement.authors_grader_prompt: file .*grader.txt not found; .* from {where}"):
+        check_config(config, REPO / "config", base_dir=REPO, defer_keys=True, environ={})
+    (tmp_path / "grader.txt").write_text("Question: {question}\nTarget to match: {target}\n")
+    with pytest.raises(ConfigError, match=r"grader.txt lacks the placeholder\(s\) \{predicted_answer\}"):
+        check_config(config, REPO / "config", base_dir=REPO, defer_keys=True, environ={})
+    (tmp_path / "grader.txt").write_text("Question: {question}\nTarget to match: {target}\nReply to grade: {predicted_answer}\n")
+    checked = check_config(config, REPO / "config", base_dir=REPO, defer_keys=True, environ={})
+    grader_key = [line for line in checked.missing_keys if "videoevalpro_grader" in line]
+    assert grader_key == [
+        "config.supplement.videoevalpro_grader: the authors' grader needs an API key: set the environment variable OPENAI_API_KEY "
+        "(or set config.supplement.videoevalpro_grader: virtuebench)"
+    ]
+    config["supplement"]["videoevalpro_grader"] = "theirs"
+    with pytest.raises(
+        ConfigError, match=r"config.supplement.videoevalpro_grader: 'theirs' is not allowed; allowed values: virtuebench, authors"
+    ):
+        check_config(config, REPO / "config", base_dir=REPO, defer_keys=True, environ={})
+    config["supplement"]["videoevalpro_grader"], config["supplement"]["videoevalpro_suffix"] = "virtuebench", "yes"
+    with pytest.raises(ConfigError, match=r"config.supplement.videoevalpro_suffix: must be of type"):
+        check_config(config, REPO / "config", base_dir=REPO, defer_keys=True, environ={})

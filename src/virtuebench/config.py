@@ -193,6 +193,11 @@ def _split(kind: str, entry: dict[str, Any], config_dir: str | Path) -> tuple[di
 
         # The built-in judges have no settings: their code's version is what changes their verdicts.
         tracked, run = {"kind": entry.get("kind", "rules"), "version": judge_version(entry.get("kind", "rules"))}, {}
+    elif entry["kind"] == "letter-grade":
+        # VideoEval-Pro's authors' grader (virtuebench.judge.letter_grade): its prompt counts by content (the file's
+        # sha256), not by where the file lies; its model and token limit are fixed unless given.
+        tracked = {name: value for name, value in entry.items() if name in ("kind", "prompt_sha256") or classes.get(name) == "answers"}
+        run = {name: value for name, value in entry.items() if name == "prompt_file" or classes.get(name) == "scheduling"}
     elif entry["kind"] == "hybrid":
         from virtuebench.judge import judge_version
 
@@ -422,6 +427,33 @@ def _check_supplement(review: _Review) -> None:
     if supplement["models"] and config["source"]["name"] != "virtuebench":
         review.problems.append(
             "config.supplement.models: the supplementary's table needs source virtuebench (the source benchmarks' questions)"
+        )
+    if supplement["videoevalpro_grader"] == "authors":
+        _check_authors_grader(review, supplement)
+
+
+def _check_authors_grader(review: _Review, supplement: dict[str, Any]) -> None:
+    """supplement.videoevalpro_grader: authors needs the authors' prompt in a file (never in this repository) and,
+    where the table judges VideoEval-Pro, the grader's API key."""
+    from virtuebench.judge.letter_grade import GraderPromptError, LetterGradeSettings, read_grader_prompt
+
+    path = supplement["authors_grader_prompt"]
+    if not path:
+        review.problems.append(
+            "config.supplement.authors_grader_prompt: required with videoevalpro_grader: authors (a text file holding the "
+            "authors' grading prompt; docs/supplement.md)"
+        )
+    else:
+        try:
+            read_grader_prompt(path)
+        except GraderPromptError as error:
+            review.problems.append(str(error))
+    key_env = LetterGradeSettings(prompt_file=path or "").api_key_env
+    judged = supplement["models"] and "videoeval-pro" in supplement["sources"]
+    if judged and key_env and not review.environ.get(key_env):
+        review.missing_key(
+            f"config.supplement.videoevalpro_grader: the authors' grader needs an API key: set the environment variable {key_env} "
+            "(or set config.supplement.videoevalpro_grader: virtuebench)"
         )
 
 

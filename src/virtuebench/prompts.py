@@ -90,8 +90,21 @@ class Prompt:
         return self.template.format(question=question, context=context)
 
 
+#: Text a source's authors append to its question, named: `<prompt>+<suffix>` (e.g. `honest+concise`) is that prompt
+#: with the suffix after the question. `concise`: VideoEval-Pro's open-ended question (its authors' inference scripts,
+#: tools/*_chat.py of TIGER-AI-Lab/VideoEval-Pro, append it to `question` after one space; docs/supplement.md).
+QUESTION_SUFFIXES: dict[str, str] = {"concise": " Keep the answer short and concise."}
+
+
 def get_prompt(name: str) -> Prompt:
-    try:
-        return Prompt(name, TEMPLATES[name], CONTEXT_TEMPLATES.get(name))
-    except KeyError:
-        raise KeyError(f"unknown prompt {name!r}; known prompts: {sorted(TEMPLATES)}") from None
+    """The prompt called `name`: a template's name, or `<template>+<suffix>` (QUESTION_SUFFIXES), whose own id and
+    hash every response records, so an answer asked with the suffix is never taken for one asked without."""
+    base, plus, suffix = name.partition("+")
+    if base not in TEMPLATES:
+        raise KeyError(f"unknown prompt {name!r}; known prompts: {sorted(TEMPLATES)}")
+    if plus and suffix not in QUESTION_SUFFIXES:
+        raise KeyError(f"unknown question suffix {suffix!r} in prompt {name!r}; known suffixes: {sorted(QUESTION_SUFFIXES)}")
+    template = TEMPLATES[base]
+    if plus:
+        template = template.replace("{question}", "{question}" + QUESTION_SUFFIXES[suffix])
+    return Prompt(name, template, CONTEXT_TEMPLATES.get(base))

@@ -10,6 +10,16 @@ The reply is chosen by the prediction inside the judge prompt ("Model Prediction
   scenario:echo-auth    401 whose body echoes the Authorization header
 anything else: a verdict from simple rules (refusal if the prediction says the video lacks the
 information; judgement per the paper's Case A / Case B). Every request is counted per prediction.
+
+A letter-grade prompt (a test's own, with "Target to match: ..." and "Reply to grade: ..." lines; never the
+authors' text) is answered with a grade letter: "A" where the prediction contains the gold target, "C" where it
+says it cannot tell, else "B"; and by scenario:
+  scenario:grade-lower  "b" (a lower-case letter)
+  scenario:grade-spaced "  A  " and a newline
+  scenario:garbage      "The grade is A", every time (not a letter first)
+  scenario:empty        "", every time
+  scenario:flaky-grade  "?" once, then "A"
+Each letter-grade request's parameters (its messages' roles in place of the messages) are kept in `grader_bodies`.
 """
 
 from __future__ import annotations
@@ -39,6 +49,7 @@ class FakeOpenAI:
         self.answered: Counter[str] = Counter()  # question -> successful replies
         self.images_seen: list[int] = []
         self.bodies: list[dict] = []  # each backend request's parameters (messages left out)
+        self.grader_bodies: list[dict] = []  # each letter-grade request's parameters (its messages' roles, not their text)
         self.labels_seen: list[list[str]] = []  # each backend request's text parts before its prompt
         self.authorizations: set[str] = set()
         self.slow_s = slow_s
@@ -93,6 +104,8 @@ class FakeOpenAI:
         content = body["messages"][-1]["content"]
         if isinstance(content, list):
             return self.handle_backend(handler, body, content)
+        if "Target to match: " in content:
+            return self.handle_grader(handler, body, content)
         prediction = re.search(r"(?:Model Prediction|Predicted Answer): (.*)", content).group(1).strip()
         truth = re.search(r"(?:Ground Truth Answer|Ground truth correct Answer): (.*)", content).group(1).strip()
         with self.lock:
@@ -121,6 +134,9 @@ class FakeOpenAI:
             else:
                 judgement = int(not refusal and truth.lower().strip(".") in prediction.lower())
             reply = json.dumps({"refusal": refusal, "judgement": judgement})
+        self._reply(handler, body, content, reply)
+
+    def _reply(self, handler, body: dict, content: str, reply: str) -> None:
         self._send(
             handler,
             200,
@@ -133,6 +149,35 @@ class FakeOpenAI:
                 "usage": {"prompt_tokens": len(content) // 4, "completion_tokens": 12, "total_tokens": len(content) // 4 + 12},
             },
         )
+
+    def handle_grader(self, handler, body: dict, content: str) -> None:
+        """A letter-grade request: one user message, answered with a grade letter (see the module's docstring)."""
+        prediction = re.search(r"Reply to grade: (.*)", content).group(1).strip()
+        target = re.search(r"Target to match: (.*)", content).group(1).strip()
+        with self.lock:
+            self.requests[prediction] += 1
+            count = self.requests[prediction]
+            self.authorizations.add(handler.headers.get("Authorization", ""))
+            self.grader_bodies.append(
+                {**{key: value for key, value in body.items() if key != "messages"}, "roles": [m["role"] for m in body["messages"]]}
+            )
+        scripted = {
+            "scenario:grade-lower": "b",
+            "scenario:grade-spaced": "  A  \n",
+            "scenario:garbage": "The grade is A",
+            "scenario:empty": "",
+        }
+        if prediction in scripted:
+            reply = scripted[prediction]
+        elif prediction == "scenario:flaky-grade":
+            reply = "?" if count == 1 else "A"
+        elif target.lower() in prediction.lower():
+            reply = "A"
+        elif "cannot tell" in prediction.lower():
+            reply = "C"
+        else:
+            reply = "B"
+        self._reply(handler, body, content, reply)
 
     def rejected_parameter(self, body: dict) -> dict | None:
         """What the real API rejects with HTTP 400 for a reasoning model (gpt-5, o-series; not gpt-5-chat):

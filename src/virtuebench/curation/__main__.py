@@ -151,7 +151,15 @@ def _supplement_table(args: argparse.Namespace) -> int:
         parts = Path(path).parts
         judgments[parts[-3], parts[-2], Path(parts[-1]).stem] = Path(path)
     overall = supplement.virtuebench_overall(args.scores, args.prompt, args.level) if args.scores else {}
-    choices = supplement.Choices(args.mcq_prompt, args.oe_prompt, args.mlvu_average, args.question_pool, args.short_video_frames)
+    choices = supplement.Choices(
+        args.mcq_prompt,
+        args.oe_prompt,
+        args.mlvu_average,
+        args.question_pool,
+        args.short_video_frames,
+        args.videoevalpro_grader,
+        args.videoevalpro_suffix == "yes",
+    )
     # results/supplement/<source>/excluded.csv: the questions each conversion left out, with why
     missing = supplement.missing_videos({Path(path).parent.name: Path(path) for path in args.excluded}) if args.excluded else None
     supplement.write_table(judgments, overall, args.models, args.sources, args.level, args.csv, args.tex, choices, missing)
@@ -242,6 +250,12 @@ def main(argv: list[str] | None = None) -> int:
     table.add_argument("--question-pool", choices=("all", "filtered"), required=True, help="supplement.question_pool, for the caption")
     table.add_argument(
         "--short-video-frames", choices=("repeat", "cap"), required=True, help="supplement.short_video_frames, for the caption"
+    )
+    table.add_argument(
+        "--videoevalpro-grader", choices=("virtuebench", "authors"), default="virtuebench", help="supplement.videoevalpro_grader"
+    )
+    table.add_argument(
+        "--videoevalpro-suffix", choices=("yes", "no"), default="no", help="whether VideoEval-Pro's OE question had its authors' suffix"
     )
     table.add_argument("--excluded", nargs="*", help="each source's excluded.csv: questions lost to missing videos go in the caption")
     table.set_defaults(func=_supplement_table)

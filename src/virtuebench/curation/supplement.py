@@ -23,6 +23,10 @@ from virtuebench.support.tabular import latex_escape, write_csv
 #: The MCQ instruction (the papers do not print theirs; this is the usual one of video MCQ evaluations).
 MCQ_INSTRUCTION = "Answer with the option's letter from the given choices directly."
 FORMS = ("mcq", "oe")
+#: The name of VideoEval-Pro's authors' grader in its judgments (supplement.videoevalpro_grader: authors).
+AUTHORS_GRADER_JUDGE = "videoevalpro-authors"
+#: Their suffix to VideoEval-Pro's open-ended question (virtuebench.prompts.QUESTION_SUFFIXES).
+VIDEOEVALPRO_SUFFIX = "concise"
 #: Sources that are open-ended by design: the supplement's Table 1 has one column (OE) for VideoEval-Pro.
 OPEN_ENDED_ONLY = frozenset({"videoeval-pro"})
 
@@ -97,6 +101,26 @@ class Choices:
     mlvu_average: str = "pooled"  # pooled over questions, or "m-avg": the mean of MLVU's task accuracies
     question_pool: str = "all"  # every question with options, or "filtered": those the curation's open-ended filters keep
     short_video_frames: str = "repeat"  # `level` frames over any video, or "cap": one per whole second of a shorter one
+    videoevalpro_grader: str = "virtuebench"  # VideoEval-Pro's OE judged by the run's judge, or "authors": its authors' grader
+    videoevalpro_suffix: bool | None = None  # the authors' suffix on VideoEval-Pro's OE question; None: as the grader
+
+    @property
+    def uses_suffix(self) -> bool:
+        return self.videoevalpro_grader == "authors" if self.videoevalpro_suffix is None else self.videoevalpro_suffix
+
+    def prompt_of(self, source: str, form: str) -> str:
+        """The prompt a form of a source's questions is asked with: VideoEval-Pro's open-ended one with its authors'
+        suffix after the question where it is used (virtuebench.prompts.QUESTION_SUFFIXES)."""
+        if form == "mcq":
+            return self.mcq_prompt
+        return f"{self.oe_prompt}+{VIDEOEVALPRO_SUFFIX}" if source == videoevalpro.SOURCE and self.uses_suffix else self.oe_prompt
+
+    def judge_of(self, source: str, form: str) -> str | None:
+        """The judge of a form of a source's answers: `mcq` (by letter), AUTHORS_GRADER_JUDGE (VideoEval-Pro's
+        authors' grader), or None: the run's judge (config.judge)."""
+        if form == "mcq":
+            return "mcq"
+        return AUTHORS_GRADER_JUDGE if source == videoevalpro.SOURCE and self.videoevalpro_grader == "authors" else None
 
     def describe(self, level: int) -> str:
         mlvu = (
@@ -114,11 +138,17 @@ class Choices:
             if self.short_video_frames == "cap"
             else rf"whatever its length (a video shorter than {level} s has them less than 1 s apart)"
         )
+        grader = (
+            "VideoEval-Pro: by its authors' grader, GPT-4o-2024-08-06 with their prompt, correct where it grades A"
+            if self.videoevalpro_grader == "authors"
+            else "VideoEval-Pro too, not with its authors' grader"
+        )
+        suffix = "with" if self.uses_suffix else "without"
         return (
             rf"Protocol: MCQ with the \texttt{{{self.mcq_prompt}}} prompt, scored by its letter; OE with the "
-            rf"\texttt{{{self.oe_prompt}}} prompt, judged by the run's judge against the release's answer (VideoEval-Pro "
-            rf"too, not with its authors' grader, which is not implemented); {pool}; MLVU {mlvu}; {level} frames at the "
-            rf"centres of {level} equal segments of the whole video, {short}."
+            rf"\texttt{{{self.oe_prompt}}} prompt, judged by the run's judge against the release's answer ({grader}), "
+            rf"VideoEval-Pro's question {suffix} its authors' suffix ``Keep the answer short and concise.''; {pool}; "
+            rf"MLVU {mlvu}; {level} frames at the centres of {level} equal segments of the whole video, {short}."
         )
 
 

@@ -2,7 +2,8 @@
 
 `rules` is offline and built in, as is `mcq` (multiple-choice replies scored by their letter); `llm` judges
 (virtuebench.judge.llm) are defined by name in config with their model, endpoint and prompt; a `hybrid` judge
-(virtuebench.judge.hybrid) takes the rules' verdict where the rules are confident and an `llm` judge's otherwise.
+(virtuebench.judge.hybrid) takes the rules' verdict where the rules are confident and an `llm` judge's otherwise; a
+`letter-grade` judge (virtuebench.judge.letter_grade) is VideoEval-Pro's authors' grader, with their prompt from a file.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from typing import Any
 from virtuebench.judge.base import Judge, Verdict
 from virtuebench.judge.rules import RulesJudge
 
-KINDS = ("rules", "llm", "mcq", "hybrid")
+KINDS = ("rules", "llm", "mcq", "hybrid")  # the kinds a judge under config.judges may have (config/schema.yaml)
+#: Kinds the workflow sets up itself: `letter-grade` judges VideoEval-Pro with supplement.videoevalpro_grader: authors.
+WORKFLOW_KINDS = ("letter-grade",)
 
-__all__ = ["KINDS", "Judge", "Verdict", "get_judge", "judge_version"]
+__all__ = ["KINDS", "WORKFLOW_KINDS", "Judge", "Verdict", "get_judge", "judge_version"]
 
 
 def judge_version(kind: str) -> str:
@@ -51,4 +54,9 @@ def get_judge(name: str, settings: dict[str, Any] | None = None, cache_path: str
         from virtuebench.judge.hybrid import HybridJudge
 
         return HybridJudge(name, settings, VerdictCache(cache_path) if cache_path and settings.get("llm") else None)
-    raise ValueError(f"unknown judge {name!r}: give its settings with kind one of {list(KINDS)}")
+    if kind == "letter-grade":
+        from virtuebench.judge.cache import VerdictCache
+        from virtuebench.judge.letter_grade import LetterGradeJudge
+
+        return LetterGradeJudge(name, settings, VerdictCache(cache_path) if cache_path else None)
+    raise ValueError(f"unknown judge {name!r}: give its settings with kind one of {list(KINDS + WORKFLOW_KINDS)}")

@@ -109,22 +109,32 @@ def parse_cvrr(text: str, answer: str) -> tuple[Verdict | None, str]:
     return Verdict(0, int(pred == "correct"), True, str(value.get("reason", ""))[:2000], score=int(round(score))), ""
 
 
-PARSERS: dict[str, Callable[[str, str], tuple[Verdict | None, str]]] = {"virtuebench": parse_virtuebench, "cvrr": parse_cvrr}
+#: A reply and the ground truth -> a Verdict, or None and why the reply is not one.
+Parser = Callable[[str, str], tuple[Verdict | None, str]]
+PARSERS: dict[str, Parser] = {"virtuebench": parse_virtuebench, "cvrr": parse_cvrr}
 
 
 class LlmJudge(Judge):
     uses_api = True
 
     def __init__(self, name: str, settings: dict[str, Any] | LlmJudgeSettings, cache: VerdictCache | None = None, client=None):
+        settings = settings if isinstance(settings, LlmJudgeSettings) else LlmJudgeSettings.from_dict(settings)
+        self._start(name, settings, JUDGE_PROMPTS[settings.prompt], PARSERS[settings.prompt], api_key(settings), cache, client)
+
+    def _start(self, name: str, settings, prompt: JudgePrompt, parse: Parser, key: str, cache: VerdictCache | None, client) -> None:
+        """What every judge of this shape holds: `settings` with the fields of LlmJudgeSettings that `judge` reads
+        (model, base_url, api_key_env, max_concurrency, max_retries, timeout_s, parse_retries, max_tokens), a prompt
+        with an id, a hash and its messages, the parser of its replies, and the API key (virtuebench.judge.letter_grade
+        shares it)."""
         super().__init__()
         self.name = name
-        self.settings = settings if isinstance(settings, LlmJudgeSettings) else LlmJudgeSettings.from_dict(settings)
-        self.prompt: JudgePrompt = JUDGE_PROMPTS[self.settings.prompt]
-        self.parse = PARSERS[self.settings.prompt]
+        self.settings = settings
+        self.prompt = prompt
+        self.parse = parse
         self.version = f"{self.prompt.id}@{self.prompt.hash}/{self.settings.model}"
         self.max_concurrency = self.settings.max_concurrency
         self.cache = cache
-        self.chat = ChatClient(api_key(self.settings), self.settings.base_url, self.settings.max_retries, self.settings.timeout_s, client)
+        self.chat = ChatClient(key, self.settings.base_url, self.settings.max_retries, self.settings.timeout_s, client)
         self.requests = 0
         self._injected_client = client is not None
 

@@ -132,7 +132,8 @@ def test_clip_sampling_refuses_a_bad_level_or_duration(level, duration):
 
 def test_the_levels_a_video_has_under_each_sampling():
     # clip sampling: any positive level of any clip; the 1 FPS grid: levels up to the whole seconds
-    assert sampled_levels(10.0, [64, 8, 0, -2], "clip") == [8, 64]
+    assert sampled_levels(10.0, [64, 8, 1, 0, -2], "clip") == [1, 8, 64]
+    assert sampled_levels(0.5, [8], "clip") == [8]  # a half-second clip still has 8 frames over it
     assert sampled_levels(0.0, [8], "clip") == [] and sampled_levels(-1.0, [8], "clip") == []
     assert sampled_levels(100.0, [128, 64], "1fps") == [64]
     assert sampled_levels(100.0, [128, 64]) == [64]  # the 1 FPS grid is the default

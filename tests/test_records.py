@@ -46,10 +46,10 @@ def test_resume_keeps_finished_records_and_drops_a_line_cut_short_by_a_kill(tmp_
 
 
 def test_a_resumed_log_goes_on_after_the_cut_line_and_finishes_atomically(tmp_path):
-    output = tmp_path / "deep" / "out.jsonl"
+    output = tmp_path / "two" / "deep" / "out.jsonl"
     first = ProgressLog(output, "fp")
     assert first.resume() == {}  # nothing before: an empty partial file, its folder made
-    assert first.partial == tmp_path / "deep" / "out.jsonl.partial" and first.partial.read_text() == ""
+    assert first.partial == tmp_path / "two" / "deep" / "out.jsonl.partial" and first.partial.read_text() == ""
     first.append(_response("a"))
     first.close()
     with first.partial.open("a") as handle:
@@ -75,6 +75,19 @@ def test_resume_keeps_the_latest_record_of_an_item_and_keys_by_the_chosen_field(
         + "\n"
     )
     assert log.resume() == {"v1": {"video_id": "v1", "fingerprint": "fp", "n": 3}}
+
+
+def test_a_garbled_line_inside_the_file_is_skipped_not_the_end_of_reading(tmp_path):
+    log = ProgressLog(tmp_path / "out.jsonl", "fp")
+    log.partial.write_text('{"instance_id": "a", "fingerprint": "fp"}\n{"instan\n{"instance_id": "b", "fingerprint": "fp"}\n')
+    assert list(log.resume()) == ["a", "b"]
+
+
+def test_a_job_with_nothing_to_do_finishes_with_an_empty_output(tmp_path):
+    log = ProgressLog(tmp_path / "out.jsonl", "fp")
+    log.close()  # nothing was appended: nothing to close
+    log.finish([])
+    assert (tmp_path / "out.jsonl").read_text() == "" and not log.partial.exists()
 
 
 def test_append_reopens_after_close_and_adds_to_the_end(tmp_path):
@@ -115,7 +128,7 @@ def test_load_records_reads_optional_fields_as_their_defaults_and_names_missing_
 
 
 def test_write_jsonl_atomic_replaces_the_file_whole(tmp_path):
-    path = tmp_path / "new" / "out.jsonl"
+    path = tmp_path / "new" / "folder" / "out.jsonl"
     write_jsonl_atomic(path, [{"a": 1}, _response("b")])
     lines = path.read_text().splitlines()
     assert json.loads(lines[0]) == {"a": 1} and json.loads(lines[1])["instance_id"] == "b" and len(lines) == 2

@@ -194,3 +194,15 @@ def test_too_dark_is_about_the_frames_only_in_its_own_sentence(response, refusal
 )
 def test_an_aside_about_something_not_asked(response, question, refusal):
     assert detect_refusal(response, question)[0] == refusal
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limitation: a phrase matched with the full stop before it ('.Unable to see') ends its own sentence "
+    "at that mark (judge/refusal.py, _sentence_at), so the aside is not seen; a response rarely starts with a mark",
+)
+def test_a_leading_full_stop_does_not_hide_an_aside():
+    assert (
+        detect_refusal(".Unable to see the hat. The car is red.", COLOUR)[0]
+        == detect_refusal("Unable to see the hat. The car is red.", COLOUR)[0]
+    )

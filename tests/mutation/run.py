@@ -242,8 +242,8 @@ def write_report(outcomes: list[Outcome], verdicts: tuple[dict, dict], path: Pat
         "Written by `make mutation` (`tests/mutation/run.py`); do not edit by hand. mutmut changes each module below one",
         "small thing at a time (an operator, a constant, a comparison, a dropped argument) and runs the unit tests listed",
         "for it; a mutant the tests do not fail on *survived*. `no tests`: no listed test calls the mutated function (counted",
-        "as surviving). Each survivor is either equivalent (no input can tell it from the original, or only wording no reader",
-        "relies on: the reason is given) or a missing test, listed as such. Verdicts and the tests written for each function:",
+        "as surviving). Each survivor is either equivalent (no input can tell it from the original: the reason is given) or a",
+        "missing test, listed as such. Verdicts and the tests written for each function:",
         "`tests/mutation/verdicts.toml`, keyed by file, function and the line's text (not mutmut's numbers, which shift).",
         "",
         f"{version}; {max_children} worker(s); {minutes:.1f} minutes in all.",
@@ -282,6 +282,13 @@ def write_report(outcomes: list[Outcome], verdicts: tuple[dict, dict], path: Pat
             sections.append("")
         if not survivors:
             sections.append("No mutant survives.")
+            continue
+        if not target.complete:  # hundreds: one line each (the changed line before and after)
+            sections += ["Surviving mutants (function: line -> mutated):", ""]
+            for mutant in sorted(survivors, key=lambda m: (m.path, m.function)):
+                said = f": equivalent: {equivalent[mutant.key]}" if mutant.key in equivalent else ""
+                place = f"{mutant.path.removeprefix('src/virtuebench/')} `{mutant.function}`"
+                sections.append(f"- {place} ({mutant.status}): {_code(mutant.line)} -> {_code(mutant.mutated)}{said}")
             continue
         sections += ["Surviving mutants:", ""]
         for mutant in sorted(survivors, key=lambda m: (m.key not in equivalent, m.path, m.function)):

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # Rules call `python -m virtuebench...`: the virtual environment's python must come first.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: demo test install lint format clean slurm-profile slurm-local envs env-check vllm-env
+.PHONY: demo test install lint format clean slurm-profile slurm-local envs env-check vllm-env coverage mutation
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,31 @@ test: $(STAMP)
 	ruff check .
 	ruff format --check .
 	python -m pytest -n auto --maxprocesses 4 --dist loadfile
+
+# coverage and mutmut (the `dev` extra): only for the two targets below, so `make test` installs nothing more.
+DEV_STAMP := $(VENV)/.installed-dev
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[test,dev]"
+	@touch $@
+
+# The whole suite with coverage, child processes included (`python -m` CLIs, Snakemake's jobs, xdist workers:
+# pyproject's [tool.coverage.run] patch = ["subprocess"]); every process writes its own .coverage.* beside this
+# Makefile, combined into one report (README, "Set-up"). Exits with the suite's status.
+COVERAGE_WORKERS ?= 2
+coverage: $(DEV_STAMP)
+	rm -f .coverage .coverage.*
+	COVERAGE_FILE=$(CURDIR)/.coverage python -m coverage run -m pytest -n $(COVERAGE_WORKERS) --dist loadfile -q; status=$$?; \
+	COVERAGE_FILE=$(CURDIR)/.coverage python -m coverage combine -q && \
+	COVERAGE_FILE=$(CURDIR)/.coverage python -m coverage report --skip-covered > coverage.txt; \
+	tail -n 40 coverage.txt; echo "coverage: the full table is in coverage.txt"; exit $$status
+
+# mutmut on the modules whose mistakes change published numbers, in a scratch copy of the tree (no mutants/ here);
+# writes docs/mutation.md and fails where a surviving mutant has neither a test nor an `equivalent` verdict
+# (tests/mutation/verdicts.toml).
+MUTATION_TARGETS ?=
+MUTATION_REPORT ?= docs/mutation.md
+mutation: $(DEV_STAMP)
+	python tests/mutation/run.py --report $(MUTATION_REPORT) $(if $(MUTATION_TARGETS),--targets $(MUTATION_TARGETS))
 
 lint: $(STAMP)
 	snakemake --lint
@@ -70,4 +95,4 @@ env-check: $(STAMP)
 	python -m virtuebench.environments check
 
 clean:
-	rm -rf results logs .snakemake
+	rm -rf results logs .snakemake mutants .coverage .coverage.* coverage.txt

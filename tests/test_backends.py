@@ -135,7 +135,7 @@ def _inference(bench, out, server, env, extra=None):
             "api_key_env": "VB_MODEL_KEY",
             "max_concurrency": 2,
             "max_retries": 2,
-            "timeout_s": 0.8,
+            "timeout_s": 2.0,  # far above a local reply under any load; the slow fault waits for the retry
             **(extra or {}),
         },
     }

@@ -7,6 +7,7 @@ import pytest
 
 from virtuebench.support.bootstrap import (
     Bootstrap,
+    Interval,
     Resampler,
     bounded_mean_fallback,
     holm,
@@ -201,3 +202,125 @@ def test_holm_adjusts_step_down_and_keeps_missing_values():
     assert holm([0.5, 0.9]) == [1.0, 1.0]
     with pytest.raises(ValueError, match="resamples"):
         Bootstrap(resamples=0)
+
+
+# ---- fast checks worked by hand (the two calibration tests above are the slow ones; `make mutation` runs these)
+
+
+def test_the_intra_video_correlation_worked_by_hand():
+    # videos a: 1 1, b: 0 0, c: 1 0; mean 1/2, video means 1, 0, 1/2: SSB = 2(1/4) + 2(1/4) + 0 = 1 on 2 df,
+    # SSW = 1/2 on 3 df, m0 = (6 - 12/6) / 2 = 2; rho = (1/2 - 1/6) / (1/2 + 1/6) = 1/2
+    one = (["a", "a", "b", "b", "c", "c"], [1, 1, 0, 0, 1, 0])
+    assert intra_cluster_correlation([one]) == pytest.approx(0.5)
+    # pooled with d: 1 1, e: 0 0 (SSB 1 on 1 df, SSW 0 on 2 df, m0 sum 2): MSB 2/3, MSW 1/10, m0 2: rho 17/23
+    assert intra_cluster_correlation([one, (["d", "d", "e", "e"], [1, 1, 0, 0])]) == pytest.approx(17 / 23)
+    # groups that cannot be estimated are left out of the pool: one video, or one item per video
+    skipped = [(["x", "x"], [1, 0]), (["p", "q", "r"], [1, 0, 1])]
+    assert intra_cluster_correlation([one, *skipped]) == pytest.approx(0.5)
+    assert intra_cluster_correlation(skipped) == 0.0 and intra_cluster_correlation([]) == 0.0
+    # every value equal: no variance at all, nothing to estimate (not 0/0)
+    assert intra_cluster_correlation([(["a", "a", "b", "b"], [1, 1, 1, 1])]) == 0.0
+    # within-video spread larger than between: negative, clipped to 0
+    assert intra_cluster_correlation([(["a", "a", "b", "b"], [1, 0, 1, 0])]) == 0.0
+
+
+def test_the_fallback_interval_worked_by_hand():
+    from virtuebench.support.bootstrap import fallback_interval
+
+    # all right, 4 items in 2 videos, rho 0: n_eff 4; Clopper-Pearson's lower end solves p^4 = 0.025 (0.3976)
+    assert fallback_interval(1.0, 4, 2, 0.0) == Interval(pytest.approx(0.397635, abs=1e-6), 1.0, "clopper-pearson-deff")
+    # all wrong, rho 1: the design effect 1 + (4/2 - 1) x 1 = 2 halves the items: 1 - 0.025^(1/2) = 0.8419
+    assert fallback_interval(0.0, 4, 2, 1.0) == Interval(0.0, pytest.approx(0.841886, abs=1e-6), "clopper-pearson-deff")
+    # half right on n_eff 2: Wilson's interval 0.5 +- 0.4055 (centre 0.5 by symmetry)
+    assert fallback_interval(0.5, 4, 2, 1.0) == Interval(pytest.approx(0.09453, abs=1e-5), pytest.approx(0.90547, abs=1e-5), "wilson-deff")
+    # one item per video: no design effect whatever rho; fewer items than 1 effective: counted as 1
+    assert fallback_interval(1.0, 3, 3, 1.0).low == pytest.approx(0.025 ** (1 / 3))
+    assert fallback_interval(1.0, 1, 0, 0.0).low == pytest.approx(0.025)
+    # Wilson at 1/4 on 8 items (by hand: centre 0.3395, half 0.2481) stays inside [0, 1]
+    quarter = fallback_interval(0.25, 8, 8, 0.0)
+    assert (quarter.low, quarter.high, quarter.method) == (pytest.approx(0.0715, abs=1e-4), pytest.approx(0.5907, abs=1e-4), "wilson-deff")
+    assert fallback_interval(0.5, 4, 2, 1.0, confidence=0.5).high < 0.9  # a lower confidence, a narrower interval
+
+
+def test_bca_reduces_to_the_percentile_interval_without_bias_or_skew():
+    from virtuebench.support.bootstrap import bca_interval
+
+    samples = np.arange(1, 1001, dtype=float)
+    # half the resamples below 500.5: no bias (z0 = 0); jackknife 4/3, 1, 1, 2/3 is symmetric: no acceleration;
+    # so the plain 2.5% and 97.5% points: 25.975 and 975.025 (numpy's linear interpolation)
+    low, high = bca_interval(samples, 500.5, np.ones(4), np.array([0.0, 1.0, 1.0, 2.0]))
+    assert (low, high) == (pytest.approx(25.975), pytest.approx(975.025))
+    # a skewed jackknife (1, 1, 1, 0): acceleration 0.375 / (6 x 0.75^1.5) = 0.0962 moves both ends up, to the
+    # 4.958% and 99.214% points: 50.53 and 992.15
+    low, high = bca_interval(samples, 500.5, np.ones(4), np.array([0.0, 0.0, 0.0, 3.0]))
+    assert (low, high) == (pytest.approx(50.527, abs=1e-3), pytest.approx(992.152, abs=1e-3))
+    # a biased estimate (only 10% of the resamples fall below it) shifts both ends down from the median's
+    biased_low, biased_high = bca_interval(samples, 100.5, np.ones(4), np.array([0.0, 1.0, 1.0, 2.0]))
+    assert biased_low < 25.975 and biased_high < 975.025
+    assert bca_interval(samples, 500.5, np.ones(1), np.ones(1)) == (None, None)  # one video: no interval
+
+
+def test_resamples_draw_each_video_with_replacement_and_are_seeded_by_their_key():
+    settings = Bootstrap(resamples=300, seed=7)
+    weights = settings.weights(5, ("k",))
+    assert weights.shape == (300, 5) and (weights.sum(axis=1) == 5).all()  # 5 videos drawn per resample
+    assert 0.15 < (weights == 0).mean() < 0.5  # (4/5)^5 = 0.33 of the videos are left out of a resample
+    assert (settings.weights(5, ("k",)) == weights).all() and not (settings.weights(5, ("other",)) == weights).all()
+    assert not (Bootstrap(resamples=300, seed=8).weights(5, ("k",)) == weights).all()
+    assert settings.weights(0, ("k",)).shape == (300, 0)
+    with pytest.raises(ValueError, match="^report.bootstrap.resamples must be at least 1, got 0$"):
+        Bootstrap(resamples=0)
+    assert Bootstrap(resamples=1).resamples == 1
+
+
+def test_a_resampler_refuses_what_it_was_not_built_over_and_says_nothing_without_data():
+    resampler = Resampler(["v1", "v2"], SETTINGS, ("k",))
+    with pytest.raises(ValueError, match="^cluster 'v3' is not in the resampled universe$"):
+        resampler.interval(["v1", "v3"], [1, 0])
+    assert resampler.interval([], []) == Interval(None, None, "none")
+    # One video: every resample is the same, so the fallback: Wilson at 1/2 on 2 items (no correlation given).
+    centre, half = 0.5, Z * (0.5 * 0.5 / 2 + Z * Z / 16) ** 0.5 / (1 + Z * Z / 2)
+    one_video = resampler.interval(["v1", "v1"], [1, 0])
+    assert one_video.method == "wilson-deff" and (one_video.low, one_video.high) == pytest.approx((centre - half, centre + half))
+    # one item right on one video: Clopper-Pearson at 1 on 1 item, [0.025, 1]
+    assert resampler.mean_interval(["v1"], [1]) == pytest.approx((0.025, 1.0))
+
+
+def test_many_videos_get_a_bca_interval_around_the_estimate():
+    clusters = [v for v in range(30) for _ in range(2)]
+    values = [(v * 7 + k) % 3 == 0 for v in range(30) for k in range(2)]  # 20 of 60 right
+    found = Resampler(clusters, Bootstrap(resamples=500), ("k",)).interval(clusters, values)
+    assert found.method == "bca" and found.low < 1 / 3 < found.high and 0.1 < found.high - found.low < 0.5
+
+
+def test_a_paired_difference_worked_by_hand():
+    settings = Bootstrap(resamples=400)
+    with pytest.raises(ValueError, match="^paired values differ in length: 2 clusters, 2 and 1 values$"):
+        paired_difference(["a", "b"], [1, 0], [1], settings, ("p",))
+    empty = paired_difference([], [], [], settings, ("p",))
+    assert np.isnan(empty.difference) and (empty.ci_low, empty.p_value, empty.n, empty.n_clusters) == (None, None, 0, 0)
+    # the same answers on both arms: no discordant item, p = 1
+    same = paired_difference(["a", "a", "b"], [1, 0, 1], [1, 0, 1], settings, ("p",))
+    assert (same.difference, same.p_value, same.n, same.n_clusters) == (0.0, 1.0, 3, 2)
+    # every resample has no difference either, so the fallback: Bonett-Price with no discordant item on 3 items
+    # (each discordant cell 1 / (3 + 2), difference 0), half-width z * sqrt(2 / 5) / sqrt(5)
+    assert (same.ci_low, same.ci_high) == pytest.approx((-Z * 2**0.5 / 5, Z * 2**0.5 / 5))
+    # one discordant video among two: every sign flip gives the same |difference|, so all 400 tie:
+    # mid-p (0 beyond + 400 / 2 + 1) / (400 + 1) = 201/401
+    tie = paired_difference(["a", "b"], [True, False], [False, False], settings, ("p",))  # booleans, as the report passes
+    assert (tie.difference, tie.p_value) == (0.5, pytest.approx(201 / 401))
+    # one video: every resample is the same, so Bonett-Price on its 2 items, one discordant for a:
+    # shares (1 + 1) / 4 and (0 + 1) / 4, difference 1/4, half-width z * sqrt((1/2 + 1/4 - 1/16) / 4), clipped at 1
+    one = paired_difference(["a", "a"], [1, 1], [0, 1], settings, ("p",))
+    half = Z * ((0.5 + 0.25 - 0.0625) / 4) ** 0.5
+    assert (one.difference, one.n_clusters) == (0.5, 1)
+    assert (one.ci_low, one.ci_high) == (pytest.approx(0.25 - half), 1.0)
+    # 12 videos, arm a right on every item and b wrong on every item: a sign flip of each video's sum matches the
+    # observed |difference| only when all 12 flips agree (2 in 4096): p about 1/401 (the +1 of a randomization test)
+    clusters = [v for v in range(12) for _ in range(2)]
+    strong = paired_difference(clusters, [1] * 24, [0] * 24, settings, ("p",))
+    assert strong.difference == 1.0 and strong.p_value == pytest.approx(1 / 401, abs=2 / 401)
+    assert (strong.n, strong.n_clusters) == (24, 12)
+    # half the videos favour a, half b, by the same amount: no difference, a large p-value
+    balanced = paired_difference(clusters, [v % 2 for v in clusters], [1 - v % 2 for v in clusters], settings, ("p",))
+    assert balanced.difference == 0.0 and balanced.p_value > 0.5 and balanced.ci_low < 0 < balanced.ci_high

@@ -316,3 +316,118 @@ def test_agreement_with_the_published_verdicts_splits_confident_and_unconfident(
     rows = {row["model"]: row for row in csv.DictReader((tmp_path / "out" / "agreement.csv").open())}
     assert int(rows["confident"]["n"]) >= 1 and int(rows["confident"]["n"]) + int(rows["unconfident"]["n"]) == int(rows["all"]["n"])
     assert rows["confident"]["agreement"] == "1.0" and "confident:" in run.stderr and "unconfident:" in run.stderr
+
+
+def _published_item(verdict, question, truth, prediction):
+    return [
+        {"pred": verdict, "score": 5 if verdict == "correct" else 0, "reason": "published"},
+        {"q": question, "a": truth, "pred": prediction},
+    ]
+
+
+def test_agreement_with_the_published_verdicts_worked_by_hand(tmp_path, capsys):
+    """Five published verdicts against the rules judge's: the rules' verdicts are the yes/no rule's (a short
+    'yes' or 'no' against the truth's), so every count below follows on paper."""
+    root = tmp_path / "Judge-results"
+    door, running = ("Is the door open?", "No, it is closed."), ("Is the man running?", "Yes, he is running.")
+    files = {
+        ("standard_prompting", "M1"): [_published_item("correct", *door, "No."), _published_item("correct", *door, "Yes.")],
+        ("dscp_prompting", "M1"): [_published_item("incorrect", *running, "Yes."), _published_item("incorrect", *running, "No.")],
+        ("standard_prompting", "M2"): [_published_item("correct", "Is the cup empty?", "Yes.", "Yes.")],
+    }
+    for (setting, model), items in files.items():
+        (root / setting / model).mkdir(parents=True)
+        (root / setting / model / "partial_actions.json").write_text(json.dumps(items))
+    from virtuebench.cvrr.__main__ import main
+
+    assert main(["agree", str(tmp_path), "--judge", "rules", "--out", str(tmp_path / "out")]) == 0
+    # published (a) 1, 1, 0, 0, 1; rules (b) 1, 0, 1, 0, 1: 3 of 5 agree; both say correct 3/5, so chance
+    # agreement is 0.6 * 0.6 + 0.4 * 0.4 = 0.52 and kappa (0.6 - 0.52) / (1 - 0.52) = 1/6
+    saved = json.loads((tmp_path / "out" / "agreement.json").read_text())
+    rows = {(row["setting"], row["model"]): row for row in saved["rows"]}
+    assert list(rows) == [
+        ("dscp_prompting", "M1"),
+        ("standard_prompting", "M1"),
+        ("standard_prompting", "M2"),
+        ("all", "all"),
+        ("all", "confident"),
+        ("all", "unconfident"),
+    ]
+    assert rows[("all", "all")] == {
+        "setting": "all",
+        "model": "all",
+        "n": 5,
+        "agreement": 0.6,
+        "kappa": 0.1667,
+        "rate_a": 0.6,
+        "rate_b": 0.6,
+    }
+    # dscp M1: a 0, 0; b 1, 0: half agree, chance agreement 0.5, kappa 0
+    assert (rows[("dscp_prompting", "M1")]["n"], rows[("dscp_prompting", "M1")]["agreement"]) == (2, 0.5)
+    assert (
+        rows[("dscp_prompting", "M1")]["kappa"],
+        rows[("dscp_prompting", "M1")]["rate_a"],
+        rows[("dscp_prompting", "M1")]["rate_b"],
+    ) == (0.0, 0.0, 0.5)
+    assert (rows[("standard_prompting", "M1")]["rate_a"], rows[("standard_prompting", "M1")]["rate_b"]) == (1.0, 0.5)
+    # one item both call correct: chance agreement 1, kappa undefined
+    assert rows[("standard_prompting", "M2")] | {} == {
+        "setting": "standard_prompting",
+        "model": "M2",
+        "n": 1,
+        "agreement": 1.0,
+        "kappa": None,
+        "rate_a": 1.0,
+        "rate_b": 1.0,
+    }
+    # the four short yes/no answers are verdicts the rules are sure of; "Yes." to "Yes." is an affirmation, not
+    assert (rows[("all", "confident")]["n"], rows[("all", "confident")]["agreement"]) == (4, 0.5)
+    assert (rows[("all", "unconfident")]["n"], rows[("all", "unconfident")]["agreement"]) == (1, 1.0)
+    assert saved["published_vs"] == "rules" and saved["overall"]["confident"]["share"] == 0.8
+    with (tmp_path / "out" / "agreement.csv").open() as handle:
+        assert [(row["setting"], row["model"], row["n"]) for row in csv.DictReader(handle)][-3:] == [
+            ("all", "all", "5"),
+            ("all", "confident", "4"),
+            ("all", "unconfident", "1"),
+        ]
+    disagreements = [json.loads(line) for line in (tmp_path / "out" / "disagreements.jsonl").read_text().splitlines()]
+    assert sorted((d["model"], d["prompt"], d["response"]) for d in disagreements) == [("M1", "dscp", "Yes."), ("M1", "standard", "Yes.")]
+    said = capsys.readouterr().err
+    assert "cvrr: rules vs published: agreement 0.6, kappa 0.1667 over 5 items" in said
+    assert (
+        "  confident: 4 items (0.8), agreement 0.5, kappa 0.0" in said and "  unconfident: 1 items (0.2), agreement 1.0, kappa None" in said
+    )
+
+
+@needs_published
+def test_agreement_on_real_published_verdicts(tmp_path, capsys):
+    """`cvrr agree` on a slice of the real release (one dimension of one model, both settings: 304 items; the whole
+    release takes minutes): its counts checked against the JSON files read here, and its kappa against the
+    definition from its own agreement and rates."""
+    dimension = "time_order_understanding"
+    counted = {"n": 0, "correct": 0}
+    for setting in ("standard_prompting", "dscp_prompting"):
+        for model in ("Video-LLaMA-2",):
+            source = PUBLISHED / "Judge-results" / setting / model / f"{dimension}.json"
+            (tmp_path / "slice" / setting / model).mkdir(parents=True)
+            (tmp_path / "slice" / setting / model / source.name).write_bytes(source.read_bytes())
+            for verdict, _ in json.loads(source.read_text()):
+                verdict = verdict[0] if isinstance(verdict, list) else verdict
+                counted["n"] += verdict["pred"] in ("correct", "incorrect")
+                counted["correct"] += verdict["pred"] == "correct"
+    from virtuebench.cvrr.__main__ import main
+
+    assert main(["agree", str(tmp_path / "slice"), "--out", str(tmp_path / "out")]) == 0
+    rows = {(row["setting"], row["model"]): row for row in json.loads((tmp_path / "out" / "agreement.json").read_text())["rows"]}
+    overall = rows[("all", "all")]
+    assert overall["n"] == counted["n"] and overall["rate_a"] == round(counted["correct"] / counted["n"], 4)
+    assert rows[("standard_prompting", "Video-LLaMA-2")]["n"] + rows[("dscp_prompting", "Video-LLaMA-2")]["n"] == counted["n"]
+    assert rows[("all", "confident")]["n"] + rows[("all", "unconfident")]["n"] == counted["n"]
+    chance = overall["rate_a"] * overall["rate_b"] + (1 - overall["rate_a"]) * (1 - overall["rate_b"])
+    assert overall["kappa"] == pytest.approx((overall["agreement"] - chance) / (1 - chance), abs=2e-4)
+    disagreements = (tmp_path / "out" / "disagreements.jsonl").read_text().splitlines()
+    assert len(disagreements) == round((1 - overall["agreement"]) * counted["n"])
+    # better than chance, and better where the rules say they are sure, as the README says of the whole release
+    assert overall["agreement"] > chance and overall["kappa"] > 0
+    assert rows[("all", "confident")]["agreement"] > rows[("all", "unconfident")]["agreement"]
+    assert f"over {counted['n']} items" in capsys.readouterr().err

@@ -5,11 +5,14 @@ from virtuebench import REFUSAL_ANSWER
 from virtuebench.levels import (
     answers_by_level,
     available_levels,
+    clip_timestamps,
     evidence_is_seen,
     grid_size,
+    interval_is_seen,
     is_available,
     level_indices,
     level_timestamps,
+    sampled_levels,
 )
 
 
@@ -87,3 +90,50 @@ def test_answers_by_level_gives_the_papers_three_situations():
     assert set(nowhere.values()) == {REFUSAL_ANSWER}
     higher = answers_by_level("red", [[only_high, only_high + 1]], duration, levels)
     assert higher[1024] == "red" and higher[64] == REFUSAL_ANSWER and higher[512] == REFUSAL_ANSWER
+
+
+def test_grid_edges():
+    assert grid_size(0.0) == 0  # an empty video has an empty grid, not an error
+    assert grid_size(2.9999999999) == 3  # within a nanosecond of a whole second counts as it (float noise)
+    assert grid_size(2.999999) == 2
+    for bad in (-0.5, float("inf")):
+        with pytest.raises(ValueError, match=f"duration_s must be a finite, non-negative number, got {bad!r}"):
+            grid_size(bad)
+
+
+def test_level_one_is_the_first_frame_and_level_zero_is_refused():
+    assert is_available(1, 1.0) and not is_available(1, 0.99)
+    assert level_indices(1, 5.0) == [0] and level_timestamps(1, 5.0) == [0.5]
+    for level in (0, -3):
+        with pytest.raises(ValueError, match=f"^level must be positive, got {level}$"):
+            level_indices(level, 10.0)
+    with pytest.raises(ValueError, match=r"^level 11 is unavailable for a video of 10.5 s \(grid of 10 points\)$"):
+        level_indices(11, 10.5)
+
+
+def test_an_interval_holds_its_start_but_not_its_end():
+    assert interval_is_seen([4.5, 5.0], [4.5])  # a frame at the very start of the evidence sees it
+    assert not interval_is_seen([4.0, 4.5], [4.5])  # ... one at its end does not: [start, end)
+    assert interval_is_seen(["3", "5"], [4.5])  # intervals read from text compare as numbers
+
+
+def test_clip_sampling_takes_the_centre_of_equal_segments():
+    # 10 s in 4 segments of 2.5 s: centres 1.25, 3.75, 6.25, 8.75; one frame of a 7 s clip: its middle
+    assert clip_timestamps(4, 10.0) == [1.25, 3.75, 6.25, 8.75]
+    assert clip_timestamps(1, 7.0) == [3.5]
+    assert clip_timestamps(3, 1.0) == [0.167, 0.5, 0.833]  # 1/6, 1/2, 5/6 s to the millisecond
+
+
+@pytest.mark.parametrize(("level", "duration"), [(0, 10.0), (-1, 10.0), (4, 0.0), (4, -2.0)])
+def test_clip_sampling_refuses_a_bad_level_or_duration(level, duration):
+    with pytest.raises(ValueError, match=f"^clip sampling needs a positive level and duration, got {level} and {duration}$"):
+        clip_timestamps(level, duration)
+
+
+def test_the_levels_a_video_has_under_each_sampling():
+    # clip sampling: any positive level of any clip; the 1 FPS grid: levels up to the whole seconds
+    assert sampled_levels(10.0, [64, 8, 1, 0, -2], "clip") == [1, 8, 64]
+    assert sampled_levels(0.5, [8], "clip") == [8]  # a half-second clip still has 8 frames over it
+    assert sampled_levels(0.0, [8], "clip") == [] and sampled_levels(-1.0, [8], "clip") == []
+    assert sampled_levels(100.0, [128, 64], "1fps") == [64]
+    assert sampled_levels(100.0, [128, 64]) == [64]  # the 1 FPS grid is the default

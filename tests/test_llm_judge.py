@@ -85,7 +85,7 @@ def _cli(server, items, out, cache, env_key=SECRET, extra=None):
         "model": "judge-model",
         "base_url": server.base_url,
         "max_retries": 3,
-        "timeout_s": 0.8,
+        "timeout_s": 2.0,  # far above a local reply under any load; the slow fault waits for the retry
         "parse_retries": 2,
         "max_concurrency": 4,
         **(extra or {}),
@@ -199,13 +199,82 @@ def _open_and_use_cache(path: str) -> str:
 
 
 def test_many_jobs_can_create_and_use_one_cache_at_once(tmp_path):
+    """Real processes racing to create one cache file (the retry they may need is forced deterministically in
+    test_the_cache_retries_a_locked_database_until_its_deadline)."""
     import multiprocessing
 
-    for trial in range(5):
-        path = str(tmp_path / f"cache{trial}.sqlite")
-        with multiprocessing.get_context("spawn").Pool(6) as pool:
-            results = pool.map(_open_and_use_cache, [path] * 6)
-        assert results == ["ok"] * 6
+    with multiprocessing.get_context("spawn").Pool(6) as pool:
+        results = pool.map(_open_and_use_cache, [str(tmp_path / "cache.sqlite")] * 6)
+    assert results == ["ok"] * 6
+
+
+class _LockedAtFirst:
+    """A SQLite connection whose first `failures` switches to WAL answer as a database another job holds does."""
+
+    def __init__(self, connection, failures, message="database is locked"):
+        self.connection, self.failures, self.message, self.statements = connection, failures, message, []
+
+    def execute(self, sql, *args):
+        self.statements.append(sql)
+        if sql == "PRAGMA journal_mode=WAL" and self.failures:
+            self.failures -= 1
+            raise sqlite3.OperationalError(self.message)
+        return self.connection.execute(sql, *args)
+
+    def close(self):
+        self.connection.close()
+
+
+def _fake_clock(monkeypatch, module, step_s):
+    """time.monotonic advancing `step_s` per call and time.sleep only recorded: no real waiting."""
+    now, slept = [1000.0], []
+
+    def monotonic():
+        now[0] += step_s
+        return now[0]
+
+    monkeypatch.setattr(module.time, "monotonic", monotonic)
+    monkeypatch.setattr(module.time, "sleep", slept.append)
+    return slept
+
+
+@pytest.mark.parametrize("message", ["database is locked", "database table is busy"])
+def test_the_cache_retries_a_locked_database_until_its_deadline(tmp_path, monkeypatch, message):
+    from virtuebench.judge import cache as cache_module
+
+    connect, made = sqlite3.connect, []
+
+    def locked_connect(*args, **kwargs):
+        made.append(_LockedAtFirst(connect(*args, **kwargs), failures=3, message=message))
+        return made[-1]
+
+    monkeypatch.setattr(cache_module.sqlite3, "connect", locked_connect)
+    slept = _fake_clock(monkeypatch, cache_module, step_s=1.0)  # 4 checks of the clock: well inside 60 s
+    cache = cache_module.VerdictCache(tmp_path / "cache.sqlite")
+    assert made[0].statements.count("PRAGMA journal_mode=WAL") == 4  # three refusals, then the switch
+    assert len(slept) == 3 and all(0.05 <= pause <= 0.25 for pause in slept)  # a short random pause each time
+    cache.put("k", "m", "h", {"judgement": 1})
+    assert cache.get("k") == {"judgement": 1} and len(cache) == 1
+    cache.close()
+    journal = sqlite3.connect(tmp_path / "cache.sqlite").execute("PRAGMA journal_mode").fetchone()[0]
+    assert journal == "wal"
+
+
+def test_the_cache_gives_up_on_a_lock_past_its_deadline_and_at_once_on_other_errors(tmp_path, monkeypatch):
+    from virtuebench.judge import cache as cache_module
+
+    connect = sqlite3.connect
+    monkeypatch.setattr(cache_module.sqlite3, "connect", lambda *a, **k: _LockedAtFirst(connect(*a, **k), failures=100))
+    slept = _fake_clock(monkeypatch, cache_module, step_s=25.0)
+    with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+        cache_module.VerdictCache(tmp_path / "a.sqlite")
+    # the deadline is read at 25 s (+60: 85 s); the refusals are checked at 50 and 75 s (retried), then 100 s (given up)
+    assert len(slept) == 2
+    monkeypatch.setattr(cache_module.sqlite3, "connect", lambda *a, **k: _LockedAtFirst(connect(*a, **k), 1, "disk I/O error"))
+    slept.clear()
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        cache_module.VerdictCache(tmp_path / "b.sqlite")
+    assert slept == []  # not a lock: no retry
 
 
 def test_failed_requests_fail_the_job_and_only_they_are_asked_again(tmp_path):

@@ -1,3 +1,4 @@
+import csv
 import dataclasses
 import json
 import subprocess
@@ -6,9 +7,21 @@ import sys
 import numpy as np
 import pytest
 
-from virtuebench.metrics import TrustWeights, compute_scores, read_scores, write_scores
-from virtuebench.records import Judgment
-from virtuebench.support.bootstrap import bounded_mean_fallback
+from virtuebench.metrics import (
+    Score,
+    TrustWeights,
+    compute_scores,
+    level_order,
+    read_scores,
+    summarize_excluded,
+    summarize_invalid,
+    write_invalid,
+    write_scores,
+)
+from virtuebench.metrics import main as metrics_main
+from virtuebench.records import Judgment, write_jsonl_atomic
+from virtuebench.support.bootstrap import Bootstrap, bounded_mean_fallback
+from virtuebench.support.tabular import write_csv
 
 
 def _judgment(i, level, unanswerable, correct, category="perception", valid=True, prompt="honest"):
@@ -204,3 +217,280 @@ def test_the_trust_fallback_uses_the_trust_scores_own_intra_video_correlation():
     on_videos = bounded_mean_fallback([0.0] * 6, (-1.0, 1.0), 6, 0.0)  # 6 independent items
     assert refusal.trust_ci_method == "agresti-coull-deff"
     assert (refusal.trust_ci_low, refusal.trust_ci_high) == pytest.approx((100 * on_videos.low, 100 * on_videos.high), abs=1e-3)
+
+
+# ---- hand-worked numbers for every branch of metrics.py (the mutation report, docs/mutation.md, lists what each catches)
+
+
+def _overall(judgments, **kwargs):
+    return {(s.judge, s.level, s.subset): s for s in compute_scores(judgments, **kwargs)}
+
+
+def test_an_all_correct_number_gets_the_clopper_pearson_interval_on_its_items():
+    # 2 videos x 2 items, all right: the resamples are all 1, so the fallback: Clopper-Pearson at 1 on n_eff items.
+    # Every value equal: no between-video variance, rho 0, n_eff = 4; the lower end solves p^4 = 0.025.
+    judgments = [_item(f"{v}{k}", v, 64, True) for v in ("v1", "v2") for k in range(2)]
+    score = _overall(judgments)[("rules", "64", "overall")]
+    assert (score.ci_low, score.ci_high, score.ci_method) == (round(100 * 0.025**0.25, 4), 100.0, "clopper-pearson-deff")
+    # the trust score's items all score 1 on a scale from -1 (a wrong answer) to 1: Agresti-Coull on that scale,
+    # 4 successes of 4 plus z^2 / 2 pseudo-items at each end: p~ = (4 + z^2 / 2) / (4 + z^2), p~ - z sqrt(p~ (1 - p~) / (4 + z^2))
+    z = 1.959963984540054
+    share = (4 + z * z / 2) / (4 + z * z)
+    low = share - z * (share * (1 - share) / (4 + z * z)) ** 0.5
+    assert score.trust == 100.0 and score.trust_ci_method == "agresti-coull-deff"
+    assert (score.trust_ci_low, score.trust_ci_high) == (pytest.approx(100 * (-1 + 2 * low), abs=1e-4), 100.0)
+
+
+def _wilson(share, n):
+    z = 1.959963984540054  # the normal 97.5% point
+    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * (share * (1 - share) / n + z * z / (4 * n * n)) ** 0.5 / (1 + z * z / n)
+    return round(100 * (centre - half), 4), round(100 * (centre + half), 4)
+
+
+def test_the_fallback_interval_counts_videos_not_items_where_answers_go_together():
+    # Level 64: v1 right twice, v2 wrong twice; level 128 the other way round. Per level the two items of a video
+    # agree (intra-video correlation 1, pooled over the levels), so the 4 items count as 2 (design effect
+    # 1 + (2 - 1) x 1 = 2): Wilson at 1/2 on 2 items. Pooled over levels ("all") they would show none.
+    judgments = [_item(f"a{k}", "v1", 64, True) for k in range(2)] + [_item(f"b{k}", "v2", 64, False) for k in range(2)]
+    judgments += [_item(f"c{k}", "v1", 128, False) for k in range(2)] + [_item(f"d{k}", "v2", 128, True) for k in range(2)]
+    # a second judge whose items vary within videos (correlation 0): it must not dilute the first judge's
+    other = [dataclasses.replace(j, judge="other", judgement=int(j.instance_id.endswith("0"))) for j in judgments]
+    scores = _overall(judgments + other)
+    level = scores[("rules", "64", "overall")]
+    assert (level.ci_low, level.ci_high, level.ci_method) == (*_wilson(0.5, 2), "wilson-deff")
+    assert (scores[("other", "64", "overall")].ci_low, scores[("other", "64", "overall")].ci_high) == _wilson(0.5, 4)
+
+
+def test_wrong_refusals_count_refusals_that_were_not_the_right_answer():
+    judgments = [
+        _item("a", "v1", 64, False, refused=True),  # refused where an answer was expected
+        _item("b", "v1", 64, False, refused=True),
+        _item("c", "v2", 64, True, unanswerable=True, refused=True),  # the refusal that was due
+        _item("d", "v2", 64, False, refused=True, valid=False),  # no valid verdict: not counted
+    ]
+    assert _overall(judgments)[("rules", "64", "overall")].n_wrong_refusal == 2
+
+
+def test_subsets_pick_their_items():
+    judgments = [
+        _item("a", "v1", 64, True, unanswerable=True, refused=True),
+        dataclasses.replace(_item("b", "v1", 64, False), category="reasoning"),
+        _item("c", "v2", 64, True),
+    ]
+    scores = _overall(judgments)
+    assert (scores[("rules", "64", "refusal")].n, scores[("rules", "64", "refusal")].n_correct) == (1, 1)
+    assert (scores[("rules", "64", "non_refusal")].n, scores[("rules", "64", "non_refusal")].n_correct) == (2, 1)
+    assert (scores[("rules", "64", "perception")].n, scores[("rules", "64", "reasoning")].n) == (2, 1)
+    assert scores[("rules", "64", "reasoning")].accuracy == 0.0
+
+
+def test_accuracy_keeps_four_decimals():
+    judgments = [_item(f"i{k}", f"v{k}", 64, k < 2) for k in range(3)]  # 2 of 3: 66.666...%
+    assert _overall(judgments)[("rules", "64", "overall")].accuracy == 66.6667
+
+
+def test_rows_come_in_level_order_with_all_last():
+    judgments = [_item(f"i{level}", "v1", level, True) for level in (1024, 64, 128)]
+    assert [s.level for s in compute_scores(judgments) if s.subset == "overall"] == ["64", "128", "1024", "all"]
+    assert level_order("all") == (True, 0) and level_order("64") == (False, 64) and level_order("0") == (False, 0)
+
+
+def test_every_field_of_a_score_survives_the_csv(tmp_path):
+    score = Score("m", "honest", "64", "overall", 62.5, 5, 8, 1, "rules", 40.1, 80.2, 4, 2, -12.5, -40.0, 10.0, "bca", "wilson-deff")
+    write_scores([score], tmp_path / "scores.csv")
+    assert (tmp_path / "scores.csv").read_text().splitlines()[0] == ",".join(f.name for f in dataclasses.fields(Score))
+    assert read_scores(tmp_path / "scores.csv") == [score]
+    (tmp_path / "quoted.csv").write_text('model,prompt,level,subset,accuracy,n_correct,n,n_invalid,judge\n"m\nx",p,64,overall,1,1,1,0,r\n')
+    assert read_scores(tmp_path / "quoted.csv")[0].model == "m\nx"  # a line break inside a quoted field stays in it
+    # a line break written by another program (CRLF) inside a quoted field is kept as it is, not translated
+    (tmp_path / "crlf.csv").write_bytes(
+        b'model,prompt,level,subset,accuracy,n_correct,n,n_invalid,judge\r\n"m\r\nx",p,64,overall,1,1,1,0,r\r\n'
+    )
+    assert read_scores(tmp_path / "crlf.csv")[0].model == "m\r\nx"
+    write_scores([], tmp_path / "none.csv")  # no rows: still the header
+    assert (tmp_path / "none.csv").read_text().splitlines() == [",".join(f.name for f in dataclasses.fields(Score))]
+    (old,) = read_scores(_old_scores(tmp_path))
+    assert (old.n_videos, old.n_wrong_refusal, old.ci_method, old.trust_ci_method) == (0, 0, "", "")
+
+
+def _old_scores(tmp_path):
+    path = tmp_path / "old.csv"
+    path.write_text("model,prompt,level,subset,accuracy,n_correct,n,n_invalid,judge\nm,honest,64,overall,50.0,1,2,0,rules\n")
+    return path
+
+
+def test_invalid_items_are_listed_and_summarized(tmp_path):
+    bad = [
+        dataclasses.replace(_item(f"i{k}", "v1", 64, False, valid=False), reason=f"reason {k}", error=error)
+        for k, error in enumerate(["timeout", "timeout", None, "no verdict", "HTTP 500"])
+    ]
+    listed = tmp_path / "invalid.csv"
+    assert write_invalid([_item("ok", "v1", 64, True), *bad], listed) == 5
+    with listed.open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["instance_id"] for row in rows] == ["i0", "i1", "i2", "i3", "i4"]
+    assert rows[0] == {
+        "judge": "rules",
+        "model": "m",
+        "prompt": "honest",
+        "level": "64",
+        "instance_id": "i0",
+        "reason": "reason 0",
+        "error": "timeout",
+    }
+    # four distinct messages (the error, or the reason where there is none), sorted; three shown
+    assert summarize_invalid(listed) == "\n".join(
+        [
+            f"5 judged items have no valid verdict and count as wrong (listed in {listed}):",
+            "  HTTP 500",
+            "  no verdict",
+            "  reason 2",
+            "  ... and 1 more distinct errors",
+        ]
+    )
+    assert summarize_invalid(listed, examples=4).splitlines()[-1] == "  timeout"  # all shown: no "and more"
+    assert summarize_invalid(str(tmp_path / "none.csv")) is None
+    write_invalid([_item("ok", "v1", 64, True)], tmp_path / "empty.csv")
+    assert summarize_invalid(tmp_path / "empty.csv") is None
+    assert (tmp_path / "empty.csv").read_text().splitlines() == ["judge,model,prompt,level,instance_id,reason,error"]
+    # an error message of several lines comes back whole
+    write_invalid([dataclasses.replace(bad[0], error="line 1\r\nline 2")], tmp_path / "lines.csv")
+    assert summarize_invalid(tmp_path / "lines.csv").splitlines(keepends=True)[1] == "  line 1\r\n"
+
+
+def test_excluded_items_are_counted_by_reason_without_the_file_named(tmp_path):
+    path = tmp_path / "excluded.csv"
+    reasons = ["videos/a.mp4: missing video"] * 3 + ["data\\b.mp4: missing video", "no answer", "no answer", "x" * 90, "bad evidence"]
+    write_csv(path, [{"instance_id": f"q{k}", "reason": reason} for k, reason in enumerate(reasons)])
+    assert summarize_excluded(str(path)) == (
+        f"8 items of the source were left out of the instances table (4: missing video; 2: no answer; 1: {'x' * 80}): listed in {path}"
+    )
+    write_csv(tmp_path / "nothing.csv", [], ["instance_id", "reason"])
+    assert summarize_excluded(tmp_path / "nothing.csv") is None and summarize_excluded(tmp_path / "none.csv") is None
+    write_csv(tmp_path / "noreason.csv", [{"instance_id": "q"}])
+    assert summarize_excluded(tmp_path / "noreason.csv").startswith("1 items of the source were left out of the instances table (1: ):")
+
+
+def test_trust_settings_are_checked_with_their_config_names():
+    with pytest.raises(ValueError, match=r"^report.trust.scheme: 'kalia' is not one of kalai, refusal-credit$"):
+        TrustWeights(scheme="kalia")
+    with pytest.raises(ValueError, match="confidence_target must lie strictly between 0 and 1, got 0"):
+        TrustWeights(confidence_target=0)
+    with pytest.raises(ValueError, match=r"^report.trust: need wrong_answer < unwarranted_refusal <= 0 \(a guess must cost"):
+        TrustWeights(wrong_answer=-1.0, unwarranted_refusal=0.5)
+    assert TrustWeights(wrong_answer=-1.0, unwarranted_refusal=0.0).unwarranted_refusal == 0.0  # 0 itself is allowed
+
+
+def test_the_caption_names_the_scheme():
+    assert TrustWeights().describe().startswith("a correct answer scores 1, any refusal 0 and a wrong answer -1 (Kalai et al., 2025")
+    assert (
+        TrustWeights(-2.0, -0.5, scheme="refusal-credit")
+        .describe()
+        .startswith(
+            "a correct item (an answer the frames support, or the refusal where they do not) scores 1, a refusal where an answer "
+            "was expected scores -0.5 and any other answer -2 (VirtueBench's"
+        )
+    )
+
+
+def _cli_judgments(tmp_path):
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    write_jsonl_atomic(first, [_item("a", "v1", 64, True), _item("b", "v2", 64, False, valid=False)])
+    write_jsonl_atomic(second, [_item("c", None, 64, True, model="n"), _item("d", None, 64, False, model="n")])
+    return first, second
+
+
+CLI_OPTIONS = {
+    "--out": "s.csv",
+    "--resamples": "50",
+    "--seed": "3",
+    "--trust-scheme": "refusal-credit",
+    "--confidence-target": "0.5",
+    "--wrong-answer": "-2",
+    "--unwarranted-refusal": "-0.5",
+}
+
+
+def test_the_cli_scores_every_file_and_lists_the_invalid_items(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first, second = _cli_judgments(tmp_path)
+    options = [part for option, value in CLI_OPTIONS.items() for part in (option, value)]
+    assert metrics_main([str(first), str(second), *options, "--invalid-out", "invalid.csv"]) == 0
+    scores = {(s.model, s.level, s.subset): s for s in read_scores(tmp_path / "s.csv")}
+    m, n = scores[("m", "64", "overall")], scores[("n", "64", "overall")]
+    assert (m.n, m.n_correct, m.n_invalid, n.n, n.n_correct, n.n_videos) == (2, 1, 1, 2, 1, 2)
+    # refusal-credit with a wrong answer at -2: (1 - 2) / 2 items = -50; the invalid item counts as wrong
+    assert m.trust == -50.0 and n.trust == -50.0
+    with (tmp_path / "invalid.csv").open() as handle:
+        assert [row["instance_id"] for row in csv.DictReader(handle)] == ["b"]
+    said = capsys.readouterr().err
+    assert (
+        "WARNING: 2 judgments have no video_id (judged before it was recorded); their intervals resample items, which is "
+        "too narrow where questions share a video: rerun the judge jobs (`snakemake --forcerun judge_responses`)"
+    ) in said
+    assert said.rstrip().endswith(f"scores: {len(scores)} rows from 4 judgments (1 invalid) -> s.csv")
+    # a rerun writes the same digits; judgments that all have their video give no warning
+    written = (tmp_path / "s.csv").read_text()
+    assert metrics_main([str(first), str(second), *options]) == 0 and (tmp_path / "s.csv").read_text() == written
+    capsys.readouterr()
+    assert metrics_main([str(first), *options]) == 0 and "no video_id" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", list(CLI_OPTIONS))
+def test_the_cli_needs_every_setting(tmp_path, capsys, option):
+    first, _ = _cli_judgments(tmp_path)
+    rest = [part for name, value in CLI_OPTIONS.items() if name != option for part in (name, value)]
+    with pytest.raises(SystemExit) as exited:
+        metrics_main([str(first), *rest])
+    assert exited.value.code == 2 and f"the following arguments are required: {option}" in capsys.readouterr().err
+
+
+def test_the_cli_refuses_bad_settings_by_name(tmp_path, capsys):
+    first, _ = _cli_judgments(tmp_path)
+    options = {**CLI_OPTIONS, "--out": str(tmp_path / "s.csv")}
+    for option, value, message in [
+        ("--resamples", "0", "report.bootstrap.resamples must be at least 1, got 0"),
+        ("--confidence-target", "1.5", "confidence_target must lie strictly between 0 and 1, got 1.5"),
+        ("--resamples", "many", "argument --resamples: invalid int value: 'many'"),
+        ("--trust-scheme", "other", "argument --trust-scheme: invalid choice: 'other'"),
+    ]:
+        argv = [str(first), *[part for name, v in {**options, option: value}.items() for part in (name, v)]]
+        with pytest.raises(SystemExit) as exited:
+            metrics_main(argv)
+        assert exited.value.code == 2 and message in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        metrics_main(["--out", "x"])  # no judgments file
+    assert "the following arguments are required: judgments" in capsys.readouterr().err
+
+
+def test_the_cli_help_says_what_each_setting_is(capsys):
+    with pytest.raises(SystemExit):
+        metrics_main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert text.startswith("usage: python -m virtuebench.metrics [-h] --out OUT")
+    assert "Scores from judgment records: one row per number any table or figure shows" in text
+    assert "Accuracy is over all items" not in text  # the first paragraph only
+    for said in [
+        "--invalid-out INVALID_OUT CSV listing every judgment without a valid verdict",
+        "--resamples RESAMPLES bootstrap resamples per number",
+        "--seed SEED bootstrap seed",
+        "--trust-scheme {kalai,refusal-credit}",
+        "--confidence-target CONFIDENCE_TARGET kalai: the confidence target t",
+        "--wrong-answer WRONG_ANSWER refusal-credit: trust score of a wrong answer",
+        "--unwarranted-refusal UNWARRANTED_REFUSAL refusal-credit: trust score of a refusal where an answer was expected",
+    ]:
+        assert said in text, said
+
+
+def test_the_cli_uses_the_given_resamples_and_seed(tmp_path):
+    """The CLI's numbers are compute_scores' with Bootstrap(resamples, seed): the seed reaches the resamples."""
+    right = np.random.default_rng(1).random((12, 3)) < 0.6
+    judgments = [_item(f"i{v}_{k}", f"v{v}", 64, bool(right[v, k])) for v in range(12) for k in range(3)]
+    write_jsonl_atomic(tmp_path / "j.jsonl", judgments)
+    options = {**CLI_OPTIONS, "--out": str(tmp_path / "s.csv"), "--seed": "5", "--resamples": "400"}
+    assert metrics_main([str(tmp_path / "j.jsonl"), *[part for item in options.items() for part in item]]) == 0
+    trust = TrustWeights(-2.0, -0.5, scheme="refusal-credit")
+    expected = compute_scores(judgments, Bootstrap(400, 5), trust)
+    assert read_scores(tmp_path / "s.csv") == expected
+    assert expected[0].ci_method == "bca" and expected != compute_scores(judgments, Bootstrap(400, 0), trust)  # the seed matters

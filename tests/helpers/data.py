@@ -115,8 +115,10 @@ def make_frame_coded_video(path: Path, frame_times: list[float], gop: int, width
     return [p / 1000 for p in pts]
 
 
-def kill_after_progress(command: list[str], env: dict, partial: Path, lines: int, timeout_s: float = 30) -> None:
-    """Start `command`, wait until its progress file holds `lines` lines, then kill -9 it."""
+def kill_after_progress(command: list[str], env: dict, partial: Path, lines: int, timeout_s: float = 300) -> None:
+    """Start `command`, wait until its progress file holds `lines` lines, then kill -9 it. The deadline is only a
+    guard against a hung job (it fails the test, never kills early): on a loaded machine the job may take long to
+    start, and how many lines it writes before the kill is for the test to pin (RecordingBackend's hold_after)."""
     import os
     import signal
     import subprocess
@@ -124,7 +126,11 @@ def kill_after_progress(command: list[str], env: dict, partial: Path, lines: int
 
     process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and (not partial.exists() or len(partial.read_text().splitlines()) < lines):
+    while not partial.exists() or len(partial.read_text().splitlines()) < lines:
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            process.wait()
+            raise AssertionError(f"{command[:3]} ended (exit {process.returncode}) or hung before writing {lines} progress lines")
         time.sleep(0.05)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()

@@ -6,7 +6,7 @@ The reply is chosen by the prediction inside the judge prompt ("Model Prediction
   scenario:flaky-format malformed once, then valid
   scenario:ratelimit    429 twice, then valid
   scenario:error500     500 once, then valid
-  scenario:slow         slower than the client's timeout once, then valid
+  scenario:slow         unanswered until the client gives up and asks again (its timeout, whatever it is), then valid
   scenario:echo-auth    401 whose body echoes the Authorization header
 anything else: a verdict from simple rules (refusal if the prediction says the video lacks the
 information; judgement per the paper's Case A / Case B). Every request is counted per prediction.
@@ -36,7 +36,7 @@ REFUSAL = "The video does not provide enough information"
 
 class FakeOpenAI:
     def __init__(
-        self, slow_s: float = 1.5, backend_faults: dict[int, str] | None = None, backend_delay_s: float = 0.0, valid_key: str | None = None
+        self, slow_s: float = 60.0, backend_faults: dict[int, str] | None = None, backend_delay_s: float = 0.0, valid_key: str | None = None
     ):
         self.requests: Counter[str] = Counter()
         self.valid_key = valid_key  # GET /models answers 401 to any other key (None: every key is good)
@@ -52,8 +52,12 @@ class FakeOpenAI:
         self.grader_bodies: list[dict] = []  # each letter-grade request's parameters (its messages' roles, not their text)
         self.labels_seen: list[list[str]] = []  # each backend request's text parts before its prompt
         self.authorizations: set[str] = set()
+        # A slow request is held until the same item is asked again (the client timed out and retried), at most
+        # `slow_s`: no race between a fixed delay and the client's timeout on a loaded machine.
         self.slow_s = slow_s
         self.lock = threading.Lock()
+        self.asked_again = threading.Condition(self.lock)
+        self.backend_asked: Counter[str] = Counter()  # question -> backend requests
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -83,7 +87,15 @@ class FakeOpenAI:
         return self
 
     def __exit__(self, *exc):
+        with self.lock:
+            self.slow_s = 0.0
+            self.asked_again.notify_all()  # release a held request
         self.httpd.shutdown()
+
+    def _hold_until_asked_again(self, counter: Counter[str], key: str, seen: int) -> None:
+        """Until `counter[key]` passes `seen` (the count when this request came), the server closes, or `slow_s`."""
+        with self.lock:
+            self.asked_again.wait_for(lambda: counter[key] > seen or self.slow_s == 0.0, timeout=self.slow_s)
 
     @property
     def total(self) -> int:
@@ -112,12 +124,13 @@ class FakeOpenAI:
             self.requests[prediction] += 1
             count = self.requests[prediction]
             self.authorizations.add(handler.headers.get("Authorization", ""))
+            self.asked_again.notify_all()
         if prediction == "scenario:ratelimit" and count <= 2:
             return self._send(handler, 429, {"error": {"message": "slow down", "type": "rate_limit"}}, {"Retry-After": "0"})
         if prediction == "scenario:error500" and count == 1:
             return self._send(handler, 500, {"error": {"message": "boom", "type": "server_error"}})
         if prediction == "scenario:slow" and count == 1:
-            time.sleep(self.slow_s)
+            self._hold_until_asked_again(self.requests, prediction, count)
         if prediction == "scenario:echo-auth":
             return self._send(handler, 401, {"error": {"message": f"bad key {handler.headers.get('Authorization')}", "type": "auth"}})
         if "Python dictionary" in content:  # the CVRR-ES prompt
@@ -215,13 +228,17 @@ class FakeOpenAI:
         fault = self.backend_faults.get(number)
         prompt = content[-1]["text"]
         question = prompt.split("Question:")[-1].strip()
+        with self.lock:
+            self.backend_asked[question] += 1
+            asked = self.backend_asked[question]
+            self.asked_again.notify_all()
         images = sum(part["type"] == "image_url" for part in content)
         if fault == "429":
             return self._send(handler, 429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})
         if fault == "500":
             return self._send(handler, 500, {"error": {"message": "boom"}})
         if fault == "slow":
-            time.sleep(self.slow_s)
+            self._hold_until_asked_again(self.backend_asked, question, asked)
         if fault == "malformed":
             data = b"<html>not json</html>"
             handler.send_response(200)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -10,16 +11,24 @@ from virtuebench.models.base import Backend, Reply, Request
 
 class RecordingBackend(Backend):
     """Answers 'red' after `delay_s`; appends each instance_id it is asked to `calls_file`;
-    raises for the instance ids in `fail_on`."""
+    raises for the instance ids in `fail_on`. With VB_TEST_HOLD_AFTER=N in the environment (not in the settings,
+    which are part of the job's fingerprint), it answers N items and then never answers again, so a test that kills
+    the job finds exactly N finished items whatever the machine's load."""
 
     def __init__(self, settings):
         self.delay_s = settings.get("delay_s", 0.0)
         self.calls_file = Path(settings["calls_file"])
         self.fail_on = set(settings.get("fail_on", []))
+        self.hold_after = int(os.environ.get("VB_TEST_HOLD_AFTER", "-1"))
+        self.answered = 0
 
     def answer(self, request: Request) -> Reply:
         with self.calls_file.open("a") as handle:
             handle.write(request.instance_id + "\n")
+        if self.answered == self.hold_after:
+            while True:  # until the test kills the job
+                time.sleep(1)
+        self.answered += 1
         time.sleep(self.delay_s)
         if request.instance_id in self.fail_on:
             raise ConnectionError("simulated outage")

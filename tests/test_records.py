@@ -1,0 +1,166 @@
+"""The JSONL plumbing every long job shares: reading with errors that name the line, atomic writes, and the
+progress log that lets inference and judging survive a kill (docs/records.md)."""
+
+import dataclasses
+import hashlib
+import json
+
+import pytest
+
+from virtuebench.records import (
+    Judgment,
+    ProgressLog,
+    RecordError,
+    Response,
+    iter_jsonl,
+    load_records,
+    stable_hash,
+    to_json_line,
+    write_jsonl_atomic,
+)
+
+
+def _response(instance_id="a", **changes):
+    base = Response(instance_id, "v1", "m", "oracle", "honest", "ph", 64, 64, "red", None, 0.5, "fp")
+    return dataclasses.replace(base, **changes)
+
+
+def test_resume_keeps_finished_records_and_drops_a_line_cut_short_by_a_kill(tmp_path):
+    log = ProgressLog(tmp_path / "out.jsonl", "fp")
+    lines = [
+        {"instance_id": "a", "fingerprint": "fp", "error": None},
+        {"instance_id": "b", "fingerprint": "other settings", "error": None},
+        {"fingerprint": "fp", "error": None},  # no key: cannot be matched to an item
+        [1, 2],  # JSON, but not a record
+        {"instance_id": "c", "fingerprint": "fp", "error": "timeout"},  # failed: tried again
+        {"instance_id": "d", "fingerprint": "fp", "error": None},
+    ]
+    text = "".join(json.dumps(line) + "\n" for line in lines) + '{"instance_id": "e", "fingerprint": "f'  # killed mid-write
+    log.partial.write_text(text)
+    kept = log.resume(is_done=lambda record: record["error"] is None)
+    assert list(kept) == ["a", "d"]
+    assert kept["d"] == {"instance_id": "d", "fingerprint": "fp", "error": None}
+    # the partial file now holds exactly those two, each on a whole line, so appending after it is safe
+    assert log.partial.read_text() == to_json_line(lines[0]) + to_json_line(lines[5])
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_resumed_log_goes_on_after_the_cut_line_and_finishes_atomically(tmp_path):
+    output = tmp_path / "two" / "deep" / "out.jsonl"
+    first = ProgressLog(output, "fp")
+    assert first.resume() == {}  # nothing before: an empty partial file, its folder made
+    assert first.partial == tmp_path / "two" / "deep" / "out.jsonl.partial" and first.partial.read_text() == ""
+    first.append(_response("a"))
+    first.close()
+    with first.partial.open("a") as handle:
+        handle.write('{"instance_id": "b", "finger')  # the kill
+    second = ProgressLog(output, "fp")
+    assert list(second.resume()) == ["a"]
+    second.append(_response("b"))
+    second.append(_response("c"))
+    assert [json.loads(line)["instance_id"] for line in second.partial.read_text().splitlines()] == ["a", "b", "c"]
+    second.finish([_response("a"), _response("b"), _response("c")])
+    assert not second.partial.exists()
+    assert [r.instance_id for r in load_records(output, Response)] == ["a", "b", "c"]
+
+
+def test_resume_keeps_the_latest_record_of_an_item_and_keys_by_the_chosen_field(tmp_path):
+    log = ProgressLog(tmp_path / "out.jsonl", "fp", key_field="video_id")
+    log.partial.write_text(
+        json.dumps({"video_id": "v1", "fingerprint": "fp", "n": 1})
+        + "\n"
+        + json.dumps({"instance_id": "x", "fingerprint": "fp", "n": 2})  # lacks the key field
+        + "\n"
+        + json.dumps({"video_id": "v1", "fingerprint": "fp", "n": 3})
+        + "\n"
+    )
+    assert log.resume() == {"v1": {"video_id": "v1", "fingerprint": "fp", "n": 3}}
+
+
+def test_a_garbled_line_inside_the_file_is_skipped_not_the_end_of_reading(tmp_path):
+    log = ProgressLog(tmp_path / "out.jsonl", "fp")
+    log.partial.write_text('{"instance_id": "a", "fingerprint": "fp"}\n{"instan\n{"instance_id": "b", "fingerprint": "fp"}\n')
+    assert list(log.resume()) == ["a", "b"]
+
+
+def test_a_job_with_nothing_to_do_finishes_with_an_empty_output(tmp_path):
+    log = ProgressLog(tmp_path / "out.jsonl", "fp")
+    log.close()  # nothing was appended: nothing to close
+    log.finish([])
+    assert (tmp_path / "out.jsonl").read_text() == "" and not log.partial.exists()
+
+
+def test_append_reopens_after_close_and_adds_to_the_end(tmp_path):
+    log = ProgressLog(tmp_path / "out.jsonl", "fp")
+    log.append({"instance_id": "a"})
+    log.close()
+    log.close()  # twice is harmless
+    log.append({"instance_id": "b"})
+    log.close()
+    assert log.partial.read_text() == '{"instance_id": "a"}\n{"instance_id": "b"}\n'
+
+
+def test_iter_jsonl_names_the_file_and_line(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"a": 1}\n\n   \n{"a": 2}\n')
+    assert list(iter_jsonl(path)) == [{"a": 1}, {"a": 2}]  # blank lines skipped
+    path.write_text('{"a": 1}\n\n{"a": \n')
+    with pytest.raises(RecordError, match=r"r.jsonl:3: not valid JSON \("):
+        list(iter_jsonl(path))
+    path.write_text('{"a": 1}\n["a"]\n')
+    with pytest.raises(RecordError, match=r"r.jsonl:2: expected a JSON object, got list"):
+        list(iter_jsonl(path))
+    with pytest.raises(RecordError, match=r"missing.jsonl: file not found"):
+        list(iter_jsonl(tmp_path / "missing.jsonl"))
+
+
+def test_load_records_reads_optional_fields_as_their_defaults_and_names_missing_ones(tmp_path):
+    path = tmp_path / "r.jsonl"
+    record = dataclasses.asdict(_response("a"))
+    old = {k: v for k, v in record.items() if k not in ("retryable", "thinking", "truncated")}  # written before those fields
+    path.write_text(json.dumps(old) + "\n" + json.dumps({**record, "not_a_field": 1}) + "\n")
+    first, second = load_records(path, Response)
+    assert (first.retryable, first.thinking, first.truncated) == (False, None, False)
+    assert first == second == _response("a")
+    path.write_text(json.dumps(record) + "\n" + json.dumps({k: v for k, v in record.items() if k not in ("level", "model")}) + "\n")
+    with pytest.raises(RecordError, match=r"r.jsonl: record 2 lacks field\(s\) \['level', 'model'\] of a Response"):
+        load_records(path, Response)
+
+
+def test_write_jsonl_atomic_replaces_the_file_whole(tmp_path):
+    path = tmp_path / "new" / "folder" / "out.jsonl"
+    write_jsonl_atomic(path, [{"a": 1}, _response("b")])
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[0]) == {"a": 1} and json.loads(lines[1])["instance_id"] == "b" and len(lines) == 2
+    write_jsonl_atomic(path, [{"a": 2}])
+    assert path.read_text() == '{"a": 2}\n'
+    assert sorted(p.name for p in path.parent.iterdir()) == ["out.jsonl"]  # no temporary file left
+
+
+def test_stable_hash_is_sha256_of_sorted_compact_json():
+    # by hand: the canonical text of {"b": [1, "é"], "a": 2} is {"a":2,"b":[1,"é"]}
+    expected = hashlib.sha256('{"a":2,"b":[1,"é"]}'.encode()).hexdigest()
+    assert stable_hash({"b": [1, "é"], "a": 2}) == expected[:12]
+    assert stable_hash({"a": 2, "b": [1, "é"]}, length=20) == expected[:20]
+
+
+def test_to_json_line_keeps_field_order_and_unicode():
+    assert to_json_line({"z": "é", "a": None}) == '{"z": "é", "a": null}\n'
+
+
+def test_a_response_is_ok_only_with_an_answer_and_no_error():
+    assert _response().ok
+    assert not _response(error="timeout").ok
+    assert not _response(response=None).ok
+    assert not _response(response=None, error="x").ok
+
+
+def test_judgment_defaults_say_nothing_was_decided():
+    judgment = Judgment("i", "m", "p", 64, "rules", "perception", "colour", "red", False, "red", 0, 1, True, "", None, "fp")
+    assert (judgment.score, judgment.video_id, judgment.retryable, judgment.truncated, judgment.confident) == (
+        None,
+        None,
+        False,
+        False,
+        None,
+    )

@@ -137,3 +137,13 @@ def test_the_levels_a_video_has_under_each_sampling():
     assert sampled_levels(0.0, [8], "clip") == [] and sampled_levels(-1.0, [8], "clip") == []
     assert sampled_levels(100.0, [128, 64], "1fps") == [64]
     assert sampled_levels(100.0, [128, 64]) == [64]  # the 1 FPS grid is the default
+
+
+def test_clip_capped_sampling_shows_one_frame_per_whole_second_of_a_short_clip():
+    from virtuebench.levels import clip_frame_count
+
+    # LongVideoBench's loader: at most one frame per whole second of the clip, at least one frame
+    assert clip_frame_count(64, 20.9, "clip-capped") == 20
+    assert clip_frame_count(64, 64.0, "clip-capped") == 64 and clip_frame_count(64, 3600.0, "clip-capped") == 64
+    assert clip_frame_count(8, 0.4, "clip-capped") == 1
+    assert clip_frame_count(64, 20.9, "clip") == 64  # plain clip sampling repeats frames instead

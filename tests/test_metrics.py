@@ -372,6 +372,30 @@ def test_excluded_items_are_counted_by_reason_without_the_file_named(tmp_path):
     assert summarize_excluded(tmp_path / "noreason.csv").startswith("1 items of the source were left out of the instances table (1: ):")
 
 
+def test_questions_lost_to_missing_videos_are_counted_per_source(tmp_path):
+    path = tmp_path / "excluded.csv"
+    rows = [
+        {"item": "lvbench:1", "source": "lvbench", "reason_kind": "missing_video", "reason": "video not downloaded (gone)"},
+        {"item": "lvbench:2", "source": "lvbench", "reason_kind": "missing_video", "reason": "video not downloaded (gone)"},
+        {"item": "mlvu:7", "source": "mlvu", "reason_kind": "missing_video", "reason": "video file not found"},
+        {"item": "lvbench:3", "source": "lvbench", "reason_kind": "unknown_task_type", "reason": "task type has no category"},
+    ]
+    write_csv(path, rows)
+    assert summarize_excluded(path) == (
+        "4 items of the source were left out of the instances table (2: video not downloaded (gone); 1: video file not found; "
+        f"1: task type has no category); questions lost to missing videos: lvbench 2, mlvu 1: listed in {path}"
+    )
+    write_csv(path, [{"item": "q1", "reason_kind": "missing_video", "reason": "video file not found"}])  # no source column
+    assert "; questions lost to missing videos: unknown source 1: listed in" in summarize_excluded(path)
+
+
+def test_scores_without_an_interval_read_back_as_none():
+    from virtuebench import metrics
+
+    assert metrics._percent(None) is None and metrics._percent(0.123456) == 12.3456
+    assert metrics._optional("") is None and metrics._optional(None) is None and metrics._optional("1.5") == 1.5
+
+
 def test_trust_settings_are_checked_with_their_config_names():
     with pytest.raises(ValueError, match=r"^report.trust.scheme: 'kalia' is not one of kalai, refusal-credit$"):
         TrustWeights(scheme="kalia")

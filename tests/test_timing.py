@@ -94,3 +94,11 @@ def test_plan_over_the_whole_clip_keys_frames_by_millisecond():
     # 1 s clip, 3 frames: 1/6, 1/2, 5/6 s, written to the millisecond
     assert plan_frames([3], 1.0, "clip").levels[3].timestamps == [0.167, 0.5, 0.833]
     assert plan_frames([3], 1.0, "clip").targets == [167, 500, 833]
+
+
+def test_a_capped_clip_level_of_a_short_video_takes_one_frame_per_second():
+    # 20 s, level 64 capped: 20 frames at the centres of 20 one-second segments
+    plan = plan_frames([64], 20.0, "clip-capped")
+    assert plan.levels[64].timestamps == [k + 0.5 for k in range(20)]
+    assert plan.levels[64].files[-1] == "64/0019.jpg" and plan.levels[64].grid_indices == []
+    assert len(plan_frames([64], 20.0, "clip").levels[64].timestamps) == 64

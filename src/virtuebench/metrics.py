@@ -287,7 +287,8 @@ def summarize_excluded(path: str | Path) -> str | None:
     common = "; ".join(f"{count}: {reason}" for reason, count in reasons.most_common(3))
     from virtuebench.sources.base import MISSING_VIDEO
 
-    lost = Counter(row.get("source", "") for row in rows if row.get("reason_kind") == MISSING_VIDEO)
+    # A listing written before rows named their source still counts its lost questions, under "unknown source".
+    lost = Counter(row.get("source") or "unknown source" for row in rows if row.get("reason_kind") == MISSING_VIDEO)
     missing = (
         "; questions lost to missing videos: " + ", ".join(f"{source} {count}" for source, count in sorted(lost.items())) if lost else ""
     )

@@ -219,12 +219,9 @@ class Resampler:
             return Interval(None, None, "none")
         counts, sums, weights = self._own(clusters, values)
         estimate = float(sums.sum() / counts.sum())
-        samples = (weights @ sums) / (weights @ counts)
-        # one video: every resample is the same, so the count below sends it to the fallback
-        if len(np.unique(np.round(samples, 12))) >= MIN_DISTINCT:
-            low, high = bca_interval(samples, estimate, counts, sums)
-            if low is not None and high is not None and high > low:
-                return Interval(low, high, "bca")
+        found = _bca_if_resamples_vary(estimate, counts, sums, weights)
+        if found is not None:
+            return found
         rho = self.rho if rho is None else rho
         if bounds is None:
             return fallback_interval(min(1.0, max(0.0, estimate)), int(counts.sum()), len(counts), rho)
@@ -262,12 +259,17 @@ class Resampler:
     ) -> Interval:
         """The paired bootstrap's BCa interval, or Bonett-Price's where its resamples take too few values (every
         difference 0 or the same, few discordant videos, one video); `self.rho` is the differences' correlation."""
-        samples = (weights @ sums) / (weights @ counts)
-        if len(np.unique(np.round(samples, 12))) >= MIN_DISTINCT:
-            low, high = bca_interval(samples, observed, counts, sums)
-            if low is not None and high is not None and high > low:
-                return Interval(low, high, "bca")
-        return paired_fallback(a, b, len(counts), self.rho)
+        return _bca_if_resamples_vary(observed, counts, sums, weights) or paired_fallback(a, b, len(counts), self.rho)
+
+
+def _bca_if_resamples_vary(estimate: float, counts: np.ndarray, sums: np.ndarray, weights: np.ndarray) -> Interval | None:
+    """The BCa interval of the resampled means, or None where the resamples take fewer than MIN_DISTINCT values
+    (one video gives one value) or BCa has no width: there a fallback decides."""
+    samples = (weights @ sums) / (weights @ counts)
+    if len(np.unique(np.round(samples, 12))) < MIN_DISTINCT:
+        return None
+    low, high = bca_interval(samples, estimate, counts, sums)
+    return Interval(low, high, "bca") if low is not None and high is not None and high > low else None
 
 
 def mean_interval(

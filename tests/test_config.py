@@ -4,12 +4,12 @@ import pytest
 import yaml
 from helpers.data import REPO
 
-from virtuebench.config import ConfigError, check_config, schema_errors
+from virtuebench.config import ConfigError, check_config, schema_errors, setting_classes
 from virtuebench.judge import KINDS
 from virtuebench.judge.prompts import JUDGE_PROMPTS
 from virtuebench.models import BACKENDS
 from virtuebench.prompts import TEMPLATES
-from virtuebench.sources import ADAPTERS
+from virtuebench.sources import ADAPTERS, REAL_SOURCES
 
 DEFAULT = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 CONFIG_DIR = REPO / "config"
@@ -319,3 +319,70 @@ def test_a_hybrid_difficulty_judge_that_table_2_does_not_use_is_resolved_too(mon
         "config.judges.both: its LLM judge gpt-4o needs an API key: set the environment variable OPENAI_API_KEY "
         "(or set config.judges.both.if_no_key: rules to judge only what the rules are sure of)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "model_registry: file {path} not found"),
+        ("mine: [unclosed", "{path}: not valid YAML ("),
+        ("- just\n- a list\n", "{path}: must map model names to entries"),
+    ],
+    ids=["missing", "not yaml", "not a mapping"],
+)
+def test_a_registry_that_cannot_be_read_is_named(tmp_path, content, message):
+    path = tmp_path / "models.yaml"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(ConfigError) as error:
+        check({**copy.deepcopy(DEFAULT), "model_registry": str(path)})
+    assert str(error.value).startswith(message.format(path=path))
+
+
+JUDGE = {"kind": "llm", "model": "m", "api_key_env": None}
+JUDGE_KEYS = ["api_key_env", "base_url", "max_concurrency", "max_retries", "max_tokens", "model", "parse_retries", "prompt", "timeout_s"]
+
+
+def _judges(**judges):
+    config = copy.deepcopy(DEFAULT)
+    config["judges"] = judges
+    return config
+
+
+def test_judge_settings_the_schema_allows_but_the_judge_does_not_are_named():
+    # `llm` belongs to a hybrid judge: an llm judge given one is refused wherever it is used.
+    stray = {"kind": "llm", "model": "m", "api_key_env": None, "llm": "other"}
+    with pytest.raises(ConfigError, match=r"config.judges.g: llm judge: unknown setting\(s\) \['llm'\]; allowed: \['api_key_env'"):
+        check({**_judges(g=stray), "judge": "g"})
+    with pytest.raises(ConfigError, match=r"config.judges.g: llm judge: unknown setting\(s\) \['llm'\]"):
+        check({**_judges(g=stray, h={"kind": "hybrid", "llm": "g"}), "judge": "h"})
+    with pytest.raises(
+        ConfigError, match=r"^invalid configuration:\n  config.judges.h.llm: 'rules' is not an llm judge; allowed values: g$"
+    ):
+        check({**_judges(g={"kind": "llm", "model": "m", "api_key_env": None}, h={"kind": "hybrid", "llm": "rules"}), "judge": "h"})
+    checked = check({**_judges(h={"kind": "hybrid", "llm": None}), "judge": "h"})  # no llm judge: unsure items are invalid
+    assert checked.judges["h"] == {"kind": "hybrid", "llm": None}
+    with pytest.raises(ValueError, match="unknown settings kind 'mcq': model or judge"):
+        setting_classes("mcq", CONFIG_DIR)
+
+
+def test_supplement_and_curation_settings_name_what_is_wrong():
+    config = copy.deepcopy(DEFAULT)
+    config["supplement"] = {"models": ["guess", "gpt-9"]}
+    with pytest.raises(ConfigError) as error:
+        check(config)
+    assert str(error.value).splitlines()[1:] == [
+        "  config.supplement.models[1]: 'gpt-9' is not allowed; allowed values (config.models): refuse, guess, oracle",
+        "  config.supplement.models: the supplementary's table needs source virtuebench (the source benchmarks' questions)",
+    ]
+    config = {**_judges(g={**JUDGE, "llm": "x"}), "source": {"name": "virtuebench"}, "models": ["refuse"], "report": {"compare": []}}
+    config["curation"] = {"difficulty_judge": "g", "sources": ["mlvu", "tiktok"], "filter_model": "gpt-9", "reference_model": "refuse"}
+    with pytest.raises(ConfigError) as error:
+        check_config(config, CONFIG_DIR, base_dir=REPO, environ={}, defer_keys=True)
+    problems = str(error.value).splitlines()[1:]
+    assert "  config.judges.g: llm judge: unknown setting(s) ['llm']; allowed: " + str(sorted(JUDGE_KEYS)) in problems
+    assert "  config.curation.sources[1]: 'tiktok' is not allowed; allowed values: " + ", ".join(REAL_SOURCES) in problems
+    assert f"  config.curation.filter_model: 'gpt-9' is not in the model registry {REPO / 'config' / 'models.yaml'}" in problems
+    config["curation"]["difficulty_judge"] = "gpt-99"
+    with pytest.raises(ConfigError, match=r"config.curation.difficulty_judge: 'gpt-99' is not allowed; allowed values: rules, g"):
+        check_config(config, CONFIG_DIR, base_dir=REPO, environ={}, defer_keys=True)

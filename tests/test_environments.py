@@ -1,9 +1,18 @@
 """The env files read as pip sees them (virtuebench.environments), and every route's env has its import check.
-Building them is `make env-check` (.ci/run): minutes of downloads, not part of the test suite."""
+Building them for real is `make env-check` (.ci/run): minutes of downloads, not part of the test suite; here pip is
+faked and the rest (what is left out, the retry, the import checks in the built environment, the table) runs."""
 
+import http.server
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
 import yaml
 from helpers.data import REPO
 
+from virtuebench import environments
 from virtuebench.environments import ROUTE_IMPORTS, EnvSpec, env_files, url_host
 
 
@@ -25,3 +34,121 @@ def test_every_registry_env_is_an_env_file_with_an_import_check():
     registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
     used = {entry["env"] for entry in registry.values() if entry.get("env")}
     assert used and all((REPO / env).is_file() and (REPO / env).stem in ROUTE_IMPORTS for env in used)
+
+
+# --- building and checking (`make envs`, `make env-check`) with pip faked: what is left out, the retry, the table ---
+
+
+def _fake_pip(monkeypatch, failures: dict[str, int], calls: list[list[str]]):
+    """subprocess.run as `build` meets it: `python -m venv` makes the folder with a python that is this one; pip fails
+    `failures[name]` times for envs/<name>.yaml, then succeeds; anything else (the import checks) runs for real."""
+    real_run = subprocess.run
+
+    def run(command, *args, **kwargs):
+        command = [str(part) for part in command]
+        if command[1:3] == ["-m", "venv"]:
+            (Path(command[3]) / "bin").mkdir(parents=True)
+            (Path(command[3]) / "bin" / "python").symlink_to(sys.executable)
+            return subprocess.CompletedProcess(command, 0)
+        if command[1:3] == ["-m", "pip"]:
+            calls.append(command)
+            name = Path(command[0]).parents[1].name
+            if failures.get(name, 0) > 0:
+                failures[name] -= 1
+                return subprocess.CompletedProcess(command, 1, "", "Collecting x\nERROR: No matching distribution found for x==9")
+            return subprocess.CompletedProcess(command, 0, "", "")
+        return real_run(command, *args, **kwargs)
+
+    monkeypatch.setattr(environments.subprocess, "run", run)
+
+
+def test_build_leaves_out_what_cannot_be_reached_and_tries_pip_twice(tmp_path, monkeypatch):
+    calls: list[list[str]] = []
+    _fake_pip(monkeypatch, {"route": 1}, calls)
+    monkeypatch.setattr(environments, "reachable", lambda url, timeout_s=10.0: "pypi" in url)
+    spec = EnvSpec("route", f"{sys.version_info.major}.{sys.version_info.minor}", ["a==1", "llava @ git+https://github.com/x/y.git"])
+    spec.indexes = ["https://download.pytorch.org/whl/cu128", "https://pypi.example/simple"]
+    built = environments.build(spec, tmp_path / "route")
+    assert len(calls) == 2 and calls[0] == calls[1]  # once more after the failure, the same command
+    assert calls[0][-3:] == ["--extra-index-url", "https://pypi.example/simple", "a==1"]  # github requirement and dead index left out
+    assert "--isolated" in calls[0] and "--quiet" in calls[0]
+    assert built.skipped_imports == ["llava"]
+    assert built.notes == [
+        "skipped llava (github.com cannot be reached)",
+        "https://download.pytorch.org/whl/cu128 cannot be reached: PyPI's wheels of the same versions instead",
+    ]
+    assert (tmp_path / "route" / "bin" / "python").exists()
+
+
+def test_build_names_the_env_file_when_pip_fails_twice_or_python_differs(tmp_path, monkeypatch):
+    calls: list[list[str]] = []
+    _fake_pip(monkeypatch, {"broken": 2}, calls)
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    with pytest.raises(RuntimeError, match=r"(?s)envs/broken.yaml did not install:\n.*ERROR: No matching distribution found for x==9"):
+        environments.build(EnvSpec("broken", version, ["x==9"]), tmp_path / "broken")
+    assert len(calls) == 2
+    with pytest.raises(RuntimeError, match=r"envs/old.yaml asks for Python 2.7; run this with python2.7"):
+        environments.build(EnvSpec("old", "2.7", ["x==9"]), tmp_path / "old")
+    assert len(calls) == 2 and not (tmp_path / "old").exists()  # nothing built for the wrong Python
+
+
+def test_import_problems_runs_each_import_in_the_built_environment(tmp_path, monkeypatch):
+    (tmp_path / "env" / "bin").mkdir(parents=True)
+    (tmp_path / "env" / "bin" / "python").symlink_to(sys.executable)
+    imports = ["json", "json:loads,dumps", "json:no_such_name", "no_such_module_vb", "llava.model.builder", "llavax"]
+    monkeypatch.setitem(environments.ROUTE_IMPORTS, "route", imports)
+    failed, skipped = environments.import_problems(environments.Built("route", tmp_path / "env", 1.0, [], ["llava"]))
+    assert skipped == ["llava.model.builder"]  # its package could not be installed here; `llavax` is not that package
+    assert [line.split(":")[0] for line in failed] == ["json", "no_such_module_vb", "llavax"]
+    assert "cannot import name 'no_such_name'" in failed[0] and "No module named 'no_such_module_vb'" in failed[1]
+
+
+def test_check_and_build_print_a_row_per_env_and_fail_on_a_broken_one(tmp_path, monkeypatch, capsys):
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    (tmp_path / "envs").mkdir()
+    for name in ("good", "broken", "partial"):
+        pip = ["json5==0.9.0"] + (["partly @ git+https://github.com/x/partly.git"] if name == "partial" else [])
+        (tmp_path / "envs" / f"{name}.yaml").write_text(yaml.safe_dump({"dependencies": [f"python={version}", "pip", {"pip": pip}]}))
+    monkeypatch.setattr(environments, "REPO", tmp_path)
+    monkeypatch.setattr(environments, "ENVS_DIR", tmp_path / "envs")
+    monkeypatch.setattr(environments, "reachable", lambda url, timeout_s=10.0: "github" not in url)
+    for name in ("good", "broken", "partial"):
+        monkeypatch.setitem(environments.ROUTE_IMPORTS, name, ["json", "partly.sub"])
+    calls: list[list[str]] = []
+    _fake_pip(monkeypatch, {"broken": 2}, calls)
+
+    assert environments.main(["check"]) == 1
+    out, err = capsys.readouterr()
+    rows = [line.removeprefix("| ").removesuffix(" |").split(" | ") for line in out.splitlines()[2:]]
+    assert [row[0] for row in rows] == ["broken", "good", "partial"]
+    assert rows[0][1:3] == ["-", "did not build"] and rows[0][3].startswith("ERROR: No matching distribution found")
+    assert rows[1][2] == "import failed: partly.sub: ModuleNotFoundError: No module named 'partly'"
+    assert rows[2][2:] == ["imports in part", "skipped partly (github.com cannot be reached); not imported: partly.sub"]
+    assert "[broken] envs/broken.yaml did not install" in err
+    assert not (tmp_path / ".envs").exists()  # check builds in scratch folders only
+
+    assert environments.main(["build", "partial", "--into", str(tmp_path / ".envs")]) == 0
+    assert (tmp_path / ".envs" / "partial" / "bin" / "python").exists()  # build keeps what it built
+    assert environments.main(["check", "nosuch"]) == 2
+    assert "no env file for ['nosuch']; known: ['broken', 'good', 'partial']" in capsys.readouterr().err
+
+
+def test_reachable_is_true_when_the_host_answers_even_with_an_error(tmp_path):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self):
+            self.send_response(200 if self.path == "/ok" else 404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        assert environments.reachable(base + "/ok") and environments.reachable(base + "/missing")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not environments.reachable(base + "/ok", timeout_s=2)  # nothing listens any more
+    assert not environments.reachable("not a url")

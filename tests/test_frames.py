@@ -7,7 +7,8 @@ from fractions import Fraction
 import pytest
 from PIL import Image
 
-from virtuebench.frames import FramesError, Manifest, extract, extract_or_record
+from virtuebench import frames as frames_module
+from virtuebench.frames import FramesError, Manifest, extract, extract_or_record, plan_runs
 from virtuebench.levels import level_indices
 from virtuebench.sources.synthetic import read_second_code
 
@@ -228,3 +229,69 @@ def test_a_clip_shorter_than_the_level_gets_the_level_or_one_frame_per_second(vi
     assert stamps == clip_timestamps(expected, manifest.duration_s)
     assert len(list((tmp_path / "f" / "64").iterdir())) == expected
     assert (min(b - a for a, b in zip(stamps, stamps[1:])) >= 1.0) == (sampling == "clip-capped")
+
+
+def test_a_manifest_that_is_missing_broken_or_of_another_format_is_named(tmp_path):
+    with pytest.raises(FramesError, match=rf"^{tmp_path}/manifest.json: frame manifest not found$"):
+        Manifest.read(tmp_path)
+    (tmp_path / "manifest.json").write_text('{"format": ')
+    with pytest.raises(FramesError, match=rf"^{tmp_path}/manifest.json: not valid JSON \(Expecting value\)$"):
+        Manifest.read(tmp_path)
+    (tmp_path / "manifest.json").write_text('{"format": "frames/0", "levels": {}}')
+    with pytest.raises(FramesError, match=r"manifest.json: format 'frames/0' is not 'virtuebench"):
+        Manifest.read(tmp_path)
+
+
+def test_an_unknown_strategy_or_sampling_and_a_file_without_video_are_refused(tmp_path, video_factory):
+    import av
+
+    video = video_factory(70.4, 8)
+    with pytest.raises(ValueError, match=r"strategy 'fastest' is not one of \['auto', "):
+        extract(video, tmp_path / "a", strategy="fastest")
+    with pytest.raises(ValueError, match=r"sampling '2fps' is not one of \["):
+        extract(video, tmp_path / "a", sampling="2fps")
+    audio = tmp_path / "sound.mp4"
+    with av.open(str(audio), "w") as container:
+        stream = container.add_stream("aac", rate=8000)
+        frame = av.AudioFrame.from_ndarray(__import__("numpy").zeros((1, 1024), dtype="float32"), format="fltp", layout="mono")
+        frame.sample_rate = 8000
+        for packet in [*stream.encode(frame), *stream.encode(None)]:
+            container.mux(packet)
+    with pytest.raises(FramesError, match=rf"^{audio}: holds no video stream$"):
+        extract(audio, tmp_path / "b")
+
+
+def test_the_decode_plan_without_targets_or_keyframes():
+    assert plan_runs([], [0.0, 10.0], 8.0) == []
+    assert plan_runs([1.0, 2.5, 9.0], [], 8.0) == [(0.0, 3)]  # no keyframe index: one run from the start
+
+
+def test_frames_are_copied_where_the_file_system_has_no_hard_links(tmp_path, video_factory, monkeypatch):
+    def no_links(source, target):
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(frames_module.os, "link", no_links)
+    extract(video_factory(70.4, 8), tmp_path, levels=[64])
+    paths = Manifest.read(tmp_path).frame_paths(tmp_path, 64)
+    assert len(paths) == 64 and all(path.stat().st_nlink == 1 for path in paths)
+    assert [read_second_code(Image.open(path)) for path in paths] == [int(t) for t in Manifest.read(tmp_path).levels["64"].timestamps]
+
+
+def test_an_unexpected_error_still_names_the_video_and_is_recorded(tmp_path, video_factory, monkeypatch):
+    video = video_factory(70.4, 8)
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(frames_module, "extract", full_disk)
+    with pytest.raises(FramesError, match=rf"^{video}: OSError: \[Errno 28\] No space left on device$"):
+        extract_or_record(video, tmp_path / "a")
+    manifest = extract_or_record(video, tmp_path / "b", on_error="record")
+    assert manifest.error == f"{video}: OSError: [Errno 28] No space left on device" and manifest.levels == {}
+
+
+def test_the_cli_refuses_a_level_that_is_not_positive(tmp_path, video_factory, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        frames_module.main([str(video_factory(70.4, 8)), str(tmp_path / "out"), "--levels", "64", "0"])
+    assert stopped.value.code == 2 and "--levels must be positive, got [64, 0]" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -20,6 +20,7 @@ import yaml
 from helpers.data import REPO
 from helpers.workflow import TINY
 
+from virtuebench import cluster
 from virtuebench.cluster import Cluster, detect, install_profile
 
 pytestmark = pytest.mark.workflow
@@ -163,3 +164,73 @@ def test_the_readme_cluster_commands_run_the_demo_through_slurm(tmp_path):
     for name in ("table2.tex", "scores.csv", "instances.parquet"):  # what results/table2.tex is made from
         assert (clone / "results" / name).stat().st_size > 0
     assert "\\begin{tabular}" in (clone / "results" / "table2.tex").read_text()
+
+
+# --- `python -m virtuebench.cluster`: the commands behind `make slurm-profile` and `make slurm-local` ---
+
+
+def _commands_on_path(tmp_path: Path, monkeypatch, **scripts: str) -> None:
+    """A PATH holding only the given commands (name -> shell body), and no account or partition in the environment."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name, body in scripts.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    for variable in ("VB_SLURM_ACCOUNT", "VB_SLURM_PARTITION", "VB_SLURM_GPU_PARTITION"):
+        monkeypatch.delenv(variable, raising=False)
+
+
+def test_install_profile_command_needs_sbatch_and_says_what_it_chose(tmp_path, monkeypatch, capsys):
+    target = tmp_path / "home" / "slurm"
+    _commands_on_path(tmp_path, monkeypatch)
+    assert cluster.main(["install-profile", "--source", str(REPO / "profiles" / "slurm"), "--target", str(target)]) == 1
+    assert "error: no sbatch on this machine" in capsys.readouterr().err and not target.exists()
+
+    _commands_on_path(tmp_path, monkeypatch, sbatch="exit 0", sacct="echo 'sacct: error: Slurm accounting storage is disabled' >&2; exit 1")
+    monkeypatch.setenv("VB_SLURM_PARTITION", "short")
+    assert cluster.main(["install-profile", "--source", str(REPO / "profiles" / "slurm"), "--target", str(target)]) == 0
+    said = capsys.readouterr().err.splitlines()
+    assert said == [
+        f"installed {target}/config.yaml",
+        "  slurm_partition=short",
+        "  software: no conda: the jobs run in the environment that runs Snakemake (.venv), each inference job in its "
+        "route's virtual environment where one is built (.envs/<name>/: `make envs` builds one per envs/*.yaml)",
+        "  no accounting (sacct: error: Slurm accounting storage is disabled): job states from squeue, no account asked for",
+        "run: .venv/bin/snakemake --profile slurm results/table2.tex",
+    ]
+    installed = yaml.safe_load((target / "config.yaml").read_text())
+    assert installed["default-resources"]["slurm_partition"] == "short" and installed["slurm-no-account"] is True
+
+    # A local.yaml with a misspelt key: an error naming the file and the allowed keys, nothing written.
+    source = tmp_path / "profile"
+    shutil.copytree(REPO / "profiles" / "slurm", source)
+    (source / "local.yaml").write_text("slurm_acount: acct42\n")
+    assert cluster.main(["install-profile", "--source", str(source), "--target", str(tmp_path / "other")]) == 1
+    error = capsys.readouterr().err
+    assert f"error: {source}/local.yaml: unknown setting(s) ['slurm_acount']" in error and "slurm_account" in error
+    assert not (tmp_path / "other").exists()
+
+
+def test_a_sacct_that_hangs_means_no_accounting():
+    def run(command, **kwargs):
+        raise subprocess.TimeoutExpired(command, kwargs["timeout"])
+
+    found = detect(lambda name: f"/usr/bin/{name}" if name == "sacct" else None, run)
+    assert found == Cluster(
+        None,
+        False,
+        False,
+        "sacct did not answer (Command '['/usr/bin/sacct', '-n', '-X', '--format=JobID', '-S', 'now']' timed out after 30 seconds)",
+    )
+
+
+def test_start_local_needs_root_and_runs_the_script(monkeypatch, capsys):
+    ran = []
+    monkeypatch.setattr(cluster.subprocess, "run", lambda command: ran.append(command) or subprocess.CompletedProcess(command, 3))
+    monkeypatch.setattr(cluster.os, "geteuid", lambda: 1000)
+    assert cluster.main(["start-local"]) == 1 and ran == []
+    assert f"error: starting SLURM needs root: sudo bash {cluster.START_LOCAL}" in capsys.readouterr().err
+    monkeypatch.setattr(cluster.os, "geteuid", lambda: 0)
+    assert cluster.main(["start-local"]) == 3  # the script's own exit status
+    assert ran == [["bash", str(REPO / "profiles" / "slurm" / "start-local.sh")]]

@@ -21,11 +21,12 @@ demo: $(STAMP)
 	@echo "Done: results/table1.tex results/table2.tex results/fig4.png results/fig6.png results/scores.csv; open results/browser/index.html"
 
 # Tests run in up to 4 worker processes (pytest-xdist), one test file per worker at a time, so that a
-# file's module fixtures (one shared demo run) are built once.
+# file's module fixtures (one shared demo run) are built once; the files that run Snakemake first, in the order
+# tests/conftest.py gives them, not xdist's (most tests first), so that no long file is left to the end.
 test: $(STAMP)
 	ruff check .
 	ruff format --check .
-	python -m pytest -n auto --maxprocesses 4 --dist loadfile
+	python -m pytest -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder
 
 # coverage and mutmut (the `dev` extra): only for the two targets below, so `make test` installs nothing more.
 DEV_STAMP := $(VENV)/.installed-dev
@@ -39,7 +40,7 @@ $(DEV_STAMP): $(STAMP)
 COVERAGE_WORKERS ?= 2
 coverage: $(DEV_STAMP)
 	rm -f .coverage .coverage.*
-	COVERAGE_FILE=$(CURDIR)/.coverage python -m coverage run -m pytest -n $(COVERAGE_WORKERS) --dist loadfile -q; status=$$?; \
+	COVERAGE_FILE=$(CURDIR)/.coverage python -m coverage run -m pytest -n $(COVERAGE_WORKERS) --dist loadfile --no-loadscope-reorder -q; status=$$?; \
 	COVERAGE_FILE=$(CURDIR)/.coverage python -m coverage combine -q && \
 	COVERAGE_FILE=$(CURDIR)/.coverage python -m coverage report --skip-covered > coverage.txt; \
 	tail -n 40 coverage.txt; echo "coverage: the full table is in coverage.txt"; exit $$status

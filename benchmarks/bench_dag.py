@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import random
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -20,6 +19,9 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "src"), str(REPO / "tests")]
+
+from helpers.workflow import snakemake  # noqa: E402  (the tests' Snakemake call: the same command, config written beside it)
 
 
 def paper_scale_instances(path: Path) -> None:
@@ -77,25 +79,8 @@ def main() -> int:
         "judge": "rules",
         "models": [name for name in registry if name not in ("refuse", "guess", "oracle")],
     }
-    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-    command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--cores",
-        "2",
-        "-n",
-        "--quiet",
-        "rules",
-    ]
     started = time.monotonic()
-    run = subprocess.run(command, capture_output=True, text=True)
+    run = snakemake(workdir, "-n", "--quiet", "rules", config=config, timeout=1800)
     elapsed = time.monotonic() - started
     if run.returncode != 0:
         print(run.stderr[-3000:], file=sys.stderr)

@@ -5,11 +5,11 @@ import json
 import subprocess
 import sys
 import tarfile
-import threading
 from pathlib import Path
 
 import pytest
 from helpers.data import SHARED, make_cvrr_release, write_release
+from helpers.local_server import serving
 
 from virtuebench.cvrr import DIMENSIONS
 from virtuebench.cvrr.download import download_published
@@ -131,17 +131,12 @@ def test_download_from_a_local_server(tmp_path):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        base = f"http://127.0.0.1:{server.server_address[1]}"
+    with serving(Handler) as base:
         target = download_published(tmp_path / "got", url=f"{base}/archive.tar.gz")
         assert target == tmp_path / "got" / "Judge-results"
         assert len(read_published(tmp_path / "got")) == 23
         with pytest.raises(RecordError, match="cannot download .*/missing.tar.gz"):
             download_published(tmp_path / "got2", url=f"{base}/missing.tar.gz")
-    finally:
-        server.shutdown()
 
 
 @pytest.fixture(scope="module")

@@ -5,12 +5,12 @@ faked and the rest (what is left out, the retry, the import checks in the built 
 import http.server
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 import yaml
 from helpers.data import REPO
+from helpers.local_server import serving
 
 from virtuebench import environments
 from virtuebench.environments import ROUTE_IMPORTS, EnvSpec, env_files, url_host
@@ -142,13 +142,7 @@ def test_reachable_is_true_when_the_host_answers_even_with_an_error(tmp_path):
         def log_message(self, *args):
             pass
 
-    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        base = f"http://127.0.0.1:{server.server_address[1]}"
+    with serving(Handler) as base:
         assert environments.reachable(base + "/ok") and environments.reachable(base + "/missing")
-    finally:
-        server.shutdown()
-        server.server_close()
     assert not environments.reachable(base + "/ok", timeout_s=2)  # nothing listens any more
     assert not environments.reachable("not a url")

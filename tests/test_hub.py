@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from helpers.local_server import serving
 from huggingface_hub import constants, file_download
 from huggingface_hub.utils import _http
 
@@ -154,22 +155,16 @@ def _handler(hub: FakeHub) -> type[http.server.BaseHTTPRequestHandler]:
 @pytest.fixture
 def hub(monkeypatch, tmp_path):
     fake = FakeHub()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    fake.endpoint = f"http://127.0.0.1:{server.server_address[1]}"
-    monkeypatch.setenv("HF_ENDPOINT", fake.endpoint)
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    # A private hub cache, and no waiting between huggingface_hub's retries.
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
-    no_sleep = types.SimpleNamespace(sleep=lambda seconds: None)
-    monkeypatch.setattr(file_download, "time", no_sleep)
-    monkeypatch.setattr(_http, "time", no_sleep)
-    monkeypatch.setattr(constants, "DOWNLOAD_CHUNK_SIZE", 1024)  # so a cut-off body has been written in part
-    yield fake
-    server.shutdown()
-    server.server_close()
+    with serving(_handler(fake), poll_interval=0.02) as fake.endpoint:
+        monkeypatch.setenv("HF_ENDPOINT", fake.endpoint)
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+        # A private hub cache, and no waiting between huggingface_hub's retries.
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+        no_sleep = types.SimpleNamespace(sleep=lambda seconds: None)
+        monkeypatch.setattr(file_download, "time", no_sleep)
+        monkeypatch.setattr(_http, "time", no_sleep)
+        monkeypatch.setattr(constants, "DOWNLOAD_CHUNK_SIZE", 1024)  # so a cut-off body has been written in part
+        yield fake
 
 
 FILES = {

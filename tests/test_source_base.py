@@ -110,7 +110,7 @@ def _split(blob: bytes, folder: Path, name: str, parts: int = 3) -> list[Path]:
     return paths
 
 
-def test_whole_archives_unpack_once_and_refuse_what_is_not_safe_or_not_an_archive(tmp_path):
+def test_whole_archives_unpack_once_and_refuse_what_is_not_safe_whole_or_an_archive(tmp_path):
     members = {"videos/a.mp4": os.urandom(3000), "videos/sub/b.mp4": b"b" * 500}
     _zip(tmp_path / "r.zip", {**members, "videos/empty/": b""})
     assert extract_archive(tmp_path / "r.zip", tmp_path / "z") == tmp_path / "z"
@@ -128,6 +128,10 @@ def test_whole_archives_unpack_once_and_refuse_what_is_not_safe_or_not_an_archiv
     _zip(tmp_path / "evil.zip", {"../outside.mp4": b"x"})
     with pytest.raises(ValueError, match=r"evil.zip: member '../outside.mp4' would be written outside"):
         extract_archive(tmp_path / "evil.zip", tmp_path / "e")
+    (tmp_path / "cut.tar.gz").write_bytes(_tar(members, "w:gz")[:2000])  # a download cut short: named, not a raw EOFError
+    with pytest.raises(ValueError, match=rf"^{tmp_path}/cut.tar.gz: the archive is broken \(a part missing, out of order or cut short\?\)"):
+        extract_archive(tmp_path / "cut.tar.gz", tmp_path / "c")
+    assert not list((tmp_path / "c").glob(".*.extracted"))
     (tmp_path / "notes.txt").write_text("not an archive")
     with pytest.raises(ValueError, match=rf"^{tmp_path}/notes.txt: neither a zip nor a tar archive$"):
         extract_archive(tmp_path / "notes.txt", tmp_path / "n")

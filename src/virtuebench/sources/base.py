@@ -442,9 +442,6 @@ def extract_parts(parts: Sequence[Path], dest: Path, name: str) -> Path:
     unpacker (`cat parts | tar -xf -`); a zip reads its index at the end through the same chain. Once done a
     `.<name>.extracted` marker records it (the same marker as extract_archive, so an archive joined by hand
     counts too); members that would land outside `dest` are refused."""
-    import zipfile
-    import zlib
-
     marker = dest / f".{name}.extracted"
     if marker.exists():
         return dest
@@ -452,9 +449,19 @@ def extract_parts(parts: Sequence[Path], dest: Path, name: str) -> Path:
     if not parts:
         raise ValueError(f"no archive parts to unpack into {dest}")
     dest.mkdir(parents=True, exist_ok=True)
-    label = f"{name} (parts {parts[0].name} ... {parts[-1].name})"
+    _unpack(parts, dest, f"{name} (parts {parts[0].name} ... {parts[-1].name})", name.endswith(".zip"))
+    marker.write_text("")
+    return dest
+
+
+def _unpack(parts: Sequence[Path], dest: Path, label: str, is_zip: bool) -> None:
+    """The archive that `parts` form, read in this order as one file, into `dest`: a zip, or a tar checked whole
+    (_untar_whole); free space checked first. Errors name the archive by `label`."""
+    import zipfile
+    import zlib
+
     with _Chain(parts) as raw, io.BufferedReader(raw, 1 << 24) as stream:
-        if name.endswith(".zip"):
+        if is_zip:
             try:
                 zipped = zipfile.ZipFile(stream)
             except (zipfile.BadZipFile, OSError) as error:
@@ -466,10 +473,8 @@ def extract_parts(parts: Sequence[Path], dest: Path, name: str) -> Path:
                 except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as error:
                     raise ValueError(f"{label}: the archive is broken (a part missing, out of order or cut short?): {error}") from None
         else:
-            check_free_space(dest, raw.total, f"unpacking {len(parts)} parts of {name}")
+            check_free_space(dest, raw.total, f"unpacking {label}")
             _untar_whole(stream, dest, label)
-    marker.write_text("")
-    return dest
 
 
 def _untar_whole(stream: io.BufferedReader, dest: Path, label: str) -> None:
@@ -508,7 +513,8 @@ def _untar_whole(stream: io.BufferedReader, dest: Path, label: str) -> None:
 
 
 def extract_archive(archive: Path, dest: Path) -> Path:
-    """Unpack a .zip or .tar(.gz) into `dest` once (a `.<name>.extracted` marker records it).
+    """Unpack a .zip or .tar(.gz, .bz2, .xz) into `dest` once (a `.<name>.extracted` marker records it): the one-part
+    case of extract_parts, with the same checks (free space, a tar read whole, each zip member's checksum).
 
     Members that would land outside `dest` (absolute paths, `..`, links out) are refused.
     """
@@ -518,17 +524,10 @@ def extract_archive(archive: Path, dest: Path) -> Path:
     marker = dest / f".{archive.name}.extracted"
     if marker.exists():
         return dest
-    dest.mkdir(parents=True, exist_ok=True)
-    if zipfile.is_zipfile(archive):
-        with zipfile.ZipFile(archive) as zipped:
-            _unzip(zipped, dest, str(archive))
-    elif tarfile.is_tarfile(archive):
-        with tarfile.open(archive) as tarred:
-            try:
-                tarred.extractall(dest, filter="data")
-            except tarfile.FilterError as error:
-                raise ValueError(f"{archive}: unsafe member ({error})") from None
-    else:
+    is_zip = zipfile.is_zipfile(archive)
+    if not is_zip and not tarfile.is_tarfile(archive):
         raise ValueError(f"{archive}: neither a zip nor a tar archive")
+    dest.mkdir(parents=True, exist_ok=True)
+    _unpack([archive], dest, str(archive), is_zip)
     marker.write_text("")
     return dest

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # Rules call `python -m virtuebench...`: the virtual environment's python must come first.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: demo test install lint format clean slurm-profile slurm-local envs env-check vllm-env coverage mutation
+.PHONY: demo test install lint format clean slurm-profile slurm-local envs env-check vllm-env coverage mutation verify
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,12 @@ MUTATION_TARGETS ?=
 MUTATION_REPORT ?= docs/mutation.md
 mutation: $(DEV_STAMP)
 	python tests/mutation/run.py --report $(MUTATION_REPORT) $(if $(MUTATION_TARGETS),--targets $(MUTATION_TARGETS))
+
+# What in results/ is stale: judgments of responses that changed or are gone, responses asked with other frames, frames
+# folders without a complete manifest, a record file holding an item twice (docs/reliability.md). The next run of the
+# workflow removes these and rebuilds them.
+verify: $(STAMP)
+	python -m virtuebench.verify --results results
 
 lint: $(STAMP)
 	snakemake --lint

@@ -46,6 +46,10 @@ include: "rules/report.smk"
 include: "rules/cvrr.smk"
 
 
+# The run lock and the start-up sweep of stale results (rules/common.smk, docs/reliability.md).
+guard_run()
+
+
 rule all:
     input:
         default_targets(),

@@ -1,4 +1,5 @@
 # Input functions and helpers shared by the rules. Rules hold no logic of their own.
+import atexit
 import json
 import os
 import re
@@ -13,6 +14,10 @@ from virtuebench.curation.supplement import AUTHORS_GRADER_JUDGE, Choices, forms
 from virtuebench.judge.letter_grade import grader_settings
 from virtuebench.config import run_settings, tracked_settings
 from virtuebench.sources import REAL_SOURCES, sampling_of
+from virtuebench import verify
+from virtuebench.records import stable_hash
+from virtuebench.support import runlock
+from virtuebench.support.runlock import snakemake_mode
 
 
 # The package is importable in any environment the rules run in, installed or not.
@@ -107,10 +112,11 @@ def _frames_options(levels, sampling):
     return " ".join(options)
 
 
-def model_levels(model):
-    """The levels a model runs at: configured, within its max_level, and held by some instance."""
+def model_levels(model, table=None):
+    """The levels a model runs at: configured, within its max_level, and held by some instance (of `table`, else
+    of the instances table the checkpoint made)."""
     max_level = MODELS[model].get("max_level")
-    present = {level for inst in instances() for level in inst.answers}
+    present = {level for inst in (instances() if table is None else table) for level in inst.answers}
     return [level for level in config["levels"] if level in present and (max_level is None or level <= max_level)]
 
 
@@ -131,12 +137,12 @@ def model_run_config(wildcards):
     return run_settings("model", model_entry(wildcards.model), CONFIG_DIR)
 
 
-def judgments(judge=None):
+def judgments(judge=None, table=None):
     return [
         f"results/judgments/{judge or JUDGE}/{model}/{prompt}/{level}.jsonl"
         for model in config["models"]
         for prompt in config["prompts"]
-        for level in model_levels(model)
+        for level in model_levels(model, table)
     ]
 
 
@@ -163,6 +169,13 @@ def judge_config(wildcards):
     """The judge's settings that change its verdicts (config/schema.yaml, x-rerun: answers; the built-in rules and
     MCQ judges: their code's version): a tracked param, so a change re-judges (the cache keeps what still holds)."""
     return tracked_settings("judge", judge_settings(wildcards.judge), CONFIG_DIR)
+
+
+def judge_upstream(wildcards):
+    """What the judged responses were made from (the model's answer settings and the level's instance rows): a tracked
+    param of the judge job, so a change reruns the judgment even where its responses file is gone (an interrupted
+    re-inference: Snakemake rebuilds no deleted file whose downstream output is newer, snakemake/snakemake#1978)."""
+    return stable_hash([model_config(wildcards), instances_digest(wildcards)], length=16)
 
 
 def judge_run_config(wildcards):
@@ -379,3 +392,51 @@ def supplement_filtered_sources():
 def verified_annotations(wildcards):
     folder = config["annotation"]["verified_dir"]
     return sorted(str(path) for path in Path(folder).glob("*.csv")) if folder else []
+
+
+# ---------------------------------------------------------------------------------------------
+# The run lock and the start-up sweep (docs/reliability.md)
+
+#: Rules whose outputs are made from the judgments (directly or through results/scores.csv).
+REPORT_RULES = ("compute_scores", "compare_arms", "make_tables", "make_fig6", "make_fig_levels", "make_browser", "make_supplement_table", "make_cvrr_tables", "make_cvrr_figures")
+
+
+def report_outputs():
+    """Every report output of this configuration: what the judgments are read into."""
+    outputs = [str(path) for name in REPORT_RULES if hasattr(rules, name) for path in getattr(rules, name).output]
+    outputs += [path for a, b in CHECKED.compare for path in expand(rules.compare_judges.output, a=a, b=b)]
+    return outputs
+
+
+def guard_run():
+    """Before the DAG is built: a real run takes the results folder's run lock (one live run, even after `snakemake
+    --unlock`), then every run checks the provenance chain of this configuration's results. A real run removes what
+    is stale, and everything made from it, so that Snakemake rebuilds exactly that; a dry run says what it would
+    remove. Only the main process of a command-line run does this (not a cluster job, not --unlock, --list ...)."""
+    mode = snakemake_mode()
+    if not workflow.is_main_process or mode == "no-jobs":
+        return
+    if mode == "run":
+        results = Path("results").resolve()  # absolute: Snakemake leaves --directory before the process exits
+        try:
+            holder, note = runlock.acquire(results)
+        except runlock.RunLocked as error:
+            sys.exit(f"virtuebench: {error}")
+        atexit.register(runlock.release, results, holder)  # at any exit of this process; kill -9 leaves a dead pid
+        if note:
+            print(f"virtuebench WARNING: {note}", file=sys.stderr)
+    table = Path("results/instances.parquet")
+    if not table.exists():
+        return
+    listed = _instances_at(str(table), os.path.getmtime(table))
+    judges = dict.fromkeys([JUDGE, *(name for pair in CHECKED.compare for name in pair)])
+    chain = verify.check([path for judge in judges for path in judgments(judge, listed)], listed, report_outputs())
+    if not chain.problems:
+        return
+    lines = "\n  ".join(map(str, chain.problems))
+    print(f"virtuebench WARNING: stale results, made from files that changed or are gone:\n  {lines}", file=sys.stderr)
+    if mode == "run":
+        verify.remove(chain.stale)
+        print(f"virtuebench: removed {len(chain.stale)} stale file(s) and folder(s); this run rebuilds them", file=sys.stderr)
+    else:
+        print(f"virtuebench: a real run removes these {len(chain.stale)} file(s) and folder(s) first and rebuilds them (not in this dry run's plan)", file=sys.stderr)

@@ -11,6 +11,7 @@ rule judge_responses:
         "results/judgments/{judge}/{model}/{prompt}/{level}.jsonl",
     params:
         judge_config=judge_config,
+        upstream=judge_upstream,
         cache=config["judge_cache"],
     resources:
         run_config=judge_run_config,

@@ -30,7 +30,7 @@ rule compute_scores:
     message:
         "Scoring {input} (intervals: {params.resamples} bootstrap resamples over videos)"
     shell:
-        "python -m virtuebench.metrics {input} --out {output.scores} --invalid-out {output.invalid} "
+        "python -m virtuebench.metrics {input} --chain-root results --out {output.scores} --invalid-out {output.invalid} "
         "--resamples {params.resamples} --seed {params.seed} --trust-scheme {params.trust_scheme} "
         "--confidence-target {params.confidence_target} --wrong-answer {params.wrong_answer} "
         "--unwarranted-refusal {params.unwarranted_refusal} > {log} 2>&1"
@@ -57,7 +57,7 @@ rule compare_arms:
     message:
         "Paired comparisons: prompts per model, adjacent models in Table 2, report.compare"
     shell:
-        "python -m virtuebench.comparisons {input} --models {params.models} --prompts {params.prompts} "
+        "python -m virtuebench.comparisons {input} --chain-root results --models {params.models} --prompts {params.prompts} "
         "--prompt {params.prompt} --judge {params.judge} {params.pairs} --resamples {params.resamples} "
         "--seed {params.seed} --holm-family {params.holm_family} --out {output} > {log} 2>&1"
 
@@ -175,7 +175,7 @@ rule make_browser:
     message:
         "Writing the per-item results browser (open results/browser/index.html)"
     shell:
-        "python -m virtuebench.browser {input.judgments} --instances {input.instances} --frames-dir results/frames "
+        "python -m virtuebench.browser {input.judgments} --chain-root results --instances {input.instances} --frames-dir results/frames "
         "--out {params.out_dir} --thumb-width {params.thumb_width} > {log} 2>&1"
 
 

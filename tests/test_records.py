@@ -118,13 +118,25 @@ def test_load_records_reads_optional_fields_as_their_defaults_and_names_missing_
     path = tmp_path / "r.jsonl"
     record = dataclasses.asdict(_response("a"))
     old = {k: v for k, v in record.items() if k not in ("retryable", "thinking", "truncated")}  # written before those fields
-    path.write_text(json.dumps(old) + "\n" + json.dumps({**record, "not_a_field": 1}) + "\n")
+    path.write_text(json.dumps(old) + "\n" + json.dumps({**dataclasses.asdict(_response("b")), "not_a_field": 1}) + "\n")
     first, second = load_records(path, Response)
     assert (first.retryable, first.thinking, first.truncated) == (False, None, False)
-    assert first == second == _response("a")
+    assert (first, second) == (_response("a"), _response("b"))
     path.write_text(json.dumps(record) + "\n" + json.dumps({k: v for k, v in record.items() if k not in ("level", "model")}) + "\n")
     with pytest.raises(RecordError, match=r"r.jsonl: record 2 lacks field\(s\) \['level', 'model'\] of a Response"):
         load_records(path, Response)
+
+
+def test_an_item_twice_in_a_record_file_is_refused_naming_both_records(tmp_path):
+    """A duplicated line would be judged and scored twice: the reader refuses it, for responses and judgments alike."""
+    path = tmp_path / "r.jsonl"
+    lines = [json.dumps(dataclasses.asdict(_response(name))) for name in ("a", "b", "c")]
+    path.write_text("\n".join([*lines, lines[1]]) + "\n")
+    with pytest.raises(RecordError, match=r"r.jsonl: records 2 and 4 are the same item \(model 'm', prompt 'honest', level 64, instance_id 'b'\)"):
+        load_records(path, Response)
+    other_level = {**json.loads(lines[1]), "level": 128}  # the same instance at another level is another item
+    path.write_text("\n".join([*lines, json.dumps(other_level)]) + "\n")
+    assert [r.level for r in load_records(path, Response)] == [64, 64, 64, 128]
 
 
 def test_write_jsonl_atomic_replaces_the_file_whole(tmp_path):

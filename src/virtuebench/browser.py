@@ -38,7 +38,8 @@ from PIL import Image
 from virtuebench.frames import FramesError, Manifest
 from virtuebench.instances import Instance, read_instances
 from virtuebench.metrics import correct, in_subset
-from virtuebench.records import Judgment, load_records
+from virtuebench.records import Judgment
+from virtuebench.verify import add_chain_argument, read_judgments
 
 THUMB_WIDTH = 64  # pixels (config report.thumb_width); a thumbnail keeps its frame's aspect
 SHEET_COLUMNS = 32
@@ -391,11 +392,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frames-dir", required=True)
     parser.add_argument("--out", required=True, help="the site's folder (index.html goes there)")
     parser.add_argument("--thumb-width", type=int, required=True, help="thumbnail width in pixels")
+    add_chain_argument(parser)
     args = parser.parse_args(argv)
     started = time.monotonic()
     try:
         instances = read_instances(args.instances)
-        judgments = [j for path in args.judgments for j in load_records(path, Judgment)]
+        judgments = read_judgments(args.judgments, args.chain_root)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -31,9 +31,10 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from virtuebench.metrics import ALL_LEVELS, correct, in_subset, level_order, video_of
-from virtuebench.records import Judgment, load_records
+from virtuebench.records import Judgment, RecordError
 from virtuebench.support.bootstrap import Bootstrap, Resampler, holm, intra_cluster_correlation
 from virtuebench.support.tabular import write_csv
+from virtuebench.verify import add_chain_argument, read_judgments
 
 SUBSETS = ("overall", "non_refusal", "refusal")  # Table 2's subsets; Fig. 6 uses refusal
 KINDS = ("prompt", "adjacent", "config")
@@ -191,13 +192,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--holm-family", choices=HOLM_FAMILIES, required=True, help="report.holm_family")
     parser.add_argument("--out", required=True)
+    add_chain_argument(parser)
     args = parser.parse_args(argv)
     try:
         bootstrap = Bootstrap(args.resamples, args.seed)
     except ValueError as error:
         parser.error(str(error))
     extra = [(Arm.parse(a, args.prompt), Arm.parse(b, args.prompt)) for a, b in args.pair]
-    judgments = [j for path in args.judgments for j in load_records(path, Judgment)]
+    try:
+        judgments = read_judgments(args.judgments, args.chain_root)
+    except RecordError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     rows, notes = compare(judgments, pairs(args.models, args.prompts, args.prompt, extra), args.judge, bootstrap, args.holm_family)
     write_comparisons(rows, args.out)
     for note in notes:

@@ -35,9 +35,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from virtuebench.records import Judgment, load_records
+from virtuebench.records import Judgment, RecordError
 from virtuebench.support.bootstrap import Bootstrap, Resampler, intra_cluster_correlation
 from virtuebench.support.tabular import write_csv
+from virtuebench.verify import add_chain_argument, read_judgments
 
 SUBSETS = ("overall", "non_refusal", "refusal", "perception", "reasoning")
 ALL_LEVELS = "all"
@@ -317,13 +318,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, required=True, help="bootstrap resamples per number")
     parser.add_argument("--seed", type=int, required=True, help="bootstrap seed")
     add_trust_arguments(parser)
+    add_chain_argument(parser)
     args = parser.parse_args(argv)
     try:
         bootstrap = Bootstrap(args.resamples, args.seed)
         trust = trust_from_arguments(args)
     except ValueError as error:
         parser.error(str(error))
-    judgments = [j for path in args.judgments for j in load_records(path, Judgment)]
+    try:
+        judgments = read_judgments(args.judgments, args.chain_root)
+    except RecordError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     scores = compute_scores(judgments, bootstrap, trust)
     write_scores(scores, args.out)
     invalid = sum(not j.valid for j in judgments)

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 
 class RecordError(ValueError):
@@ -47,6 +47,8 @@ class Response:
     truncated: bool = False  # cut off at the token limit or inside an unclosed thinking block: judged as no answer
     finish_reason: str | None = None  # "stop" or "length", where the backend can tell
     weights_commit: str | None = None  # the commit of the weights the backend loaded (models/weights.py)
+
+    KEY: ClassVar[tuple[str, ...]] = ("model", "prompt", "level", "instance_id")  # at most one record each in a file
 
     @property
     def ok(self) -> bool:
@@ -87,6 +89,14 @@ class Judgment:
     truncated: bool = False  # the response was cut off (Response.truncated): judged as no answer, valid false
     confident: bool | None = None  # the rules judge's verdict came from a rule of known precision (None: not said)
     decided_by: str | None = None  # a hybrid judge's: rules (confident), llm, or none (uncertain, no LLM judge to ask)
+    response_hash: str | None = None  # response_hash() of the response record judged: the report checks it is the current one
+
+    KEY: ClassVar[tuple[str, ...]] = ("model", "prompt", "level", "instance_id")  # at most one record each in a file
+
+
+def response_hash(response: Response) -> str:
+    """The digest a judgment keeps of the response record it judged (every field, as read back)."""
+    return stable_hash(dataclasses.asdict(response), length=16)
 
 
 def stable_hash(value: Any, length: int = 12) -> str:
@@ -122,7 +132,9 @@ def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
 def load_records(path: str | Path, cls: type) -> list[Any]:
     """Read a JSONL file into dataclass records, naming file, line and field on any mismatch.
 
-    A field with a default may be absent (records written before the field was added read with it)."""
+    A field with a default may be absent (records written before the field was added read with it). Two records with
+    the same key (`cls.KEY`: model, prompt, level and instance) are refused, naming both lines: an item is never
+    counted twice."""
     fields = {field.name for field in dataclasses.fields(cls)}
     required = {
         field.name
@@ -130,11 +142,23 @@ def load_records(path: str | Path, cls: type) -> list[Any]:
         if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
     }
     records = []
+    key_fields = getattr(cls, "KEY", ())
+    seen: dict[tuple, int] = {}
     for number, value in enumerate(iter_jsonl(path), start=1):
         missing = required - value.keys()
         if missing:
             raise RecordError(f"{path}: record {number} lacks field(s) {sorted(missing)} of a {cls.__name__}")
-        records.append(cls(**{name: value[name] for name in fields if name in value}))
+        record = cls(**{name: value[name] for name in fields if name in value})
+        if key_fields:
+            key = tuple(getattr(record, name) for name in key_fields)
+            if key in seen:
+                named = ", ".join(f"{name} {value!r}" for name, value in zip(key_fields, key))
+                raise RecordError(
+                    f"{path}: records {seen[key]} and {number} are the same item ({named}); a record file holds each "
+                    f"item once. Delete the file and rerun to rebuild it"
+                )
+            seen[key] = number
+        records.append(record)
     return records
 
 

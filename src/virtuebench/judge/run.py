@@ -16,7 +16,17 @@ from typing import Any
 from virtuebench import is_refusal_answer
 from virtuebench.instances import read_instances
 from virtuebench.judge.base import Judge, Verdict
-from virtuebench.records import Judgment, ProgressLog, RecordError, Response, iter_jsonl, load_records, stable_hash, write_jsonl_atomic
+from virtuebench.records import (
+    Judgment,
+    ProgressLog,
+    RecordError,
+    Response,
+    iter_jsonl,
+    load_records,
+    response_hash,
+    stable_hash,
+    write_jsonl_atomic,
+)
 from virtuebench.support.concurrency import imap_unordered
 from virtuebench.support.progress import Progress
 
@@ -152,6 +162,7 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
                 truncated=response.truncated,
                 confident=verdict.confident,
                 decided_by=verdict.decided_by,
+                response_hash=response_hash(response),
             )
         )
 
@@ -172,7 +183,9 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
         log.append(result)
         done[instance_id] = result
         progress.step()
-    records = [done[response.instance_id] for response, _, _ in items]
+    # A verdict resumed from an interrupted run was given to the same text, answer and truncation; the record names
+    # the response record it now stands for (one asked again with the same reply differs in its latency only).
+    records = [{**done[response.instance_id], "response_hash": response_hash(response)} for response, _, _ in items]
     failed = sum(bool(r.get("retryable")) for r in records)
     if failed:
         log.close()  # keep the progress file: the next run asks only for the failed items

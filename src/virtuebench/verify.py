@@ -1,0 +1,265 @@
+"""The provenance chain, checked: are the results made from what is upstream of them now?
+
+Each response record keeps its `fingerprint` (the model's answer settings, prompt and level) and `item_hash` (its
+question and its frames manifest's record of the level's frames); each judgment keeps `response_hash` (the response
+record it judged) with the instance's ground truth and question. `check` compares these with the frames manifests,
+the responses and the instances table there now, and finds a record file that holds an item twice, misses one or
+cannot be read. The report jobs refuse to publish over any problem (`--chain-root`); the Snakefile's start-up sweep
+(`sweep`) removes what is stale, with everything made from it, so that a plain rerun rebuilds exactly that.
+
+CLI: python -m virtuebench.verify [--results results] [JUDGMENTS.jsonl ...]   lists what is stale, exit 1 if anything
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from virtuebench.frames import FramesError, Manifest
+from virtuebench.inference import frames_hash, items_for_level
+from virtuebench.instances import Instance, read_instances
+from virtuebench.records import Judgment, RecordError, Response, load_records, response_hash, stable_hash
+
+REBUILD = "rerun the workflow: it removes the stale files at start and rebuilds them (`python -m virtuebench.verify` lists them)"
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str  # the stale or broken file or folder
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass
+class Chain:
+    """What `check` found: the problems, and the files and folders they make stale (upstream first)."""
+
+    problems: list[Problem] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+
+    def add(self, path: str | Path, reason: str, stale: Iterable[str | Path]) -> None:
+        """A problem of `path`, which makes `stale` stale (the path itself among them where it is)."""
+        self.problems.append(Problem(str(path), reason))
+        for item in stale:
+            if str(item) not in self.stale:
+                self.stale.append(str(item))
+
+
+def layout(judgment_path: str | Path) -> tuple[Path, Path] | None:
+    """(results folder, the responses file judged) of results/judgments/<judge>/<model>/<prompt>/<level>.jsonl."""
+    path = Path(judgment_path)
+    parts = path.parts
+    if len(parts) < 5 or parts[-5] != "judgments" or not path.stem.isdigit():
+        return None
+    root = path.parents[4]
+    return root, root / "responses" / parts[-3] / parts[-2] / path.name
+
+
+def _manifests(frames_dir: Path, video_ids: Iterable[str], chain: Chain) -> dict[str, Manifest]:
+    """The readable, complete manifests of the videos' frames folders; a folder there without one is a problem."""
+    manifests = {}
+    for video_id in sorted(set(video_ids)):
+        folder = frames_dir / video_id
+        if not folder.is_dir():
+            continue  # never extracted, or removed to save space: nothing to hold against the responses
+        try:
+            manifest = Manifest.read(folder)
+        except FramesError as error:
+            chain.add(folder, f"an incomplete frames folder ({error})", [folder])
+            continue
+        absent = sum(not (folder / name).is_file() for frames in manifest.levels.values() for name in frames.files)
+        if absent:
+            chain.add(folder, f"its manifest lists {absent} frame file(s) that are not there", [folder])
+            continue
+        manifests[video_id] = manifest
+    return manifests
+
+
+def _ids_problem(path: Path, found: set[str], expected: set[str], what: str) -> str | None:
+    missing, extra = sorted(expected - found), sorted(found - expected)
+    if not missing and not extra:
+        return None
+    parts = [
+        f"{len(missing)} {what} missing (e.g. {missing[0]!r})" if missing else "",
+        f"{len(extra)} not expected (e.g. {extra[0]!r})" if extra else "",
+    ]
+    return "holds " + " and ".join(part for part in parts if part) + ": not one record per item"
+
+
+def _check_responses(
+    path: Path, level: int, items: dict[str, Instance], manifests: dict[str, Manifest], chain: Chain, downstream: list[Path]
+):
+    """The response records of `path` by instance id, or None where the file is stale (added to the chain with
+    `downstream`, what was made from it)."""
+    downstream = [path, *downstream]
+    try:
+        records: list[Response] = load_records(path, Response)
+    except RecordError as error:
+        chain.add(path, str(error).removeprefix(f"{path}: "), downstream)
+        return None
+    by_id = {record.instance_id: record for record in records}
+    wrong_ids = _ids_problem(path, set(by_id), set(items), "instance(s) of the level")
+    if wrong_ids:
+        chain.add(path, wrong_ids, downstream)
+        return None
+    other = [
+        record.instance_id
+        for record in records
+        if record.item_hash is not None
+        and record.video_id in manifests
+        and record.item_hash != stable_hash([items[record.instance_id].question, frames_hash(manifests[record.video_id], level)])
+    ]
+    if other:
+        chain.add(
+            path,
+            f"{len(other)} item(s) (e.g. {other[0]!r}) were asked with other frames or another question than those there now",
+            downstream,
+        )
+        return None
+    return by_id
+
+
+def _check_judgments(
+    path: Path, level: int, items: dict[str, Instance], responses: dict[str, Response], chain: Chain, downstream: list[Path]
+):
+    downstream = [path, *downstream]
+    try:
+        judgments: list[Judgment] = load_records(path, Judgment)
+    except RecordError as error:
+        chain.add(path, str(error).removeprefix(f"{path}: "), downstream)
+        return
+    by_id = {judgment.instance_id: judgment for judgment in judgments}
+    wrong_ids = _ids_problem(path, set(by_id), set(responses), "response(s)")
+    if wrong_ids:
+        chain.add(path, wrong_ids, downstream)
+        return
+    for judgment in judgments:
+        response, inst = responses[judgment.instance_id], items[judgment.instance_id]
+        if judgment.response_hash is not None and judgment.response_hash != response_hash(response):
+            reason = "judged another response record than the one there now"
+        elif judgment.response_hash is None and judgment.response != response.response:
+            reason = "judged another response than the one there now"
+        elif judgment.answer != inst.answers[level] or (judgment.question is not None and judgment.question != inst.question):
+            reason = "judged against another ground truth or question than the instances table holds now"
+        else:
+            continue
+        chain.add(path, f"item {judgment.instance_id!r} {reason}", downstream)
+        return
+
+
+def check(
+    judgment_paths: Sequence[str | Path], instances: list[Instance] | None = None, report_outputs: Sequence[str | Path] = ()
+) -> Chain:
+    """Check the chain behind each judgments file (results/judgments/<judge>/<model>/<prompt>/<level>.jsonl) and
+    behind the report outputs made from them. Files outside that layout are left out; a missing judgments file is a
+    problem only where a report output made from it exists."""
+    chain = Chain()
+    outputs = [Path(path) for path in report_outputs if Path(path).exists()]
+    placed = [(Path(path), layout(path)) for path in dict.fromkeys(map(str, judgment_paths))]
+    placed = [(path, where) for path, where in placed if where is not None]
+    if not placed:
+        return chain
+    root = placed[0][1][0]
+    if instances is None:
+        table = root / "instances.parquet"
+        if not table.exists():
+            for path, _ in placed:
+                if path.exists():
+                    chain.add(path, f"made from {table}, which is missing", [path, *outputs])
+            return chain
+        instances = read_instances(table)
+    by_level: dict[int, dict[str, Instance]] = {}
+    manifests = _manifests(root / "frames", (inst.video_id for inst in instances), chain)
+    responses_seen: dict[Path, dict[str, Response] | None] = {}
+    for path, (_, responses_path) in placed:
+        level = int(path.stem)
+        items = by_level.setdefault(level, {inst.instance_id: inst for inst in items_for_level(instances, level)})
+        if responses_path not in responses_seen and responses_path.exists():
+            # Everything made from a stale responses file: its judgments by every judge, and the report.
+            judged = sorted(
+                root.glob(f"judgments/*/{responses_path.parent.parent.name}/{responses_path.parent.name}/{responses_path.name}")
+            )
+            responses_seen[responses_path] = _check_responses(responses_path, level, items, manifests, chain, [*judged, *outputs])
+        if not path.exists():
+            if outputs:
+                chain.add(path, f"is missing, but {len(outputs)} report output(s) made from it are there", outputs)
+            continue
+        if not responses_path.exists():
+            chain.add(path, f"made from {responses_path}, which is missing", [path, *outputs])
+            continue
+        responses = responses_seen[responses_path]
+        if responses is not None:
+            _check_judgments(path, level, items, responses, chain, outputs)
+    return chain
+
+
+def remove(paths: Iterable[str | Path]) -> None:
+    """Remove stale files and folders (a removed file's Snakemake job then runs again, and everything after it)."""
+    for path in map(Path, paths):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m virtuebench.verify", description=__doc__.split("\n\n")[0])
+    parser.add_argument("judgments", nargs="*", help="judgment files to check (default: every one under RESULTS/judgments)")
+    parser.add_argument("--results", default="results", help="the results folder (default: results)")
+    parser.add_argument("--report", nargs="*", default=None, help="report outputs made from the judgments (default: the usual ones)")
+    args = parser.parse_args(argv)
+    root = Path(args.results)
+    paths = args.judgments or sorted(str(path) for path in root.glob("judgments/*/*/*/*.jsonl"))
+    outputs = args.report if args.report is not None else [str(root / name) for name in REPORT_FILES]
+    chain = check(paths, report_outputs=outputs)
+    for problem in chain.problems:
+        print(f"stale: {problem}")
+    if chain.problems:
+        print(f"{len(chain.problems)} problem(s); to rebuild, {REBUILD.removeprefix('rerun the workflow: ')}", file=sys.stderr)
+        return 1
+    print(f"{len(paths)} judgments file(s) checked against their responses, frames and the instances table: nothing is stale")
+    return 0
+
+
+#: The report outputs made from the judgments, relative to the results folder (the Snakefile passes its rules' own).
+REPORT_FILES = (
+    "scores.csv",
+    "invalid_items.csv",
+    "comparisons.csv",
+    "table1.tex",
+    "table2.tex",
+    "table2_trust.tex",
+    "fig6.png",
+    "fig6.csv",
+)
+
+
+def read_judgments(paths: Sequence[str | Path], chain_root: str | Path | None = None) -> list[Judgment]:
+    """A report job's input: the judgments of `paths` (no item twice in a file), after checking the chain behind those
+    under `chain_root` (the results folder). Raises RecordError naming every stale input and what to run."""
+    if chain_root is not None:
+        placed = [path for path in paths if (where := layout(path)) is not None and os.path.samefile(where[0], chain_root)]
+        chain = check(placed)
+        if chain.problems:
+            lines = "\n  ".join(map(str, chain.problems))
+            raise RecordError(f"refusing to publish from stale or missing upstream files:\n  {lines}\nTo rebuild them, {REBUILD}")
+    return [judgment for path in paths for judgment in load_records(path, Judgment)]
+
+
+def add_chain_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--chain-root",
+        help="the results folder: check that the judgments under it were made from its responses, frames and instances "
+        "table as they are now, and refuse to publish otherwise",
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""The provenance chain (virtuebench.verify) and the workflow's guards around it, on one finished tiny run copied per
+test: each test breaks one link (a judgment of another response, a response asked with other frames, a frames folder
+without its manifest, a judgments or responses file gone, an item twice) and checks that `verify` names it and what it
+makes stale, that a report job refuses to publish over it, and that a plain rerun of the workflow removes what is
+stale and rebuilds it to the clean run's bytes. The run lock: a live run's lock refuses a second run, even after
+`snakemake --unlock`; a killed run's lock is taken over."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.workflow import snakemake
+
+from virtuebench import verify
+from virtuebench.metrics import main as metrics_main
+from virtuebench.support import runlock
+
+pytestmark = pytest.mark.workflow
+
+CONFIG = {
+    "source": {"name": "synthetic", "settings": {"seed": 3, "n_videos": 2, "max_duration_s": 140, "width": 64, "height": 36}},
+    "levels": [64, 128],
+    "models": ["refuse", "guess", "oracle"],
+    "prompts": ["honest"],
+    "judge": "rules",
+}
+JUDGMENT = Path("results/judgments/rules/guess/honest/64.jsonl")
+RESPONSES = Path("results/responses/guess/honest/64.jsonl")
+REPORT = ["results/scores.csv", "results/comparisons.csv", "results/table2.tex"]
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("clean")
+    result = snakemake(workdir, config=CONFIG)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return workdir
+
+
+@pytest.fixture
+def run(clean, tmp_path):
+    """A copy of the finished run (Snakemake's records included), to break."""
+    workdir = tmp_path / "run"
+    shutil.copytree(clean, workdir, symlinks=True)
+    return workdir
+
+
+def check(workdir: Path) -> verify.Chain:
+    cwd = os.getcwd()
+    os.chdir(workdir)
+    try:
+        return verify.check(sorted(str(p) for p in Path("results").glob("judgments/*/*/*/*.jsonl")) + [str(JUDGMENT)], report_outputs=REPORT)
+    finally:
+        os.chdir(cwd)
+
+
+def rewrite(path: Path, change) -> None:
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps(change(record)) + "\n" for record in records))
+
+
+def test_a_finished_run_has_nothing_stale(clean):
+    assert check(clean).problems == []
+    result = subprocess.run([sys.executable, "-m", "virtuebench.verify"], cwd=clean, capture_output=True, text=True)
+    assert result.returncode == 0 and "nothing is stale" in result.stdout, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("breakage", "named", "stale"),
+    [
+        ("judgment-of-other-response", JUDGMENT, [JUDGMENT, *REPORT]),
+        ("response-with-other-frames", RESPONSES, [RESPONSES, JUDGMENT, *REPORT]),
+        ("judgment-missing", JUDGMENT, REPORT),
+        ("responses-missing", JUDGMENT, [JUDGMENT, *REPORT]),
+        ("item-twice", RESPONSES, [RESPONSES, JUDGMENT, *REPORT]),
+        ("truncated-manifest", "results/frames/syn00", ["results/frames/syn00"]),
+    ],
+)
+def test_each_broken_link_is_named_with_what_it_makes_stale(run, breakage, named, stale):
+    if breakage == "judgment-of-other-response":
+        rewrite(run / RESPONSES, lambda r: {**r, "latency_s": r["latency_s"] + 1})  # asked again since it was judged
+    elif breakage == "response-with-other-frames":
+        rewrite(run / RESPONSES, lambda r: {**r, "item_hash": "0" * 12})
+    elif breakage == "judgment-missing":
+        (run / JUDGMENT).unlink()
+    elif breakage == "responses-missing":
+        (run / RESPONSES).unlink()
+    elif breakage == "item-twice":
+        lines = (run / RESPONSES).read_text().splitlines(keepends=True)
+        (run / RESPONSES).write_text("".join([*lines, lines[0]]))
+    elif breakage == "truncated-manifest":
+        manifest = run / "results/frames/syn00/manifest.json"
+        manifest.write_text(manifest.read_text()[:200])
+    chain = check(run)
+    assert [problem.path for problem in chain.problems] == [str(named)]
+    assert sorted(chain.stale) == sorted(map(str, stale))
+
+
+def test_a_report_job_refuses_to_publish_over_a_stale_judgment(run, capsys):
+    rewrite(run / JUDGMENT, lambda r: {**r, "answer": "something else"})
+    os.chdir(run)
+    paths = sorted(str(p) for p in Path("results/judgments").rglob("*.jsonl"))
+    arguments = [*paths, "--chain-root", "results", "--out", "new.csv", "--resamples", "10", "--seed", "0"]
+    arguments += ["--trust-scheme", "kalai", "--confidence-target", "0.5", "--wrong-answer", "-1", "--unwarranted-refusal", "0"]
+    assert metrics_main(arguments) == 1
+    error = capsys.readouterr().err
+    assert f"{JUDGMENT}: item" in error and "another ground truth" in error and "rerun the workflow" in error
+    assert not Path("new.csv").exists()
+    assert metrics_main([a for a in arguments if a not in ("--chain-root", "results")]) == 0  # outside the workflow: no chain
+
+
+@pytest.mark.parametrize("breakage", ["judgment-missing", "item-twice"])
+def test_a_plain_rerun_removes_what_is_stale_and_rebuilds_the_clean_runs_bytes(clean, run, breakage):
+    """The judge failing on a garbled line used to leave its judgments file gone and the old scores.csv standing:
+    'Nothing to be done' (a deleted intermediate is not rebuilt while its downstream output is newer)."""
+    if breakage == "judgment-missing":
+        (run / JUDGMENT).unlink()
+    else:
+        lines = (run / RESPONSES).read_text().splitlines(keepends=True)
+        (run / RESPONSES).write_text("".join([*lines, lines[0]]))
+    dry = snakemake(run, "-n", config=CONFIG)
+    assert dry.returncode == 0 and "a real run removes these" in dry.stderr, dry.stderr[-2000:]
+    result = snakemake(run, config=CONFIG)
+    assert result.returncode == 0 and "stale results" in result.stderr, result.stderr[-3000:]
+    for name in ["results/scores.csv", "results/comparisons.csv", "results/table1.tex", "results/table2.tex", str(JUDGMENT), str(RESPONSES)]:
+        assert (run / name).read_bytes() == (clean / name).read_bytes(), name
+    again = snakemake(run, "-n", config=CONFIG)
+    assert "Nothing to be done" in again.stdout + again.stderr and "stale" not in again.stderr
+
+
+def test_a_live_runs_lock_refuses_a_second_run_even_after_unlock(run):
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        lock = run / "results" / runlock.LOCK_NAME
+        held = runlock.Holder(holder.pid, os.uname().nodename, "now", runlock.process_start(holder.pid), "snakemake (another run)")
+        lock.write_text(json.dumps(held.__dict__))
+        assert snakemake(run, "--unlock", config=CONFIG).returncode == 0
+        refused = snakemake(run, config=CONFIG)
+        assert refused.returncode != 0 and f"pid {holder.pid}" in refused.stderr and "ps -p" in refused.stderr, refused.stderr[-2000:]
+        assert lock.exists()
+        assert snakemake(run, "-n", config=CONFIG).returncode == 0  # a dry run writes nothing: it needs no lock
+    finally:
+        holder.kill()
+        holder.wait()
+    taken = snakemake(run, config=CONFIG)  # the holder is gone: its lock is taken over, and released at the end
+    assert taken.returncode == 0 and "was taken over" in taken.stderr, taken.stderr[-2000:]
+    assert not lock.exists()
+
+
+def test_a_reused_pid_does_not_hold_the_lock(tmp_path):
+    """A lock whose pid now belongs to another process (another start time) is a dead run's."""
+    me = runlock.Holder.this_process()
+    lock = tmp_path / runlock.LOCK_NAME
+    lock.write_text(json.dumps({**me.__dict__, "pid": os.getppid(), "process_start": "1"}))
+    ours, note = runlock.acquire(tmp_path)
+    assert "taken over" in note and runlock.read_holder(lock) == ours
+    runlock.release(tmp_path, ours)
+    assert not lock.exists()

@@ -132,7 +132,9 @@ def test_an_item_twice_in_a_record_file_is_refused_naming_both_records(tmp_path)
     path = tmp_path / "r.jsonl"
     lines = [json.dumps(dataclasses.asdict(_response(name))) for name in ("a", "b", "c")]
     path.write_text("\n".join([*lines, lines[1]]) + "\n")
-    with pytest.raises(RecordError, match=r"r.jsonl: records 2 and 4 are the same item \(model 'm', prompt 'honest', level 64, instance_id 'b'\)"):
+    with pytest.raises(
+        RecordError, match=r"r.jsonl: records 2 and 4 are the same item \(model 'm', prompt 'honest', level 64, instance_id 'b'\)"
+    ):
         load_records(path, Response)
     other_level = {**json.loads(lines[1]), "level": 128}  # the same instance at another level is another item
     path.write_text("\n".join([*lines, json.dumps(other_level)]) + "\n")

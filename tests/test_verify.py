@@ -55,7 +55,9 @@ def check(workdir: Path) -> verify.Chain:
     cwd = os.getcwd()
     os.chdir(workdir)
     try:
-        return verify.check(sorted(str(p) for p in Path("results").glob("judgments/*/*/*/*.jsonl")) + [str(JUDGMENT)], report_outputs=REPORT)
+        return verify.check(
+            sorted(str(p) for p in Path("results").glob("judgments/*/*/*/*.jsonl")) + [str(JUDGMENT)], report_outputs=REPORT
+        )
     finally:
         os.chdir(cwd)
 
@@ -128,7 +130,14 @@ def test_a_plain_rerun_removes_what_is_stale_and_rebuilds_the_clean_runs_bytes(c
     assert dry.returncode == 0 and "a real run removes these" in dry.stderr, dry.stderr[-2000:]
     result = snakemake(run, config=CONFIG)
     assert result.returncode == 0 and "stale results" in result.stderr, result.stderr[-3000:]
-    for name in ["results/scores.csv", "results/comparisons.csv", "results/table1.tex", "results/table2.tex", str(JUDGMENT), str(RESPONSES)]:
+    for name in [
+        "results/scores.csv",
+        "results/comparisons.csv",
+        "results/table1.tex",
+        "results/table2.tex",
+        str(JUDGMENT),
+        str(RESPONSES),
+    ]:
         assert (run / name).read_bytes() == (clean / name).read_bytes(), name
     again = snakemake(run, "-n", config=CONFIG)
     assert "Nothing to be done" in again.stdout + again.stderr and "stale" not in again.stderr

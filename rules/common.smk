@@ -430,7 +430,9 @@ def guard_run():
         return
     listed = _instances_at(str(table), os.path.getmtime(table))
     judges = dict.fromkeys([JUDGE, *(name for pair in CHECKED.compare for name in pair)])
-    chain = verify.check([path for judge in judges for path in judgments(judge, listed)], listed, report_outputs())
+    remembered = verify.Remembered(".snakemake/virtuebench/chain.json")  # checks that passed on the same files
+    chain = verify.check([path for judge in judges for path in judgments(judge, listed)], listed, report_outputs(), remembered)
+    remembered.save()
     if not chain.problems:
         return
     lines = "\n  ".join(map(str, chain.problems))

@@ -13,6 +13,7 @@ CLI: python -m virtuebench.verify [--results results] [JUDGMENTS.jsonl ...]   li
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -20,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from virtuebench.frames import FramesError, Manifest
+from virtuebench.frames import MANIFEST, FramesError, Manifest
 from virtuebench.inference import frames_hash, items_for_level
 from virtuebench.instances import Instance, read_instances
 from virtuebench.records import Judgment, RecordError, Response, load_records, response_hash, stable_hash
@@ -62,24 +63,97 @@ def layout(judgment_path: str | Path) -> tuple[Path, Path] | None:
     return root, root / "responses" / parts[-3] / parts[-2] / path.name
 
 
-def _manifests(frames_dir: Path, video_ids: Iterable[str], chain: Chain) -> dict[str, Manifest]:
-    """The readable, complete manifests of the videos' frames folders; a folder there without one is a problem."""
-    manifests = {}
-    for video_id in sorted(set(video_ids)):
-        folder = frames_dir / video_id
-        if not folder.is_dir():
-            continue  # never extracted, or removed to save space: nothing to hold against the responses
+def stat_stamp(*paths: str | Path) -> str:
+    """Size and modification time of each path ("-" where it is missing): what a remembered check was made on."""
+    stamps = []
+    for path in paths:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            stamps.append("-")
+        else:
+            stamps.append(f"{stat.st_size}:{stat.st_mtime_ns}")
+    return ",".join(stamps)
+
+
+class Remembered:
+    """Checks that passed, each under the stamp of every file it read, kept in a JSON file: the workflow's start-up
+    sweep re-reads only what changed since (a paper-scale results folder holds about 255,000 judgments). A check
+    whose files changed in any way (size, modification time) is made again; only passing checks are kept."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path else None
+        self.passed: dict[str, str] = {}
+        self.used: dict[str, str] = {}
+        if self.path is not None:
+            try:
+                self.passed = dict(json.loads(self.path.read_text()))
+            except (OSError, ValueError, TypeError):
+                self.passed = {}
+
+    def holds(self, name: str, stamp: str) -> bool:
+        if self.passed.get(name) == stamp:
+            self.used[name] = stamp
+            return True
+        return False
+
+    def keep(self, name: str, stamp: str) -> None:
+        self.used[name] = stamp
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.used, sort_keys=True))
+        os.replace(tmp, self.path)
+
+
+class _Frames:
+    """The frames folders of the instances' videos: each checked (its manifest readable, every file it lists there),
+    a broken one added to the chain; manifests read only where a response's frames must be checked."""
+
+    def __init__(self, frames_dir: Path, video_ids: Iterable[str], chain: Chain, remembered: Remembered) -> None:
+        self.frames_dir, self.good, self.loaded = frames_dir, set(), {}
+        self.stamps: dict[str, str] = {}
+        for video_id in sorted(set(video_ids)):
+            folder = frames_dir / video_id
+            if not folder.is_dir():
+                continue  # never extracted, or removed to save space: nothing to hold against the responses
+            levels = sorted(child for child in os.listdir(folder) if child.isdigit())
+            stamp = stat_stamp(folder / MANIFEST, *(folder / level for level in levels))
+            self.stamps[video_id] = stamp
+            if remembered.holds(f"frames:{folder}", stamp) or self._complete(folder, chain):
+                remembered.keep(f"frames:{folder}", stamp)
+                self.good.add(video_id)
+
+    def _complete(self, folder: Path, chain: Chain) -> bool:
         try:
             manifest = Manifest.read(folder)
         except FramesError as error:
             chain.add(folder, f"an incomplete frames folder ({error})", [folder])
-            continue
-        absent = sum(not (folder / name).is_file() for frames in manifest.levels.values() for name in frames.files)
+            return False
+        listed = {name for frames in manifest.levels.values() for name in frames.files}
+        present = {
+            f"{level}/{name}"
+            for level in {name.split("/")[0] for name in listed}
+            if (folder / level).is_dir()
+            for name in os.listdir(folder / level)
+        }
+        absent = len(listed - present)
         if absent:
             chain.add(folder, f"its manifest lists {absent} frame file(s) that are not there", [folder])
-            continue
-        manifests[video_id] = manifest
-    return manifests
+            return False
+        self.loaded[folder.name] = manifest
+        return True
+
+    def manifest(self, video_id: str) -> Manifest | None:
+        """The video's manifest, where its folder is there and complete."""
+        if video_id not in self.good:
+            return None
+        if video_id not in self.loaded:
+            self.loaded[video_id] = Manifest.read(self.frames_dir / video_id)
+        return self.loaded[video_id]
 
 
 def _ids_problem(path: Path, found: set[str], expected: set[str], what: str) -> str | None:
@@ -93,9 +167,7 @@ def _ids_problem(path: Path, found: set[str], expected: set[str], what: str) -> 
     return "holds " + " and ".join(part for part in parts if part) + ": not one record per item"
 
 
-def _check_responses(
-    path: Path, level: int, items: dict[str, Instance], manifests: dict[str, Manifest], chain: Chain, downstream: list[Path]
-):
+def _check_responses(path: Path, level: int, items: dict[str, Instance], frames: _Frames, chain: Chain, downstream: list[Path]):
     """The response records of `path` by instance id, or None where the file is stale (added to the chain with
     `downstream`, what was made from it)."""
     downstream = [path, *downstream]
@@ -109,12 +181,17 @@ def _check_responses(
     if wrong_ids:
         chain.add(path, wrong_ids, downstream)
         return None
+    level_frames: dict[str, str | None] = {}  # video -> frames_hash of the level (hashing 1,024 timestamps once)
+    for record in records:
+        if record.video_id not in level_frames:
+            manifest = frames.manifest(record.video_id)
+            level_frames[record.video_id] = frames_hash(manifest, level) if manifest is not None else None
     other = [
         record.instance_id
         for record in records
         if record.item_hash is not None
-        and record.video_id in manifests
-        and record.item_hash != stable_hash([items[record.instance_id].question, frames_hash(manifests[record.video_id], level)])
+        and level_frames[record.video_id] is not None
+        and record.item_hash != stable_hash([items[record.instance_id].question, level_frames[record.video_id]])
     ]
     if other:
         chain.add(
@@ -155,11 +232,16 @@ def _check_judgments(
 
 
 def check(
-    judgment_paths: Sequence[str | Path], instances: list[Instance] | None = None, report_outputs: Sequence[str | Path] = ()
+    judgment_paths: Sequence[str | Path],
+    instances: list[Instance] | None = None,
+    report_outputs: Sequence[str | Path] = (),
+    remembered: Remembered | None = None,
 ) -> Chain:
     """Check the chain behind each judgments file (results/judgments/<judge>/<model>/<prompt>/<level>.jsonl) and
     behind the report outputs made from them. Files outside that layout are left out; a missing judgments file is a
-    problem only where a report output made from it exists."""
+    problem only where a report output made from it exists. `remembered`: checks that passed before on the same files
+    are not made again."""
+    remembered = remembered or Remembered()
     chain = Chain()
     outputs = [Path(path) for path in report_outputs if Path(path).exists()]
     placed = [(Path(path), layout(path)) for path in dict.fromkeys(map(str, judgment_paths))]
@@ -176,17 +258,23 @@ def check(
             return chain
         instances = read_instances(table)
     by_level: dict[int, dict[str, Instance]] = {}
-    manifests = _manifests(root / "frames", (inst.video_id for inst in instances), chain)
+    frames = _Frames(root / "frames", (inst.video_id for inst in instances), chain, remembered)
+    table_stamp = stat_stamp(root / "instances.parquet")
     responses_seen: dict[Path, dict[str, Response] | None] = {}
     for path, (_, responses_path) in placed:
         level = int(path.stem)
         items = by_level.setdefault(level, {inst.instance_id: inst for inst in items_for_level(instances, level)})
+        videos = sorted({inst.video_id for inst in items.values()})
+        stamp = ",".join([stat_stamp(path, responses_path), table_stamp, *(frames.stamps.get(video, "-") for video in videos)])
+        if path.exists() and remembered.holds(f"judgments:{path}", stamp):
+            continue
+        problems = len(chain.problems)
         if responses_path not in responses_seen and responses_path.exists():
             # Everything made from a stale responses file: its judgments by every judge, and the report.
             judged = sorted(
                 root.glob(f"judgments/*/{responses_path.parent.parent.name}/{responses_path.parent.name}/{responses_path.name}")
             )
-            responses_seen[responses_path] = _check_responses(responses_path, level, items, manifests, chain, [*judged, *outputs])
+            responses_seen[responses_path] = _check_responses(responses_path, level, items, frames, chain, [*judged, *outputs])
         if not path.exists():
             if outputs:
                 chain.add(path, f"is missing, but {len(outputs)} report output(s) made from it are there", outputs)
@@ -197,6 +285,8 @@ def check(
         responses = responses_seen[responses_path]
         if responses is not None:
             _check_judgments(path, level, items, responses, chain, outputs)
+        if len(chain.problems) == problems:
+            remembered.keep(f"judgments:{path}", stamp)
     return chain
 
 

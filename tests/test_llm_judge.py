@@ -166,7 +166,7 @@ def test_llm_judge_end_to_end_against_a_local_server(tmp_path):
         database = sqlite3.connect(tmp_path / "cache.sqlite")
         written += [json.dumps(row) for row in database.execute("SELECT * FROM verdicts")]
         assert all(SECRET not in text for text in written)
-        assert "[redacted]" in out["q9"]["reason"]
+        assert "[REDACTED]" in out["q9"]["reason"]
 
 
 def test_no_key_names_the_variable(tmp_path):

@@ -8,7 +8,6 @@ The reply is chosen by the prediction inside the judge prompt ("Model Prediction
   scenario:error500     500 once, then valid
   scenario:slow         unanswered until the client gives up and asks again (its timeout, whatever it is), then valid
   scenario:echo-auth    401 whose body echoes the Authorization header
-  scenario:echo-key     a valid verdict in prose that echoes the Authorization header and the bare key
 anything else: a verdict from simple rules (refusal if the prediction says the video lacks the
 information; judgement per the paper's Case A / Case B). Every request is counted per prediction.
 
@@ -176,9 +175,6 @@ class FakeOpenAI:
             reply = 'Here is my evaluation: {"refusal": 0, "judgement": 1}. Hope that helps!'
         elif prediction == "scenario:wrongfields" or (prediction == "scenario:flaky-format" and count == 1):
             reply = '{"refusal": 0, "correct": 1}'
-        elif prediction == "scenario:echo-key":
-            authorization = handler.headers.get("Authorization", "")
-            reply = f'{{"refusal": 0, "judgement": 0}} (you sent Authorization: {authorization}, key {authorization[7:]})'
         else:
             refusal = int("not provide enough information" in prediction.lower() or "cannot" in prediction.lower())
             if truth.startswith(REFUSAL):

@@ -272,3 +272,29 @@ def test_an_api_reply_cut_off_at_the_token_limit_is_marked_truncated(bench, monk
     assert reply.text == text
     assert reply.finish_reason == ("length" if fault else "stop")
     assert reply.truncated is (fault is not None)
+
+
+def test_http_errors_are_named_in_the_job_log(bench, tmp_path):
+    """A 500 the client retries past, and one it gives up on: the job's stderr (logs/... under Snakemake) names the
+    status, the URL, the attempt and the (redacted) body, and the final failure of the item; not only the .partial
+    file. The endpoint echoes the key in its error bodies: it appears in no line."""
+    secret = "sk-model-SECRET-42abcdef"
+    env = {**os.environ, "VB_MODEL_KEY": secret}
+    # One request at a time: requests 1 (item 1) and 3, 4, 5 (item 2's three attempts) fail.
+    with FakeOpenAI(backend_faults={1: "500", 3: "500", 4: "500", 5: "500"}, echo_auth=True) as server:
+        out = tmp_path / "responses.jsonl"
+        run = subprocess.run(_inference(bench, out, server, env, {"max_concurrency": 1}), env=env, capture_output=True, text=True)
+        url = f"{server.base_url}/chat/completions"
+    assert run.returncode == 1, run.stderr[-2000:]  # one item failed: the job fails, the next run asks for it again
+    attempts = [line for line in run.stderr.splitlines() if line.startswith("warning: fake-vlm: HTTP 500")]
+    assert [line.split(": {")[0] for line in attempts] == [
+        f"warning: fake-vlm: HTTP 500 from {url} (attempt {n} of 3)" for n in (1, 1, 2, 3)
+    ], run.stderr[-3000:]
+    assert all('"message": "boom [request headers: Authorization: Bearer [REDACTED]' in line for line in attempts)
+    finals = [line for line in run.stderr.splitlines() if line.startswith("error: fake-vlm: request failed")]
+    assert len(finals) == 1 and finals[0].startswith(
+        "error: fake-vlm: request failed after 3 attempts, giving up on it: InternalServerError"
+    )
+    partial = [json.loads(line) for line in Path(f"{out}.partial").read_text().splitlines()]
+    assert sum(r["error"] is not None for r in partial) == 1 and sum(r["error"] is None for r in partial) == len(partial) - 1
+    assert secret not in run.stderr + run.stdout + Path(f"{out}.partial").read_text()

@@ -148,6 +148,10 @@ def test_llm_judge_end_to_end_against_a_local_server(tmp_path):
         assert server.requests[""] == 0, "an empty prediction is counted, not sent"
         assert out["q9"]["valid"] is False and "request failed" in out["q9"]["reason"]
         assert "9 to request" in run.stderr and "API requests" in run.stderr
+        # Every HTTP error is named in the job's log (the rule sends stderr to logs/...), not only in the records.
+        assert f"HTTP 500 from {server.base_url}/chat/completions (attempt 1 of 4)" in run.stderr
+        assert "HTTP 429" in run.stderr and "HTTP 401" in run.stderr
+        assert "judge gpt-test: request failed after 1 attempt, giving up on it: AuthenticationError" in run.stderr
         assert f"Bearer {SECRET}" in server.authorizations, "the key was sent to the endpoint"
 
         # Unchanged rerun: every valid verdict comes from the cache; only the invalid ones are asked again.
@@ -166,7 +170,7 @@ def test_llm_judge_end_to_end_against_a_local_server(tmp_path):
         database = sqlite3.connect(tmp_path / "cache.sqlite")
         written += [json.dumps(row) for row in database.execute("SELECT * FROM verdicts")]
         assert all(SECRET not in text for text in written)
-        assert "[redacted]" in out["q9"]["reason"]
+        assert "[REDACTED]" in out["q9"]["reason"]
 
 
 def test_no_key_names_the_variable(tmp_path):
@@ -330,3 +334,125 @@ def test_the_documented_local_judge_example_validates_and_runs_without_a_key(tmp
         judge = LlmJudge("local-qwen", {k: v for k, v in settings.items() if k != "kind"})
         assert judge.judge("What colour is the star?", "red", "The star is red.").judgement == 1
         assert all("sk-" not in sent for sent in server.authorizations)  # no key from anywhere was sent
+
+
+ECHOED_KEY = "sk-test-SECRET-123456789"
+
+
+def _files_holding(root, secret: str) -> list[str]:
+    """Every file under `root` (records, progress files, logs, the SQLite cache and its journal) whose bytes hold
+    `secret`."""
+    return [str(path) for path in sorted(root.rglob("*")) if path.is_file() and secret.encode() in path.read_bytes()]
+
+
+def test_a_key_the_endpoint_echoes_is_written_nowhere(tmp_path):
+    """An endpoint echoes the Authorization header and the key in every reply (otherwise valid) and in its error
+    bodies: the model's responses, the judge's raw replies and model snapshots, the cache, the logs and the CLIs'
+    output hold [REDACTED] where the key was, and no file under the run's folder holds the key."""
+    from helpers.data import build_bench
+
+    bench = build_bench(tmp_path / "bench", 1, 70, [64])
+    env = {**{k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}, "OPENAI_API_KEY": ECHOED_KEY}
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    responses, judgments = tmp_path / "responses.jsonl", tmp_path / "judgments.jsonl"
+    with FakeOpenAI(echo_auth=True, backend_faults={2: "500"}, judge_faults={1: "500"}) as server:
+        model = {
+            "backend": "openai",
+            "settings": {"model": "fake-vlm", "base_url": server.base_url, "max_concurrency": 1, "max_retries": 2, "timeout_s": 10.0},
+        }
+        inference = subprocess.run(
+            [sys.executable, "-m", "virtuebench.inference", "--instances", str(bench / "instances.parquet")]
+            + ["--frames-dir", str(bench / "frames"), "--model", "fake", "--model-config", json.dumps(model)]
+            + ["--prompt", "honest", "--level", "64", "--out", str(responses)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        (logs / "inference.log").write_text(inference.stdout + inference.stderr)  # as the rules' redirection writes it
+        judge = {"kind": "llm", "model": "judge-model", "base_url": server.base_url, "max_retries": 2, "timeout_s": 10.0}
+        judging = subprocess.run(
+            [sys.executable, "-m", "virtuebench.judge", str(responses), "--instances", str(bench / "instances.parquet")]
+            + ["--judge", "gpt-test", "--judge-config", json.dumps(judge), "--cache", str(tmp_path / "cache.sqlite")]
+            + ["--out", str(judgments)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        (logs / "judge.log").write_text(judging.stdout + judging.stderr)
+    assert inference.returncode == 0, inference.stderr[-3000:]
+    assert judging.returncode == 0, judging.stderr[-3000:]
+    assert f"Bearer {ECHOED_KEY}" in server.authorizations, "the key was sent"
+    records = [json.loads(line) for line in responses.read_text().splitlines()]
+    verdicts = [json.loads(line) for line in judgments.read_text().splitlines()]
+    assert len(records) == len(verdicts) == 5
+    assert server.echoed >= 2 * 5 + 2, "every reply and both error bodies echoed the key"
+    # Verbatim but for the key: the answer, the echoed header's name and the Bearer scheme stay.
+    assert all(r["response"].startswith("I saw 64 frames. [request headers: Authorization: Bearer [REDACTED]") for r in records)
+    assert all(r["usage"]["model"] == "fake-vlm-snapshot-[REDACTED]" for r in records)
+    assert all(v["valid"] and "Authorization: Bearer [REDACTED]; api key: [REDACTED]" in v["raw"] for v in verdicts)
+    assert all(v["judge_model"] == "judge-model-snapshot-[REDACTED]" for v in verdicts)
+    # The HTTP 500s are named in the logs, their echoed bodies redacted.
+    for run in (inference, judging):
+        assert "HTTP 500 from" in run.stderr and "(attempt 1 of 3)" in run.stderr and "Bearer [REDACTED]" in run.stderr
+    assert sqlite3.connect(tmp_path / "cache.sqlite").execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == 5
+    assert _files_holding(tmp_path, ECHOED_KEY) == []
+    for text in (inference.stdout, inference.stderr, judging.stdout, judging.stderr):
+        assert ECHOED_KEY not in text
+
+
+@pytest.mark.parametrize("prompt", ["virtuebench", "cvrr"])
+def test_an_echoed_key_is_redacted_from_raw_reason_and_the_cache(tmp_path, monkeypatch, prompt):
+    """In-process, both reply parsers: the key an endpoint echoes is not in the verdict (raw, reason, judge_model)
+    nor in the cache; the verdict is still read from the reply."""
+    from virtuebench.judge.cache import VerdictCache
+
+    monkeypatch.setenv("OPENAI_API_KEY", ECHOED_KEY)
+    cache = VerdictCache(tmp_path / "cache.sqlite")
+    with FakeOpenAI(echo_auth=True) as server:
+        judge = LlmJudge("g", {"model": "m", "base_url": server.base_url, "prompt": prompt, "max_retries": 0}, cache=cache)
+        verdict = judge.judge("What colour is the star?", "red", "red")
+        cached = judge.judge("What colour is the star?", "red", "red")
+    assert verdict.valid and verdict.judgement == 1 and server.echoed == 1
+    assert cached == verdict, "the second came from the cache"
+    assert ECHOED_KEY not in json.dumps(verdict.as_dict()) and "[REDACTED]" in verdict.raw
+    if prompt == "cvrr":
+        assert verdict.reason.startswith("fake [request headers: Authorization: Bearer [REDACTED]")
+    cache.close()
+    assert _files_holding(tmp_path, ECHOED_KEY) == []
+
+
+def test_the_letter_grade_judge_redacts_an_echoed_key(tmp_path, monkeypatch):
+    from virtuebench.judge.cache import VerdictCache
+    from virtuebench.judge.letter_grade import LetterGradeJudge
+
+    prompt = tmp_path / "grader_prompt.txt"
+    prompt.write_text("Question: {question}\nTarget to match: {target}\nReply to grade: {predicted_answer}\n")
+    monkeypatch.setenv("OPENAI_API_KEY", ECHOED_KEY)
+    cache = VerdictCache(tmp_path / "cache.sqlite")
+    with FakeOpenAI(echo_auth=True) as server:
+        judge = LetterGradeJudge("grader", {"prompt_file": str(prompt), "base_url": server.base_url, "max_retries": 0}, cache=cache)
+        verdict = judge.judge("What colour?", "red", "It is red.")
+    assert (verdict.valid, verdict.judgement) == (True, 1) and verdict.raw.startswith(
+        "A [request headers: Authorization: Bearer [REDACTED]"
+    )
+    assert ECHOED_KEY not in json.dumps(verdict.as_dict())
+    cache.close()
+    assert _files_holding(tmp_path, ECHOED_KEY) == []
+
+
+def test_a_request_that_fails_for_good_is_named_once_per_attempt_and_once_at_the_end(monkeypatch):
+    """In-process, the lines a job's log gets: each failed attempt (status, URL, redacted body, n of m), then the
+    final failure; the key in none of them."""
+    lines = []
+    monkeypatch.setenv("OPENAI_API_KEY", ECHOED_KEY)
+    with FakeOpenAI(echo_auth=True, judge_faults={1: "500", 2: "500"}) as server:
+        judge = LlmJudge("g", {"model": "m", "base_url": server.base_url, "max_retries": 1})
+        judge.chat._warn = lines.append
+        verdict = judge.judge("What colour is the star?", "red", "The star is red.")
+    assert verdict.retryable and "request failed" in verdict.reason and ECHOED_KEY not in verdict.reason
+    assert [line.split(": {")[0] for line in lines[:2]] == [
+        f"warning: judge g: HTTP 500 from {server.base_url}/chat/completions (attempt {n} of 2)" for n in (1, 2)
+    ]
+    assert lines[2].startswith("error: judge g: request failed after 2 attempts, giving up on it: InternalServerError")
+    assert len(lines) == 3 and all("Bearer [REDACTED]" in line and ECHOED_KEY not in line for line in lines)

@@ -20,6 +20,11 @@ says it cannot tell, else "B"; and by scenario:
   scenario:empty        "", every time
   scenario:flaky-grade  "?" once, then "A"
 Each letter-grade request's parameters (its messages' roles in place of the messages) are kept in `grader_bodies`.
+
+With `echo_auth=True` the server repeats what a careless proxy or a debugging endpoint might: every reply, otherwise
+valid (a verdict, a grade letter, a model's answer, the CVRR-ES reason), and every error body carries the request's
+Authorization header and its bare key, and the reported model snapshot ends with the key. `judge_faults` injects a
+fault at the n-th judge request (1-based), as `backend_faults` does for model requests: "500" (500 once).
 """
 
 from __future__ import annotations
@@ -36,9 +41,19 @@ REFUSAL = "The video does not provide enough information"
 
 class FakeOpenAI:
     def __init__(
-        self, slow_s: float = 60.0, backend_faults: dict[int, str] | None = None, backend_delay_s: float = 0.0, valid_key: str | None = None
+        self,
+        slow_s: float = 60.0,
+        backend_faults: dict[int, str] | None = None,
+        backend_delay_s: float = 0.0,
+        valid_key: str | None = None,
+        echo_auth: bool = False,
+        judge_faults: dict[int, str] | None = None,
     ):
         self.requests: Counter[str] = Counter()
+        self.echo_auth = echo_auth
+        self.echoed = 0  # replies and error bodies that carried the request's key
+        self.judge_faults = judge_faults or {}
+        self.judge_requests = 0
         self.valid_key = valid_key  # GET /models answers 401 to any other key (None: every key is good)
         # Backend mode (requests carrying images): fault injected at the n-th request (1-based), by kind:
         # "429", "500", "slow", "malformed" (HTTP 200 whose body is not JSON), "nochoices", "length" (a reply cut
@@ -101,8 +116,23 @@ class FakeOpenAI:
     def total(self) -> int:
         return sum(self.requests.values())
 
-    @staticmethod
-    def _send(handler, status: int, payload: dict, headers: dict | None = None) -> None:
+    def echo(self, handler) -> str:
+        """The request's credentials as an endpoint that echoes them writes them ("" unless echo_auth)."""
+        if not self.echo_auth:
+            return ""
+        authorization = handler.headers.get("Authorization", "")
+        with self.lock:
+            self.echoed += 1
+        return f" [request headers: Authorization: {authorization}; api key: {authorization.removeprefix('Bearer ')}]"
+
+    def _snapshot(self, handler, body: dict) -> str:
+        """The model the reply names: the requested one plus "-snapshot" (plus the key, with echo_auth)."""
+        echoed = handler.headers.get("Authorization", "").removeprefix("Bearer ") if self.echo_auth else ""
+        return body["model"] + "-snapshot" + (f"-{echoed}" if echoed else "")
+
+    def _send(self, handler, status: int, payload: dict, headers: dict | None = None) -> None:
+        if status >= 400 and self.echo_auth and isinstance(payload.get("error"), dict):
+            payload = {"error": {**payload["error"], "message": payload["error"].get("message", "") + self.echo(handler)}}
         data = json.dumps(payload).encode()
         handler.send_response(status)
         handler.send_header("Content-Type", "application/json")
@@ -123,8 +153,12 @@ class FakeOpenAI:
         with self.lock:
             self.requests[prediction] += 1
             count = self.requests[prediction]
+            self.judge_requests += 1
+            fault = self.judge_faults.get(self.judge_requests)
             self.authorizations.add(handler.headers.get("Authorization", ""))
             self.asked_again.notify_all()
+        if fault == "500":
+            return self._send(handler, 500, {"error": {"message": "boom", "type": "server_error"}})
         if prediction == "scenario:ratelimit" and count <= 2:
             return self._send(handler, 429, {"error": {"message": "slow down", "type": "rate_limit"}}, {"Retry-After": "0"})
         if prediction == "scenario:error500" and count == 1:
@@ -135,7 +169,8 @@ class FakeOpenAI:
             return self._send(handler, 401, {"error": {"message": f"bad key {handler.headers.get('Authorization')}", "type": "auth"}})
         if "Python dictionary" in content:  # the CVRR-ES prompt
             correct = prediction.lower().split(".")[0] == truth.lower().split(".")[0]
-            reply = str({"pred": "correct" if correct else "incorrect", "score": 5 if correct else 1, "reason": "fake"})
+            reason = "fake" + self.echo(handler)
+            reply = str({"pred": "correct" if correct else "incorrect", "score": 5 if correct else 1, "reason": reason})
         elif prediction == "scenario:prose":
             reply = 'Here is my evaluation: {"refusal": 0, "judgement": 1}. Hope that helps!'
         elif prediction == "scenario:wrongfields" or (prediction == "scenario:flaky-format" and count == 1):
@@ -147,6 +182,8 @@ class FakeOpenAI:
             else:
                 judgement = int(not refusal and truth.lower().strip(".") in prediction.lower())
             reply = json.dumps({"refusal": refusal, "judgement": judgement})
+        if "Python dictionary" not in content:  # the CVRR-ES reply echoes inside its reason
+            reply += self.echo(handler)
         self._reply(handler, body, content, reply)
 
     def _reply(self, handler, body: dict, content: str, reply: str) -> None:
@@ -157,7 +194,7 @@ class FakeOpenAI:
                 "id": "chatcmpl-fake",
                 "object": "chat.completion",
                 "created": 0,
-                "model": body["model"] + "-snapshot",
+                "model": self._snapshot(handler, body),
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": len(content) // 4, "completion_tokens": 12, "total_tokens": len(content) // 4 + 12},
             },
@@ -190,7 +227,7 @@ class FakeOpenAI:
             reply = "C"
         else:
             reply = "B"
-        self._reply(handler, body, content, reply)
+        self._reply(handler, body, content, reply + self.echo(handler))
 
     def rejected_parameter(self, body: dict) -> dict | None:
         """What the real API rejects with HTTP 400 for a reasoning model (gpt-5, o-series; not gpt-5-chat):
@@ -268,8 +305,14 @@ class FakeOpenAI:
                 "id": "chatcmpl-fake",
                 "object": "chat.completion",
                 "created": 0,
-                "model": body["model"] + "-snapshot",
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": f"I saw {images} frames."}, "finish_reason": "stop"}],
+                "model": self._snapshot(handler, body),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": f"I saw {images} frames.{self.echo(handler)}"},
+                        "finish_reason": "stop",
+                    }
+                ],
                 "usage": {"prompt_tokens": 100 * images, "completion_tokens": 5, "total_tokens": 100 * images + 5},
             },
         )

@@ -6,7 +6,8 @@ snapshot the endpoint reports, go into every judgment. A reply that is not the r
 asked again up to `parse_retries` times, then recorded as invalid with the raw reply. The client
 retries 429, 5xx and timeouts with exponential backoff (`max_retries`). Verdicts are cached
 (virtuebench.judge.cache). The API key is read from the environment variable named in the settings
-and is never written anywhere: every error text is scrubbed of it.
+and is never written anywhere: the client redacts it (and any credential an endpoint echoes) from every
+reply, `raw` included, and every error text before the judge sees them (support/redact.py).
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ class LlmJudge(Judge):
         self.version = f"{self.prompt.id}@{self.prompt.hash}/{self.settings.model}"
         self.max_concurrency = self.settings.max_concurrency
         self.cache = cache
-        self.chat = ChatClient(key, self.settings.base_url, self.settings.max_retries, self.settings.timeout_s, client)
+        self.chat = ChatClient(key, self.settings.base_url, self.settings.max_retries, self.settings.timeout_s, client, f"judge {name}")
         self.requests = 0
         self._injected_client = client is not None
 

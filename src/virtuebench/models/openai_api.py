@@ -8,8 +8,9 @@ models (GPT-5) reject `temperature` other than 1 and `max_tokens` with HTTP 400,
 entries set neither. Frames larger than `max_pixels` are shrunk first (the
 paper caps the pixels per frame). The client retries 429, 5xx and timeouts with exponential backoff;
 a request that still fails raises, and inference records the item as failed and retries it on the
-next run, never as an answer. The key comes from the environment variable `api_key_env` names and is
-scrubbed from every error text.
+next run, never as an answer; each failed attempt's HTTP status and body is named in the job's log. The key
+comes from the environment variable `api_key_env` names and is redacted from every reply and error text
+(support/redact.py), so no response record holds it even where the endpoint echoes it.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ class OpenAIBackend(Backend):
         self.settings = s = OpenAISettings.from_dict(settings)
         self.max_concurrency = s.max_concurrency
         key = read_api_key(s.api_key_env, f"the openai backend (model {s.model})", BackendSetupError)
-        self.chat = ChatClient(key, s.base_url, s.max_retries, s.timeout_s, client)
+        self.chat = ChatClient(key, s.base_url, s.max_retries, s.timeout_s, client, s.model)
         if client is None:  # a dead endpoint stops the job before its first item, not after every item's retries
             try:
                 self.chat.check_endpoint(f"model {s.model}", s.api_key_env)

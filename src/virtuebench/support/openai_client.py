@@ -1,8 +1,16 @@
 """The one way this project calls an OpenAI-compatible Chat Completions endpoint (the `openai` model
 backend, the `llm` judge, the curation filters through the backend): the key from the environment, a
 lazily built client that retries 429, 5xx and timeouts with backoff, one request with only the
-parameters that are set, the reply's text, model snapshot and token counts, and the key scrubbed from
-every error text. Nothing here knows about models or judges.
+parameters that are set, the reply's text, model snapshot and token counts. Nothing here knows about models
+or judges.
+
+Everything that leaves the client (the reply's text and model snapshot, every error text) has passed the
+client's `Redactor` (support/redact.py): the key, and any "Bearer ..." or "Authorization: ..." credential an
+endpoint echoes, read "[REDACTED]", so no record, cache or log line written from it holds the key.
+
+A request that fails is named in the job's log (stderr, which the workflow's rules send to logs/...): each
+failed attempt's HTTP status, URL and (redacted, shortened) body as it happens, then the final failure of the
+request once the client's retries are spent.
 
 Before a job's first request, `check_endpoint` finds a dead endpoint in seconds rather than after every
 item's retries (14 s an item with the client's backoff): a host that does not resolve, a refused connection,
@@ -12,16 +20,23 @@ connect or is refused the key. Timeouts, 429 and 5xx are left to the retries: th
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import ssl
+import sys
+import threading
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from virtuebench.support.redact import Redactor
+
 DEFAULT_BASE_URL = "https://api.openai.com/v1"  # the openai client's default
 PROBE_TIMEOUT_S = 5.0
+LOGGED_BODY_CHARS = 300  # how much of a failed request's body a log line shows
 
 
 class ChatError(RuntimeError):
@@ -77,15 +92,23 @@ def read_api_key(env_var: str | None, purpose: str, error: type[Exception] = Val
     return value
 
 
-def make_client(api_key: str, base_url: str | None, max_retries: int, timeout_s: float):
-    from openai import OpenAI
+def make_client(api_key: str, base_url: str | None, max_retries: int, timeout_s: float, event_hooks: dict[str, list] | None = None):
+    from openai import DefaultHttpxClient, OpenAI
 
-    # The client retries 429, 5xx, connection errors and timeouts with exponential backoff.
-    return OpenAI(api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s)
+    # The client retries 429, 5xx, connection errors and timeouts with exponential backoff. DefaultHttpxClient
+    # keeps the openai client's own defaults (timeouts, connection limits, redirects, proxies from the environment).
+    http_client = DefaultHttpxClient(event_hooks=event_hooks) if event_hooks else None
+    return OpenAI(api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s, http_client=http_client)
 
 
-def redact(text: str, api_key: str) -> str:
-    return text.replace(api_key, "[redacted]") if api_key and api_key != "EMPTY" else text
+def print_to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def shorten(text: str, limit: int = LOGGED_BODY_CHARS) -> str:
+    """`text` on one line, cut to `limit` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @dataclass
@@ -98,20 +121,64 @@ class Completion:
 
 
 class ChatClient:
-    """A key, an endpoint and a client built on first use; `complete` sends one request."""
+    """A key, an endpoint and a client built on first use; `complete` sends one request.
 
-    def __init__(self, api_key: str, base_url: str | None, max_retries: int, timeout_s: float, client=None) -> None:
+    `who` names the caller in log lines (a judge, a model); `warn` writes one (default: stderr)."""
+
+    def __init__(
+        self,
+        api_key: str,
+        base_url: str | None,
+        max_retries: int,
+        timeout_s: float,
+        client=None,
+        who: str | None = None,
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
         self._key, self._base_url, self._max_retries, self._timeout_s = api_key, base_url, max_retries, timeout_s
         self._client = client
+        self.redactor = Redactor([api_key])
+        self.who = who
+        self._warn = warn or print_to_stderr
+        self._attempts = threading.local()  # the attempt the current thread's request is at (1-based)
 
     @property
     def client(self):
         if self._client is None:
-            self._client = make_client(self._key, self._base_url, self._max_retries, self._timeout_s)
+            hooks = {"request": [self._on_request], "response": [self._on_response]}
+            self._client = make_client(self._key, self._base_url, self._max_retries, self._timeout_s, hooks)
         return self._client
 
     def redact(self, text: str) -> str:
-        return redact(text, self._key)
+        return self.redactor.text(text)
+
+    def _on_request(self, request) -> None:
+        """Which attempt this is: the openai client numbers its retries in a header of each request it sends."""
+        try:
+            self._attempts.number = int(request.headers.get("x-stainless-retry-count", "0")) + 1
+        except ValueError:
+            self._attempts.number = getattr(self._attempts, "number", 0) + 1
+
+    def _on_response(self, response) -> None:
+        """One log line for each Chat Completions attempt the endpoint answers with an HTTP error (not the GET
+        health check, which says its own)."""
+        request = response.request
+        if response.status_code < 400 or request.method == "GET":
+            return
+        try:
+            response.read()  # the openai client reads it too; the second read is free
+            body = response.text
+        except Exception as error:  # a body cut off: say so rather than break the request
+            body = f"(body unreadable: {type(error).__name__})"
+        try:
+            model = json.loads(request.content).get("model")
+        except Exception:
+            model = None
+        who = self.who or model or "request"
+        attempt = getattr(self._attempts, "number", 1)
+        line = f"warning: {who}: HTTP {response.status_code} from {request.url} (attempt {attempt} of {self._max_retries + 1})"
+        # Redacted before it is shortened: a cut may not leave part of a key.
+        self._warn(self.redact(f"{line}: {shorten(self.redact(body))}"))
 
     def check_endpoint(self, who: str, key_env: str | None) -> None:
         """EndpointUnreachable naming `who`, the base_url and the key's variable when no request can succeed."""
@@ -138,20 +205,25 @@ class ChatClient:
     def complete(self, model: str, messages: list[dict[str, Any]], **options: Any) -> Completion:
         """One Chat Completions request with the options that are not None; ChatError when it fails."""
         sent = {name: value for name, value in options.items() if value is not None}
+        self._attempts.number = 0
         try:
             completion = self.client.chat.completions.create(model=model, messages=messages, **sent)
         except Exception as error:  # the client already retried 429/5xx/timeouts with backoff
-            raise ChatError(self.redact(f"{type(error).__name__}: {error}")) from None
+            message = self.redact(f"{type(error).__name__}: {error}")
+            attempts = getattr(self._attempts, "number", 0)
+            tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}" if attempts else ""
+            self._warn(self.redact(f"error: {self.who or model}: request failed{tries}, giving up on it: {shorten(message)}"))
+            raise ChatError(message) from None
         usage = getattr(completion, "usage", None)
         counts = {name: getattr(usage, name, 0) or 0 for name in ("prompt_tokens", "completion_tokens")} if usage is not None else {}
         reasoning = getattr(getattr(usage, "completion_tokens_details", None), "reasoning_tokens", None)
         if reasoning:  # reasoning models (GPT-5) think unseen: only the count comes back
             counts["reasoning_tokens"] = reasoning
-        snapshot = getattr(completion, "model", None) or model
+        snapshot = self.redact(getattr(completion, "model", None) or model)
         if not getattr(completion, "choices", None):
             return Completion(None, snapshot, counts, "no choices")
         choice = completion.choices[0]
-        text = choice.message.content
+        text = self.redactor.text(choice.message.content)  # verbatim but for the key an endpoint may echo
         finish_reason = getattr(choice, "finish_reason", None)
         if text is None and finish_reason == "length":  # a reasoning model that spent the whole limit thinking
             text = ""

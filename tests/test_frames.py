@@ -1,3 +1,4 @@
+import errno
 import json
 import os
 import subprocess
@@ -280,14 +281,155 @@ def test_frames_are_copied_where_the_file_system_has_no_hard_links(tmp_path, vid
 def test_an_unexpected_error_still_names_the_video_and_is_recorded(tmp_path, video_factory, monkeypatch):
     video = video_factory(70.4, 8)
 
-    def full_disk(*args, **kwargs):
-        raise OSError(28, "No space left on device")
+    def bad_image(*args, **kwargs):
+        raise OSError("image file is truncated")  # PIL's way: the data's fault, no errno of the disk
 
-    monkeypatch.setattr(frames_module, "extract", full_disk)
-    with pytest.raises(FramesError, match=rf"^{video}: OSError: \[Errno 28\] No space left on device$"):
+    monkeypatch.setattr(frames_module, "extract", bad_image)
+    with pytest.raises(FramesError, match=rf"^{video}: OSError: image file is truncated$"):
         extract_or_record(video, tmp_path / "a")
+    assert not (tmp_path / "a").exists()
     manifest = extract_or_record(video, tmp_path / "b", on_error="record")
-    assert manifest.error == f"{video}: OSError: [Errno 28] No space left on device" and manifest.levels == {}
+    assert manifest.error == f"{video}: OSError: image file is truncated" and manifest.levels == {}
+    assert Manifest.read(tmp_path / "b").error == manifest.error
+
+
+def _leftovers(folder):
+    return sorted(p.name for p in folder.iterdir() if ".tmp-" in p.name or ".old-" in p.name)
+
+
+@pytest.mark.parametrize(("fails", "threads"), [("save", 1), ("save", 2), ("link", 1)])
+def test_a_full_disk_fails_the_job_even_when_errors_are_recorded(tmp_path, video_factory, monkeypatch, capsys, fails, threads):
+    """ENOSPC is the disk's fault, not the video's: never a recorded error, exit 1 naming the folder, nothing left.
+    With two threads it is raised in a worker process and comes back pickled."""
+    from PIL import Image as PILImage
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(frames_module, "MIN_TARGETS_PER_WORKER", 16)
+    if fails == "save":
+        monkeypatch.setattr(PILImage.Image, "save", full_disk)
+    else:
+        monkeypatch.setattr(frames_module.os, "link", full_disk)
+    out = tmp_path / "frames" / "syn03"
+    video = video_factory(133.7, Fraction(24000, 1001))
+    code = frames_module.main([str(video), str(out), "--levels", "64", "128", "--on-error", "record", "--threads", str(threads)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.strip() == f"error: no space left on device while writing {out} (ENOSPC); free space and rerun the same command"
+    assert not out.exists() and _leftovers(out.parent) == []
+
+
+def test_a_failed_rerun_leaves_the_earlier_complete_folder(tmp_path, video_factory, monkeypatch, capsys):
+    from PIL import Image as PILImage
+
+    video, out = video_factory(70.4, 8), tmp_path / "out"
+    assert frames_module.main([str(video), str(out), "--levels", "64"]) == 0
+    before = (out / "manifest.json").read_text()
+
+    def no_access(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(PILImage.Image, "save", no_access)
+    assert frames_module.main([str(video), str(out), "--levels", "64", "--on-error", "record"]) == 1
+    assert f"permission denied while writing {out} (EACCES)" in capsys.readouterr().err
+    assert (out / "manifest.json").read_text() == before and len(list((out / "64").iterdir())) == 64
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_real_full_disk_fails_the_job(tmp_path, video_factory):
+    """A small tmpfs: the real write errors (PIL's, the manifest's), not a monkeypatched one."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", str(disk)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        out = disk / "syn03"
+        run = subprocess.run(
+            [sys.executable, "-m", "virtuebench.frames", str(video_factory(133.7, Fraction(24000, 1001))), str(out)]
+            + ["--levels", "64", "128", "--on-error", "record"],
+            capture_output=True,
+            text=True,
+        )
+        assert run.returncode == 1, run.stderr
+        assert run.stderr.strip().endswith(f"while writing {out} (ENOSPC); free space and rerun the same command"), run.stderr
+        assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
+        assert not out.exists() and _leftovers(disk) == []
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+#: The frames CLI with each JPEG write slowed (in worker processes too: they are forked), so a test can stop it midway.
+SLOW_FRAMES = """
+import sys, time
+from PIL import Image
+save = Image.Image.save
+def slow_save(self, *args, **kwargs):
+    time.sleep(0.02)
+    return save(self, *args, **kwargs)
+Image.Image.save = slow_save
+from virtuebench.frames import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _start_and_wait_for_frames(command, parent, name, at_least=10):
+    import time
+
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while True:
+        staged = list(parent.glob(f".{name}.tmp-*/*/*.jpg")) if parent.exists() else []
+        if len(staged) >= at_least:
+            return process
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(f"ended (exit {process.wait()}) or hung before writing {at_least} frames: {process.stderr.read()}")
+        time.sleep(0.01)
+
+
+def _manifest_without_timing(folder):
+    data = json.loads((folder / "manifest.json").read_text())
+    return {key: value for key, value in data.items() if key not in ("seconds",)}
+
+
+def test_kill_minus_nine_midway_leaves_no_folder_and_a_rerun_completes_it(tmp_path, video_factory):
+    import signal
+
+    video = video_factory(257.3, 6)
+    levels = ["--levels", "64", "128", "256"]
+    out, reference = tmp_path / "frames" / "syn03", tmp_path / "reference"
+    process = _start_and_wait_for_frames([sys.executable, "-c", SLOW_FRAMES, str(video), str(out), *levels], out.parent, out.name)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert not out.exists(), "a killed run must leave no folder Snakemake could take as done"
+    assert _leftovers(out.parent)  # its half-written sibling, for the next run to remove
+    for folder in (out, reference):
+        run = subprocess.run([sys.executable, "-m", "virtuebench.frames", str(video), str(folder), *levels], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+    assert _leftovers(out.parent) == []
+    assert _manifest_without_timing(out) == _manifest_without_timing(reference)
+    files = sorted(p.relative_to(out) for p in out.rglob("*.jpg"))
+    assert len(files) == 64 + 128 + 256 and files == sorted(p.relative_to(reference) for p in reference.rglob("*.jpg"))
+    assert all((out / name).read_bytes() == (reference / name).read_bytes() for name in files)
+
+
+@pytest.mark.parametrize(("signal_name", "code", "threads"), [("SIGINT", 130, 1), ("SIGTERM", 143, 2)])
+def test_a_stopped_extraction_says_so_in_one_line_and_writes_nothing(tmp_path, video_factory, signal_name, code, threads):
+    import signal
+
+    video = video_factory(257.3, 6)
+    out = tmp_path / "syn03"
+    command = [sys.executable, "-c", SLOW_FRAMES, str(video), str(out), "--levels", "64", "128", "256", "--threads", str(threads)]
+    process = _start_and_wait_for_frames(command, tmp_path, out.name)
+    process.send_signal(getattr(signal, signal_name))
+    assert process.wait(timeout=60) == code
+    err = process.stderr.read()
+    assert err.strip() == f"interrupted ({signal_name}): nothing was written to {out}; rerun the same command", err
+    assert not out.exists() and _leftovers(tmp_path) == []
 
 
 def test_the_cli_refuses_a_level_that_is_not_positive(tmp_path, video_factory, capsys):

@@ -217,3 +217,158 @@ def test_a_pipelined_backend_prepares_the_next_item_while_one_generates(bench, t
         and sorted(e[1] for e in backend.events if e[0] == "prepare") == sorted([ids[2], ids[5]])
     )
     assert len(_lines(out)) == 15
+
+
+def _frames_with_one_copied(bench, tmp_path, level=64):
+    """A frames folder whose videos link to the bench's, but for one copied video (one with `level`) the test may damage."""
+    import shutil
+
+    instances = read_instances(bench / "instances.parquet")
+    frames, damaged = tmp_path / "frames", items_for_level(instances, level)[0].video_id
+    frames.mkdir()
+    for video_id in {i.video_id for i in instances} - {damaged}:
+        os.symlink(bench / "frames" / video_id, frames / video_id)
+    shutil.copytree(bench / "frames" / damaged, frames / damaged)
+    return instances, frames, damaged
+
+
+def _inference_args(bench, frames, out, config, level=64):
+    return [
+        "--instances",
+        str(bench / "instances.parquet"),
+        "--frames-dir",
+        str(frames),
+        "--model",
+        "m",
+        "--model-config",
+        json.dumps(config),
+        "--prompt",
+        "honest",
+        "--level",
+        str(level),
+        "--out",
+        str(out),
+    ]
+
+
+@pytest.mark.parametrize("damage", ["missing", "truncated", "other format", "not a manifest", "missing frame"])
+def test_a_frames_folder_without_a_complete_manifest_stops_the_job_before_it_writes(bench, tmp_path, capsys, damage):
+    from virtuebench.inference import main
+
+    instances, frames, damaged = _frames_with_one_copied(bench, tmp_path)
+    manifest = frames / damaged / "manifest.json"
+    text = manifest.read_text()
+    if damage == "missing":
+        manifest.unlink()
+    elif damage == "truncated":
+        manifest.write_text(text[: len(text) // 2])
+    elif damage == "other format":
+        manifest.write_text(text.replace("virtuebench.frames/1", "virtuebench.frames/0"))
+    elif damage == "not a manifest":
+        manifest.write_text(json.dumps({"format": "virtuebench.frames/1", "levels": {"64": [1, 2]}, "video": "v"}))
+    else:
+        (frames / damaged / json.loads(text)["levels"]["64"]["files"][7]).unlink()
+    out = tmp_path / "out.jsonl"
+    assert main(_inference_args(bench, frames, out, {"backend": "refuse"})) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: video {damaged}: {frames / damaged}") and "rerun the workflow" in err, err
+    assert ("missing (first: 64/0007.jpg)" in err) == (damage == "missing frame")
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not out.exists() and not Path(f"{out}.partial").exists(), "nothing is written"
+
+
+def test_a_missing_frame_of_another_level_does_not_stop_a_job(bench, tmp_path):
+    import shutil
+
+    instances, frames, damaged = _frames_with_one_copied(bench, tmp_path, level=128)
+    shutil.rmtree(frames / damaged / "128")  # copied, so no longer hard links of level 64's frames
+    summary = run_inference(instances, frames, "refuse", {"backend": "refuse"}, "honest", 64, tmp_path / "o.jsonl")
+    assert summary.answered == 15
+
+
+def _start_inference(command, env, partial, lines):
+    import time
+
+    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not partial.exists() or len(partial.read_text().splitlines()) < lines:
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(f"ended (exit {process.wait()}) or hung: {process.stderr.read()}")
+        time.sleep(0.02)
+    return process
+
+
+def _comparable(path):
+    return [{k: v for k, v in record.items() if k != "latency_s"} for record in _lines(path)]
+
+
+@pytest.mark.parametrize(("signal_name", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_stopped_job_says_what_it_kept_and_a_rerun_completes_it(bench, tmp_path, signal_name, code):
+    import signal
+
+    calls, out, reference = tmp_path / "calls.txt", tmp_path / "responses.jsonl", tmp_path / "reference.jsonl"
+    config = {"backend": "helpers.vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls)}}
+    command = [sys.executable, "-m", "virtuebench.inference", *_inference_args(bench, bench / "frames", out, config)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    partial = Path(f"{out}.partial")
+    process = _start_inference(command, {**env, "VB_TEST_HOLD_AFTER": "5"}, partial, lines=5)
+    process.send_signal(getattr(signal, signal_name))
+    assert process.wait(timeout=60) == code
+    err = process.stderr.read()
+    assert "Traceback" not in err, err
+    expected = f"interrupted ({signal_name}): 5 of 15 finished items are kept in {partial}; rerun the same command to go on"
+    assert err.strip().splitlines()[-1] == expected, err
+    assert not out.exists() and len(partial.read_text().splitlines()) == 5
+    rerun = subprocess.run(command, env=env, capture_output=True, text=True)
+    assert rerun.returncode == 0, rerun.stderr
+    whole = subprocess.run([*command[:-1], str(reference)], env=env, capture_output=True, text=True)
+    assert whole.returncode == 0, whole.stderr
+    assert _comparable(out) == _comparable(reference) and not partial.exists()
+
+
+def test_a_full_disk_stops_inference_with_one_line_and_keeps_the_progress(bench, tmp_path, capsys, monkeypatch):
+    import errno
+
+    from virtuebench import inference
+    from virtuebench.records import ProgressLog
+
+    out = tmp_path / "out.jsonl"
+    append, appended = ProgressLog.append, []
+
+    def fills_up(self, record):
+        if len(appended) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        append(self, record)
+        appended.append(record)
+
+    monkeypatch.setattr(ProgressLog, "append", fills_up)
+    assert inference.main(_inference_args(bench, bench / "frames", out, {"backend": "refuse"})) == 1
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == (
+        f"error: no space left on device while writing {out} (ENOSPC); free space and rerun the same command "
+        f"(3 of 15 finished items are kept in {out}.partial; rerun the same command to go on)"
+    )
+    assert "Traceback" not in err and not out.exists()
+    monkeypatch.setattr(ProgressLog, "append", append)
+    assert inference.main(_inference_args(bench, bench / "frames", out, {"backend": "refuse"})) == 0
+    assert "3 reused" in capsys.readouterr().err and len(_lines(out)) == 15
+
+
+def test_a_backend_meeting_a_full_disk_stops_the_job_instead_of_failing_every_item(bench, tmp_path):
+    import errno
+
+    from virtuebench.models.base import Backend
+
+    class FullCache(Backend):
+        def __init__(self):
+            self.asked = 0
+
+        def answer(self, request):
+            self.asked += 1
+            raise OSError(errno.ENOSPC, "No space left on device", "/cache/blob")
+
+    instances, backend = read_instances(bench / "instances.parquet"), FullCache()
+    with pytest.raises(OSError, match="No space left"):
+        run_inference(instances, bench / "frames", "m", {"backend": "x:F"}, "honest", 64, tmp_path / "o.jsonl", backend=backend)
+    assert backend.asked == 1 and not (tmp_path / "o.jsonl").exists()

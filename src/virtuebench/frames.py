@@ -5,6 +5,11 @@ frame displayed at t: the last decoded frame whose presentation time is <= t (th
 for a t before it). One decode pass serves all levels, and a frame shared by several levels is
 written once and hard-linked into the other levels' folders.
 
+The CLI's OUTDIR is complete or absent: everything is written into a sibling folder `.<name>.tmp-<pid>`, the
+manifest last, and that folder is renamed into place only when complete. A killed run leaves no OUTDIR (only a
+sibling the next run for it removes). A video that cannot be decoded is the video's fault (recorded with
+--on-error record); a full disk or another fault of the disk or the OS (support/faults.py) fails the job.
+
 CLI: python -m virtuebench.frames VIDEO OUTDIR --levels 64 128 256 512 1024
 """
 
@@ -12,12 +17,14 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import errno
 import json
 import math
 import os
 import shutil
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +40,8 @@ from virtuebench.levels import (
     level_indices,
     sampled_levels,
 )
+from virtuebench.support.faults import describe, environment_error, environment_fault
+from virtuebench.support.stops import Stop, reset_in_worker, run_stoppable
 from virtuebench.support.video import VideoError
 from virtuebench.support.video import duration_s as video_duration_s
 
@@ -90,12 +99,18 @@ class Manifest:
             data = json.loads(path.read_text())
         except FileNotFoundError:
             raise FramesError(f"{path}: frame manifest not found") from None
-        except json.JSONDecodeError as error:
-            raise FramesError(f"{path}: not valid JSON ({error.msg})") from None
-        if data.get("format") != MANIFEST_FORMAT:
-            raise FramesError(f"{path}: format {data.get('format')!r} is not {MANIFEST_FORMAT!r}")
-        data["levels"] = {key: LevelFrames(**value) for key, value in data.get("levels", {}).items()}
-        return cls(**data)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise FramesError(
+                f"{path}: not valid JSON ({error.msg if isinstance(error, json.JSONDecodeError) else error.reason})"
+            ) from None
+        if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+            found = data.get("format") if isinstance(data, dict) else type(data).__name__
+            raise FramesError(f"{path}: format {found!r} is not {MANIFEST_FORMAT!r}")
+        try:
+            data["levels"] = {key: LevelFrames(**value) for key, value in data.get("levels", {}).items()}
+            return cls(**data)
+        except (TypeError, AttributeError) as error:
+            raise FramesError(f"{path}: not a frame manifest ({error})") from None
 
     def frame_paths(self, outdir: str | Path, level: int) -> list[Path]:
         return [Path(outdir) / name for name in self.levels[str(level)].files]
@@ -248,8 +263,17 @@ def extract(
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=reset_in_worker)
+        try:
             results = list(pool.map(_extract_chunk, jobs))
+        except BaseException:
+            # A failed chunk (a full disk, a broken stream) or a stop: the other workers end now, not after
+            # their chunks, and before their folder is removed.
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
     runs = sum(result.runs for result in results)
     sequential = all(result.sequential for result in results)
     manifest.strategy = ("sequential" if sequential else f"seek ({runs} runs)") + (f", {workers} processes" if workers > 1 else "")
@@ -503,35 +527,83 @@ def _clear(outdir: Path) -> None:
             child.unlink()
 
 
+#: What os.link raises on a file system without hard links (or with a per-file link limit): the frame is copied.
+NO_HARD_LINKS = {errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS}
+
+
 def _link(source: Path, target: Path) -> None:
     try:
         os.link(source, target)
-    except OSError:  # a filesystem without hard links
+    except OSError as error:
+        if error.errno not in NO_HARD_LINKS:
+            raise  # a full disk (no room for the entry), an I/O error: the disk's fault, not a reason to copy
         shutil.copyfile(source, target)
 
 
-def extract_or_record(video: str | Path, outdir: str | Path, on_error: str = "fail", **options) -> Manifest:
-    """`extract`, or with on_error="record", a manifest holding the error and no frames."""
+def _leftovers(outdir: Path) -> list[Path]:
+    """Siblings an earlier run for `outdir` left when killed: its folder being written, or the one it replaced."""
+    if not outdir.parent.is_dir():
+        return []
+    prefixes = (f".{outdir.name}.tmp-", f".{outdir.name}.old-")
+    return [path for path in outdir.parent.iterdir() if path.name.startswith(prefixes)]
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+@contextmanager
+def complete_or_absent(outdir: str | Path):
+    """A folder to write `outdir`'s contents into, renamed into place as `outdir` when the block ends normally and
+    removed when it raises (or is stopped): `outdir` is never seen half written. An `outdir` already there is
+    swapped out, not emptied in place. One run per `outdir` at a time (Snakemake's lock): what an earlier, killed
+    run left beside it is removed first."""
     outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    outdir.parent.mkdir(parents=True, exist_ok=True)
+    for leftover in _leftovers(outdir):
+        _remove(leftover)
+    staging = outdir.parent / f".{outdir.name}.tmp-{os.getpid()}"
+    staging.mkdir()
     try:
+        yield staging
+        if outdir.exists() or outdir.is_symlink():
+            old = outdir.parent / f".{outdir.name}.old-{os.getpid()}"
+            os.rename(outdir, old)  # killed between the two renames: no outdir at all, and a leftover
+            os.rename(staging, outdir)
+            _remove(old)
+        else:
+            os.rename(staging, outdir)
+    except BaseException:
+        _remove(staging)
+        raise
+
+
+def extract_or_record(video: str | Path, outdir: str | Path, on_error: str = "fail", **options) -> Manifest:
+    """`extract` into a complete-or-absent `outdir`, or with on_error="record", a manifest holding the video's
+    error and no frames. An environment error (support/faults.py: a full disk, a permission) is never recorded:
+    it raises, and `outdir` is left as it was."""
+    with complete_or_absent(outdir) as staging:
         try:
-            return extract(video, outdir, **options)
-        except FramesError:
-            raise
-        except Exception as error:  # PIL, the disk, or PyAV somewhere unexpected: still name the video
-            raise FramesError(f"{video}: {type(error).__name__}: {error}") from error
-    except FramesError as error:
-        if on_error != "record":
-            raise
-        _clear(outdir)
-        manifest = Manifest(
-            video=str(video),
-            error=str(error),
-            settings=_settings(options.get("max_side"), options.get("jpeg_quality"), options.get("max_pixels")),
-        )
-        manifest.write(outdir)
-        return manifest
+            try:
+                return extract(video, staging, **options)
+            except FramesError:
+                raise
+            except Exception as error:  # PIL, the disk, or PyAV somewhere unexpected: still name the video
+                raise FramesError(f"{video}: {type(error).__name__}: {error}") from error
+        except FramesError as error:
+            if on_error != "record" or environment_error(error):
+                raise
+            _clear(staging)
+            manifest = Manifest(
+                video=str(video),
+                error=str(error),
+                settings=_settings(options.get("max_side"), options.get("jpeg_quality"), options.get("max_pixels")),
+            )
+            manifest.write(staging)
+            return manifest
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -565,6 +637,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if any(level <= 0 for level in args.levels):
         parser.error(f"--levels must be positive, got {args.levels}")
+    return run_stoppable(lambda stop: _run(args, stop))
+
+
+def _run(args: argparse.Namespace, stop: Stop) -> int:
+    stop.note = f"nothing was written to {args.outdir}; rerun the same command"
     try:
         manifest = extract_or_record(
             args.video,
@@ -578,9 +655,16 @@ def main(argv: list[str] | None = None) -> int:
             strategy=args.strategy,
             sampling=args.sampling,
         )
-    except FramesError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+    except Exception as error:
+        fault = environment_fault(error)
+        if fault is not None:
+            reading = fault.filename is not None and Path(str(fault.filename)) == Path(args.video)
+            print(f"error: {describe(error, args.video if reading else args.outdir, 'reading' if reading else 'writing')}", file=sys.stderr)
+            return 1
+        if isinstance(error, FramesError):
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        raise
     if manifest.error:
         print(f"ERROR: {manifest.error} (recorded in {Path(args.outdir) / MANIFEST})", file=sys.stderr)
     else:

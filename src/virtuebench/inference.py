@@ -2,9 +2,12 @@
 
 Responses are appended to a progress file as they finish; a rerun after a crash or kill redoes
 nothing that finished with the same settings and the same weights (a record made with another
-weights commit is asked again), and the output file appears only when all items have a record. A missing video or level is an input error: recorded in the item's record, counted
-downstream, never retried. A backend failure is retried on the next run: the job then exits
-non-zero after finishing every other item, so nothing downstream sees an incomplete set.
+weights commit is asked again), and the output file appears only when all items have a record. A broken video
+(its frame manifest records the error) or a missing level is an input error: recorded in the item's record, counted
+downstream, never retried. A frames folder without a complete manifest (its frames were never fully written) is not
+an input error: the job refuses to start (IncompleteFrames), writing nothing. A backend failure is retried on the next run: the job then exits
+non-zero after finishing every other item, so nothing downstream sees an incomplete set. SIGINT / SIGTERM and
+faults of the disk or the OS (a full disk: support/faults.py) stop the job with one line, the progress file kept.
 
 How items reach the backend follows what it declares (models/base.py): in batches, from several
 threads, or pipelined (the next item's frames and processor run on a CPU thread while the current
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import threading
 import time
@@ -35,8 +39,10 @@ from virtuebench.models.weights import resolve_commit
 from virtuebench.prompts import Prompt, get_prompt
 from virtuebench.records import ProgressLog, Response, stable_hash
 from virtuebench.support.concurrency import imap_prefetched, imap_unordered
+from virtuebench.support.faults import describe, environment_error, environment_fault
 from virtuebench.support.progress import Progress
 from virtuebench.support.settings import merge_settings
+from virtuebench.support.stops import Stop, run_stoppable
 
 
 @dataclass
@@ -90,21 +96,56 @@ def items_for_level(instances: list[Instance], level: int) -> list[Instance]:
     return sorted((inst for inst in instances if level in inst.answers), key=lambda inst: inst.instance_id)
 
 
-def read_manifests(items: list[Instance], frames_dir: Path) -> dict[str, Manifest | str]:
-    """Each video's frame manifest, read once; the error text where it cannot be read."""
-    manifests: dict[str, Manifest | str] = {}
+class IncompleteFrames(RuntimeError):
+    """A frames folder holds no complete frame manifest, or misses files its manifest lists: the job cannot start."""
+
+
+def _check_frames(manifest: Manifest, folder: Path, level: int) -> str | None:
+    """What is wrong with a read manifest's frames of `level`, else None (a recorded video error is not wrong here)."""
+    frames = manifest.levels.get(str(level))
+    if manifest.error or frames is None:
+        return None
+    if len(frames.files) != len(frames.timestamps):
+        return f"its manifest lists {len(frames.files)} files for {len(frames.timestamps)} timestamps of level {level}"
+    missing = [name for name in frames.files if not os.path.isfile(folder / name)]
+    if missing:
+        return (
+            f"{len(missing)} of the {len(frames.files)} frame files of level {level} its manifest lists are missing (first: {missing[0]})"
+        )
+    return None
+
+
+def read_manifests(items: list[Instance], frames_dir: Path, level: int | None = None) -> dict[str, Manifest]:
+    """Each video's frame manifest, read once, and (with `level`) the level's frame files checked to exist.
+
+    A manifest that records the video's own error is returned as it is (the items get an input error). A folder
+    whose manifest is missing, cut short or not a frame manifest, or whose listed frames are not all there, was
+    never fully written: IncompleteFrames names every such video, and nothing is read as its frames."""
+    manifests: dict[str, Manifest] = {}
+    problems: list[str] = []
     for inst in items:
-        if inst.video_id not in manifests:
-            try:
-                manifests[inst.video_id] = Manifest.read(frames_dir / inst.video_id)
-            except FramesError as error:
-                manifests[inst.video_id] = str(error)
+        if inst.video_id in manifests:
+            continue
+        folder = frames_dir / inst.video_id
+        try:
+            manifests[inst.video_id] = manifest = Manifest.read(folder)
+        except FramesError as error:
+            problems.append(f"video {inst.video_id}: {folder} has no complete frame manifest ({error})")
+            manifests[inst.video_id] = None  # type: ignore[assignment]  # reported below
+            continue
+        problem = _check_frames(manifest, folder, level) if level is not None else None
+        if problem:
+            problems.append(f"video {inst.video_id}: {folder}: {problem}")
+    if problems:
+        more = f" (and {len(problems) - 3} more videos)" if len(problems) > 3 else ""
+        raise IncompleteFrames(
+            "; ".join(problems[:3]) + more + ". Their frames were never fully written (or were changed since): rerun the workflow "
+            "(it re-extracts them), or delete those folders and rerun"
+        )
     return manifests
 
 
-def frames_hash(manifest: Manifest | str, level: int) -> str:
-    if isinstance(manifest, str):
-        return stable_hash(manifest)
+def frames_hash(manifest: Manifest, level: int) -> str:
     frames = manifest.levels.get(str(level))
     return stable_hash([manifest.error, manifest.settings, manifest.frame_size, frames.timestamps if frames else None])
 
@@ -137,7 +178,7 @@ class InferenceJob:
         self.items = items_for_level(instances, level)
         # Only the settings that change the answers: a new concurrency or batch size keeps what was answered.
         self.key = fingerprint(model, model_config if fingerprint_config is None else fingerprint_config, prompt.hash, level)
-        self.manifests = read_manifests(self.items, self.frames_dir)
+        self.manifests = read_manifests(self.items, self.frames_dir, level)  # before anything is written
         # A resumed record must match its question and frames too: an edited question or re-extracted
         # frames are asked again even where the model and prompt are unchanged.
         self.item_hashes = {
@@ -200,7 +241,10 @@ class InferenceJob:
         )
 
     def failure(self, inst: Instance, request: Request, error: Exception, latency: float, context: str | None) -> Response:
-        """A backend failure: recorded for this item and retried on the next run."""
+        """A backend failure: recorded for this item and retried on the next run. A fault of the disk or the OS (a
+        full disk, too many open files) is no item's: it stops the job, as every other item would meet it too."""
+        if environment_error(error):
+            raise error
         return self.record(inst, len(request.frames), latency, error=f"{type(error).__name__}: {error}", retryable=True, context=context)
 
     def context_for(
@@ -225,15 +269,16 @@ class InferenceJob:
                     )
                     self.contexts[video_id] = (reply.text, None)
                 except Exception as error:  # recorded on each of the video's items, retried next run
+                    if environment_error(error):
+                        raise
                     self.contexts[video_id] = (None, f"context step failed: {type(error).__name__}: {error}")
             return self.contexts[video_id]
 
     def request_for(self, inst: Instance) -> tuple[Response | None, Request | None, str | None]:
         """An input-error record, or the request to send (with the context step's answer)."""
         manifest = self.manifests[inst.video_id]
-        if isinstance(manifest, str) or manifest.error:
-            reason = manifest if isinstance(manifest, str) else manifest.error
-            return self.record(inst, 0, error=f"frames unavailable: {reason}"), None, None
+        if manifest.error:  # the video itself is broken: recorded when its frames were extracted
+            return self.record(inst, 0, error=f"frames unavailable: {manifest.error}"), None, None
         if str(self.level) not in manifest.levels:
             error = f"level {self.level} unavailable: video {manifest.video} has a grid of {manifest.grid_size} points"
             return self.record(inst, 0, error=error), None, None
@@ -330,17 +375,26 @@ class InferenceJob:
         progress = Progress(label, len(self.items), already_done=reused)
         counts = {"answered": 0, "input": 0, "backend": 0, "prompt_tokens": 0, "completion_tokens": 0, "truncated": 0}
         records: dict[str, Response] = {}
-        for inst, record in self.results() if self.pending else ():
-            self.log.append(record)
-            records[inst.instance_id] = record
-            if record.error is None:
-                counts["answered"] += 1
-                counts["truncated"] += record.truncated
-                for name in ("prompt_tokens", "completion_tokens"):
-                    counts[name] += int((record.usage or {}).get(name, 0) or 0)
-            else:
-                counts["backend" if record.retryable else "input"] += 1
-            progress.step()
+        results = self.results() if self.pending else iter(())
+        try:
+            for inst, record in results:
+                self.log.append(record)
+                records[inst.instance_id] = record
+                if record.error is None:
+                    counts["answered"] += 1
+                    counts["truncated"] += record.truncated
+                    for name in ("prompt_tokens", "completion_tokens"):
+                        counts[name] += int((record.usage or {}).get(name, 0) or 0)
+                else:
+                    counts["backend" if record.retryable else "input"] += 1
+                progress.step()
+        except BaseException:  # a stop (SIGINT, SIGTERM) or a fault of the disk: keep what finished, write no output
+            getattr(results, "close", lambda: None)()  # queued items are not started
+            try:
+                self.log.close()
+            except OSError:  # a full disk fails the last flush again; the lines before it are on disk
+                pass
+            raise
         summary = Summary(
             len(self.items),
             counts["answered"],
@@ -392,19 +446,63 @@ def main(argv: list[str] | None = None) -> int:
     except json.JSONDecodeError as error:
         parser.error(f"--model-config or --model-run-config is not valid JSON: {error}")
     model_config = merge_settings(tracked, run)
+    return run_stoppable(lambda stop: _run(args, tracked, model_config, stop))
+
+
+def finished_items(partial: Path) -> int:
+    """How many items have a finished record in a progress file (a failed request is not finished)."""
+    finished: set[str] = set()
     try:
-        summary = run_inference(
+        with partial.open(encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(record, dict) and not str(record.get("instance_id", CONTEXT_PREFIX)).startswith(CONTEXT_PREFIX):
+                    if _is_done(record):
+                        finished.add(record["instance_id"])
+    except FileNotFoundError:
+        pass
+    return len(finished)
+
+
+def _run(args: argparse.Namespace, tracked: dict[str, Any], model_config: dict[str, Any], stop: Stop) -> int:
+    out = Path(args.out)
+    partial = out.with_name(out.name + ".partial")
+    job: InferenceJob | None = None
+
+    def kept() -> str:
+        if not partial.exists():
+            return f"nothing was written to {out}; rerun the same command"
+        of = f" of {len(job.items)}" if job is not None else ""
+        return f"{finished_items(partial)}{of} finished items are kept in {partial}; rerun the same command to go on"
+
+    stop.note = kept
+    try:
+        job = InferenceJob(
             read_instances(args.instances),
             args.frames_dir,
             args.model,
             model_config,
-            args.prompt,
+            get_prompt(args.prompt),
             args.level,
             args.out,
             fingerprint_config=tracked,
         )
+        summary = job.run()
+    except IncompleteFrames as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     except ValueError as error:  # a backend that cannot start (missing key, bad settings), a bad instances table
         print(f"error: {args.model}: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:
+        fault = environment_fault(error)
+        if fault is None:
+            raise
+        where = fault.filename if fault.filename is not None else out
+        print(f"error: {describe(error, where, 'using' if fault.filename is not None else 'writing')} ({kept()})", file=sys.stderr)
         return 1
     label = f"{args.model}/{args.prompt}/{args.level}"
     print(summary.line(label), file=sys.stderr)

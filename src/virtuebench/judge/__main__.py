@@ -52,10 +52,34 @@ DEFAULT_COMMAND = "judge"
 
 
 def _judge(args: argparse.Namespace) -> int:
+    from virtuebench.support.stops import run_stoppable
+
+    return run_stoppable(lambda stop: _judge_stoppable(args, stop))
+
+
+def _kept(out: Path) -> str:
+    """What a stopped or failed judge job kept: the verdicts in its progress file (workflow mode), else nothing."""
+    partial = out.with_name(out.name + ".partial")
+    if not partial.exists():
+        return f"nothing was written to {out}; rerun the same command"
+    judged = set()
+    for line in partial.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and not record.get("retryable") and "instance_id" in record:
+            judged.add(record["instance_id"])
+    return f"{len(judged)} judged items are kept in {partial}; rerun the same command to go on"
+
+
+def _judge_stoppable(args: argparse.Namespace, stop) -> int:
     from virtuebench.judge.llm import JudgeSetupError
     from virtuebench.judge.run import JudgeRequestsFailed, judge_items, judge_responses
+    from virtuebench.support.faults import describe, environment_fault
     from virtuebench.support.openai_client import EndpointUnreachable
 
+    stop.note = lambda: _kept(Path(args.out))
     try:
         judge = get_judge(args.judge, merge_settings(json.loads(args.judge_config), json.loads(args.judge_run_config)), args.cache)
         if args.instances:
@@ -67,6 +91,14 @@ def _judge(args: argparse.Namespace) -> int:
         return 1
     except sqlite3.Error as error:
         print(f"error: judge cache {args.cache}: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:  # a full disk, a permission: one line, the progress file kept for the rerun
+        fault = environment_fault(error)
+        if fault is None:
+            raise
+        where = fault.filename if fault.filename is not None else args.out
+        line = describe(error, where, "using" if fault.filename is not None else "writing")
+        print(f"error: {line} ({_kept(Path(args.out))})", file=sys.stderr)
         return 1
     print(summary, file=sys.stderr)
     return 0

@@ -1,0 +1,77 @@
+"""Clear stops for the long-running CLIs: SIGINT and SIGTERM end a job with one line, never a traceback.
+
+    def main(argv=None) -> int:
+        ...
+        return run_stoppable(lambda stop: _run(args, stop))
+
+`_run` sets `stop.note` (a string, or a function giving one when the stop comes) to what was kept and how to go
+on; on Ctrl-C or `kill` (SIGTERM, what Snakemake and SLURM send) the job unwinds (`finally` blocks close progress
+files; no final output is written) and run_stoppable prints `interrupted (SIGTERM): <note>` to stderr and
+returns 130 (SIGINT) or 143 (SIGTERM), the shell's codes for a job ended by those signals.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+EXIT_CODES = {"SIGINT": 128 + signal.SIGINT, "SIGTERM": 128 + signal.SIGTERM}
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived. A BaseException, like KeyboardInterrupt, so that no `except Exception` (a backend
+    failure recorded per item, say) takes it for the item's error."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated()
+
+
+@dataclass
+class Stop:
+    """What a stopped job says it kept: a line, or a function that gives it at the time of the stop."""
+
+    note: str | Callable[[], str] = "nothing was kept; rerun the same command"
+
+    def text(self) -> str:
+        try:
+            return self.note() if callable(self.note) else self.note
+        except Exception as error:  # the note must never hide the stop itself
+            return f"rerun the same command (what was kept could not be told: {type(error).__name__}: {error})"
+
+
+def run_stoppable(body: Callable[[Stop], int]) -> int:
+    """body(stop), turning SIGINT and SIGTERM into one line on stderr and exit code 130 / 143."""
+    stop = Stop()
+    installed = threading.current_thread() is threading.main_thread()
+    if installed:
+        previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+        signal.signal(signal.SIGTERM, _raise_terminated)
+        # Explicitly: a job started in the background of a script inherits SIGINT ignored.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        try:
+            return body(stop)
+        except KeyboardInterrupt:
+            name = "SIGINT"
+        except Terminated:
+            name = "SIGTERM"
+        if installed:  # a second signal while the line is written does not turn into a traceback
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print(f"interrupted ({name}): {stop.text()}", file=sys.stderr, flush=True)
+        return EXIT_CODES[name]
+    finally:
+        if installed:
+            for number, handler in previous.items():
+                signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+
+
+def reset_in_worker() -> None:
+    """For a worker process forked from a stoppable job: SIGTERM ends it plainly, SIGINT (sent to the whole
+    process group by Ctrl-C) is left to the parent, which stops its workers itself."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

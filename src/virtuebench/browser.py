@@ -39,6 +39,7 @@ from virtuebench.frames import FramesError, Manifest
 from virtuebench.instances import Instance, read_instances
 from virtuebench.metrics import correct, in_subset
 from virtuebench.records import Judgment
+from virtuebench.support.stops import run_stoppable
 from virtuebench.verify import add_chain_argument, read_judgments
 
 THUMB_WIDTH = 64  # pixels (config report.thumb_width); a thumbnail keeps its frame's aspect
@@ -413,4 +414,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Ctrl-C or SIGTERM: one line, no traceback (its outputs are not written whole; Snakemake removes them)
+    sys.exit(run_stoppable(lambda stop: main()))

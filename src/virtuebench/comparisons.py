@@ -33,6 +33,7 @@ from pathlib import Path
 from virtuebench.metrics import ALL_LEVELS, correct, in_subset, level_order, video_of
 from virtuebench.records import Judgment, RecordError
 from virtuebench.support.bootstrap import Bootstrap, Resampler, holm, intra_cluster_correlation
+from virtuebench.support.stops import run_stoppable
 from virtuebench.support.tabular import write_csv
 from virtuebench.verify import add_chain_argument, read_judgments
 
@@ -214,4 +215,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Ctrl-C or SIGTERM: one line, no traceback (its outputs are not written whole; Snakemake removes them)
+    sys.exit(run_stoppable(lambda stop: main()))

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from virtuebench.records import Judgment, RecordError
 from virtuebench.support.bootstrap import Bootstrap, Resampler, intra_cluster_correlation
+from virtuebench.support.stops import run_stoppable
 from virtuebench.support.tabular import write_csv
 from virtuebench.verify import add_chain_argument, read_judgments
 
@@ -347,4 +348,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Ctrl-C or SIGTERM: one line, no traceback (its outputs are not written whole; Snakemake removes them)
+    sys.exit(run_stoppable(lambda stop: main()))

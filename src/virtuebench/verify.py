@@ -25,6 +25,7 @@ from virtuebench.frames import MANIFEST, FramesError, Manifest
 from virtuebench.inference import frames_hash, items_for_level
 from virtuebench.instances import Instance, read_instances
 from virtuebench.records import Judgment, RecordError, Response, load_records, response_hash, stable_hash
+from virtuebench.support.stops import run_stoppable
 
 REBUILD = "rerun the workflow: it removes the stale files at start and rebuilds them (`python -m virtuebench.verify` lists them)"
 
@@ -352,4 +353,5 @@ def add_chain_argument(parser: argparse.ArgumentParser) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Ctrl-C or SIGTERM: one line, no traceback (its outputs are not written whole; Snakemake removes them)
+    sys.exit(run_stoppable(lambda stop: main()))

@@ -19,6 +19,7 @@ from pathlib import Path
 from virtuebench.curation import annotation, filters, stats
 from virtuebench.instances import InstancesError, read_instances, write_instances
 from virtuebench.support.settings import merge_settings
+from virtuebench.support.stops import run_stoppable
 from virtuebench.support.tabular import write_csv
 
 
@@ -271,4 +272,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Ctrl-C or SIGTERM: one line, no traceback (its outputs are not written whole; Snakemake removes them)
+    sys.exit(run_stoppable(lambda stop: main()))

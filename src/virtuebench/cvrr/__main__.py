@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from virtuebench.records import Judgment, RecordError, load_records, write_jsonl_atomic
+from virtuebench.support.stops import run_stoppable
 
 
 def _read_judgments(path: str) -> list[Judgment]:
@@ -145,4 +146,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Ctrl-C or SIGTERM: one line, no traceback (its outputs are not written whole; Snakemake removes them)
+    sys.exit(run_stoppable(lambda stop: main()))

@@ -11,6 +11,7 @@ from virtuebench.instances import read_instances
 from virtuebench.metrics import add_trust_arguments, read_scores, trust_from_arguments
 from virtuebench.report.figures import composition, fig4, fig6, fig_levels, sources
 from virtuebench.report.tables import table1, table2, table2_trust
+from virtuebench.support.stops import run_stoppable
 
 
 def _tables(args: argparse.Namespace) -> int:
@@ -103,4 +104,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Ctrl-C or SIGTERM: one line, no traceback (its outputs are not written whole; Snakemake removes them)
+    sys.exit(run_stoppable(lambda stop: main()))

@@ -12,6 +12,7 @@ from pathlib import Path
 from virtuebench.instances import write_instances
 from virtuebench.sources import ADAPTERS
 from virtuebench.sources.base import EXCLUDED_COLUMNS
+from virtuebench.support.stops import run_stoppable
 from virtuebench.support.tabular import write_csv
 
 
@@ -49,4 +50,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Ctrl-C or SIGTERM: one line, no traceback (its outputs are not written whole; Snakemake removes them)
+    sys.exit(run_stoppable(lambda stop: main()))

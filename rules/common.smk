@@ -425,6 +425,12 @@ def guard_run():
         atexit.register(runlock.release, results, holder)  # at any exit of this process; kill -9 leaves a dead pid
         if note:
             print(f"virtuebench WARNING: {note}", file=sys.stderr)
+        if any(Path(".snakemake/locks").glob("*.lock")):  # Snakemake will stop on them: say that unlocking is safe
+            print(
+                "virtuebench: Snakemake's lock of an earlier run is left in .snakemake/locks (a run killed or cut off), "
+                "and no other run holds this results folder: `snakemake --unlock` is safe here, then the same command again.",
+                file=sys.stderr,
+            )
     table = Path("results/instances.parquet")
     if not table.exists():
         return

@@ -61,6 +61,19 @@ def enospc(root: Path, server, clean_runs: faults.CleanRuns, fraction: float) ->
         fired = first.returncode != 0 and "No space left on device" in (
             first.stdout + "".join(p.read_text(errors="replace") for p in (workdir / "logs" / "frames").glob("*.log"))
         )
+        if first.returncode == 0 and "No space left on device" in first.stdout:
+            # The run went on past the full disk and exited 0: wrong where its results differ from the clean run's.
+            differing = faults.compare(workdir, clean)
+            if differing:
+                return faults.Outcome(
+                    "ENOSPC",
+                    label,
+                    "wrong",
+                    interrupted_rc=0,
+                    differing=differing,
+                    tail=faults.tail(first.stdout),
+                    seconds=time.monotonic() - started,
+                )
         if not fired:
             return faults.Outcome(
                 "ENOSPC",

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # Rules call `python -m virtuebench...`: the virtual environment's python must come first.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: demo test install lint format clean slurm-profile slurm-local envs env-check vllm-env coverage mutation verify
+.PHONY: demo test install lint format clean slurm-profile slurm-local envs env-check vllm-env coverage mutation verify faults
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,14 @@ test: $(STAMP)
 	ruff check .
 	ruff format --check .
 	python -m pytest -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder
+
+# The long fault-injection suite (docs/reliability.md): kill -9 and SIGINT at seeded moments of every stage, a
+# re-inference interrupted after an answer-setting change, ENOSPC (root only) and --unlock beside a live run; each
+# plain rerun compared byte for byte with a clean run. Rewrites the table in docs/reliability.md; fails where a rerun
+# exited 0 over different results. tests/test_faults.py runs a seeded handful of the same in `make test`.
+FAULTS_OPTIONS ?=
+faults: $(STAMP)
+	python benchmarks/faults.py $(FAULTS_OPTIONS)
 
 # coverage and mutmut (the `dev` extra): only for the two targets below, so `make test` installs nothing more.
 DEV_STAMP := $(VENV)/.installed-dev

@@ -1,0 +1,305 @@
+"""The long fault-injection suite (`make faults`, a CI step after `make test`): for each stage (frames, inference,
+judge, report) MOMENTS seeded moments x {kill -9, SIGINT} to the run's process group, each in a fresh run; SIGINT
+and kill -9 during the re-inference an answer-setting change starts (an API model's max_tokens, against the fake
+server); ENOSPC during frame extraction (a small tmpfs at results/frames, as root; then space freed with a remount);
+and `snakemake --unlock` while another run is live (run A, --unlock, run B: B must be refused, A must finish with
+the clean results). After each fault a plain rerun (`--unlock` first only where Snakemake asks for it) is compared
+with an uninterrupted run of the same configuration (tests/helpers/faults.py says how each outcome is decided).
+
+Prints the table and writes it into docs/reliability.md (between its markers), with the date, the machine and the
+wall time; every outcome's details go to --json. Exits 1 where any outcome is `wrong` (exit 0 over results that
+differ from the clean run's), 0 otherwise.
+
+    python benchmarks/faults.py [--moments 5] [--seed 34] [--doc docs/reliability.md] [--json faults.json] [--note TEXT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from helpers import faults  # noqa: E402
+
+BEGIN, END = "<!-- faults:begin -->", "<!-- faults:end -->"
+SIGNALS = {"kill -9": signal.SIGKILL, "SIGINT": signal.SIGINT}
+
+
+def enospc(root: Path, server, clean_runs: faults.CleanRuns, fraction: float) -> faults.Outcome:
+    """Frame extraction into a tmpfs at results/frames holding `fraction` of the clean run's frames; then the tmpfs
+    is grown (space freed) and the run repeated plainly. Root only: otherwise `not fired` with the reason."""
+    started = time.monotonic()
+    label = f"tmpfs {int(fraction * 100)}% of the frames"
+    config = faults.fault_config(clean_runs.root, server)
+    clean = clean_runs.get(config, *faults.TARGETS_BOTH_JUDGES)
+    if os.geteuid() != 0:
+        return faults.Outcome("ENOSPC", label, "not fired", tail="skipped: not root (mounting a tmpfs needs root, as in CI)")
+    needed = sum(p.stat().st_size for p in (clean / "results" / "frames").rglob("*") if p.is_file())
+    size_kb = max(64, int(needed * fraction) // 1024)
+    workdir = root / f"enospc-{int(fraction * 100)}"
+    frames = workdir / "results" / "frames"
+    frames.mkdir(parents=True)
+    faults.write_config(workdir, config)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k", "tmpfs", str(frames)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        return faults.Outcome("ENOSPC", label, "not fired", tail=f"skipped: mount failed: {mounted.stderr.strip()}")
+    try:
+        first = faults.run(workdir, *faults.TARGETS_BOTH_JUDGES)
+        fired = first.returncode != 0 and "No space left on device" in (
+            first.stdout + "".join(p.read_text(errors="replace") for p in (workdir / "logs" / "frames").glob("*.log"))
+        )
+        if first.returncode == 0 and "No space left on device" in first.stdout:
+            # The run went on past the full disk and exited 0: wrong where its results differ from the clean run's.
+            differing = faults.compare(workdir, clean)
+            if differing:
+                return faults.Outcome(
+                    "ENOSPC",
+                    label,
+                    "wrong",
+                    interrupted_rc=0,
+                    differing=differing,
+                    tail=faults.tail(first.stdout),
+                    seconds=time.monotonic() - started,
+                )
+        if not fired:
+            return faults.Outcome(
+                "ENOSPC",
+                label,
+                "not fired",
+                interrupted_rc=first.returncode,
+                tail=faults.tail(first.stdout),
+                seconds=time.monotonic() - started,
+            )
+        subprocess.run(["mount", "-o", "remount,size=512m", str(frames)], check=True)
+        result, unlocked = faults.plain_rerun(workdir, *faults.TARGETS_BOTH_JUDGES)
+        differing = faults.compare(workdir, clean) if result.returncode == 0 else []
+        return faults.Outcome(
+            "ENOSPC",
+            label,
+            faults.classify(result, differing),
+            needed_unlock=unlocked,
+            interrupted_rc=first.returncode,
+            rerun_rc=result.returncode,
+            differing=differing,
+            tail=faults.tail(result.stdout) if result.returncode != 0 or differing else "",
+            seconds=time.monotonic() - started,
+        )
+    finally:
+        subprocess.run(["umount", "-l", str(frames)], capture_output=True)
+
+
+def unlock_while_live(root: Path, server, clean_runs: faults.CleanRuns) -> faults.Outcome:
+    """Run A; once it is answering, `snakemake --unlock` and run B (the plain command): B must be refused, and A must
+    end with the clean run's results."""
+    started = time.monotonic()
+    config = faults.fault_config(clean_runs.root, server)
+    clean = clean_runs.get(config, *faults.TARGETS_BOTH_JUDGES)
+    workdir = root / "unlock-live"
+    faults.write_config(workdir, config)
+    args = faults.TARGETS_BOTH_JUDGES
+    a = subprocess.Popen(
+        faults.command(workdir, *args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=faults.environment(),
+        start_new_session=True,
+    )
+    while a.poll() is None and faults.progress(workdir, "inference") < 1:
+        time.sleep(0.02)
+    if a.poll() is not None:
+        return faults.Outcome("--unlock while live", "A answering", "not fired", interrupted_rc=a.returncode)
+    unlocked = faults.run(workdir, "--unlock", *args)
+    b = faults.run(workdir, *args)
+    out_a, _ = a.communicate(timeout=600)
+    faults.wait_group_gone(a.pid)
+    differing = faults.compare(workdir, clean) if a.returncode == 0 else []
+    if b.returncode == 0:
+        outcome, detail = "wrong", "run B was not refused: it ran beside run A (and exited 0)"
+    elif a.returncode != 0:
+        outcome, detail = "failed by name", faults.tail(out_a)
+    else:
+        outcome, detail = ("identical" if not differing else "wrong"), ""
+    return faults.Outcome(
+        "--unlock while live",
+        f"unlock rc {unlocked.returncode}; A answering",
+        outcome,
+        interrupted_rc=b.returncode,
+        rerun_rc=a.returncode,
+        differing=differing,
+        tail=(detail + "\nB: " + faults.tail(b.stdout, 6)).strip(),
+        seconds=time.monotonic() - started,
+    )
+
+
+def table(outcomes: list[faults.Outcome]) -> str:
+    rows: dict[tuple[str, str], Counter] = {}
+    for o in outcomes:
+        stage = o.moment.split("@")[0] if "@" in o.moment else {"ENOSPC": "frames", "--unlock while live": "any"}.get(o.fault, "inference")
+        rows.setdefault((o.fault, stage), Counter())[o.outcome] += 1
+    lines = [
+        "| fault | stage | moments tried | identical | failed by name | failed unnamed | wrong | not fired |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for (fault, stage), counts in rows.items():
+        cells = [str(counts[name]) for name in faults.OUTCOMES]
+        lines.append(f"| {fault} | {stage} | {sum(counts.values())} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def details(outcomes: list[faults.Outcome]) -> str:
+    """One line per outcome other than identical: what the rerun said or what differed."""
+    lines = []
+    for o in outcomes:
+        if o.outcome == "identical":
+            continue
+        said = " / ".join(line.strip() for line in o.tail.splitlines()[-3:] if line.strip())[:300]
+        lines.append(
+            f"- {o.fault}, {o.moment}: **{o.outcome}**"
+            + (f"; differing: {', '.join(o.differing)}" if o.differing else "")
+            + (f"; {said}" if said else "")
+        )
+    return "\n".join(lines) or "- none"
+
+
+def write_doc(doc: Path, text: str) -> None:
+    old = doc.read_text() if doc.exists() else ""
+    if BEGIN in old and END in old:
+        new = old[: old.index(BEGIN)] + text + old[old.index(END) + len(END) :]
+    else:
+        new = old.rstrip() + ("\n\n" if old else "") + text + "\n"
+    doc.write_text(new)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--moments", type=int, default=5, help="seeded moments per stage and signal")
+    parser.add_argument("--seed", type=int, default=34)
+    parser.add_argument("--doc", type=Path, default=REPO / "docs" / "reliability.md")
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--note", default="", help="a line put above the table (e.g. which code was measured)")
+    parser.add_argument("--stages", nargs="*", default=list(faults.STAGES))
+    parser.add_argument("--no-determinism-check", action="store_true", help="skip the second clean run")
+    parser.add_argument(
+        "--fresh", action="store_true", help="every fault in a fresh run (default: later stages start from a copy of the clean run)"
+    )
+    parser.add_argument(
+        "--budget-s", type=float, default=None, help="start no fault after this many seconds (those left are counted as skipped)"
+    )
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    outcomes: list[faults.Outcome] = []
+
+    skipped = Counter()
+
+    def in_budget(what: str) -> bool:
+        if args.budget_s is not None and time.monotonic() - started > args.budget_s:
+            skipped[what] += 1
+            return False
+        return True
+
+    def record(outcome: faults.Outcome) -> None:
+        outcomes.append(outcome)
+        if args.json:
+            args.json.write_text(json.dumps([o.as_dict() for o in outcomes], indent=1))
+        print(
+            f"[{time.monotonic() - started:6.0f} s] {outcome.fault:24} {outcome.moment:34} {outcome.outcome:15} ({outcome.seconds:.0f} s)",
+            flush=True,
+        )
+
+    root = Path(tempfile.mkdtemp(prefix="virtuebench-faults-"))
+    try:
+        with faults.SlowFakeOpenAI() as server:
+            clean_runs = faults.CleanRuns(root / "clean")
+            config = faults.fault_config(clean_runs.root, server)
+            targets = faults.TARGETS_BOTH_JUDGES
+            clean = clean_runs.get(config, *targets)
+            if not args.no_determinism_check:
+                again = root / "clean-again"
+                faults.write_config(again, config)
+                assert faults.run(again, *targets).returncode == 0
+                differing = faults.compare(again, clean)
+                print(f"two clean runs: {'identical' if not differing else 'DIFFER in ' + ', '.join(differing)}", flush=True)
+                shutil.rmtree(again)
+            totals = faults.totals(clean)
+            print(f"each stage's progress at the end of the clean run: {totals}", flush=True)
+            number = 0
+            planned = {
+                (stage, fault): faults.moments(stage, totals, args.moments, args.seed + (sig == signal.SIGINT))
+                for stage in args.stages
+                for fault, sig in SIGNALS.items()
+            }
+
+            def special(index: int) -> None:
+                """After the first round of stage faults: the re-inference cases, ENOSPC, --unlock beside a live run."""
+                nonlocal number
+                if index != 0:
+                    return
+                for k, sig in ((3, signal.SIGINT), (7, signal.SIGINT), (5, signal.SIGKILL)):
+                    if in_budget("re-inference"):
+                        number += 1
+                        record(
+                            faults.reinference_after_setting_change(root / f"run{number:03d}", server, clean_runs, k, sig, targets=targets)
+                        )
+                for fraction in (0.3, 0.7):
+                    if in_budget("ENOSPC"):
+                        record(enospc(root, server, clean_runs, fraction))
+                if in_budget("--unlock while live"):
+                    record(unlock_while_live(root, server, clean_runs))
+
+            # Round by round (every stage and signal once a round), so a budget cut leaves every stage tried.
+            for index in range(args.moments):
+                for (stage, fault), drawn in planned.items():
+                    if not in_budget(f"{fault} in {stage}"):
+                        continue
+                    number += 1
+                    workdir = root / f"run{number:03d}"
+                    late = stage != "frames" and not args.fresh
+                    record(faults.inject(workdir, config, clean, drawn[index], SIGNALS[fault], *targets, start_from_clean=late))
+                    shutil.rmtree(workdir, ignore_errors=True)
+                special(index)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    wall = time.monotonic() - started
+    wrong = sum(o.outcome == "wrong" for o in outcomes)
+    when = datetime.date.today().isoformat()
+    cores = os.cpu_count()
+    body = table(outcomes)
+    text = (
+        f"{BEGIN}\n"
+        + (f"{args.note}\n\n" if args.note else "")
+        + f"Measured {when} with `make faults` (benchmarks/faults.py --moments {args.moments} --seed {args.seed}) on "
+        f"{platform.system()} {platform.machine()}, {cores} cores, no GPU: {len(outcomes)} faults in {wall / 60:.1f} min.\n\n"
+        f"{body}\n\n"
+        + (f"Not tried (past --budget-s {args.budget_s:.0f}): {dict(skipped)}.\n\n" if skipped else "")
+        + (
+            "Later stages started from a copy of the clean run with that stage's outputs on removed (faults.start_at_stage).\n\n"
+            if not args.fresh
+            else ""
+        )
+        + f"What was not identical:\n\n{details(outcomes)}\n{END}"
+    )
+    print(body)
+    print(f"wall time: {wall:.0f} s; wrong: {wrong}")
+    if args.doc:
+        write_doc(args.doc, text)
+    if args.json:
+        args.json.write_text(json.dumps([o.as_dict() for o in outcomes], indent=1))
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""Fault injection into whole runs (tests/helpers/faults.py), a seeded handful of moments: kill -9 to the run's process
+group once in each stage (frames, inference, judge, report), and SIGINT during the re-inference an answer-setting
+change starts (an API model against the fake server: its max_tokens changed). After each, a plain rerun (with
+`snakemake --unlock` first only where Snakemake asks for it) must give results equal byte for byte to an
+uninterrupted run of the same final configuration. The long suite (five or more moments per stage, SIGINT too,
+ENOSPC, --unlock while a run is live) is benchmarks/faults.py, `make faults`; its table is docs/reliability.md.
+
+To stay short, a fault in a later stage starts from a copy of the clean run whose outputs from that stage on are
+removed (faults.start_at_stage); the run is then in that stage from its start, as a fresh run would be by then."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+from helpers import faults
+
+pytestmark = pytest.mark.workflow
+
+SEED = 34
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    """The fake server (slowed so the API model and the LLM judge take a moment per item), the clean runs (one per
+    configuration, made once) and the clean run of the base configuration with each stage's progress at its end."""
+    root = tmp_path_factory.mktemp("faults")
+    with faults.SlowFakeOpenAI() as server:
+        clean_runs = faults.CleanRuns(root / "clean")
+        config = faults.fault_config(root / "clean", server)
+        clean = clean_runs.get(config)
+        yield root, server, clean_runs, config, clean, faults.totals(clean)
+
+
+@pytest.mark.parametrize("stage", faults.STAGES)
+def test_kill_9_in_each_stage_then_a_plain_rerun_gives_identical_results(bench, stage):
+    root, _, _, config, clean, totals = bench
+    (moment,) = faults.moments(stage, totals, 1, SEED)
+    outcome = faults.inject(root / f"kill-{stage}", config, clean, moment, signal.SIGKILL, start_from_clean=stage != "frames")
+    print(outcome.as_dict())
+    assert outcome.outcome != "wrong", outcome.as_dict()
+    assert outcome.outcome == "identical", outcome.as_dict()
+
+
+def test_sigint_during_reinference_after_a_max_tokens_change_then_a_plain_rerun_gives_the_final_configurations_results(bench):
+    root, server, clean_runs, *_ = bench
+    k = faults.random.Random(SEED).randint(1, 9)  # the API model answers 10 items (2 videos x 5 questions, one level)
+    outcome = faults.reinference_after_setting_change(root / "reinference", server, clean_runs, k, signal.SIGINT, before=64, after=4)
+    print(outcome.as_dict())
+    assert outcome.outcome != "wrong", outcome.as_dict()
+    assert outcome.outcome == "identical", outcome.as_dict()
+    before = clean_runs.get(faults.fault_config(clean_runs.root, server, max_tokens=64)) / "results" / "scores.csv"
+    assert before.read_bytes() != (root / "reinference" / "results" / "scores.csv").read_bytes(), "the change of max_tokens shows"

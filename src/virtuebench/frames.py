@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import gc
 import errno
 import json
 import math
@@ -263,6 +264,12 @@ def extract(
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        # Garbage made with native threads (PyAV's decoders and scalers, from an earlier extraction in this process) is
+        # freed here, where its threads are: a forked worker has none of them, and freeing it there hangs for ever.
+        # The rest is frozen out of the workers' collections for the same reason (gc.freeze's documented use).
+        # (The workers are forked at the first submit, inside map.)
+        gc.collect()
+        gc.freeze()
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=reset_in_worker)
         try:
             results = list(pool.map(_extract_chunk, jobs))
@@ -273,6 +280,8 @@ def extract(
                 process.terminate()
             pool.shutdown(wait=True, cancel_futures=True)
             raise
+        finally:
+            gc.unfreeze()
         pool.shutdown(wait=True)
     runs = sum(result.runs for result in results)
     sequential = all(result.sequential for result in results)

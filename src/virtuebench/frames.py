@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import argparse
 import bisect
-import gc
 import errno
+import gc
 import json
 import math
 import os

@@ -417,12 +417,12 @@ def guard_run():
     if not workflow.is_main_process or mode == "no-jobs":
         return
     if mode == "run":
-        results = Path("results").resolve()  # absolute: Snakemake leaves --directory before the process exits
+        lock = Path(runlock.LOCK_PATH).resolve()  # absolute: Snakemake leaves --directory before the process exits
         try:
-            holder, note = runlock.acquire(results)
+            holder, note = runlock.acquire(lock)
         except runlock.RunLocked as error:
             sys.exit(f"virtuebench: {error}")
-        atexit.register(runlock.release, results, holder)  # at any exit of this process; kill -9 leaves a dead pid
+        atexit.register(runlock.release, lock, holder)  # at any exit of this process; kill -9 leaves a dead pid
         if note:
             print(f"virtuebench WARNING: {note}", file=sys.stderr)
         if any(Path(".snakemake/locks").glob("*.lock")):  # Snakemake will stop on them: say that unlocking is safe

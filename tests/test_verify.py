@@ -146,7 +146,8 @@ def test_a_plain_rerun_removes_what_is_stale_and_rebuilds_the_clean_runs_bytes(c
 def test_a_live_runs_lock_refuses_a_second_run_even_after_unlock(run):
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        lock = run / "results" / runlock.LOCK_NAME
+        lock = run / runlock.LOCK_PATH
+        lock.parent.mkdir(parents=True, exist_ok=True)
         held = runlock.Holder(holder.pid, os.uname().nodename, "now", runlock.process_start(holder.pid), "snakemake (another run)")
         lock.write_text(json.dumps(held.__dict__))
         assert snakemake(run, "--unlock", config=CONFIG).returncode == 0
@@ -165,9 +166,9 @@ def test_a_live_runs_lock_refuses_a_second_run_even_after_unlock(run):
 def test_a_reused_pid_does_not_hold_the_lock(tmp_path):
     """A lock whose pid now belongs to another process (another start time) is a dead run's."""
     me = runlock.Holder.this_process()
-    lock = tmp_path / runlock.LOCK_NAME
+    lock = tmp_path / "run.lock"
     lock.write_text(json.dumps({**me.__dict__, "pid": os.getppid(), "process_start": "1"}))
-    ours, note = runlock.acquire(tmp_path)
+    ours, note = runlock.acquire(lock)
     assert "taken over" in note and runlock.read_holder(lock) == ours
-    runlock.release(tmp_path, ours)
+    runlock.release(lock, ours)
     assert not lock.exists()

@@ -16,7 +16,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-LOCK_NAME = ".run.lock"
+#: The lock of a working directory's results/, beside Snakemake's own records (a run that fails before any job leaves
+#: no results/ folder behind).
+LOCK_PATH = ".snakemake/virtuebench/run.lock"
 
 
 class RunLocked(RuntimeError):
@@ -74,15 +76,15 @@ def read_holder(path: Path) -> Holder | None:
         return None
 
 
-def acquire(results_dir: str | Path) -> tuple[Holder, str | None]:
-    """Take the lock of `results_dir` for this process: (our holder, a note where a dead run's lock was taken over).
-    Raises RunLocked where a live run (or a run on another host, whose life cannot be checked) holds it."""
-    path = Path(results_dir) / LOCK_NAME
+def acquire(path: str | Path, results_dir: str = "results") -> tuple[Holder, str | None]:
+    """Take the lock file `path` of `results_dir` for this process: (our holder, a note where a dead run's lock was
+    taken over). Raises RunLocked where a live run (or a run on another host, whose life cannot be checked) holds it."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     ours = Holder.this_process()
     note = None
     for _ in range(5):
-        tmp = path.with_name(f"{LOCK_NAME}.{ours.pid}.tmp")
+        tmp = path.with_name(f"{path.name}.{ours.pid}.tmp")
         tmp.write_text(json.dumps(asdict(ours)) + "\n")
         try:
             os.link(tmp, path)  # atomic, and fails where a lock exists: never a lock file half written
@@ -123,9 +125,9 @@ def _age_s(path: Path) -> float:
         return float("inf")
 
 
-def release(results_dir: str | Path, holder: Holder) -> None:
-    """Remove the lock where it is still ours (never another run's)."""
-    path = Path(results_dir) / LOCK_NAME
+def release(path: str | Path, holder: Holder) -> None:
+    """Remove the lock file where it is still ours (never another run's)."""
+    path = Path(path)
     current = read_holder(path)
     if current is not None and (current.pid, current.host, current.process_start) == (holder.pid, holder.host, holder.process_start):
         path.unlink(missing_ok=True)

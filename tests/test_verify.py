@@ -117,27 +117,20 @@ def test_a_report_job_refuses_to_publish_over_a_stale_judgment(run, capsys):
     assert metrics_main([a for a in arguments if a not in ("--chain-root", "results")]) == 0  # outside the workflow: no chain
 
 
-@pytest.mark.parametrize("breakage", ["judgment-missing", "item-twice"])
-def test_a_plain_rerun_removes_what_is_stale_and_rebuilds_the_clean_runs_bytes(clean, run, breakage):
-    """The judge failing on a garbled line used to leave its judgments file gone and the old scores.csv standing:
-    'Nothing to be done' (a deleted intermediate is not rebuilt while its downstream output is newer)."""
-    if breakage == "judgment-missing":
-        (run / JUDGMENT).unlink()
-    else:
-        lines = (run / RESPONSES).read_text().splitlines(keepends=True)
-        (run / RESPONSES).write_text("".join([*lines, lines[0]]))
+def test_a_plain_rerun_removes_what_is_stale_and_rebuilds_the_clean_runs_bytes(clean, run):
+    """Two faults at once: a judgments file gone (the judge failing on a garbled line used to leave it so, and the old
+    scores.csv standing: 'Nothing to be done', since a deleted intermediate is not rebuilt while its downstream output
+    is newer) and another model's responses file holding an item twice."""
+    (run / JUDGMENT).unlink()
+    other = Path("results/responses/oracle/honest/128.jsonl")
+    lines = (run / other).read_text().splitlines(keepends=True)
+    (run / other).write_text("".join([*lines, lines[0]]))
     dry = snakemake(run, "-n", config=CONFIG)
     assert dry.returncode == 0 and "a real run removes these" in dry.stderr, dry.stderr[-2000:]
+    assert str(JUDGMENT) in dry.stderr and f"{other}: records 1 and" in dry.stderr
     result = snakemake(run, config=CONFIG)
     assert result.returncode == 0 and "stale results" in result.stderr, result.stderr[-3000:]
-    for name in [
-        "results/scores.csv",
-        "results/comparisons.csv",
-        "results/table1.tex",
-        "results/table2.tex",
-        str(JUDGMENT),
-        str(RESPONSES),
-    ]:
+    for name in ["results/scores.csv", "results/comparisons.csv", "results/table1.tex", "results/table2.tex", JUDGMENT, other]:
         assert (run / name).read_bytes() == (clean / name).read_bytes(), name
     again = snakemake(run, "-n", config=CONFIG)
     assert "Nothing to be done" in again.stdout + again.stderr and "stale" not in again.stderr

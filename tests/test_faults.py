@@ -1,12 +1,10 @@
-"""Fault injection into whole runs (tests/helpers/faults.py), a seeded handful of moments: kill -9 to the run's process
-group once in each stage (frames, inference, judge, report), and SIGINT during the re-inference an answer-setting
-change starts (an API model against the fake server: its max_tokens changed). After each, a plain rerun (with
+"""Fault injection into whole runs (tests/helpers/faults.py), two seeded moments in `make test`: kill -9 to the run's
+process group during frame extraction (a half-written frames folder used to be taken for done), and SIGINT during the
+re-inference an answer-setting change starts (an API model against the fake server: its max_tokens changed). After each, a plain rerun (with
 `snakemake --unlock` first only where Snakemake asks for it) must give results equal byte for byte to an
-uninterrupted run of the same final configuration. The long suite (five or more moments per stage, SIGINT too,
-ENOSPC, --unlock while a run is live) is benchmarks/faults.py, `make faults`; its table is docs/reliability.md.
-
-To stay short, a fault in a later stage starts from a copy of the clean run whose outputs from that stage on are
-removed (faults.start_at_stage); the run is then in that stage from its start, as a fresh run would be by then."""
+uninterrupted run of the same final configuration. The long suite (kill -9 at five moments of every stage, SIGINT
+too, ENOSPC, --unlock while a run is live) is benchmarks/faults.py, `make faults`, a CI step of its own (about 25 s a
+fault); its table is docs/reliability.md."""
 
 from __future__ import annotations
 
@@ -32,7 +30,7 @@ def bench(tmp_path_factory):
         yield root, server, clean_runs, config, clean, faults.totals(clean)
 
 
-@pytest.mark.parametrize("stage", faults.STAGES)
+@pytest.mark.parametrize("stage", ["frames"])  # the other stages: benchmarks/faults.py (`make faults`)
 def test_kill_9_in_each_stage_then_a_plain_rerun_gives_identical_results(bench, stage):
     root, _, _, config, clean, totals = bench
     (moment,) = faults.moments(stage, totals, 1, SEED)

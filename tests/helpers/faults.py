@@ -30,15 +30,16 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import yaml
 
+from helpers import workflow
 from helpers.data import REPO
 from helpers.fake_openai import FakeOpenAI
+from helpers.workflow import command
 
 STAGES = ("frames", "inference", "judge", "report")
 OUTCOMES = ("identical", "failed by name", "failed unnamed", "wrong", "not fired")
@@ -141,26 +142,9 @@ def fault_config(
     }
 
 
-def command(workdir: Path, *args: str) -> list[str]:
-    """The same command as helpers.workflow.snakemake (the workflow's default profile applies)."""
-    return [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--cores",
-        "2",
-        *args,
-    ]
-
-
 def environment() -> dict:
-    return {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]), JUDGE_KEY: "sk-faults-test"}
+    """helpers.workflow's, with the LLM judge's key."""
+    return {**workflow.environment(), JUDGE_KEY: "sk-faults-test"}
 
 
 def write_config(workdir: Path, config: dict) -> None:
@@ -388,13 +372,18 @@ def inject(workdir: Path, config: dict, clean: Path, moment: Moment, sig: int, *
     write_config(workdir, config)
     args = args or TARGETS
     fired, at, rc, _ = interrupt(workdir, moment, sig, *args)
+    return rerun_outcome(fault, moment.label(), workdir, clean, args, fired, at, rc, started)
+
+
+def rerun_outcome(fault: str, label: str, workdir: Path, clean: Path, targets, fired: bool, at, rc, started: float) -> Outcome:
+    """After a fault (fired at progress `at`, the run ending with `rc`): the plain rerun, compared with `clean`."""
     if not fired:
-        return Outcome(fault, moment.label(), "not fired", fired_at_progress=None, interrupted_rc=rc, seconds=time.monotonic() - started)
-    result, unlocked = plain_rerun(workdir, *args)
+        return Outcome(fault, label, "not fired", interrupted_rc=rc, seconds=time.monotonic() - started)
+    result, unlocked = plain_rerun(workdir, *targets)
     differing = compare(workdir, clean) if result.returncode == 0 else []
     return Outcome(
         fault,
-        moment.label(),
+        label,
         classify(result, differing),
         needed_unlock=unlocked,
         fired_at_progress=at,
@@ -452,22 +441,7 @@ def reinference_after_setting_change(
     fired, at, rc, _ = interrupt(workdir, moment, sig, *targets)
     fault = ("SIGINT" if sig == signal.SIGINT else "kill -9") + " in re-inference"
     label = f"max_tokens {before}->{after}, {k} answers in"
-    if not fired:
-        return Outcome(fault, label, "not fired", interrupted_rc=rc, seconds=time.monotonic() - started)
-    result, unlocked = plain_rerun(workdir, *targets)
-    differing = compare(workdir, clean) if result.returncode == 0 else []
-    return Outcome(
-        fault,
-        label,
-        classify(result, differing),
-        needed_unlock=unlocked,
-        fired_at_progress=at,
-        interrupted_rc=rc,
-        rerun_rc=result.returncode,
-        differing=differing,
-        tail=tail(result.stdout) if result.returncode != 0 or differing else "",
-        seconds=time.monotonic() - started,
-    )
+    return rerun_outcome(fault, label, workdir, clean, targets, fired, at, rc, started)
 
 
 def copy_results(source: Path, target: Path) -> None:

@@ -29,22 +29,23 @@ def snakemake(
 ) -> subprocess.CompletedProcess:
     """Snakemake on `config` (written to workdir/config.yaml) in `workdir`, with the test's interpreter first on PATH."""
     (workdir / "config.yaml").write_text(yaml.safe_dump(config or TINY))
-    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
-    command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(snakefile),
-        "--directory",
-        str(workdir),
+    return subprocess.run(command(workdir, *args, snakefile=snakefile), capture_output=True, text=True, env=environment(), timeout=timeout)
+
+
+def command(workdir: Path, *args: str, snakefile: Path = REPO / "Snakefile") -> list[str]:
+    """Snakemake on workdir/config.yaml in `workdir`, 2 cores (the workflow's default profile applies)."""
+    return [sys.executable, "-m", "snakemake", "-s", str(snakefile), "--directory", str(workdir)] + [
         "--configfile",
         str(workdir / "config.yaml"),
         "--cores",
         "2",
         *args,
     ]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def environment() -> dict[str, str]:
+    """The environment with the test's interpreter first on PATH (the rules call `python`)."""
+    return {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
 
 
 def scheduled(result: subprocess.CompletedProcess) -> Counter:

@@ -21,6 +21,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -59,10 +60,10 @@ def enospc(root: Path, server, clean_runs: faults.CleanRuns, fraction: float) ->
         return faults.Outcome("ENOSPC", label, "not fired", tail=f"skipped: mount failed: {mounted.stderr.strip()}")
     try:
         first = faults.run(workdir, *faults.TARGETS_BOTH_JUDGES)
-        fired = first.returncode != 0 and "No space left on device" in (
-            first.stdout + "".join(p.read_text(errors="replace") for p in (workdir / "logs" / "frames").glob("*.log"))
-        )
-        if first.returncode == 0 and "No space left on device" in first.stdout:
+        said = first.stdout + "".join(p.read_text(errors="replace") for p in (workdir / "logs" / "frames").glob("*.log"))
+        full = re.search(r"(?i)no space left on device|ENOSPC", said) is not None
+        fired = first.returncode != 0 and full
+        if first.returncode == 0 and full:
             # The run went on past the full disk and exited 0: wrong where its results differ from the clean run's.
             differing = faults.compare(workdir, clean)
             if differing:
@@ -266,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
                     record(unlock_while_live(root, server, clean_runs))
 
             # Round by round (every stage and signal once a round), so a budget cut leaves every stage tried.
+            if not planned:
+                special(0)
             for index in range(max(counts.values())):
                 for (stage, fault), drawn in planned.items():
                     if index >= len(drawn):

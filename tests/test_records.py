@@ -14,6 +14,7 @@ from virtuebench.records import (
     Response,
     iter_jsonl,
     load_records,
+    response_hash,
     stable_hash,
     to_json_line,
     write_jsonl_atomic,
@@ -139,6 +140,17 @@ def test_an_item_twice_in_a_record_file_is_refused_naming_both_records(tmp_path)
     other_level = {**json.loads(lines[1]), "level": 128}  # the same instance at another level is another item
     path.write_text("\n".join([*lines, json.dumps(other_level)]) + "\n")
     assert [r.level for r in load_records(path, Response)] == [64, 64, 64, 128]
+
+
+def test_response_hash_is_a_digest_of_every_field_as_read_back(tmp_path):
+    """A judgment keeps response_hash of the record it judged; the report compares it with the record there now."""
+    record = _response("a", usage={"prompt_tokens": 3}, thinking="hm")
+    by_hand = hashlib.sha256(json.dumps(dataclasses.asdict(record), sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+    assert response_hash(record) == by_hand
+    path = tmp_path / "r.jsonl"
+    write_jsonl_atomic(path, [record])
+    assert response_hash(load_records(path, Response)[0]) == by_hand  # the same once written and read back
+    assert response_hash(dataclasses.replace(record, latency_s=0.6)) != by_hand  # asked again: another record
 
 
 def test_write_jsonl_atomic_replaces_the_file_whole(tmp_path):

@@ -3,6 +3,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -518,3 +519,19 @@ def test_the_cli_uses_the_given_resamples_and_seed(tmp_path):
     expected = compute_scores(judgments, Bootstrap(400, 5), trust)
     assert read_scores(tmp_path / "s.csv") == expected
     assert expected[0].ci_method == "bca" and expected != compute_scores(judgments, Bootstrap(400, 0), trust)  # the seed matters
+
+
+def test_the_cli_refuses_to_publish_over_a_stale_chain_and_names_it(tmp_path, capsys, monkeypatch):
+    """With --chain-root (the workflow's results folder) a judgments file made from an instances table that is gone is
+    stale: exit 1, one error naming both and what to run, no scores written. Without it the same file is scored.
+    (No instances table is written here: polars hangs in the forked processes `make mutation` runs this test in.)"""
+    monkeypatch.chdir(tmp_path)
+    judged = Path("results/judgments/rules/m/honest/64.jsonl")
+    write_jsonl_atomic(judged, [dataclasses.replace(_judgment(1, 64, False, True), video_id="v1", question="q")])
+    options = [part for option, value in CLI_OPTIONS.items() for part in (option, value)]
+    assert metrics_main([str(judged), "--chain-root", "results", *options]) == 1
+    said = capsys.readouterr().err
+    assert said.startswith("error: refusing to publish from stale or missing upstream files:\n")
+    assert f"{judged}: made from results/instances.parquet, which is missing" in said
+    assert "rerun the workflow" in said and not (tmp_path / "s.csv").exists()
+    assert metrics_main([str(judged), *options]) == 0 and (tmp_path / "s.csv").exists()

@@ -142,6 +142,18 @@ def test_an_item_twice_in_a_record_file_is_refused_naming_both_records(tmp_path)
     assert [r.level for r in load_records(path, Response)] == [64, 64, 64, 128]
 
 
+def test_records_without_a_key_may_repeat(tmp_path):
+    """Only a record class with a KEY (responses, judgments) holds each item once; others are read as they are."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Row:
+        name: str
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"name": "a"}\n{"name": "a"}\n')
+    assert load_records(path, Row) == [Row("a"), Row("a")]
+
+
 def test_response_hash_is_a_digest_of_every_field_as_read_back(tmp_path):
     """A judgment keeps response_hash of the record it judged; the report compares it with the record there now."""
     record = _response("a", usage={"prompt_tokens": 3}, thinking="hm")

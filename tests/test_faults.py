@@ -1,4 +1,5 @@
-"""Fault injection into whole runs (tests/helpers/faults.py), two seeded moments in `make test`: kill -9 to the run's
+"""Fault injection into whole runs (tests/helpers/faults.py), two seeded moments, run by `make faults` (a CI step)
+before its long suite, and left out of `make test` for time: kill -9 to the run's
 process group during frame extraction (a half-written frames folder used to be taken for done), and SIGINT during the
 re-inference an answer-setting change starts (an API model against the fake server: its max_tokens changed). After each, a plain rerun (with
 `snakemake --unlock` first only where Snakemake asks for it) must give results equal byte for byte to an
@@ -13,7 +14,7 @@ import signal
 import pytest
 from helpers import faults
 
-pytestmark = pytest.mark.workflow
+pytestmark = [pytest.mark.workflow, pytest.mark.faults]
 
 SEED = 34
 

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.workflow
 CONFIG = {
     "source": {"name": "synthetic", "settings": {"seed": 3, "n_videos": 2, "max_duration_s": 140, "width": 64, "height": 36}},
     "levels": [64, 128],
-    "models": ["refuse", "guess", "oracle"],
+    "models": ["guess", "oracle"],
     "prompts": ["honest"],
     "judge": "rules",
 }

@@ -168,6 +168,8 @@ rule make_browser:
     params:
         out_dir=lambda wildcards, output: os.path.dirname(output[0]),
         thumb_width=config["report"]["thumb_width"],
+        models=config["models"],
+        prompts=config["prompts"],
     log:
         "logs/browser.log",
     conda:
@@ -176,7 +178,7 @@ rule make_browser:
         "Writing the per-item results browser (open results/browser/index.html)"
     shell:
         "python -m virtuebench.browser {input.judgments} --chain-root results --instances {input.instances} --frames-dir results/frames "
-        "--out {params.out_dir} --thumb-width {params.thumb_width} > {log} 2>&1"
+        "--out {params.out_dir} --thumb-width {params.thumb_width} --models {params.models} --prompts {params.prompts} > {log} 2>&1"
 
 
 rule make_counts_figure:

@@ -3,8 +3,10 @@ and (where Debian's chromium and its driver are installed, as CI does) clicked t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -14,16 +16,20 @@ from helpers.data import build_bench
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.browser import SHEET_COLUMNS, Site, safe_name
 from virtuebench.instances import read_instances
+from virtuebench.judge.rules import RulesJudge
 from virtuebench.records import Judgment
 
 
 def _judgments(bench: Path) -> list[Judgment]:
-    """Two judges' verdicts on an always-refusing model, as the judge stage writes them."""
+    """Two judges' verdicts on an always-refusing model, as the judge stage writes them: the rules judge's own (its
+    reasons end in its rule labels), and another judge that disagrees on the answerable items."""
     records = []
+    rules = RulesJudge()
     for inst in read_instances(bench / "instances.parquet"):
         for level, answer in inst.answers.items():
             for judge, verdict in (("rules", 1), ("other", 0)):
                 unanswerable = answer == REFUSAL_ANSWER
+                reason = rules.judge(inst.question, answer, REFUSAL_ANSWER).reason if judge == "rules" else "refusal detected"
                 records.append(
                     Judgment(
                         inst.instance_id,
@@ -39,7 +45,7 @@ def _judgments(bench: Path) -> list[Judgment]:
                         1,
                         int(unanswerable) if judge == "rules" else verdict,
                         True,
-                        "refusal detected",
+                        reason,
                         None,
                         "fp",
                         question=inst.question,
@@ -112,6 +118,28 @@ def test_an_item_page_shows_every_level_its_frames_and_what_is_missing(site):
     assert "not in the instances table" in ghost and "invalid" in ghost
 
 
+def test_rows_follow_table_2s_order(site, tmp_path):
+    """config.models' order, as Table 2 (and each model's prompts in config.prompts' order); a model the config does
+    not list (CVRR-ES's published ones) after them; without an order, alphabetical."""
+    out, instances, *_ = site
+    judgments = [Judgment(**record) for record in json.loads((out / "judgments.json").read_text())]
+    base = [j for j in judgments if j.judge == "rules" and j.level == 64]
+    arms = [("oracle", "plain"), ("refuse", "honest"), ("guess", "plain"), ("guess", "honest"), ("published", "honest")]
+    mixed = [dataclasses.replace(j, model=model, prompt=prompt) for model, prompt in arms for j in base]
+
+    def rows(**order) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        folder = tmp_path / str(len(list(tmp_path.iterdir())))
+        Site(instances, mixed, out.parent / "frames", folder, **order).build()
+        index = (folder / "index.html").read_text()
+        item = (folder / "items" / f"{safe_name(base[0].instance_id)}.html").read_text().split('id="level-64"')[1]
+        overview = re.findall(r'<th class="arm">(\S+) <span class="prompt">(\S+)</span></th>', index)
+        return overview, re.findall(r'data-model="(\S+)" data-prompt="(\S+)"', item)
+
+    wanted = [("refuse", "honest"), ("guess", "plain"), ("guess", "honest"), ("oracle", "plain"), ("published", "honest")]
+    assert rows(models=["refuse", "guess", "oracle"], prompts=["plain", "honest"]) == (wanted, wanted)
+    assert rows() == (sorted(arms), sorted(arms))
+
+
 def _driver():
     pytest.importorskip("selenium", reason="selenium is in the test extra: `make test` installs it")
     from selenium import webdriver
@@ -127,6 +155,24 @@ def _driver():
     return webdriver.Chrome(service=Service(driver), options=options)
 
 
+#: The overview's layout: the page's width against the window's, and the first table's scroll box scrolled to its
+#: right end (where its last level's header and the model column then are): the box is the table's parent.
+LAYOUT = """
+const page = document.documentElement, table = document.querySelector('table'), box = table.parentElement;
+const heads = table.querySelectorAll('tr:first-child th'), last = heads[heads.length - 1];
+const arm = table.querySelectorAll('tr')[2].firstElementChild;
+const before = box.getBoundingClientRect();
+box.scrollLeft = box.scrollWidth;
+const inside = box.getBoundingClientRect(), head = last.getBoundingClientRect(), row = arm.getBoundingClientRect();
+const seen = {window: window.innerWidth, page_scroll: page.scrollWidth, page_client: page.clientWidth,
+  box_scroll: box.scrollWidth, box_client: box.clientWidth, box_right: before.right, last: last.textContent,
+  last_inside: head.left >= inside.left - 1 && head.right <= inside.right + 1 && head.right <= window.innerWidth,
+  arm_left: row.left - inside.left};
+box.scrollLeft = 0;
+return seen;
+"""
+
+
 def click_through(site_dir: Path, shots: Path) -> dict[str, object]:
     """Overview -> a model's refusal items -> one item; returns what the browser showed."""
     from selenium.webdriver.common.by import By
@@ -136,6 +182,7 @@ def click_through(site_dir: Path, shots: Path) -> dict[str, object]:
     try:
         browser.get((site_dir / "index.html").resolve().as_uri())
         browser.save_screenshot(str(shots / "1-overview.png"))
+        layout = browser.execute_script(LAYOUT)
         browser.find_element(By.CSS_SELECTOR, 'a[href$="/honest/64.html#refusal"]').click()
         rows = [row for row in browser.find_elements(By.CSS_SELECTOR, "tr.item") if row.is_displayed()]
         browser.save_screenshot(str(shots / "2-list.png"))
@@ -150,17 +197,35 @@ def click_through(site_dir: Path, shots: Path) -> dict[str, object]:
             "marked": len(browser.find_elements(By.CSS_SELECTOR, "#level-64 .thumb.evidence")),
             "image": thumbs[0].find_element(By.TAG_NAME, "div").value_of_css_property("background-image") if thumbs else "",
             "focused": len(browser.find_elements(By.CSS_SELECTOR, "tr.answer.focus")),
+            "layout": layout,
         }
     finally:
         browser.quit()
 
 
-def test_clicking_from_the_overview_to_an_item_in_a_real_browser(site, tmp_path):
-    out, *_ = site
+@pytest.fixture(scope="module")
+def wide_site(site):
+    """The site with the paper's five levels (the records at 64 frames copied to 512 and 1024): its overview is wider
+    than a 1,400 px window."""
+    out, instances, *_ = site
+    judgments = [Judgment(**record) for record in json.loads((out / "judgments.json").read_text())]
+    wider = [dataclasses.replace(j, level=level) for j in judgments if j.level == 64 for level in (512, 1024)]
+    Site(instances, [*judgments, *wider], out.parent / "frames", out.parent / "wide").build()
+    return out.parent / "wide"
+
+
+def test_clicking_from_the_overview_to_an_item_in_a_real_browser(wide_site, tmp_path):
+    """Overview -> list -> item. At 1,400 px the overview does not scroll sideways: its table, wider, scrolls in its
+    box, and scrolled to its end shows the 1024-frame columns' header inside the box, the model column still at the
+    box's left edge."""
     shots = Path(os.environ.get("VB_SCREENSHOTS", tmp_path / "screenshots"))
-    seen = click_through(out, shots)
+    seen = click_through(wide_site, shots)
     assert seen["title"].startswith("Item ") and "Ground truth" in seen["text"]
     assert seen["listed"] >= 1 and seen["thumbs"] == 64 and "thumbs/" in seen["image"] and seen["focused"] >= 1
     for name in ("1-overview.png", "2-list.png", "3-item.png"):
         assert (shots / name).stat().st_size > 5000
+    layout = seen["layout"]
+    assert layout["window"] == 1400 and layout["page_scroll"] <= layout["page_client"], layout
+    assert layout["box_scroll"] > layout["box_client"] and layout["box_right"] <= layout["window"], layout  # it does scroll
+    assert layout["last"] == "1024 frames" and layout["last_inside"] and abs(layout["arm_left"]) <= 1, layout
     print(f"\nscreenshots: {shots}")

@@ -15,8 +15,10 @@ records (which carry the question, the level's ground truth, the response and th
 
 A missing frame folder, a broken video or a missing judgment is shown as such on the page.
 
-CLI: python -m virtuebench.browser --instances results/instances.parquet --frames-dir results/frames
-     --out results/browser JUDGMENTS.jsonl ...
+Rows (model, prompt) follow Table 2's order: `--models` and `--prompts` as config lists them.
+
+CLI: python -m virtuebench.browser JUDGMENTS.jsonl ... --instances results/instances.parquet --frames-dir results/frames
+     --out results/browser --thumb-width 64 [--models M ...] [--prompts P ...]
 """
 
 from __future__ import annotations
@@ -65,6 +67,12 @@ td.num { text-align: right; white-space: nowrap; }
 .thumb.evidence > div { border-color: #e0a000; }
 .level { border-top: 2px solid #888; margin-top: 1.2em; padding-top: 0.4em; }
 tr.focus td { background: #fff6d6; }
+/* The overview's table scrolls inside its own box (5 levels x 4 columns are wider than a laptop's window), the
+   page never sideways; the model column stays in view while it does. */
+.scroll { overflow-x: auto; max-width: 100%; margin: 0.5em 0 1.5em; }
+.scroll table { margin: 0; }
+.scroll .arm { position: sticky; left: 0; z-index: 1; background: #f2f2f2; text-align: left; white-space: nowrap; }
+.arm .prompt { font-weight: normal; color: #555; }
 tr.hidden { display: none; }
 .filters button { margin-right: 4px; }
 .filters button.on { font-weight: bold; background: #ddd; }
@@ -201,11 +209,31 @@ def verdict(judgment: Judgment | None) -> str:
     return f"{mark}{' (refused)' if judgment.refusal == 1 else ''}<br><small>{esc(judgment.reason)}</small>"
 
 
+def arm_order(models: Sequence[str] = (), prompts: Sequence[str] = ()):
+    """The sort key of (model, prompt) rows: Table 2's order (config.models as given, then config.prompts), then any
+    model or prompt not named there (CVRR-ES's published models) alphabetically after them."""
+    model_rank, prompt_rank = {m: i for i, m in enumerate(models)}, {p: i for i, p in enumerate(prompts)}
+
+    def key(arm: tuple[str, str]) -> tuple[int, str, int, str]:
+        model, prompt = arm
+        return model_rank.get(model, len(model_rank)), model, prompt_rank.get(prompt, len(prompt_rank)), prompt
+
+    return key
+
+
 class Site:
     def __init__(
-        self, instances: Sequence[Instance], judgments: Sequence[Judgment], frames_dir: Path, out: Path, thumb_width: int = THUMB_WIDTH
+        self,
+        instances: Sequence[Instance],
+        judgments: Sequence[Judgment],
+        frames_dir: Path,
+        out: Path,
+        thumb_width: int = THUMB_WIDTH,
+        models: Sequence[str] = (),
+        prompts: Sequence[str] = (),
     ) -> None:
         self.thumb_width = thumb_width
+        self.arm_key = arm_order(models, prompts)
         self.instances = {inst.instance_id: inst for inst in instances}
         self.frames_dir, self.out = Path(frames_dir), Path(out)
         self.by_item: dict[str, list[Judgment]] = defaultdict(list)
@@ -214,7 +242,7 @@ class Site:
             self.by_item[judgment.instance_id].append(judgment)
             self.by_arm[(judgment.judge, judgment.model, judgment.prompt, judgment.level)].append(judgment)
         self.judges = sorted({j.judge for j in judgments})
-        self.arms = sorted({(j.model, j.prompt) for j in judgments})
+        self.arms = sorted({(j.model, j.prompt) for j in judgments}, key=self.arm_key)
         self.sheets: dict[tuple[str, str], Sheet | None | str] = {}
 
     def others(self, judgment: Judgment) -> list[Judgment]:
@@ -283,10 +311,10 @@ class Site:
                         if counts[flag]
                     ]
                     cells.append(f"<td><small>{'<br>'.join(links) or 'none'}</small></td>")
-                rows.append(f"<tr><th>{esc(model)}</th><td>{esc(prompt)}</td>{''.join(cells)}</tr>")
+                rows.append(f'<tr><th class="arm">{esc(model)} <span class="prompt">{esc(prompt)}</span></th>{"".join(cells)}</tr>')
             parts.append(
-                f"<h2>Judge {esc(judge)}</h2><table><tr><th rowspan=2>model</th><th rowspan=2>prompt</th>{head}</tr>"
-                f"<tr>{sub}</tr>{''.join(rows)}</table>"
+                f'<h2>Judge {esc(judge)}</h2><div class="scroll"><table><tr><th class="arm" rowspan=2>model, prompt</th>{head}</tr>'
+                f"<tr>{sub}</tr>{''.join(rows)}</table></div>"
             )
         if not self.judges:
             parts.append('<p class="missing">No judgment records yet.</p>')
@@ -348,7 +376,7 @@ class Site:
                 f"<b>Answer from the whole video</b>: {esc(inst.answer)}<br><b>Evidence</b>: {spans} "
                 "(frames inside it have an orange frame)</p>"
             )
-        arms = sorted({(j.model, j.prompt) for j in judged})
+        arms = sorted({(j.model, j.prompt) for j in judged}, key=self.arm_key)
         judges = sorted({j.judge for j in judged})
         index = {(j.judge, j.model, j.prompt, j.level): j for j in judged}
         for level in levels:
@@ -393,6 +421,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frames-dir", required=True)
     parser.add_argument("--out", required=True, help="the site's folder (index.html goes there)")
     parser.add_argument("--thumb-width", type=int, required=True, help="thumbnail width in pixels")
+    parser.add_argument("--models", nargs="*", default=[], help="the rows' order (config.models, as Table 2); others after")
+    parser.add_argument("--prompts", nargs="*", default=[], help="each model's prompts in this order (config.prompts)")
     add_chain_argument(parser)
     args = parser.parse_args(argv)
     started = time.monotonic()
@@ -402,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    counts = Site(instances, judgments, Path(args.frames_dir), Path(args.out), args.thumb_width).build()
+    counts = Site(instances, judgments, Path(args.frames_dir), Path(args.out), args.thumb_width, args.models, args.prompts).build()
     sizes = site_size(Path(args.out))
     print(
         f"browser: {counts['items']} item pages, {counts['lists']} lists, {counts['judgments']} judgments in "

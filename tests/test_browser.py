@@ -4,6 +4,7 @@ and (where Debian's chromium and its driver are installed, as CI does) clicked t
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import os
 import re
@@ -16,6 +17,7 @@ from helpers.data import build_bench
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.browser import SHEET_COLUMNS, Site, safe_name
 from virtuebench.instances import read_instances
+from virtuebench.judge.explain import explain
 from virtuebench.judge.rules import RulesJudge
 from virtuebench.records import Judgment
 
@@ -116,6 +118,25 @@ def test_an_item_page_shows_every_level_its_frames_and_what_is_missing(site):
     assert "no frames" in gone and "frame manifest not found" in gone
     ghost = (out / "items" / f"{safe_name('ghost/1')}.html").read_text()
     assert "not in the instances table" in ghost and "invalid" in ghost
+
+
+def test_verdicts_are_in_plain_words_with_the_rule_labels_behind_a_toggle(site):
+    out, _, _, _, first = site
+    listing = (out / "lists" / "rules" / "refuse" / "honest" / "64.html").read_text()
+    judgments = [Judgment(**record) for record in json.loads((out / "judgments.json").read_text())]
+    shown = [j for j in judgments if (j.judge, j.level, j.valid) == ("rules", 64, True)]
+    assert shown and all(re.search(r"\[.*@.*; (not )?confident\]$", j.reason) for j in shown)  # the rules judge's own reasons
+    for judgment in shown:
+        words = explain(judgment.reason)
+        assert html.escape(words.reason) in listing and f"decided by: {html.escape(words.rules)}" in listing
+        assert f'<details class="tags"><summary>rule labels</summary><code>{html.escape(words.labels[0])}</code></details>' in listing
+    outside = re.sub(r"<details.*?</details>", "", listing)
+    assert "case A" not in outside and "case B" not in outside and "@short" not in outside and "confident]" not in outside
+    assert "the truth is the refusal: refusal phrase" in listing and "a refusal and nothing else; short answer" in listing
+    other = (out / "lists" / "other" / "refuse" / "honest" / "64.html").read_text()
+    assert "refusal detected" in other and "<details" not in other  # a reason without labels is shown as it is
+    item = (out / "items" / f"{safe_name(first.instance_id)}.html").read_text()
+    assert "decided by: " in item and '<details class="tags">' in item
 
 
 def test_rows_follow_table_2s_order(site, tmp_path):

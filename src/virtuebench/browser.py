@@ -13,7 +13,8 @@ records (which carry the question, the level's ground truth, the response and th
   every model's response and verdict at every level and prompt, side by side;
 - `thumbs/<video>/<level>.jpg`: one contact sheet per video and level, shared by every model and item.
 
-A missing frame folder, a broken video or a missing judgment is shown as such on the page.
+A missing frame folder, a broken video or a missing judgment is shown as such on the page. A verdict's reason is
+shown in words (virtuebench.judge.explain), the rules judge's labels behind a toggle.
 
 Rows (model, prompt) follow Table 2's order: `--models` and `--prompts` as config lists them.
 
@@ -39,6 +40,7 @@ from PIL import Image
 
 from virtuebench.frames import FramesError, Manifest
 from virtuebench.instances import Instance, read_instances
+from virtuebench.judge.explain import explain
 from virtuebench.metrics import correct, in_subset
 from virtuebench.records import Judgment
 from virtuebench.support.stops import run_stoppable
@@ -77,6 +79,8 @@ tr.hidden { display: none; }
 .filters button { margin-right: 4px; }
 .filters button.on { font-weight: bold; background: #ddd; }
 .missing { color: #a60; font-style: italic; }
+details.tags { font-size: 11px; color: #777; }
+details.tags summary { cursor: pointer; }
 """
 
 LIST_SCRIPT = """
@@ -200,13 +204,23 @@ def flags(judgment: Judgment, others: Iterable[Judgment]) -> list[str]:
     return found
 
 
+def reason(text: str | None) -> str:
+    """A verdict's reason for a reader: the rules judge's labels in words (virtuebench.judge.explain), the labels
+    themselves behind a toggle."""
+    words = explain(text or "")
+    shown = f"<small>{esc(words.reason)}" + (f"<br>decided by: {esc(words.rules)}" if words.rules else "") + "</small>"
+    if words.labels:
+        shown += f'<details class="tags"><summary>rule labels</summary><code>{esc(" ".join(words.labels))}</code></details>'
+    return shown
+
+
 def verdict(judgment: Judgment | None) -> str:
     if judgment is None:
         return '<span class="missing">no judgment record</span>'
     if not judgment.valid:
-        return f'<span class="warn">invalid</span>: {esc(judgment.error or judgment.reason)}'
+        return f'<span class="warn">invalid</span>: {reason(judgment.error or judgment.reason)}'
     mark = '<span class="ok">correct</span>' if judgment.judgement == 1 else '<span class="bad">wrong</span>'
-    return f"{mark}{' (refused)' if judgment.refusal == 1 else ''}<br><small>{esc(judgment.reason)}</small>"
+    return f"{mark}{' (refused)' if judgment.refusal == 1 else ''}<br>{reason(judgment.reason)}"
 
 
 def arm_order(models: Sequence[str] = (), prompts: Sequence[str] = ()):

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # Rules call `python -m virtuebench...`: the virtual environment's python must come first.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: demo test install lint format clean slurm-profile slurm-local envs env-check vllm-env coverage mutation verify faults
+.PHONY: demo test install lint format clean slurm-profile slurm-local envs env-check vllm-env coverage mutation verify faults report
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,14 @@ install: $(STAMP)
 demo: $(STAMP)
 	snakemake --profile profiles/default
 	@echo "Done: results/table1.tex results/table2.tex results/fig4.png results/fig6.png results/scores.csv; open results/browser/index.html"
+
+# Snakemake's own report of the run (`report:` in the Snakefile, the outputs marked report(...) in rules/, captions in
+# report/): first the workflow, which builds whatever is missing (nothing after `make demo`), then the report, which
+# runs no job. A zip, as the results browser is a folder: unpack it and open report/report.html.
+report: $(STAMP)
+	snakemake --profile profiles/default
+	snakemake --profile profiles/default --report results/report.zip
+	@echo "Done: results/report.zip (unpack it, open report/report.html)"
 
 # Tests run in up to 4 worker processes (pytest-xdist), one test file per worker at a time, so that a
 # file's module fixtures (one shared demo run) are built once; the files that run Snakemake first, in the order

@@ -15,6 +15,11 @@ from virtuebench.metrics import summarize_excluded, summarize_invalid  # noqa: E
 configfile: "config/config.yaml"
 
 
+# Snakemake's own report (`make report`: snakemake --report results/report.zip): this text, then the outputs marked
+# report(...) in rules/, with their captions from report/.
+report: "report/workflow.rst"
+
+
 # The schemas (and each setting's rerun class, x-rerun) beside this Snakefile, whichever virtuebench is imported.
 CONFIG_DIR = Path(workflow.basedir) / "config"
 try:
@@ -53,6 +58,7 @@ guard_run()
 rule all:
     input:
         default_targets(),
+        rules.link_browser.output,
         expand("results/judge_agreement/{pair}.json", pair=[f"{a}__vs__{b}" for a, b in CHECKED.compare]),
     default_target: True
 

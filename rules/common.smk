@@ -397,8 +397,8 @@ def verified_annotations(wildcards):
 # ---------------------------------------------------------------------------------------------
 # The run lock and the start-up sweep (docs/reliability.md)
 
-#: Rules whose outputs are made from the judgments (directly or through results/scores.csv).
-REPORT_RULES = ("compute_scores", "compare_arms", "make_tables", "make_fig6", "make_fig_levels", "make_browser", "make_supplement_table", "make_cvrr_tables", "make_cvrr_figures")
+#: Rules whose outputs are made from the judgments (directly or through results/scores.csv or the browser).
+REPORT_RULES = ("compute_scores", "compare_arms", "make_tables", "make_fig6", "make_fig_levels", "make_browser", "link_browser", "make_supplement_table", "make_cvrr_tables", "make_cvrr_figures")
 
 
 def report_outputs():

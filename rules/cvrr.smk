@@ -38,9 +38,9 @@ rule make_cvrr_tables:
     input:
         cvrr_table_inputs,
     output:
-        table2="results/cvrr/table2.tex",
+        table2=report("results/cvrr/table2.tex", caption="../report/cvrr_table2.rst", category="Tables", subcategory="CVRR-ES"),
         table2_csv="results/cvrr/table2.csv",
-        table3="results/cvrr/table3.tex",
+        table3=report("results/cvrr/table3.tex", caption="../report/cvrr_table3.rst", category="Tables", subcategory="CVRR-ES"),
         table3_csv="results/cvrr/table3.csv",
         scores="results/cvrr/scores.csv",
     params:
@@ -60,9 +60,9 @@ rule make_cvrr_figures:
     input:
         rules.make_cvrr_tables.output.table2_csv,
     output:
-        fig1="results/cvrr/fig1.png",
+        fig1=report("results/cvrr/fig1.png", caption="../report/cvrr_fig1.rst", category="Figures", subcategory="CVRR-ES"),
         fig1_csv="results/cvrr/fig1.csv",
-        fig4="results/cvrr/fig4_dscp_gains.png",
+        fig4=report("results/cvrr/fig4_dscp_gains.png", caption="../report/cvrr_fig4.rst", category="Figures", subcategory="CVRR-ES"),
         fig4_csv="results/cvrr/fig4_dscp_gains.csv",
     params:
         out_dir=lambda wildcards, output: os.path.dirname(output.fig1),

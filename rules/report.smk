@@ -6,6 +6,7 @@ localrules:
     make_fig6,
     make_fig_levels,
     make_browser,
+    link_browser,
     make_counts_figure,
     compare_judges,
 
@@ -14,7 +15,7 @@ rule compute_scores:
     input:
         lambda wildcards: judgments(),
     output:
-        scores="results/scores.csv",
+        scores=report("results/scores.csv", caption="../report/scores.rst", category="Numbers"),
         invalid="results/invalid_items.csv",
     params:
         resamples=config["report"]["bootstrap"]["resamples"],
@@ -40,7 +41,7 @@ rule compare_arms:
     input:
         lambda wildcards: judgments(),
     output:
-        "results/comparisons.csv",
+        report("results/comparisons.csv", caption="../report/comparisons.rst", category="Numbers"),
     params:
         models=config["models"],
         prompts=config["prompts"],
@@ -66,9 +67,9 @@ rule make_tables:
     input:
         scores=rules.compute_scores.output.scores,
     output:
-        table1="results/table1.tex",
-        table2="results/table2.tex",
-        trust="results/table2_trust.tex",
+        table1=report("results/table1.tex", caption="../report/table1.rst", category="Tables", subcategory="VirtueBench"),
+        table2=report("results/table2.tex", caption="../report/table2.rst", category="Tables", subcategory="VirtueBench"),
+        trust=report("results/table2_trust.tex", caption="../report/table2_trust.rst", category="Tables", subcategory="VirtueBench"),
     params:
         models=config["models"],
         levels=config["levels"],
@@ -97,7 +98,7 @@ rule make_fig4:
     input:
         instances=rules.make_instances.output.instances,
     output:
-        png="results/fig4.png",
+        png=report("results/fig4.png", caption="../report/fig4.rst", category="Figures", subcategory="VirtueBench"),
         csv="results/fig4.csv",
     params:
         levels=config["levels"],
@@ -117,7 +118,7 @@ rule make_fig6:
         scores=rules.compute_scores.output.scores,
         comparisons=rules.compare_arms.output[0],
     output:
-        png="results/fig6.png",
+        png=report("results/fig6.png", caption="../report/fig6.rst", category="Figures", subcategory="VirtueBench"),
         csv="results/fig6.csv",
     params:
         models=config["models"],
@@ -139,7 +140,7 @@ rule make_fig_levels:
     input:
         scores=rules.compute_scores.output.scores,
     output:
-        png="results/fig_levels.png",
+        png=report("results/fig_levels.png", caption="../report/fig_levels.rst", category="Figures", subcategory="VirtueBench"),
         csv="results/fig_levels.csv",
     params:
         models=config["models"],
@@ -181,11 +182,30 @@ rule make_browser:
         "--out {params.out_dir} --thumb-width {params.thumb_width} --models {params.models} --prompts {params.prompts} > {log} 2>&1"
 
 
+# Snakemake's report takes a site only as a folder output; make_browser's output is its index.html (its contact sheets
+# stay from run to run beside it), so the report gets a folder of hard links to it (`make report`).
+rule link_browser:
+    input:
+        rules.make_browser.output[0],
+    output:
+        report(directory("results/report/browser"), htmlindex="index.html", caption="../report/browser.rst", category="Per-item results"),
+    params:
+        site=lambda wildcards, input: os.path.dirname(input[0]),
+    log:
+        "logs/report/browser.log",
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Linking the results browser into {output} for Snakemake's report (hard links: no second copy)"
+    shell:
+        "python -m virtuebench.report link-folder --source {params.site} --out {output} > {log} 2>&1"
+
+
 rule make_counts_figure:
     input:
         instances=rules.make_instances.output.instances,
     output:
-        png="results/{figure}.png",
+        png=report("results/{figure}.png", caption="../report/counts_figure.rst", category="Figures", subcategory="VirtueBench"),
         csv="results/{figure}.csv",
     wildcard_constraints:
         figure="fig3_composition|supplement/fig1_sources",

@@ -1,9 +1,14 @@
 import csv
+import os
+
+import pytest
 
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.instances import Instance
 from virtuebench.metrics import Score, TrustWeights
+from virtuebench.report.__main__ import main
 from virtuebench.report.figures import fig6, fig_levels, unanswerability
+from virtuebench.report.folders import link_folder
 from virtuebench.report.tables import latex_escape, table1, table2, table2_trust
 
 
@@ -105,3 +110,35 @@ def test_composition_and_sources_count_the_instances(tmp_path):
         {"source": "lvbench", "n_instances": 1, "n_videos": 1},
     ]
     assert (tmp_path / "c.png").stat().st_size > 5000 and (tmp_path / "s.csv").read_text().startswith("source,n_instances,n_videos")
+
+
+def test_link_folder_hard_links_a_site_and_replaces_the_old_folder_whole(tmp_path):
+    site = tmp_path / "browser"
+    (site / "items").mkdir(parents=True)
+    (site / "index.html").write_text("<h1>overview</h1>")
+    (site / "items" / "a.html").write_text("item a")
+    target = tmp_path / "report" / "browser"
+    target.mkdir(parents=True)
+    (target / "old.html").write_text("from an earlier run")
+    assert main(["link-folder", "--source", str(site), "--out", str(target)]) == 0
+    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*")) == ["index.html", "items", "items/a.html"]
+    assert (target / "items" / "a.html").stat().st_ino == (site / "items" / "a.html").stat().st_ino  # no second copy
+    assert [p.name for p in target.parent.iterdir()] == ["browser"]  # no staging folder left beside it
+    assert link_folder(site, target) == {"linked": 2, "copied": 0}
+
+
+def test_link_folder_copies_where_hard_links_fail_and_needs_a_folder(tmp_path, monkeypatch):
+    site = tmp_path / "browser"
+    site.mkdir()
+    (site / "index.html").write_text("overview")
+
+    def refuse(src, dst):
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", refuse)
+    assert link_folder(site, tmp_path / "copy") == {"linked": 0, "copied": 1}
+    assert (tmp_path / "copy" / "index.html").read_text() == "overview"
+    assert (tmp_path / "copy" / "index.html").stat().st_ino != (site / "index.html").stat().st_ino
+    with pytest.raises(FileNotFoundError, match="is not a folder"):
+        link_folder(tmp_path / "missing", tmp_path / "copy")
+    assert (tmp_path / "copy" / "index.html").exists()  # a failed link leaves the old folder as it was

@@ -24,9 +24,11 @@ SMALL = {
     "judge": "rules",
 }
 
-#: What rereads every judgment: the scores, the paired comparisons, and what is drawn from the scores, and the browser.
-#: Fig. 4 and the composition figures read the instances table alone, so no judgment reruns them.
-REPORT = {"compute_scores": 1, "compare_arms": 1, "make_tables": 1, "make_fig6": 1, "make_fig_levels": 1, "make_browser": 1, "all": 1}
+#: What rereads every judgment: the scores, the paired comparisons, and what is drawn from the scores, and the browser
+#: (with its folder for Snakemake's report). Fig. 4 and the composition figures read the instances table alone, so no
+#: judgment reruns them.
+REPORT = {"compute_scores": 1, "compare_arms": 1, "make_tables": 1, "make_fig6": 1, "make_fig_levels": 1, "make_browser": 1}
+REPORT |= {"link_browser": 1, "all": 1}
 
 
 def one_model_rerun(model: str) -> Counter:

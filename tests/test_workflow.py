@@ -22,7 +22,7 @@ from virtuebench.sources.synthetic import read_second_code
 pytestmark = pytest.mark.workflow
 
 OUTPUTS = ["table1.tex", "table2.tex", "fig4.png", "fig6.png", "scores.csv", "comparisons.csv", "table2_trust.tex", "fig_levels.png"]
-OUTPUTS += ["fig3_composition.png", "supplement/fig1_sources.png", "browser/index.html"]
+OUTPUTS += ["fig3_composition.png", "supplement/fig1_sources.png", "browser/index.html", "report/browser/index.html"]
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +96,71 @@ def test_the_demo_results_browser_opens_in_a_real_browser(run, tmp_path):
     seen = click_through(site, shots)
     assert seen["title"].startswith("Item ") and "Ground truth" in seen["text"] and "oracle" in seen["text"]
     assert seen["thumbs"] == 64 and "thumbs/" in seen["image"] and seen["focused"] >= 1
+    layout = seen["layout"]
+    assert layout["page_scroll"] <= layout["page_client"] and layout["last"] == "256 frames" and layout["last_inside"], layout
+    # rows in Table 2's order (config.models: refuse, guess, oracle), not alphabetical
+    index = (site / "index.html").read_text()
+    assert [index.index(f'<th class="arm">{model} ') for model in TINY["models"]] == sorted(
+        index.index(f'<th class="arm">{model} ') for model in TINY["models"]
+    )
     print(f"\ndemo site screenshots: {shots}")
+
+
+def open_report(report_zip: Path, folder: Path, shots: Path) -> dict[str, object]:
+    """Snakemake's report (the zip `snakemake --report` writes) unpacked and opened in chromium: the results of each
+    category, and the results browser the report shows in its frame."""
+    import zipfile
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    from test_browser import _driver
+
+    with zipfile.ZipFile(report_zip) as archive:
+        archive.extractall(folder)
+    browser = _driver()
+    wait = WebDriverWait(browser, 20)
+    try:
+        browser.get((folder / report_zip.stem / "report.html").resolve().as_uri())
+        wait.until(lambda b: b.find_elements(By.XPATH, "//span[normalize-space(text())='Per-item results']"))
+        shots.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(shots / "report.png"))
+        seen: dict[str, object] = {"description": browser.find_element(By.TAG_NAME, "body").text}
+        for category in ("Tables", "Figures", "Numbers", "Per-item results"):  # the menu, then each category's files
+            browser.find_element(By.XPATH, f"//span[normalize-space(text())='{category}']").click()
+            cells = wait.until(lambda b: b.find_elements(By.XPATH, "//tr/td[starts-with(normalize-space(text()), 'results/')]"))
+            seen[category] = sorted(cell.text for cell in cells)
+            if category != "Per-item results":
+                browser.find_element(By.XPATH, "//*[normalize-space(text())='Results']").click()  # the breadcrumb
+                wait.until(lambda b: b.find_elements(By.XPATH, "//span[normalize-space(text())='Figures']"))
+        row = browser.find_element(By.XPATH, "//td[normalize-space(text())='results/report/browser/index.html']/..")
+        row.find_element(By.CSS_SELECTOR, 'a[iconname="eye"]').click()
+        frame = wait.until(lambda b: b.find_elements(By.TAG_NAME, "iframe"))[0]
+        seen["frame"] = frame.get_attribute("src")
+        browser.switch_to.frame(frame)
+        seen["site"] = wait.until(lambda b: b.find_element(By.TAG_NAME, "h1").text)
+        seen["rows"] = [cell.text.split()[0] for cell in browser.find_elements(By.CSS_SELECTOR, "tr th.arm")[1:]]
+        return seen
+    finally:
+        browser.quit()
+
+
+def test_snakemakes_report_shows_the_tables_figures_and_the_browser_and_reruns_nothing(run, tmp_path):
+    report_zip = run / "results" / "report.zip"
+    result = snakemake(run, "--report", str(report_zip))
+    assert result.returncode == 0 and "Report created" in result.stderr, result.stderr[-3000:]
+    shots = Path(os.environ.get("VB_SCREENSHOTS", tmp_path / "screenshots"))
+    seen = open_report(report_zip, tmp_path / "unpacked", shots)
+    assert "arXiv 2603.07071" in seen["description"] and "arXiv 2405.03690" in seen["description"]
+    assert seen["Tables"] == ["results/table1.tex", "results/table2.tex", "results/table2_trust.tex"]
+    assert seen["Figures"] == [
+        f"results/{name}.png" for name in ("fig3_composition", "fig4", "fig6", "fig_levels", "supplement/fig1_sources")
+    ]
+    assert seen["Numbers"] == ["results/comparisons.csv", "results/scores.csv"]
+    assert seen["Per-item results"] == ["results/report/browser/index.html"]
+    assert seen["frame"].endswith("/index.html") and seen["site"] == "virtuebench results"
+    assert seen["rows"] == [model for model in TINY["models"] for _ in TINY["prompts"]]
+    assert (shots / "report.png").stat().st_size > 5000
+    assert "Nothing to be done" in (lambda r: r.stdout + r.stderr)(snakemake(run, "-n"))  # the report ran no job
 
 
 def test_every_score_traces_back_to_judgment_records(run):

@@ -8,6 +8,7 @@ import csv
 import json
 import re
 import shutil
+import zipfile
 
 import pytest
 import yaml
@@ -214,6 +215,14 @@ def test_cvrr_benchmark_in_the_workflow(tmp_path, monkeypatch):
     assert "DSCP (Both stages)" in table3 and "refuse" in table3
     responses = [json.loads(line) for line in (workdir / "results" / "responses" / "guess" / "dscp" / "8.jsonl").read_text().splitlines()]
     assert all(r["context"] for r in responses), "DSCP's first step is recorded"
+    # Snakemake's report holds CVRR-ES's tables and figures (their captions from report/) and the results browser
+    report = snakemake(workdir, "--report", "results/report.zip", config=config)
+    assert report.returncode == 0, report.stderr[-3000:]
+    with zipfile.ZipFile(workdir / "results" / "report.zip") as archive:
+        names = {name.rsplit("/", 1)[-1] for name in archive.namelist()}
+        page = archive.read("report/report.html").decode()
+    assert {"table2.tex", "table3.tex", "fig1.png", "fig4_dscp_gains.png", "index.html", "report.html"} <= names
+    assert "CVRR-ES" in page and "Dual-Step Contextual Prompting over standard prompting" in page
 
 
 def test_dry_run_with_the_papers_25_models_schedules_exactly_what_the_registry_allows(tmp_path):

@@ -1,4 +1,4 @@
-"""CLI: python -m virtuebench.report {tables,fig4,fig6,levels,composition,sources} ... (see --help of each)."""
+"""CLI: python -m virtuebench.report {tables,fig4,fig6,levels,composition,sources,link-folder} ... (see --help of each)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from virtuebench.comparisons import read_comparisons
 from virtuebench.instances import read_instances
 from virtuebench.metrics import add_trust_arguments, read_scores, trust_from_arguments
 from virtuebench.report.figures import composition, fig4, fig6, fig_levels, sources
+from virtuebench.report.folders import link_folder
 from virtuebench.report.tables import table1, table2, table2_trust
 from virtuebench.support.stops import run_stoppable
 
@@ -42,6 +43,12 @@ def _counted(args: argparse.Namespace) -> int:
 
 def _levels(args: argparse.Namespace) -> int:
     fig_levels(read_scores(args.scores), args.models, args.levels, args.prompt, args.judge, args.out, args.csv)
+    return 0
+
+
+def _link_folder(args: argparse.Namespace) -> int:
+    counts = link_folder(args.source, args.out)
+    print(f"link-folder: {args.source} -> {args.out}: {counts['linked']} files linked, {counts['copied']} copied", file=sys.stderr)
     return 0
 
 
@@ -98,6 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     levels.add_argument("--out", required=True)
     levels.add_argument("--csv", required=True)
     levels.set_defaults(func=_levels)
+
+    folder = commands.add_parser("link-folder", help="a folder of hard links to another (the browser, for snakemake --report)")
+    folder.add_argument("--source", required=True)
+    folder.add_argument("--out", required=True)
+    folder.set_defaults(func=_link_folder)
 
     args = parser.parse_args(argv)
     return args.func(args)

@@ -1,0 +1,48 @@
+# The per-item results browser, of either benchmark (docs/browser.md).
+localrules:
+    make_browser,
+    link_browser,
+
+
+rule make_browser:
+    input:
+        instances=rules.make_instances.output.instances,
+        frames=lambda wildcards: browser_frames(),
+        judgments=lambda wildcards: browser_judgments(),
+    output:
+        res("browser/index.html"),
+    params:
+        out_dir=lambda wildcards, output: os.path.dirname(output[0]),
+        thumb_width=config["report"]["thumb_width"],
+        results=lambda wildcards, input: os.path.dirname(input.instances),
+        frames_dir=lambda wildcards, input: os.path.join(os.path.dirname(input.instances), "frames"),
+        models=config["models"],
+        prompts=config["prompts"],
+    log:
+        logpath("browser.log"),
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Writing the per-item results browser (open {output})"
+    shell:
+        "python -m virtuebench.browser {input.judgments} --chain-root {params.results} --instances {input.instances} --frames-dir {params.frames_dir} "
+        "--out {params.out_dir} --thumb-width {params.thumb_width} --models {params.models} --prompts {params.prompts} > {log} 2>&1"
+
+
+# Snakemake's report takes a site only as a folder output; make_browser's output is its index.html (its contact sheets
+# stay from run to run beside it), so the report gets a folder of hard links to it (`make report`).
+rule link_browser:
+    input:
+        rules.make_browser.output[0],
+    output:
+        report(directory(res("report/browser")), htmlindex="index.html", caption="../report/browser.rst", category="Per-item results"),
+    params:
+        site=lambda wildcards, input: os.path.dirname(input[0]),
+    log:
+        logpath("report/browser.log"),
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Linking the results browser into {output} for Snakemake's report (hard links: no second copy)"
+    shell:
+        "python -m virtuebench.report link-folder --source {params.site} --out {output} > {log} 2>&1"

@@ -77,14 +77,6 @@ def load_registry(path: str | Path, schema_path: str | Path, key: str = "model_r
     return registry
 
 
-def resolve_registry(path: str | Path, work_dir: str | Path, workflow_dir: str | Path) -> Path:
-    """A relative registry path is looked up in the working directory first, then in the workflow's."""
-    path = Path(path)
-    if path.is_absolute() or (Path(work_dir) / path).exists():
-        return Path(work_dir) / path
-    return Path(workflow_dir) / path
-
-
 @dataclass
 class Registry:
     """The model registry as the config names it: one file, or several read in order (`model_registry`)."""
@@ -154,6 +146,14 @@ def registry_warnings(model: str, entry: dict[str, Any]) -> list[str]:
                 f"{model}: weights unpinned (revision: null): each record names the commit it was answered with (weights_commit)"
             )
     return warnings
+
+
+def resolve_registry(path: str | Path, work_dir: str | Path, workflow_dir: str | Path) -> Path:
+    """A relative registry path is looked up in the working directory first, then in the workflow's."""
+    path = Path(path)
+    if path.is_absolute() or (Path(work_dir) / path).exists():
+        return Path(work_dir) / path
+    return Path(workflow_dir) / path
 
 
 @dataclass

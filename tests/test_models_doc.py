@@ -1,11 +1,12 @@
 """docs/models.md, "Adding your own model": its recipes, run as written. Each block marked `<!-- recipe: NAME FILE -->`
-on the page is read from it and written to FILE in a project folder, unchanged but for one thing: the endpoint
-recipe's port where that port is taken on this machine.
+on the page is read from it and written to FILE in a project folder, unchanged but for the endpoint recipe's port
+where that port is taken on this machine.
 
-- endpoint: a copy of the workflow whose config/config.yaml is a tiny demo (two short videos, one level, one prompt,
-  the reference rows refuse and guess), run once; then the user's my_models.yaml and my_config.yaml from the page, and
-  the page's commands: the dry run plans my-model's inference and judging and the report, and the run asks a fake
-  OpenAI-compatible server (tests/helpers/fake_openai.py) standing in for the page's vLLM server.
+- endpoint: a copy of the workflow (a clone as the user has it), run once with the page's configuration less the user's
+  model; then the user's my_models.yaml and my_config.yaml from the page, and the page's commands: the dry run plans
+  my-model's inference and judging and the report, and the run asks a fake OpenAI-compatible server
+  (tests/helpers/fake_openai.py) standing in for the page's vLLM server. Every command gets one more configuration
+  file after the user's, test_size.yaml: the demo's benchmark made small (two short videos, one level, one prompt).
 - checkpoint: the user's config passes check_config with the user's registry; the entry is its family's entry but for
   the weights; and (with the hf extra) a tiny random Qwen2.5-VL saved in the folder the recipe names loads from there and
   answers through the family's code. Nothing reaches a hub or the internet.
@@ -34,12 +35,11 @@ CONFIG_DIR = REPO / "config"
 MARKER = re.compile(r"<!-- recipe: (\S+) (\S+) -->\n```\w*\n(.*?)```", re.DOTALL)
 #: An entry's keys that say which weights it runs and what is known of them: all a new checkpoint changes.
 WEIGHTS = {"hub_id", "revision", "provenance", "verified", "description"}
-#: The tiny demo the endpoint recipe's project runs (its config/config.yaml, the rest the shipped demo's).
-TINY_DEMO = {
-    "source": {"name": "synthetic", "settings": {"seed": 5, "n_videos": 2, "max_duration_s": 140, "width": 64, "height": 36}},
+#: What test_size.yaml lays over the user's configuration: the demo benchmark small enough for a test.
+TEST_SIZE = {
+    "source": {"settings": {"seed": 5, "n_videos": 2, "max_duration_s": 140, "width": 64, "height": 36}},
     "levels": [64],  # both videos reach 64 frames
     "prompts": ["honest"],
-    "models": ["refuse", "guess"],
 }
 
 
@@ -83,8 +83,11 @@ def test_the_endpoint_recipe_asks_the_server_it_starts():
 
 
 def run(project: Path, argv: list[str], timeout: int = 600) -> subprocess.CompletedProcess:
-    """A command of the page in the project folder: `snakemake` as the test's interpreter's module."""
-    assert argv[0] == "snakemake", argv
+    """A command of the page in the project folder, `snakemake` as the test's interpreter's module, with test_size.yaml
+    after the user's configuration file (Snakemake merges the files given in order)."""
+    assert argv[0] == "snakemake" and "--configfile" in argv, argv
+    argv = list(argv)
+    argv.insert(argv.index("--configfile") + 2, "test_size.yaml")
     env = {**environment(), "HF_HUB_OFFLINE": "1"}
     return subprocess.run(
         [sys.executable, "-m", "snakemake", *argv[1:]], cwd=project, capture_output=True, text=True, env=env, timeout=timeout
@@ -93,13 +96,15 @@ def run(project: Path, argv: list[str], timeout: int = 600) -> subprocess.Comple
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
-    """A clone as a user has it (the workflow's files, config/config.yaml a tiny demo), after one finished run."""
-    project = tmp_path_factory.mktemp("clone")
-    workflow_copy(project / "virtuebench")
-    project = project / "virtuebench"
-    demo = yaml.safe_load((CONFIG_DIR / "config.yaml").read_text())
-    (project / "config" / "config.yaml").write_text(yaml.safe_dump({**demo, **TINY_DEMO}, sort_keys=False))
-    result = run(project, ["snakemake"])
+    """A clone as a user has it, after one finished run of the page's configuration before the user's model was added
+    (the shipped registry alone, the models but the user's)."""
+    project = tmp_path_factory.mktemp("clone") / "virtuebench"
+    workflow_copy(project)
+    (project / "test_size.yaml").write_text(yaml.safe_dump(TEST_SIZE))
+    before = yaml.safe_load(recipe("endpoint", "my_config.yaml"))
+    before["model_registry"], before["models"] = "config/models.yaml", [m for m in before["models"] if m != "my-model"]
+    (project / "before.yaml").write_text(yaml.safe_dump(before))
+    result = run(project, ["snakemake", "--configfile", "before.yaml"])
     assert result.returncode == 0, result.stderr[-3000:]
     return project
 
@@ -166,9 +171,9 @@ def test_the_run_asks_the_users_server_and_reports_the_model(user_run):
 
 @pytest.fixture
 def checkpoint(tmp_path):
-    """The recipe's my_models.yaml in a working directory, its config laid over the shipped demo's, and its entry."""
+    """The recipe's my_models.yaml in a working directory, its configuration, and its entry."""
     (tmp_path / "my_models.yaml").write_text(recipe("checkpoint", "my_models.yaml"))
-    config = {**yaml.safe_load((CONFIG_DIR / "config.yaml").read_text()), **yaml.safe_load(recipe("checkpoint", "my_config.yaml"))}
+    config = yaml.safe_load(recipe("checkpoint", "my_config.yaml"))
     ((name, entry),) = yaml.safe_load(recipe("checkpoint", "my_models.yaml")).items()
     return tmp_path, config, name, entry
 

@@ -373,7 +373,9 @@ def test_a_list_of_registries_adds_the_later_files_models(tmp_path):
     # config/models.yaml is not in the working directory: the workflow's; my_models.yaml is.
     checked = with_registries(tmp_path, ["config/models.yaml", "my_models.yaml"], ["refuse", "mine"])
     assert checked.models == {"refuse": SHIPPED["refuse"], "mine": MINE["mine"]}
-    assert checked.frame_pixels == 100_000  # frames.max_pixels: auto reads the user's entry too
+    auto = {**copy.deepcopy(DEFAULT), "model_registry": ["config/models.yaml", "my_models.yaml"], "models": ["refuse", "mine"]}
+    auto["frames"]["max_pixels"] = "auto"
+    assert check(auto, base_dir=tmp_path).frame_pixels == 100_000  # frames.max_pixels: auto reads the user's entry too
     # A list of one file reads as that file given alone.
     assert with_registries(tmp_path, ["my_models.yaml"], ["mine"]).models == with_registries(tmp_path, "my_models.yaml", ["mine"]).models
 

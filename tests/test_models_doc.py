@@ -2,9 +2,9 @@
 on the page is read from it and written to FILE in a project folder, unchanged but for the endpoint recipe's port
 where that port is taken on this machine.
 
-- endpoint: a copy of the workflow (a clone as the user has it), run once with the page's configuration less the user's
-  model; then the user's my_models.yaml and my_config.yaml from the page, and the page's commands: the dry run plans
-  my-model's inference and judging and the report, and the run asks a fake OpenAI-compatible server
+- endpoint: a copy of the workflow (a clone as the user has it) after a finished run of the demo; then the user's
+  my_models.yaml and my_config.yaml from the page, and the page's commands: the dry run plans my-model's inference and
+  judging and the report, nothing the demo finished, and the run asks a fake OpenAI-compatible server
   (tests/helpers/fake_openai.py) standing in for the page's vLLM server. Every command gets one more configuration
   file after the user's, test_size.yaml: the demo's benchmark made small (two short videos, one level, one prompt).
 - checkpoint: the user's config passes check_config with the user's registry; the entry is its family's entry but for
@@ -96,15 +96,11 @@ def run(project: Path, argv: list[str], timeout: int = 600) -> subprocess.Comple
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
-    """A clone as a user has it, after one finished run of the page's configuration before the user's model was added
-    (the shipped registry alone, the models but the user's)."""
+    """A clone as a user has it, after one finished run of the demo (config/config.yaml, made small by test_size.yaml)."""
     project = tmp_path_factory.mktemp("clone") / "virtuebench"
     workflow_copy(project)
     (project / "test_size.yaml").write_text(yaml.safe_dump(TEST_SIZE))
-    before = yaml.safe_load(recipe("endpoint", "my_config.yaml"))
-    before["model_registry"], before["models"] = "config/models.yaml", [m for m in before["models"] if m != "my-model"]
-    (project / "before.yaml").write_text(yaml.safe_dump(before))
-    result = run(project, ["snakemake", "--configfile", "before.yaml"])
+    result = run(project, ["snakemake", "--configfile", "config/config.yaml"])
     assert result.returncode == 0, result.stderr[-3000:]
     return project
 
@@ -138,16 +134,9 @@ def user_run(project, dry_run):
 
 
 @pytest.mark.workflow
-def test_the_dry_run_plans_the_users_model(dry_run):
-    assert dry_run["model:my-model"] == 1  # one level, one prompt
-    assert {name: dry_run[name] for name in REPORT_JOBS} == REPORT_JOBS
-
-
-@pytest.mark.workflow
-@pytest.mark.xfail(strict=False, reason="frames.max_pixels auto: fixed on main")
 def test_the_dry_run_plans_only_the_users_models_jobs_and_the_report(dry_run):
-    """my-model states a pixel cap (max_pixels) where the demo's reference rows state none: with frames.max_pixels
-    auto the stored frames' cap changes, and with it every video's frames and every model's answers."""
+    """my-model states a pixel cap (max_pixels) the demo's reference rows do not: the stored frames' size does not
+    depend on the configured models (frames.max_pixels), so no frame is extracted again and no other model reruns."""
     print(f"\nuser registry added: {dict(dry_run)}")
     assert "extract_frames" not in dry_run
     assert dry_run == Counter({"run_inference": 1, "model:my-model": 1, "judge_responses": 1, **REPORT_JOBS})

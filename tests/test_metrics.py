@@ -535,3 +535,32 @@ def test_the_cli_refuses_to_publish_over_a_stale_chain_and_names_it(tmp_path, ca
     assert f"{judged}: made from results/instances.parquet, which is missing" in said
     assert "rerun the workflow" in said and not (tmp_path / "s.csv").exists()
     assert metrics_main([str(judged), *options]) == 0 and (tmp_path / "s.csv").exists()
+
+
+def test_the_report_judge_needs_judged_items_of_its_own(tmp_path, capsys):
+    first, second = _cli_judgments(tmp_path)  # records of judge `rules`
+    options = [part for option, value in CLI_OPTIONS.items() for part in (option, value)]
+    assert metrics_main([str(first), str(second), *options, "--out", str(tmp_path / "s.csv"), "--judge", "rules"]) == 0
+    capsys.readouterr()
+    # Records under another name than the report judge's (judged before a rules judge was recorded under its name)
+    assert metrics_main([str(first), str(second), *options, "--out", str(tmp_path / "t.csv"), "--judge", "strict"]) == 1
+    error = capsys.readouterr().err
+    assert f"error: judge 'strict': 4 of the 4 judged items read from 2 judgment file(s) ({first}, {second})" in error
+    assert "recorded under another judge: 'rules' (4)" in error and "--forcerun judge_responses" in error
+    assert not (tmp_path / "t.csv").exists()
+    # No judged item at all: an error naming the judge and the files, not a table of "-"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert metrics_main([str(empty), *options, "--out", str(tmp_path / "u.csv"), "--judge", "strict"]) == 1
+    assert f"error: no judged items for judge 'strict' in the 1 judgment file(s) read ({empty})" in capsys.readouterr().err
+    assert not (tmp_path / "u.csv").exists()
+
+
+def test_require_judge_lists_a_few_of_many_files():
+    from virtuebench.metrics import require_judge
+    from virtuebench.records import RecordError
+
+    paths = [f"results/judgments/strict/m/honest/{level}.jsonl" for level in (64, 128, 256, 512, 1024)]
+    with pytest.raises(RecordError, match=r"\(results/judgments/strict/m/honest/64.jsonl, .*/256.jsonl and 2 more\)"):
+        require_judge([], "strict", paths)
+    require_judge([_judgment(1, 64, False, True)], "rules", paths[:1])

@@ -382,7 +382,57 @@ def test_supplement_and_curation_settings_name_what_is_wrong():
     problems = str(error.value).splitlines()[1:]
     assert "  config.judges.g: llm judge: unknown setting(s) ['llm']; allowed: " + str(sorted(JUDGE_KEYS)) in problems
     assert "  config.curation.sources[1]: 'tiktok' is not allowed; allowed values: " + ", ".join(REAL_SOURCES) in problems
-    assert f"  config.curation.filter_model: 'gpt-9' is not in the model registry {REPO / 'config' / 'models.yaml'}" in problems
+    registry = REPO / "config" / "models.yaml"
+    assert f"  config.curation.filter_model: 'gpt-9' is not in the model registry {registry}; did you mean 'GPT-5' or 'GPT-4o'?" in problems
     config["curation"]["difficulty_judge"] = "gpt-99"
     with pytest.raises(ConfigError, match=r"config.curation.difficulty_judge: 'gpt-99' is not allowed; allowed values: rules, g"):
         check_config(config, CONFIG_DIR, base_dir=REPO, environ={}, defer_keys=True)
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (
+            {"models": ["refuse", "Qwen2.5VL-7b"]},
+            "config.models[1]: 'Qwen2.5VL-7b' is not in the model registry {registry}; did you mean 'Qwen2.5VL-7B'? allowed values: ",
+        ),
+        ({"judge": "gpt4o"}, "config.judge: 'gpt4o' is not allowed; did you mean 'gpt-4o'? allowed values: rules, gpt-4o, gpt-3.5-cvrr"),
+        ({"compare_judges": [["rule", "gpt-4o"]]}, "config.compare_judges[0][0]: 'rule' is not allowed; did you mean 'rules'?"),
+        ({"source": {"name": "synthetc"}}, "config.source.name: 'synthetc' is not allowed; did you mean 'synthetic'? allowed values: "),
+        ({"prompts": ["honset"]}, "config.prompts[0]: 'honset' is not allowed; did you mean 'honest'? allowed values: honest, plain"),
+        ({"report": {"prompt": "Plain"}}, "config.report.prompt: 'Plain' is not allowed; did you mean 'plain'? allowed values"),
+        (
+            {"report": {"compare": [["gues", "oracle"]]}},
+            "config.report.compare[0]: model 'gues' is not in config.models; did you mean 'guess'?",
+        ),
+        ({"prompts": ["honest", "sneaky"]}, "config.prompts[1]: 'sneaky' is not allowed; allowed values: honest, plain"),  # none close
+    ],
+)
+def test_a_misspelt_name_gets_the_close_one_first(change, message):
+    config = {**copy.deepcopy(DEFAULT), **change}
+    with pytest.raises(ConfigError) as error:
+        check(config)
+    assert message.format(registry=REPO / "config" / "models.yaml") in str(error.value)
+
+
+def test_did_you_mean_prefers_the_same_name_in_other_case_and_stays_quiet_when_nothing_is_close():
+    from virtuebench.config import did_you_mean
+
+    registry = ["Qwen2.5VL-7B", "Qwen2.5VL-32B", "Qwen2.5VL-72B", "GPT-5", "GPT-4o"]
+    assert did_you_mean("qwen2.5vl-7b", registry) == "did you mean 'Qwen2.5VL-7B'? "
+    assert did_you_mean("gpt-9", registry) == "did you mean 'GPT-5' or 'GPT-4o'? "
+    assert did_you_mean("telepathy", registry) == "" and did_you_mean(7, registry) == ""
+
+
+def test_the_supplement_and_curation_names_get_the_close_one_first():
+    config = {**copy.deepcopy(DEFAULT), "source": {"name": "virtuebench"}, "models": ["refuse", "guess"], "report": {"compare": []}}
+    config["curation"] = {"sources": ["mlvu", "lvbnch"], "difficulty_judge": "Rules"}
+    config["supplement"] = {"models": ["refuse", "gues"], "sources": ["mlv"], "mcq_prompt": "standrd"}
+    with pytest.raises(ConfigError) as error:
+        check_config(config, CONFIG_DIR, base_dir=REPO, environ={}, defer_keys=True)
+    text = str(error.value)
+    assert "config.curation.sources[1]: 'lvbnch' is not allowed; did you mean 'lvbench' or 'longvideobench'? allowed values: " in text
+    assert "config.curation.difficulty_judge: 'Rules' is not allowed; did you mean 'rules'? allowed values: " in text
+    assert "config.supplement.models[1]: 'gues' is not allowed; did you mean 'guess'? allowed values (config.models): " in text
+    assert "config.supplement.sources[0]: 'mlv' is not allowed; did you mean 'mlvu'? allowed values: " in text
+    assert "config.supplement.mcq_prompt: 'standrd' is not allowed; did you mean 'standard'? allowed values: " in text

@@ -136,6 +136,8 @@ def test_lint_is_clean(tmp_path):
         ({"models": ["refuse", "gpt-9"]}, "config.models[1]: 'gpt-9' is not in the model registry"),
         ({"levels": "64"}, "config.levels: must be of type array"),
         ({"judge": "oracle"}, "config.judge: 'oracle' is not allowed; allowed values: rules"),
+        ({"models": ["Qwen2.5VL-7b"]}, "config.models[0]: 'Qwen2.5VL-7b' is not in the model registry"),
+        ({"models": ["Qwen2.5VL-7b"]}, "; did you mean 'Qwen2.5VL-7B'? allowed values: "),
     ],
 )
 def test_bad_config_stops_the_run_naming_the_key(tmp_path, change, message):

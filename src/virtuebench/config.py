@@ -8,9 +8,11 @@ references between config, model registry and the code's registries (backends, p
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -28,6 +30,27 @@ class ConfigError(ValueError):
     """The configuration is invalid; the message lists every problem, one per line."""
 
 
+def did_you_mean(name: Any, choices: Iterable[str]) -> str:
+    """For a misspelt name, `did you mean 'X'? ` (the same name in other case, else up to three close ones, by
+    difflib), to go before the list of allowed values; "" where no choice is close."""
+    if not isinstance(name, str):
+        return ""
+    by_lower: dict[str, str] = {}
+    for choice in map(str, choices):
+        by_lower.setdefault(choice.lower(), choice)
+    if name.lower() in by_lower:
+        close = [by_lower[name.lower()]]
+    else:
+        close = [by_lower[match] for match in difflib.get_close_matches(name.lower(), list(by_lower), n=3)]
+    return f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+
+
+def _and_did_you_mean(name: Any, choices: Iterable[str]) -> str:
+    """did_you_mean as the end of a message: "; did you mean 'X'?", or ""."""
+    hint = did_you_mean(name, choices)
+    return f"; {hint.strip()}" if hint else ""
+
+
 def _where(error: ValidationError, root: str) -> str:
     path = root
     for part in error.absolute_path:
@@ -42,10 +65,12 @@ def _describe(error: ValidationError, root: str) -> str:
         unknown = sorted(set(error.instance) - set(allowed))
         return f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; allowed keys: {', '.join(allowed)}"
     if error.validator == "enum":
-        return f"{where}: {error.instance!r} is not allowed; allowed values: {', '.join(map(str, error.validator_value))}"
+        allowed = list(map(str, error.validator_value))
+        return f"{where}: {error.instance!r} is not allowed; {did_you_mean(error.instance, allowed)}allowed values: {', '.join(allowed)}"
     if error.validator == "anyOf" and any("enum" in option for option in error.validator_value):
         allowed = [value for option in error.validator_value for value in option.get("enum", [])]
-        return f"{where}: {error.instance!r} is not allowed; allowed values: {', '.join(allowed)} (or package.module:Class)"
+        hint = did_you_mean(error.instance, allowed)
+        return f"{where}: {error.instance!r} is not allowed; {hint}allowed values: {', '.join(allowed)} (or package.module:Class)"
     if error.validator == "type":
         return f"{where}: must be of type {error.validator_value}, got {error.instance!r}"
     if error.validator == "required":
@@ -262,7 +287,8 @@ def _check_prompts_and_report(review: _Review) -> None:
     config, report = review.config, review.config["report"]
     if report["prompt"] not in config["prompts"]:
         review.problems.append(
-            f"config.report.prompt: {report['prompt']!r} is not allowed; allowed values (config.prompts): {', '.join(config['prompts'])}"
+            f"config.report.prompt: {report['prompt']!r} is not allowed; {did_you_mean(report['prompt'], config['prompts'])}"
+            f"allowed values (config.prompts): {', '.join(config['prompts'])}"
         )
     trust = report["trust"]
     if not trust["wrong_answer"] < trust["unwarranted_refusal"]:
@@ -274,9 +300,13 @@ def _check_prompts_and_report(review: _Review) -> None:
         for arm in pair:
             model, _, prompt = str(arm).partition(":")
             if model not in config["models"]:
-                review.problems.append(f"config.report.compare[{i}]: model {model!r} is not in config.models")
+                review.problems.append(
+                    f"config.report.compare[{i}]: model {model!r} is not in config.models{_and_did_you_mean(model, config['models'])}"
+                )
             if prompt and prompt not in config["prompts"]:
-                review.problems.append(f"config.report.compare[{i}]: prompt {prompt!r} is not in config.prompts")
+                review.problems.append(
+                    f"config.report.compare[{i}]: prompt {prompt!r} is not in config.prompts{_and_did_you_mean(prompt, config['prompts'])}"
+                )
 
 
 def _judge_key_env(settings: dict[str, Any], defined: dict[str, dict[str, Any]]) -> str | None:
@@ -306,7 +336,8 @@ def _check_judges(review: _Review) -> tuple[dict[str, dict[str, Any]], str]:
     for where, name in wanted:
         if name not in defined:
             review.problems.append(
-                f"{where}: {name!r} is not allowed; allowed values: {', '.join(defined)} (define others under config.judges)"
+                f"{where}: {name!r} is not allowed; {did_you_mean(name, defined)}allowed values: {', '.join(defined)} "
+                "(define others under config.judges)"
             )
     judge, judges = config["judge"], {}
     compared = {name for pair in config["compare_judges"] for name in pair}
@@ -351,7 +382,8 @@ def _check_hybrid(review: _Review, name: str, settings: dict[str, Any], defined:
     if llm is None or llm["kind"] != "llm":
         allowed = [other for other, spec in defined.items() if spec["kind"] == "llm"]
         review.problems.append(
-            f"config.judges.{name}.llm: {llm_name!r} is not an llm judge; allowed values: {', '.join(allowed) or 'none defined'}"
+            f"config.judges.{name}.llm: {llm_name!r} is not an llm judge; {did_you_mean(llm_name, allowed)}"
+            f"allowed values: {', '.join(allowed) or 'none defined'}"
         )
         return {"kind": "hybrid", "llm": None}
     try:
@@ -387,7 +419,8 @@ def _check_models(review: _Review, registry: dict[str, dict[str, Any]], registry
     for i, model in enumerate(config["models"]):
         if model not in registry:
             review.problems.append(
-                f"config.models[{i}]: {model!r} is not in the model registry {registry_path}; allowed values: {', '.join(sorted(registry))}"
+                f"config.models[{i}]: {model!r} is not in the model registry {registry_path}; {did_you_mean(model, registry)}"
+                f"allowed values: {', '.join(sorted(registry))}"
             )
         elif registry[model]["backend"] == "oracle" and config["source"]["name"] != "synthetic":
             review.problems.append(
@@ -404,16 +437,23 @@ def _check_supplement(review: _Review) -> None:
     for i, model in enumerate(supplement["models"]):
         if model not in config["models"]:
             review.problems.append(
-                f"config.supplement.models[{i}]: {model!r} is not allowed; allowed values (config.models): {', '.join(config['models'])}"
+                f"config.supplement.models[{i}]: {model!r} is not allowed; {did_you_mean(model, config['models'])}"
+                f"allowed values (config.models): {', '.join(config['models'])}"
             )
     for i, source in enumerate(supplement["sources"]):
         if source not in REAL_SOURCES:
-            review.problems.append(f"config.supplement.sources[{i}]: {source!r} is not allowed; allowed values: {', '.join(REAL_SOURCES)}")
+            review.problems.append(
+                f"config.supplement.sources[{i}]: {source!r} is not allowed; {did_you_mean(source, REAL_SOURCES)}"
+                f"allowed values: {', '.join(REAL_SOURCES)}"
+            )
     from virtuebench.prompts import TEMPLATES
 
     for key in ("mcq_prompt", "oe_prompt"):
         if supplement[key] not in TEMPLATES:
-            review.problems.append(f"config.supplement.{key}: {supplement[key]!r} is not allowed; allowed values: {', '.join(TEMPLATES)}")
+            review.problems.append(
+                f"config.supplement.{key}: {supplement[key]!r} is not allowed; {did_you_mean(supplement[key], TEMPLATES)}"
+                f"allowed values: {', '.join(TEMPLATES)}"
+            )
     if supplement["models"] and config["source"]["name"] != "virtuebench":
         review.problems.append(
             "config.supplement.models: the supplementary's table needs source virtuebench (the source benchmarks' questions)"
@@ -461,18 +501,24 @@ def _check_curation(
     difficulty_judge = curation["difficulty_judge"]
     if difficulty_judge not in defined:
         review.problems.append(
-            f"config.curation.difficulty_judge: {difficulty_judge!r} is not allowed; allowed values: {', '.join(defined)}"
+            f"config.curation.difficulty_judge: {difficulty_judge!r} is not allowed; {did_you_mean(difficulty_judge, defined)}"
+            f"allowed values: {', '.join(defined)}"
         )
     elif difficulty_judge not in judges:
         judges[difficulty_judge] = _curation_judge(review, difficulty_judge, defined)
     for i, source in enumerate(curation["sources"]):
         if source not in REAL_SOURCES:
-            review.problems.append(f"config.curation.sources[{i}]: {source!r} is not allowed; allowed values: {', '.join(REAL_SOURCES)}")
+            review.problems.append(
+                f"config.curation.sources[{i}]: {source!r} is not allowed; {did_you_mean(source, REAL_SOURCES)}"
+                f"allowed values: {', '.join(REAL_SOURCES)}"
+            )
     curation_models = {}
     for key in ("filter_model", "reference_model"):
         name = curation[key]
         if name not in registry:
-            review.problems.append(f"config.curation.{key}: {name!r} is not in the model registry {registry_path}")
+            review.problems.append(
+                f"config.curation.{key}: {name!r} is not in the model registry {registry_path}{_and_did_you_mean(name, registry)}"
+            )
             continue
         curation_models[name] = registry[name]
         key_env = (registry[name].get("settings") or {}).get("api_key_env")

@@ -436,3 +436,58 @@ def test_the_supplement_and_curation_names_get_the_close_one_first():
     assert "config.supplement.models[1]: 'gues' is not allowed; did you mean 'guess'? allowed values (config.models): " in text
     assert "config.supplement.sources[0]: 'mlv' is not allowed; did you mean 'mlvu'? allowed values: " in text
     assert "config.supplement.mcq_prompt: 'standrd' is not allowed; did you mean 'standard'? allowed values: " in text
+
+
+def _warned(config, about):
+    return [warning for warning in check(config).warnings if warning.startswith(about)]
+
+
+def test_trust_settings_the_chosen_scheme_does_not_read_are_warned_of():
+    config = copy.deepcopy(DEFAULT)
+    assert check(copy.deepcopy(DEFAULT)).warnings == []  # the demo sets none it does not use
+    config["report"]["trust"] = {"wrong_answer": -1.0, "unwarranted_refusal": -0.5}  # explicit, even at the default
+    assert _warned(config, "config.report.trust") == [
+        "config.report.trust.wrong_answer: does nothing under scheme kalai (the default), which reads only confidence_target; "
+        "wrong_answer is scheme refusal-credit's",
+        "config.report.trust.unwarranted_refusal: does nothing under scheme kalai (the default), which reads only "
+        "confidence_target; unwarranted_refusal is scheme refusal-credit's",
+    ]
+    config["report"]["trust"] = {"scheme": "refusal-credit", "confidence_target": 0.75, "wrong_answer": -2.0}
+    assert _warned(config, "config.report.trust") == [
+        "config.report.trust.confidence_target: does nothing under scheme refusal-credit, which reads only wrong_answer, "
+        "unwarranted_refusal; confidence_target is scheme kalai's"
+    ]
+    config["report"]["trust"] = {"scheme": "kalai", "confidence_target": 0.75}
+    assert _warned(config, "config.report.trust") == []
+
+
+def test_settings_of_a_judge_its_kind_does_not_read_are_warned_of():
+    config = _judges(
+        strict={"kind": "rules", "model": "gpt-4o", "prompt": "cvrr"},
+        letters={"kind": "mcq", "if_no_key": "rules"},
+        both={"kind": "hybrid", "llm": None, "max_tokens": 5, "if_no_key": "rules"},
+        plain={"kind": "rules"},
+    )
+    assert _warned(config, "config.judges") == [
+        "config.judges.strict: model, prompt do nothing for a judge of kind rules, which reads no setting but kind",
+        "config.judges.letters: if_no_key does nothing for a judge of kind mcq, which reads no setting but kind",
+        "config.judges.both: max_tokens does nothing for a judge of kind hybrid, which reads llm, if_no_key",
+    ]
+
+
+def test_sections_that_do_nothing_under_the_source_or_without_supplement_models_are_warned_of(tmp_path):
+    config = {**copy.deepcopy(DEFAULT), "curation": {"seed": 3}, "annotation": {"batch_size": 10}, "supplement": {"level": 128}}
+    assert _warned(config, "config.curation") == ["config.curation: seed does nothing without source virtuebench (they build it)"]
+    assert _warned(config, "config.annotation") == ["config.annotation: batch_size does nothing without source virtuebench (they build it)"]
+    assert _warned(config, "config.supplement") == [
+        "config.supplement: level does nothing without config.supplement.models (the supplementary's table is made for them)"
+    ]
+    prompt = tmp_path / "grader.txt"
+    prompt.write_text("Question: {question}\nTarget: {target}\nPredicted: {predicted_answer}\n")
+    config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+    config["supplement"]["authors_grader_prompt"] = str(prompt)
+    warnings = check_config(config, CONFIG_DIR, base_dir=REPO, environ={}, defer_keys=True).warnings
+    assert [w for w in warnings if w.startswith("config.")] == [
+        "config.supplement.authors_grader_prompt: does nothing with videoevalpro_grader: virtuebench; it is the prompt of "
+        "videoevalpro_grader: authors"
+    ]

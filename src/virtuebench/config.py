@@ -556,6 +556,51 @@ def _curation_judge(review: _Review, name: str, defined: dict[str, dict[str, Any
     return {"kind": settings["kind"]}
 
 
+#: The report.trust settings each scheme reads besides `scheme` (virtuebench.metrics.TrustWeights.value).
+TRUST_SCHEME_SETTINGS = {"kalai": ("confidence_target",), "refusal-credit": ("wrong_answer", "unwarranted_refusal")}
+#: The settings a judge of each kind reads besides `kind` (an llm judge refuses those it does not read: LlmJudgeSettings).
+JUDGE_KIND_SETTINGS = {"rules": (), "mcq": (), "hybrid": ("llm", "if_no_key")}
+
+
+def _check_unused_settings(review: _Review, given: dict[str, Any]) -> None:
+    """Warn of each setting the config gives (`given`: before the schema's defaults) that does nothing under its other
+    choices: the other trust scheme's, one a judge's kind does not read, the curation's without source virtuebench,
+    the supplement's without supplement.models, the authors' grader prompt without the authors' grader."""
+    config = review.config
+    trust = (given.get("report") or {}).get("trust") or {}
+    scheme = config["report"]["trust"]["scheme"]
+    chosen = f"scheme {scheme}" + ("" if "scheme" in trust else " (the default)")
+    for other, keys in TRUST_SCHEME_SETTINGS.items():
+        for key in (key for key in keys if other != scheme and key in trust):
+            review.warnings.append(
+                f"config.report.trust.{key}: does nothing under {chosen}, which reads only "
+                f"{', '.join(TRUST_SCHEME_SETTINGS[scheme])}; {key} is scheme {other}'s"
+            )
+    for name, settings in config["judges"].items():
+        reads = JUDGE_KIND_SETTINGS.get(settings["kind"])
+        unread = [key for key in settings if reads is not None and key != "kind" and key not in reads]
+        if unread:
+            review.warnings.append(
+                f"config.judges.{name}: {', '.join(unread)} {'does' if len(unread) == 1 else 'do'} nothing for a judge of kind "
+                f"{settings['kind']}, which reads {', '.join(reads) if reads else 'no setting but kind'}"
+            )
+    unused = []
+    if config["source"]["name"] != "virtuebench":
+        unused += [(section, "without source virtuebench (they build it)") for section in ("curation", "annotation")]
+    if not config["supplement"]["models"]:
+        unused.append(("supplement", "without config.supplement.models (the supplementary's table is made for them)"))
+    for section, why in unused:
+        keys = sorted(key for key in given.get(section) or {} if key != "models")
+        if keys:
+            review.warnings.append(f"config.{section}: {', '.join(keys)} {'does' if len(keys) == 1 else 'do'} nothing {why}")
+    supplement, grader = config["supplement"], config["supplement"]["videoevalpro_grader"]
+    if supplement["models"] and (given.get("supplement") or {}).get("authors_grader_prompt") and grader != "authors":
+        review.warnings.append(
+            f"config.supplement.authors_grader_prompt: does nothing with videoevalpro_grader: {grader}; "
+            "it is the prompt of videoevalpro_grader: authors"
+        )
+
+
 def check_config(
     config: dict[str, Any],
     config_dir: str | Path,
@@ -574,7 +619,7 @@ def check_config(
     errors = schema_errors(config, config_dir / "schema.yaml", "config")
     if errors:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
-    config = with_defaults(config, config_dir / "schema.yaml")
+    given, config = config, with_defaults(config, config_dir / "schema.yaml")
     review = _Review(config, os.environ if environ is None else environ, defer_keys)
     _check_source_and_levels(review)
     _check_prompts_and_report(review)
@@ -585,6 +630,7 @@ def check_config(
     _check_models(review, registry, registry_path)
     _check_supplement(review)
     curation_models = _check_curation(review, registry, registry_path, judges)
+    _check_unused_settings(review, given)
     if review.problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(review.problems))
     frame_pixels = config["frames"]["max_pixels"]

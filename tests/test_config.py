@@ -491,3 +491,16 @@ def test_sections_that_do_nothing_under_the_source_or_without_supplement_models_
         "config.supplement.authors_grader_prompt: does nothing with videoevalpro_grader: virtuebench; it is the prompt of "
         "videoevalpro_grader: authors"
     ]
+
+
+def test_a_dry_run_names_the_missing_keys_a_real_run_stops_on():
+    from virtuebench.config import start_warnings
+
+    config = {**copy.deepcopy(DEFAULT), "judge": "gpt-4o", "levels": [32, 64]}
+    checked = check_config(config, CONFIG_DIR, base_dir=REPO, environ={}, defer_keys=True)
+    assert start_warnings(checked, runs_jobs=True) == checked.warnings and len(checked.warnings) == 1
+    assert start_warnings(checked, runs_jobs=False) == [
+        *checked.warnings,
+        "config.judges.gpt-4o: the judge needs an API key: set the environment variable OPENAI_API_KEY (or set config.judge: "
+        "rules, or config.judges.gpt-4o.if_no_key: rules); a real run stops here, before any job",
+    ]

@@ -146,6 +146,14 @@ def frame_storage_pixels(entries: list[dict[str, Any]]) -> int | None:
     return max((cap for cap in caps if cap), default=None)
 
 
+def start_warnings(checked: Checked, runs_jobs: bool) -> list[str]:
+    """What the Snakefile prints before the DAG: the checks' warnings and, where the run starts no job (a dry run),
+    each missing API key or token, on which a real run stops before its first job (the Snakefile's onstart)."""
+    if runs_jobs:
+        return list(checked.warnings)
+    return [*checked.warnings, *(f"{line}; a real run stops here, before any job" for line in checked.missing_keys)]
+
+
 # --- Defaults ---------------------------------------------------------------------------------------------------
 
 

@@ -504,6 +504,7 @@ def test_the_cli_help_says_what_each_setting_is(capsys):
         "--confidence-target CONFIDENCE_TARGET kalai: the confidence target t",
         "--wrong-answer WRONG_ANSWER refusal-credit: trust score of a wrong answer",
         "--unwarranted-refusal UNWARRANTED_REFUSAL refusal-credit: trust score of a refusal where an answer was expected",
+        "--judge JUDGE the report judge: refuse judgments of any other, and an empty selection",
     ]:
         assert said in text, said
 
@@ -561,6 +562,18 @@ def test_require_judge_lists_a_few_of_many_files():
     from virtuebench.records import RecordError
 
     paths = [f"results/judgments/strict/m/honest/{level}.jsonl" for level in (64, 128, 256, 512, 1024)]
-    with pytest.raises(RecordError, match=r"\(results/judgments/strict/m/honest/64.jsonl, .*/256.jsonl and 2 more\)"):
+    with pytest.raises(RecordError) as error:
         require_judge([], "strict", paths)
+    listed = "results/judgments/strict/m/honest/64.jsonl, results/judgments/strict/m/honest/128.jsonl, "
+    assert f"5 judgment file(s) read ({listed}results/judgments/strict/m/honest/256.jsonl and 2 more)" in str(error.value)
+    with pytest.raises(RecordError) as error:  # three files: all named
+        require_judge([], "strict", paths[:3])
+    assert str(error.value).endswith(f"3 judgment file(s) read ({listed}{paths[2]}): the tables would hold no number")
     require_judge([_judgment(1, 64, False, True)], "rules", paths[:1])
+    # Several other judges: each named with its count, in name order
+    other = [dataclasses.replace(_judgment(i, 64, False, True), judge=name) for i, name in enumerate(["x", "rules", "x"])]
+    with pytest.raises(RecordError, match=r"2 of the 3 judged items .* another judge: 'x' \(2\); judge them"):
+        require_judge(other, "rules", paths[:3])
+    with pytest.raises(RecordError) as error:
+        require_judge(other, "strict", paths[:3])
+    assert str(error.value).endswith("another judge: 'rules' (1), 'x' (2); judge them again (`snakemake --forcerun judge_responses`)")

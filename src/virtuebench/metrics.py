@@ -225,7 +225,7 @@ def require_judge(judgments: Sequence[Judgment], judge: str, paths: Sequence[str
         )
     if not judgments:
         raise RecordError(
-            f"no judged items for judge {judge!r} in the {len(paths)} judgment file(s) read ({_listing(paths) or 'none given'}): "
+            f"no judged items for judge {judge!r} in the {len(paths)} judgment file(s) read ({_listing(paths)}): "
             "the tables would hold no number"
         )
 

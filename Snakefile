@@ -13,7 +13,11 @@ from virtuebench.metrics import summarize_excluded, summarize_invalid  # noqa: E
 from virtuebench.support.runlock import snakemake_mode  # noqa: E402
 
 
-configfile: "config/config.yaml"
+# The demo's settings, only where the user gives no --configfile of their own: Snakemake would merge this file under
+# theirs (its source settings into another source's, say), and --config cannot remove a merged key.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 # The schemas (and each setting's rerun class, x-rerun) beside this Snakefile, whichever virtuebench is imported.
@@ -44,7 +48,12 @@ include: "rules/inference.smk"  # before the rules that `use rule run_inference`
 include: "rules/curation.smk"
 include: "rules/supplement.smk"
 include: "rules/judge.smk"
-include: "rules/report.smk"
+if config["benchmark"] == "virtuebench":  # VirtueBench's tables and figures; CVRR-ES's are in rules/cvrr.smk
+
+    include: "rules/report.smk"
+
+
+include: "rules/browser.smk"
 include: "rules/cvrr.smk"
 
 
@@ -55,7 +64,7 @@ guard_run()
 rule all:
     input:
         default_targets(),
-        expand("results/judge_agreement/{pair}.json", pair=[f"{a}__vs__{b}" for a, b in CHECKED.compare]),
+        expand(res("judge_agreement/{pair}.json"), pair=[f"{a}__vs__{b}" for a, b in CHECKED.compare]),
     default_target: True
 
 
@@ -67,7 +76,7 @@ onstart:
 
 onsuccess:
     # Items left out of the instances table, broken videos and failed items: say so where the user looks.
-    for warning in (summarize_excluded("results/instances_excluded.csv"), summarize_invalid("results/invalid_items.csv")):
+    for warning in (summarize_excluded(res("instances_excluded.csv")), summarize_invalid(res("invalid_items.csv"))):
         if warning:
             print(f"virtuebench WARNING: {warning}", file=sys.stderr)
 
@@ -75,7 +84,7 @@ onsuccess:
 onerror:
     # A failed or interrupted run still says what the instances table left out (the failed job's own error comes above),
     # and what was kept.
-    warning = summarize_excluded("results/instances_excluded.csv")
+    warning = summarize_excluded(res("instances_excluded.csv"))
     if warning:
         print(f"virtuebench WARNING: {warning}", file=sys.stderr)
     print(

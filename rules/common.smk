@@ -12,12 +12,36 @@ from virtuebench.instances import videos as video_paths
 from virtuebench.inference import items_for_level
 from virtuebench.curation.supplement import AUTHORS_GRADER_JUDGE, Choices, forms_of as supplement_forms
 from virtuebench.judge.letter_grade import grader_settings
-from virtuebench.config import run_settings, tracked_settings
+from virtuebench.config import logs_folder, run_settings, tracked_settings
 from virtuebench.sources import REAL_SOURCES, sampling_of
 from virtuebench import verify
 from virtuebench.records import stable_hash
 from virtuebench.support import runlock
 from virtuebench.support.runlock import snakemake_mode
+
+
+# Where this configuration's results and logs go (config.results): every path below is built from these, so two
+# configurations with different results folders (the demo, CVRR-ES, a paper run) never touch each other's files.
+RESULTS = os.path.normpath(config["results"])
+LOGS = logs_folder(RESULTS)
+JUDGE_CACHE = config["judge_cache"] or f"{RESULTS}/judge_cache.sqlite"
+CURATION_CACHE = CURATION["cache"] or f"{RESULTS}/curation/llm_cache.sqlite"
+# The CVRR-ES tables: the results folder's own in a CVRR-ES run; beside VirtueBench's, the published ones only.
+CVRR_DIR = RESULTS if config["benchmark"] == "cvrr" else f"{RESULTS}/cvrr-published"
+
+
+def res(path):
+    """A path under the results folder (wildcards kept)."""
+    return f"{RESULTS}/{path}"
+
+
+def logpath(path):
+    """A path under the logs folder (wildcards kept)."""
+    return f"{LOGS}/{path}"
+
+
+def cvrr_path(path):
+    return f"{CVRR_DIR}/{path}"
 
 
 # The package is importable in any environment the rules run in, installed or not.
@@ -122,7 +146,7 @@ def model_levels(model, table=None):
 
 def frames_for_level(wildcards):
     level = int(wildcards.level)
-    return sorted({f"results/frames/{inst.video_id}" for inst in items_for_level(instances(), level)})
+    return sorted({f"{RESULTS}/frames/{inst.video_id}" for inst in items_for_level(instances(), level)})
 
 
 def model_config(wildcards):
@@ -139,7 +163,7 @@ def model_run_config(wildcards):
 
 def judgments(judge=None, table=None):
     return [
-        f"results/judgments/{judge or JUDGE}/{model}/{prompt}/{level}.jsonl"
+        f"{RESULTS}/judgments/{judge or JUDGE}/{model}/{prompt}/{level}.jsonl"
         for model in config["models"]
         for prompt in config["prompts"]
         for level in model_levels(model, table)
@@ -148,7 +172,7 @@ def judgments(judge=None, table=None):
 
 def browser_frames():
     """Every frame folder an instance's level uses (the browser's thumbnails)."""
-    return sorted({f"results/frames/{inst.video_id}" for inst in instances()})
+    return sorted({f"{RESULTS}/frames/{inst.video_id}" for inst in instances()})
 
 
 def browser_judgments():
@@ -156,7 +180,7 @@ def browser_judgments():
     judges = dict.fromkeys([JUDGE, *(name for pair in CHECKED.compare for name in pair)])
     paths = [path for judge in judges for path in judgments(judge)]
     if config["benchmark"] == "cvrr" and cvrr_published_dir():
-        paths.append("results/cvrr/published_judgments.jsonl")
+        paths.append(cvrr_path("published_judgments.jsonl"))
     return paths
 
 
@@ -185,29 +209,29 @@ def judge_run_config(wildcards):
 
 def cvrr_published_dir():
     published = config["cvrr"]["published_dir"]
-    return "results/cvrr/published" if published == "download" else published
+    return cvrr_path("published") if published == "download" else published
 
 
 def cvrr_table_inputs(wildcards):
     """Judgments of this workflow's own runs (benchmark cvrr) and the imported published ones, if any."""
     inputs = judgments() if config["benchmark"] == "cvrr" else []
     if cvrr_published_dir():
-        inputs.append("results/cvrr/published_judgments.jsonl")
+        inputs.append(cvrr_path("published_judgments.jsonl"))
     if not inputs:
-        raise ValueError("results/cvrr tables need config benchmark: cvrr or config.cvrr.published_dir")
+        raise ValueError("the CVRR-ES tables need config benchmark: cvrr or config.cvrr.published_dir")
     return inputs
 
 
 def default_targets():
     if config["benchmark"] == "cvrr":
-        return ["results/cvrr/table2.tex", "results/cvrr/table3.tex", "results/cvrr/fig1.png", "results/cvrr/fig4_dscp_gains.png", "results/browser/index.html"]
-    targets = ["results/table1.tex", "results/table2.tex", "results/fig4.png", "results/fig6.png", "results/scores.csv"]
-    targets += ["results/comparisons.csv", "results/table2_trust.tex", "results/fig_levels.png", "results/browser/index.html"]
-    targets += ["results/fig3_composition.png", "results/supplement/fig1_sources.png"]
+        return [cvrr_path("table2.tex"), cvrr_path("table3.tex"), cvrr_path("fig1.png"), cvrr_path("fig4_dscp_gains.png"), res("browser/index.html")]
+    targets = [res("table1.tex"), res("table2.tex"), res("fig4.png"), res("fig6.png"), res("scores.csv")]
+    targets += [res("comparisons.csv"), res("table2_trust.tex"), res("fig_levels.png"), res("browser/index.html")]
+    targets += [res("fig3_composition.png"), res("supplement/fig1_sources.png")]
     if CURATED:
-        targets += ["results/stats/sources.tex", "results/curation/filter_counts.csv"]
+        targets += [res("stats/sources.tex"), res("curation/filter_counts.csv")]
         if SUPPLEMENT["models"]:
-            targets.append("results/supplement/table1.tex")
+            targets.append(res("supplement/table1.tex"))
     return targets
 
 
@@ -258,11 +282,11 @@ def model_entry(name):
 
 def source_raw_dir(source):
     """An already downloaded release (config.curation.raw_dirs), else the download rule's folder."""
-    return CURATION["raw_dirs"].get(source) or f"results/sources/{source}/raw"
+    return CURATION["raw_dirs"].get(source) or f"{RESULTS}/sources/{source}/raw"
 
 
 def source_download(wildcards):
-    return [] if CURATION["raw_dirs"].get(wildcards.source) else f"results/sources/{wildcards.source}/raw/download.json"
+    return [] if CURATION["raw_dirs"].get(wildcards.source) else f"{RESULTS}/sources/{wildcards.source}/raw/download.json"
 
 
 def source_revision_option(source):
@@ -322,20 +346,20 @@ def kept_frames_for_level(wildcards):
     # job is created (and its video path param evaluated) before that checkpoint has run.
     checkpoints.collect_candidates.get()
     level = int(wildcards.level)
-    return sorted({f"results/frames/{inst.video_id}" for inst in items_for_level(kept_instances(), level)})
+    return sorted({f"{RESULTS}/frames/{inst.video_id}" for inst in items_for_level(kept_instances(), level)})
 
 
 def reference_drafts(wildcards):
     """The reference model's draft answers at every configured level (a level no kept video reaches
     gives an empty file). Not read from the kept table, so a dry run shows these jobs before it exists."""
     model = CURATION["reference_model"]
-    return [f"results/curation/references/{model}/{level}.jsonl" for level in config["levels"]]
+    return [f"{RESULTS}/curation/references/{model}/{level}.jsonl" for level in config["levels"]]
 
 
 def supplement_frames(wildcards):
     """Frame folders of the supplement set's videos (once the sets exist)."""
     path = checkpoints.make_supplement_sets.get(source=wildcards.source).output[wildcards.form]
-    return sorted({f"results/supplement/frames/{wildcards.source}/{inst.video_id}" for inst in _instances_at(path, os.path.getmtime(path))})
+    return sorted({f"{RESULTS}/supplement/frames/{wildcards.source}/{inst.video_id}" for inst in _instances_at(path, os.path.getmtime(path))})
 
 
 def supplement_video_path(wildcards):
@@ -359,7 +383,7 @@ def supplement_pool(wildcards):
     that is open-ended by design, VideoEval-Pro, whose questions all stay)."""
     if SUPPLEMENT["question_pool"] != "filtered" or wildcards.source not in supplement_filtered_sources():
         return []
-    return [f"results/curation/{wildcards.source}/answerability.parquet"]
+    return [f"{RESULTS}/curation/{wildcards.source}/answerability.parquet"]
 
 
 # The supplement's protocol choices (docs/supplement.md); the authors' grader's settings hold its prompt file's sha256
@@ -403,7 +427,8 @@ REPORT_RULES = ("compute_scores", "compare_arms", "make_tables", "make_fig6", "m
 
 def report_outputs():
     """Every report output of this configuration: what the judgments are read into."""
-    outputs = [str(path) for name in REPORT_RULES if hasattr(rules, name) for path in getattr(rules, name).output]
+    defined = {rule.name for rule in workflow.rules}
+    outputs = [str(path) for name in REPORT_RULES if name in defined for path in getattr(rules, name).output]
     outputs += [path for a, b in CHECKED.compare for path in expand(rules.compare_judges.output, a=a, b=b)]
     return outputs
 
@@ -417,26 +442,27 @@ def guard_run():
     if not workflow.is_main_process or mode == "no-jobs":
         return
     if mode == "run":
-        lock = Path(runlock.LOCK_PATH).resolve()  # absolute: Snakemake leaves --directory before the process exits
+        lock = Path(runlock.lock_path(RESULTS)).resolve()  # absolute: Snakemake leaves --directory before the process exits
         try:
-            holder, note = runlock.acquire(lock)
+            holder, note = runlock.acquire(lock, RESULTS)
         except runlock.RunLocked as error:
             sys.exit(f"virtuebench: {error}")
         atexit.register(runlock.release, lock, holder)  # at any exit of this process; kill -9 leaves a dead pid
         if note:
             print(f"virtuebench WARNING: {note}", file=sys.stderr)
-        if any(Path(".snakemake/locks").glob("*.lock")):  # Snakemake will stop on them: say that unlocking is safe
+        others = [other for other in runlock.live_holders() if other != holder]
+        if any(Path(".snakemake/locks").glob("*.lock")) and not others:  # Snakemake may stop on them: unlocking is safe
             print(
                 "virtuebench: Snakemake's lock of an earlier run is left in .snakemake/locks (a run killed or cut off), "
-                "and no other run holds this results folder: `snakemake --unlock` is safe here, then the same command again.",
+                "and no other run is live in this folder: `snakemake --unlock` is safe here, then the same command again.",
                 file=sys.stderr,
             )
-    table = Path("results/instances.parquet")
+    table = Path(res("instances.parquet"))
     if not table.exists():
         return
     listed = _instances_at(str(table), os.path.getmtime(table))
     judges = dict.fromkeys([JUDGE, *(name for pair in CHECKED.compare for name in pair)])
-    remembered = verify.Remembered(".snakemake/virtuebench/chain.json")  # checks that passed on the same files
+    remembered = verify.Remembered(f"{runlock.state_dir(RESULTS)}/chain.json")  # checks that passed on the same files
     chain = verify.check([path for judge in judges for path in judgments(judge, listed)], listed, report_outputs(), remembered)
     remembered.save()
     if not chain.problems:

@@ -15,13 +15,13 @@ localrules:
 
 rule download_source:
     output:
-        "results/sources/{source}/raw/download.json",
+        res("sources/{source}/raw/download.json"),
     params:
         out_dir=lambda wildcards, output: os.path.dirname(output[0]),
         revision=lambda wildcards: source_revision_option(wildcards.source),
         verify=CURATION["verify"],
     log:
-        "logs/sources/{source}/download.log",
+        logpath("sources/{source}/download.log"),
     conda:
         "../envs/core.yaml"
     message:
@@ -35,13 +35,13 @@ rule convert_source:
     input:
         source_download,
     output:
-        candidates="results/sources/{source}/candidates.parquet",
-        excluded="results/sources/{source}/excluded.csv",
+        candidates=res("sources/{source}/candidates.parquet"),
+        excluded=res("sources/{source}/excluded.csv"),
     params:
         settings=lambda wildcards: json.dumps({"raw_dir": source_raw_dir(wildcards.source), "levels": config["levels"]}),
-        videos_dir=lambda wildcards: f"results/sources/{wildcards.source}/videos",
+        videos_dir=lambda wildcards: f"{RESULTS}/sources/{wildcards.source}/videos",
     log:
-        "logs/sources/{source}/convert.log",
+        logpath("sources/{source}/convert.log"),
     threads: 2
     conda:
         "../envs/core.yaml"
@@ -56,11 +56,11 @@ rule convert_source:
 # Every converted video: where the frame rule finds a video before the final table exists.
 checkpoint collect_candidates:
     input:
-        expand("results/sources/{source}/candidates.parquet", source=CURATION_SOURCES),
+        expand(res("sources/{source}/candidates.parquet"), source=CURATION_SOURCES),
     output:
-        "results/sources/candidates.parquet",
+        res("sources/candidates.parquet"),
     log:
-        "logs/sources/collect.log",
+        logpath("sources/collect.log"),
     conda:
         "../envs/core.yaml"
     message:
@@ -71,15 +71,15 @@ checkpoint collect_candidates:
 
 rule filter_answer_length:
     input:
-        "results/sources/{source}/candidates.parquet",
+        res("sources/{source}/candidates.parquet"),
     output:
-        kept="results/curation/{source}/answer_length.parquet",
-        removed="results/curation/{source}/answer_length_removed.csv",
-        summary="results/curation/{source}/answer_length.json",
+        kept=res("curation/{source}/answer_length.parquet"),
+        removed=res("curation/{source}/answer_length_removed.csv"),
+        summary=res("curation/{source}/answer_length.json"),
     params:
         max_words=CURATION["max_answer_words"],
     log:
-        "logs/curation/{source}/answer_length.log",
+        logpath("curation/{source}/answer_length.log"),
     conda:
         "../envs/core.yaml"
     message:
@@ -93,18 +93,18 @@ rule filter_answerability:
     input:
         rules.filter_answer_length.output.kept,
     output:
-        kept="results/curation/{source}/answerability.parquet",
-        removed="results/curation/{source}/answerability_removed.csv",
-        summary="results/curation/{source}/answerability.json",
-        decisions="results/curation/{source}/answerability_decisions.jsonl",
+        kept=res("curation/{source}/answerability.parquet"),
+        removed=res("curation/{source}/answerability_removed.csv"),
+        summary=res("curation/{source}/answerability.json"),
+        decisions=res("curation/{source}/answerability_decisions.jsonl"),
     params:
         model=CURATION["filter_model"],
         model_config=lambda wildcards: curation_model_config("filter_model"),
-        cache=CURATION["cache"],
+        cache=CURATION_CACHE,
     resources:
         model_run=lambda wildcards: curation_model_run_config("filter_model"),
     log:
-        "logs/curation/{source}/answerability.log",
+        logpath("curation/{source}/answerability.log"),
     conda:
         "../envs/api.yaml"
     message:
@@ -119,24 +119,24 @@ rule filter_difficulty:
     input:
         rules.filter_answerability.output.kept,
     output:
-        kept="results/curation/{source}/difficulty.parquet",
-        removed="results/curation/{source}/difficulty_removed.csv",
-        summary="results/curation/{source}/difficulty.json",
-        decisions="results/curation/{source}/difficulty_decisions.jsonl",
+        kept=res("curation/{source}/difficulty.parquet"),
+        removed=res("curation/{source}/difficulty_removed.csv"),
+        summary=res("curation/{source}/difficulty.json"),
+        decisions=res("curation/{source}/difficulty_decisions.jsonl"),
     params:
         model=CURATION["filter_model"],
         model_config=lambda wildcards: curation_model_config("filter_model"),
         judge=CURATION["difficulty_judge"],
         judge_config=lambda wildcards: tracked_settings("judge", judge_settings(CURATION["difficulty_judge"]), CONFIG_DIR),
-        judge_cache=config["judge_cache"],
-        cache=CURATION["cache"],
-        frames_dir=lambda wildcards: f"results/curation/{wildcards.source}/single_frames",
+        judge_cache=JUDGE_CACHE,
+        cache=CURATION_CACHE,
+        frames_dir=lambda wildcards: f"{RESULTS}/curation/{wildcards.source}/single_frames",
         seed=CURATION["seed"],
     resources:
         model_run=lambda wildcards: curation_model_run_config("filter_model"),
         judge_run=lambda wildcards: run_settings("judge", judge_settings(CURATION["difficulty_judge"]), CONFIG_DIR),
     log:
-        "logs/curation/{source}/difficulty.log",
+        logpath("curation/{source}/difficulty.log"),
     conda:
         "../envs/api.yaml"
     message:
@@ -152,18 +152,18 @@ rule filter_difficulty:
 
 checkpoint merge_kept:
     input:
-        kept=expand("results/curation/{source}/difficulty.parquet", source=CURATION_SOURCES),
+        kept=expand(res("curation/{source}/difficulty.parquet"), source=CURATION_SOURCES),
         summaries=expand(
-            "results/curation/{source}/{stage}.json",
+            res("curation/{source}/{stage}.json"),
             source=CURATION_SOURCES,
             stage=["answer_length", "answerability", "difficulty"],
         ),
     output:
-        kept="results/curation/kept.parquet",
-        counts="results/curation/filter_counts.csv",
-        run_record="results/curation/kept_run.json",  # read by make_instances: why in rules/sources.smk
+        kept=res("curation/kept.parquet"),
+        counts=res("curation/filter_counts.csv"),
+        run_record=res("curation/kept_run.json"),  # read by make_instances: why in rules/sources.smk
     log:
-        "logs/curation/merge.log",
+        logpath("curation/merge.log"),
     conda:
         "../envs/core.yaml"
     message:
@@ -179,12 +179,12 @@ use rule run_inference as draft_reference_answers with:
         instances=kept_table,
         frames=kept_frames_for_level,
     output:
-        "results/curation/references/{model}/{level}.jsonl",
+        res("curation/references/{model}/{level}.jsonl"),
     params:
         prompt="reference",
         rows=kept_digest,
     log:
-        "logs/curation/references/{model}/{level}.log",
+        logpath("curation/references/{model}/{level}.log"),
     message:
         "Drafting per-level reference answers with {wildcards.model} at {wildcards.level} frames"
 
@@ -194,31 +194,32 @@ rule export_annotation:
         kept=kept_table,
         drafts=reference_drafts,
     output:
-        directory("results/annotation/batches"),
+        directory(res("annotation/batches")),
     params:
         kept=kept_digest,
         levels=config["levels"],
         batch_size=config["annotation"]["batch_size"],
+        frames_dir=res("frames"),
     log:
-        "logs/annotation/export.log",
+        logpath("annotation/export.log"),
     conda:
         "../envs/core.yaml"
     message:
         "Writing annotation batches (question, full-video answer, draft per level, frame folders) to {output}"
     shell:
         "python -m virtuebench.curation export --kept {input.kept} --drafts {input.drafts} --levels {params.levels} "
-        "--frames-dir results/frames --batch-size {params.batch_size} --out {output} > {log} 2>&1"
+        "--frames-dir {params.frames_dir} --batch-size {params.batch_size} --out {output} > {log} 2>&1"
 
 
 rule make_stats:
     input:
-        "results/instances.parquet",
+        res("instances.parquet"),
     output:
-        composition="results/stats/composition.csv",
-        summary_csv="results/stats/sources.csv",
-        summary_tex="results/stats/sources.tex",
+        composition=res("stats/composition.csv"),
+        summary_csv=res("stats/sources.csv"),
+        summary_tex=res("stats/sources.tex"),
     log:
-        "logs/stats.log",
+        logpath("stats.log"),
     conda:
         "../envs/core.yaml"
     message:

@@ -6,11 +6,11 @@ localrules:
 
 rule download_cvrr_published:
     output:
-        directory("results/cvrr/published"),
+        directory(cvrr_path("published")),
     params:
         commit=config["cvrr"]["published_commit"],
     log:
-        "logs/cvrr/download.log",
+        logpath("cvrr/download.log"),
     conda:
         "../envs/core.yaml"
     message:
@@ -23,9 +23,9 @@ rule import_cvrr_published:
     input:
         lambda wildcards: cvrr_published_dir(),
     output:
-        "results/cvrr/published_judgments.jsonl",
+        cvrr_path("published_judgments.jsonl"),
     log:
-        "logs/cvrr/import.log",
+        logpath("cvrr/import.log"),
     conda:
         "../envs/core.yaml"
     message:
@@ -38,16 +38,16 @@ rule make_cvrr_tables:
     input:
         cvrr_table_inputs,
     output:
-        table2="results/cvrr/table2.tex",
-        table2_csv="results/cvrr/table2.csv",
-        table3="results/cvrr/table3.tex",
-        table3_csv="results/cvrr/table3.csv",
-        scores="results/cvrr/scores.csv",
+        table2=cvrr_path("table2.tex"),
+        table2_csv=cvrr_path("table2.csv"),
+        table3=cvrr_path("table3.tex"),
+        table3_csv=cvrr_path("table3.csv"),
+        scores=cvrr_path("scores.csv"),
     params:
         out_dir=lambda wildcards, output: os.path.dirname(output.table2),
         empty=config["cvrr"]["empty_predictions"],
     log:
-        "logs/cvrr/tables.log",
+        logpath("cvrr/tables.log"),
     conda:
         "../envs/core.yaml"
     message:
@@ -60,14 +60,14 @@ rule make_cvrr_figures:
     input:
         rules.make_cvrr_tables.output.table2_csv,
     output:
-        fig1="results/cvrr/fig1.png",
-        fig1_csv="results/cvrr/fig1.csv",
-        fig4="results/cvrr/fig4_dscp_gains.png",
-        fig4_csv="results/cvrr/fig4_dscp_gains.csv",
+        fig1=cvrr_path("fig1.png"),
+        fig1_csv=cvrr_path("fig1.csv"),
+        fig4=cvrr_path("fig4_dscp_gains.png"),
+        fig4_csv=cvrr_path("fig4_dscp_gains.csv"),
     params:
         out_dir=lambda wildcards, output: os.path.dirname(output.fig1),
     log:
-        "logs/cvrr/figures.log",
+        logpath("cvrr/figures.log"),
     conda:
         "../envs/core.yaml"
     message:

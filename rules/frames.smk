@@ -1,15 +1,15 @@
 rule extract_frames:
     input:
         # ancient: a new table re-extracts a video only if the video itself (stamp), its path or the settings change
-        instances=ancient("results/sources/candidates.parquet" if CURATED else "results/instances.parquet"),
+        instances=ancient(res("sources/candidates.parquet") if CURATED else res("instances.parquet")),
     output:
-        directory("results/frames/{video_id}"),
+        directory(res("frames/{video_id}")),
     params:
         video=video_path,
         stamp=video_stamp,
         options=frames_options,
     log:
-        "logs/frames/{video_id}.log",
+        logpath("frames/{video_id}.log"),
     threads: 2
     group:
         "frames"

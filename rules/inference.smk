@@ -9,15 +9,15 @@ rule run_inference:
         instances=ancient(str(rules.make_instances.output.instances)),
         frames=frames_for_level,
     output:
-        "results/responses/{model}/{prompt}/{level}.jsonl",
+        res("responses/{model}/{prompt}/{level}.jsonl"),
     params:
         rows=instances_digest,
         model_config=model_config,
-        frames_dir="results/frames",
+        frames_dir=res("frames"),
         prompt="{prompt}",
         level="{level}",
     log:
-        "logs/responses/{model}/{prompt}/{level}.log",
+        logpath("responses/{model}/{prompt}/{level}.log"),
     resources:
         gpu=model_resource("gpus", 0),
         cpus_per_gpu=model_cpus_per_gpu,

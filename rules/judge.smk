@@ -8,15 +8,15 @@ rule judge_responses:
         responses=rules.run_inference.output[0],
         instances=rules.make_instances.output.instances,
     output:
-        "results/judgments/{judge}/{model}/{prompt}/{level}.jsonl",
+        res("judgments/{judge}/{model}/{prompt}/{level}.jsonl"),
     params:
         judge_config=judge_config,
         upstream=judge_upstream,
-        cache=config["judge_cache"],
+        cache=JUDGE_CACHE,
     resources:
         run_config=judge_run_config,
     log:
-        "logs/judgments/{judge}/{model}/{prompt}/{level}.log",
+        logpath("judgments/{judge}/{model}/{prompt}/{level}.log"),
     conda:
         "../envs/core.yaml"
     message:
@@ -32,10 +32,10 @@ rule compare_judges:
         a=lambda wildcards: judgments(wildcards.a),
         b=lambda wildcards: judgments(wildcards.b),
     output:
-        summary="results/judge_agreement/{a}__vs__{b}.json",
-        disagreements="results/judge_agreement/{a}__vs__{b}.disagreements.jsonl",
+        summary=res("judge_agreement/{a}__vs__{b}.json"),
+        disagreements=res("judge_agreement/{a}__vs__{b}.disagreements.jsonl"),
     log:
-        "logs/judge_agreement/{a}__vs__{b}.log",
+        logpath("judge_agreement/{a}__vs__{b}.log"),
     conda:
         "../envs/core.yaml"
     message:

@@ -5,7 +5,6 @@ localrules:
     make_fig4,
     make_fig6,
     make_fig_levels,
-    make_browser,
     make_counts_figure,
     compare_judges,
 
@@ -14,8 +13,8 @@ rule compute_scores:
     input:
         lambda wildcards: judgments(),
     output:
-        scores="results/scores.csv",
-        invalid="results/invalid_items.csv",
+        scores=res("scores.csv"),
+        invalid=res("invalid_items.csv"),
     params:
         resamples=config["report"]["bootstrap"]["resamples"],
         seed=config["report"]["bootstrap"]["seed"],
@@ -24,14 +23,15 @@ rule compute_scores:
         wrong_answer=config["report"]["trust"]["wrong_answer"],
         unwarranted_refusal=config["report"]["trust"]["unwarranted_refusal"],
         judge=JUDGE,
+        results=lambda wildcards, output: os.path.dirname(output.scores),  # the results folder
     log:
-        "logs/scores.log",
+        logpath("scores.log"),
     conda:
         "../envs/core.yaml"
     message:
         "Scoring {input} (intervals: {params.resamples} bootstrap resamples over videos)"
     shell:
-        "python -m virtuebench.metrics {input} --chain-root results --out {output.scores} --invalid-out {output.invalid} "
+        "python -m virtuebench.metrics {input} --chain-root {params.results} --out {output.scores} --invalid-out {output.invalid} "
         "--resamples {params.resamples} --seed {params.seed} --trust-scheme {params.trust_scheme} "
         "--confidence-target {params.confidence_target} --wrong-answer {params.wrong_answer} "
         "--unwarranted-refusal {params.unwarranted_refusal} --judge {params.judge} > {log} 2>&1"
@@ -41,7 +41,7 @@ rule compare_arms:
     input:
         lambda wildcards: judgments(),
     output:
-        "results/comparisons.csv",
+        res("comparisons.csv"),
     params:
         models=config["models"],
         prompts=config["prompts"],
@@ -51,14 +51,15 @@ rule compare_arms:
         resamples=config["report"]["bootstrap"]["resamples"],
         seed=config["report"]["bootstrap"]["seed"],
         holm_family=config["report"]["holm_family"],
+        results=lambda wildcards, output: os.path.dirname(output[0]),
     log:
-        "logs/comparisons.log",
+        logpath("comparisons.log"),
     conda:
         "../envs/core.yaml"
     message:
         "Paired comparisons: prompts per model, adjacent models in Table 2, report.compare"
     shell:
-        "python -m virtuebench.comparisons {input} --chain-root results --models {params.models} --prompts {params.prompts} "
+        "python -m virtuebench.comparisons {input} --chain-root {params.results} --models {params.models} --prompts {params.prompts} "
         "--prompt {params.prompt} --judge {params.judge} {params.pairs} --resamples {params.resamples} "
         "--seed {params.seed} --holm-family {params.holm_family} --out {output} > {log} 2>&1"
 
@@ -67,9 +68,9 @@ rule make_tables:
     input:
         scores=rules.compute_scores.output.scores,
     output:
-        table1="results/table1.tex",
-        table2="results/table2.tex",
-        trust="results/table2_trust.tex",
+        table1=res("table1.tex"),
+        table2=res("table2.tex"),
+        trust=res("table2_trust.tex"),
     params:
         models=config["models"],
         levels=config["levels"],
@@ -81,7 +82,7 @@ rule make_tables:
         wrong_answer=config["report"]["trust"]["wrong_answer"],
         unwarranted_refusal=config["report"]["trust"]["unwarranted_refusal"],
     log:
-        "logs/tables.log",
+        logpath("tables.log"),
     conda:
         "../envs/core.yaml"
     message:
@@ -98,12 +99,12 @@ rule make_fig4:
     input:
         instances=rules.make_instances.output.instances,
     output:
-        png="results/fig4.png",
-        csv="results/fig4.csv",
+        png=res("fig4.png"),
+        csv=res("fig4.csv"),
     params:
         levels=config["levels"],
     log:
-        "logs/fig4.log",
+        logpath("fig4.log"),
     conda:
         "../envs/core.yaml"
     message:
@@ -118,14 +119,14 @@ rule make_fig6:
         scores=rules.compute_scores.output.scores,
         comparisons=rules.compare_arms.output[0],
     output:
-        png="results/fig6.png",
-        csv="results/fig6.csv",
+        png=res("fig6.png"),
+        csv=res("fig6.csv"),
     params:
         models=config["models"],
         prompts=config["prompts"],
         judge=JUDGE,
     log:
-        "logs/fig6.log",
+        logpath("fig6.log"),
     conda:
         "../envs/core.yaml"
     message:
@@ -140,15 +141,15 @@ rule make_fig_levels:
     input:
         scores=rules.compute_scores.output.scores,
     output:
-        png="results/fig_levels.png",
-        csv="results/fig_levels.csv",
+        png=res("fig_levels.png"),
+        csv=res("fig_levels.csv"),
     params:
         models=config["models"],
         levels=config["levels"],
         prompt=config["report"]["prompt"],
         judge=JUDGE,
     log:
-        "logs/fig_levels.log",
+        logpath("fig_levels.log"),
     conda:
         "../envs/core.yaml"
     message:
@@ -159,39 +160,18 @@ rule make_fig_levels:
         "--out {output.png} --csv {output.csv} > {log} 2>&1"
 
 
-rule make_browser:
-    input:
-        instances=rules.make_instances.output.instances,
-        frames=lambda wildcards: browser_frames(),
-        judgments=lambda wildcards: browser_judgments(),
-    output:
-        "results/browser/index.html",
-    params:
-        out_dir=lambda wildcards, output: os.path.dirname(output[0]),
-        thumb_width=config["report"]["thumb_width"],
-    log:
-        "logs/browser.log",
-    conda:
-        "../envs/core.yaml"
-    message:
-        "Writing the per-item results browser (open results/browser/index.html)"
-    shell:
-        "python -m virtuebench.browser {input.judgments} --chain-root results --instances {input.instances} --frames-dir results/frames "
-        "--out {params.out_dir} --thumb-width {params.thumb_width} > {log} 2>&1"
-
-
 rule make_counts_figure:
     input:
         instances=rules.make_instances.output.instances,
     output:
-        png="results/{figure}.png",
-        csv="results/{figure}.csv",
+        png=res("{figure}.png"),
+        csv=res("{figure}.csv"),
     wildcard_constraints:
         figure="fig3_composition|supplement/fig1_sources",
     params:
         kind=lambda wildcards: "composition" if wildcards.figure == "fig3_composition" else "sources",
     log:
-        "logs/{figure}.log",
+        logpath("{figure}.log"),
     conda:
         "../envs/core.yaml"
     message:

@@ -6,14 +6,14 @@ if not CURATED:
 
     checkpoint make_instances:
         output:
-            instances="results/instances.parquet",
-            excluded="results/instances_excluded.csv",
-            videos=directory("results/videos"),
+            instances=res("instances.parquet"),
+            excluded=res("instances_excluded.csv"),
+            videos=directory(res("videos")),
         params:
             source=config["source"]["name"],
             settings=source_settings,
         log:
-            "logs/make_instances.log",
+            logpath("make_instances.log"),
         threads: 2
         conda:
             "../envs/core.yaml"
@@ -28,26 +28,26 @@ else:
     # The curated benchmark: the kept questions with their verified per-level answers (docs/annotation.md).
     checkpoint make_instances:
         input:
-            kept="results/curation/kept.parquet",
+            kept=res("curation/kept.parquet"),
             # Runs whenever merge_kept has run, even where the kept table came out byte for byte the same (a new rules
             # version re-judges the difficulty filter): Snakemake plans this checkpoint before merge_kept runs, and a
             # checkpoint planned but then found up to date (same checksum) leaves the jobs built from its table
             # unbuilt in that run (Table 2's judgments). Running it is cheap; the inference jobs built from its
             # table track its rows (instances_digest), not its date, so none runs again for a table that is the same.
-            merged="results/curation/kept_run.json",
+            merged=res("curation/kept_run.json"),
             drafts=reference_drafts,
-            batches="results/annotation/batches",
+            batches=res("annotation/batches"),
             verified=verified_annotations,  # so a corrected batch re-imports
         output:
-            instances="results/instances.parquet",
-            excluded="results/instances_excluded.csv",
-            check="results/annotation/answerability_check.csv",
+            instances=res("instances.parquet"),
+            excluded=res("instances_excluded.csv"),
+            check=res("annotation/answerability_check.csv"),
         params:
             verified=config["annotation"]["verified_dir"] or "",
             allow_drafts="--allow-drafts" if config["annotation"]["allow_drafts"] else "",
             levels=config["levels"],
         log:
-            "logs/make_instances.log",
+            logpath("make_instances.log"),
         conda:
             "../envs/core.yaml"
         message:

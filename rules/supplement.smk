@@ -11,13 +11,13 @@
 
 use rule convert_source as convert_supplement_source with:
     output:
-        candidates="results/supplement/{source}/candidates.parquet",
-        excluded="results/supplement/{source}/excluded.csv",
+        candidates=res("supplement/{source}/candidates.parquet"),
+        excluded=res("supplement/{source}/excluded.csv"),
     params:
         settings=lambda wildcards: json.dumps({"raw_dir": source_raw_dir(wildcards.source), "levels": [SUPPLEMENT["level"]], "sampling": "clip"}),
-        videos_dir=lambda wildcards: f"results/supplement/{wildcards.source}/videos",
+        videos_dir=lambda wildcards: f"{RESULTS}/supplement/{wildcards.source}/videos",
     log:
-        "logs/supplement/{source}/convert.log",
+        logpath("supplement/{source}/convert.log"),
     message:
         f"Converting every {{wildcards.source}} question to candidates with {SUPPLEMENT['level']} frames over any video"
 
@@ -27,15 +27,15 @@ checkpoint make_supplement_sets:
         candidates=rules.convert_supplement_source.output.candidates,
         pool=supplement_pool,  # question_pool filtered: the curation's kept questions of the source
     output:
-        mcq="results/supplement/{source}/mcq.parquet",
-        oe="results/supplement/{source}/oe.parquet",
+        mcq=res("supplement/{source}/mcq.parquet"),
+        oe=res("supplement/{source}/oe.parquet"),
     params:
         level=SUPPLEMENT["level"],
         max_questions=lambda wildcards: f"--max-questions {SUPPLEMENT['max_questions_per_source']}" if SUPPLEMENT["max_questions_per_source"] else "",
         seed=SUPPLEMENT["seed"],
         pool=lambda wildcards, input: f"--pool {input.pool}" if input.pool else "",
     log:
-        "logs/supplement/{source}/sets.log",
+        logpath("supplement/{source}/sets.log"),
     conda:
         "../envs/core.yaml"
     message:
@@ -47,15 +47,15 @@ checkpoint make_supplement_sets:
 
 use rule extract_frames as extract_supplement_frames with:
     input:
-        ancient("results/supplement/{source}/oe.parquet"),
+        ancient(res("supplement/{source}/oe.parquet")),
     output:
-        directory("results/supplement/frames/{source}/{video_id}"),
+        directory(res("supplement/frames/{source}/{video_id}")),
     params:
         video=supplement_video_path,
         stamp=supplement_video_stamp,
         options=supplement_frames_options,
     log:
-        "logs/supplement/frames/{source}/{video_id}.log",
+        logpath("supplement/frames/{source}/{video_id}.log"),
     message:
         f"Extracting {SUPPLEMENT['level']} frames over the whole of {{wildcards.video_id}}"
 
@@ -64,17 +64,17 @@ use rule extract_frames as extract_supplement_frames with:
 # VideoEval-Pro's with its authors' suffix where videoevalpro_suffix says so: e.g. honest+concise).
 use rule run_inference as run_supplement_inference with:
     input:
-        instances="results/supplement/{source}/{form}.parquet",
+        instances=res("supplement/{source}/{form}.parquet"),
         frames=supplement_frames,
     output:
-        "results/supplement/responses/{model}/{source}/{form}.jsonl",
+        res("supplement/responses/{model}/{source}/{form}.jsonl"),
     params:
         rows="",  # the set's table is an ordinary input here: tracked by date
-        frames_dir=lambda wildcards: f"results/supplement/frames/{wildcards.source}",
+        frames_dir=lambda wildcards: f"{RESULTS}/supplement/frames/{wildcards.source}",
         prompt=supplement_prompt,
         level=SUPPLEMENT["level"],
     log:
-        "logs/supplement/responses/{model}/{source}/{form}.log",
+        logpath("supplement/responses/{model}/{source}/{form}.log"),
     message:
         "Asking {wildcards.model} {wildcards.source}'s questions in {wildcards.form} form"
 
@@ -84,17 +84,17 @@ use rule run_inference as run_supplement_inference with:
 rule judge_supplement:
     input:
         responses=rules.run_supplement_inference.output[0],
-        instances="results/supplement/{source}/{form}.parquet",
+        instances=res("supplement/{source}/{form}.parquet"),
     output:
-        "results/supplement/judgments/{model}/{source}/{form}.jsonl",
+        res("supplement/judgments/{model}/{source}/{form}.jsonl"),
     params:
         judge=lambda wildcards: supplement_judge(wildcards)[0],
         judge_config=lambda wildcards: tracked_settings("judge", supplement_judge(wildcards)[1], CONFIG_DIR),
-        cache=config["judge_cache"],
+        cache=JUDGE_CACHE,
     resources:
         run_config=lambda wildcards: run_settings("judge", supplement_judge(wildcards)[1], CONFIG_DIR),
     log:
-        "logs/supplement/judgments/{model}/{source}/{form}.log",
+        logpath("supplement/judgments/{model}/{source}/{form}.log"),
     conda:
         "../envs/core.yaml"
     message:
@@ -108,16 +108,16 @@ rule judge_supplement:
 rule make_supplement_table:
     input:
         judgments=[
-            f"results/supplement/judgments/{model}/{source}/{form}.jsonl"
+            f"{RESULTS}/supplement/judgments/{model}/{source}/{form}.jsonl"
             for model in SUPPLEMENT["models"]
             for source in SUPPLEMENT_SOURCES
             for form in supplement_forms(source)  # OE only for VideoEval-Pro, as the paper's table
         ],
-        scores="results/scores.csv",
-        excluded=[f"results/supplement/{source}/excluded.csv" for source in SUPPLEMENT_SOURCES],
+        scores=res("scores.csv"),
+        excluded=[f"{RESULTS}/supplement/{source}/excluded.csv" for source in SUPPLEMENT_SOURCES],
     output:
-        csv="results/supplement/table1.csv",
-        tex="results/supplement/table1.tex",
+        csv=res("supplement/table1.csv"),
+        tex=res("supplement/table1.tex"),
     params:
         models=SUPPLEMENT["models"],
         sources=SUPPLEMENT_SOURCES,
@@ -131,7 +131,7 @@ rule make_supplement_table:
         videoevalpro_grader=SUPPLEMENT["videoevalpro_grader"],
         videoevalpro_suffix="yes" if SUPPLEMENT_CHOICES.uses_suffix else "no",
     log:
-        "logs/supplement/table1.log",
+        logpath("supplement/table1.log"),
     conda:
         "../envs/core.yaml"
     message:

@@ -157,7 +157,9 @@ def test_a_model_on_an_unverified_route_is_named_at_start(tmp_path):
     assert "its processor was never run" in warnings[0] and "docs/models.md" in warnings[0]
 
 
-def test_frames_are_stored_for_the_largest_pixel_cap_of_the_configured_models(tmp_path):
+def test_the_stored_frame_size_does_not_depend_on_the_configured_models(tmp_path):
+    """frames.max_pixels (default 200,704, the paper's models' cap) whatever models run, so adding one re-extracts
+    nothing; a model whose own cap is above it is named; `auto` is the largest cap among the models."""
     registry = {
         "small": {"backend": "guess", "verified": "x", "settings": {"max_pixels": 100_000}},
         "large": {"backend": "guess", "verified": "x", "settings": {"max_pixels": 400_000}},
@@ -165,9 +167,25 @@ def test_frames_are_stored_for_the_largest_pixel_cap_of_the_configured_models(tm
     }
     (tmp_path / "models.yaml").write_text(yaml.safe_dump(registry))
     config = {**copy.deepcopy(DEFAULT), "model_registry": str(tmp_path / "models.yaml")}
-    assert check({**config, "models": ["small", "large", "any"]}).frame_pixels == 400_000
-    assert check({**config, "models": ["any"]}).frame_pixels is None  # no model states a cap: the source's size
+    config["frames"].pop("max_pixels")  # the schema's default
+    for models in (["any"], ["small"], ["small", "large", "any"]):
+        assert check({**config, "models": models}).frame_pixels == 200_704
+    (larger,) = [w for w in check({**config, "models": ["small", "large", "any"]}).warnings if "max_pixels" in w]
+    assert larger.startswith("config.models: large's max_pixels 400000 is above the stored frames' cap") and "200704" in larger
+    assert not [w for w in check({**config, "models": ["small", "any"]}).warnings if "max_pixels" in w]
+    auto = {**config, "frames": {"max_pixels": "auto"}}
+    assert check({**auto, "models": ["small", "large", "any"]}).frame_pixels == 400_000
+    assert check({**auto, "models": ["any"]}).frame_pixels is None  # no model states a cap: the source's size
     assert check({**config, "models": ["small"], "frames": {"max_pixels": 50_000}}).frame_pixels == 50_000
+    assert not [w for w in check({**config, "models": ["large"], "frames": {"max_pixels": None}}).warnings if "max_pixels" in w]
+
+
+def test_the_results_folder_is_checked():
+    for folder in ("results", "results/cvrr", "runs/paper", "/scratch/vb"):
+        check({**copy.deepcopy(DEFAULT), "results": folder})
+    for folder in (".", "./", "logs/x", "config", "../elsewhere"):
+        with pytest.raises(ConfigError, match=r"config.results: .* is not allowed: a folder of its own"):
+            check({**copy.deepcopy(DEFAULT), "results": folder})
 
 
 def test_levels_that_are_not_the_papers_are_accepted_with_a_warning():

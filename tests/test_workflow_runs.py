@@ -210,19 +210,19 @@ def test_cvrr_benchmark_in_the_workflow(tmp_path, monkeypatch):
         ).read_text()
     )
     assert short["sampling"] == "clip" and len(short["levels"]["8"]["files"]) == 8 and short["duration_s"] < 8
-    rows = list(csv.DictReader((workdir / "results" / "cvrr" / "table2.csv").open()))
+    rows = list(csv.DictReader((workdir / "results" / "table2.csv").open()))
     by_row = {(r["setting"], r["model"]): r for r in rows}
     assert by_row[("standard_prompting", "PaperModel")]["average"] == "50.00"
     # The fake judge says correct when the first sentences match: refuse never matches "No." or "A rope.".
     assert by_row[("standard_prompting", "refuse")]["partial_actions"] == "0.00"
     assert by_row[("dscp_prompting", "guess")]["average"] == "-", "only 1 of 11 dimensions was run"
     assert set(rows[0]) == {"setting", "model", *DIMENSIONS, "average"}
-    assert "0 empty predictions skipped" in (workdir / "results" / "cvrr" / "table2.tex").read_text()
-    gains = list(csv.DictReader((workdir / "results" / "cvrr" / "fig4_dscp_gains.csv").open()))
-    fig1 = list(csv.DictReader((workdir / "results" / "cvrr" / "fig1.csv").open()))
-    assert [row["model"] for row in fig1] == ["PaperModel"] and (workdir / "results" / "cvrr" / "fig1.png").stat().st_size > 0
+    assert "0 empty predictions skipped" in (workdir / "results" / "table2.tex").read_text()
+    gains = list(csv.DictReader((workdir / "results" / "fig4_dscp_gains.csv").open()))
+    fig1 = list(csv.DictReader((workdir / "results" / "fig1.csv").open()))
+    assert [row["model"] for row in fig1] == ["PaperModel"] and (workdir / "results" / "fig1.png").stat().st_size > 0
     assert gains == []  # no model has all 11 dimensions under both settings here (the published one: standard only)
-    table3 = (workdir / "results" / "cvrr" / "table3.tex").read_text()
+    table3 = (workdir / "results" / "table3.tex").read_text()
     assert "DSCP (Both stages)" in table3 and "refuse" in table3
     responses = [json.loads(line) for line in (workdir / "results" / "responses" / "guess" / "dscp" / "8.jsonl").read_text().splitlines()]
     assert all(r["context"] for r in responses), "DSCP's first step is recorded"

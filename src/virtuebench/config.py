@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import yaml
@@ -125,6 +125,17 @@ def resolve_registry(path: str | Path, work_dir: str | Path, workflow_dir: str |
     return Path(workflow_dir) / path
 
 
+def logs_folder(results: str) -> str:
+    """The logs folder of a results folder: logs/ for the default results/, logs/<rest> for results/<rest>, else
+    <results>/logs (an absolute folder, say on a cluster's scratch, keeps its logs beside it)."""
+    path = PurePath(os.path.normpath(results))
+    if path == PurePath("results"):
+        return "logs"
+    if not path.is_absolute() and path.parts[0] == "results":
+        return str(PurePath("logs", *path.parts[1:]))
+    return str(path / "logs")
+
+
 @dataclass
 class Checked:
     """The validated configuration's resolved parts."""
@@ -152,6 +163,19 @@ def start_warnings(checked: Checked, runs_jobs: bool) -> list[str]:
     if runs_jobs:
         return list(checked.warnings)
     return [*checked.warnings, *(f"{line}; a real run stops here, before any job" for line in checked.missing_keys)]
+
+
+def frame_size_warnings(frame_pixels: int | None, entries: dict[str, dict[str, Any]]) -> list[str]:
+    """A model whose own pixel cap is above the stored frames' sees smaller frames than its authors' code gives it."""
+    if frame_pixels is None:
+        return []
+    return [
+        f"config.models: {name}'s max_pixels {cap} is above the stored frames' cap config.frames.max_pixels {frame_pixels}: "
+        f"it sees frames of at most {frame_pixels} pixels; raise frames.max_pixels to give it its own (every video's frames "
+        "are then extracted again)"
+        for name, entry in entries.items()
+        if (cap := (entry.get("settings") or {}).get("max_pixels")) and cap > frame_pixels
+    ]
 
 
 # --- Defaults ---------------------------------------------------------------------------------------------------
@@ -271,6 +295,15 @@ class _Review:
 
     def missing_key(self, message: str) -> None:
         (self.missing_keys if self.defer_keys else self.problems).append(message)
+
+
+def _check_results(review: _Review) -> None:
+    folder = os.path.normpath(review.config["results"])
+    if folder == "." or folder.split(os.sep)[0] in ("..", "logs", "config", "rules", "src", "envs", "profiles", "tests", ".snakemake"):
+        review.problems.append(
+            f"config.results: {review.config['results']!r} is not allowed: a folder of its own, e.g. results/cvrr "
+            "(not the project folder, nor one of its logs, config, rules, src, envs, profiles, tests or .snakemake)"
+        )
 
 
 def _check_source_and_levels(review: _Review) -> None:
@@ -629,6 +662,7 @@ def check_config(
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
     given, config = config, with_defaults(config, config_dir / "schema.yaml")
     review = _Review(config, os.environ if environ is None else environ, defer_keys)
+    _check_results(review)
     _check_source_and_levels(review)
     _check_prompts_and_report(review)
     judges, judge = _check_judges(review)
@@ -644,6 +678,7 @@ def check_config(
     frame_pixels = config["frames"]["max_pixels"]
     if frame_pixels == "auto":
         frame_pixels = frame_storage_pixels([registry[model] for model in config["models"]])
+    review.warnings += frame_size_warnings(frame_pixels, {model: registry[model] for model in config["models"]})
     return Checked(
         {model: registry[model] for model in config["models"]},
         judges,

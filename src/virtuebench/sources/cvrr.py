@@ -70,7 +70,11 @@ def _video_file(folder: Path, video_id: str) -> Path:
 def load(settings: CvrrSettings, videos_dir: str | Path) -> tuple[list[Instance], Excluded]:
     root = Path(settings.root)
     if not root.is_dir():
-        raise ValueError(f"cvrr source: root {root} is not a folder (unzip CVRR-ES there)")
+        raise ValueError(
+            f"cvrr source: root {root} is not a folder: download CVRR-ES (the zipped release linked under 'Download CVRR-ES "
+            "Dataset' in https://github.com/mbzuai-oryx/CVRR-Evaluation-Suite) and unzip it there, or set "
+            "source.settings.root to where it is (README, 'CVRR-ES')"
+        )
     conversion = _Conversion(SOURCE, videos_dir, [settings.level], TASK_CATEGORIES)
     for dimension in settings.dimensions:
         folder = root / dimension

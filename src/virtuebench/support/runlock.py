@@ -10,15 +10,35 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-#: The lock of a working directory's results/, beside Snakemake's own records (a run that fails before any job leaves
-#: no results/ folder behind).
-LOCK_PATH = ".snakemake/virtuebench/run.lock"
+#: The workflow's own records (run locks, remembered chain checks), beside Snakemake's: a run that fails before any job
+#: leaves no results folder behind.
+STATE_ROOT = ".snakemake/virtuebench"
+#: The lock of a working directory's default results/ folder.
+LOCK_PATH = f"{STATE_ROOT}/run.lock"
+
+
+def state_dir(results_dir: str = "results") -> str:
+    """The folder of a results folder's own records: STATE_ROOT for results/, else a subfolder named after it."""
+    folder = os.path.normpath(results_dir)
+    return STATE_ROOT if folder == "results" else f"{STATE_ROOT}/{re.sub(r'[^A-Za-z0-9._-]', '_', folder)}"
+
+
+def lock_path(results_dir: str = "results") -> str:
+    """The run lock of a results folder: one live run per results folder, several folders side by side."""
+    return f"{state_dir(results_dir)}/run.lock"
+
+
+def live_holders(root: str | Path = STATE_ROOT) -> list[Holder]:
+    """The live runs holding a lock of any results folder under `root` (another host's counts as live)."""
+    holders = (read_holder(path) for path in sorted(Path(root).glob("**/run.lock")))
+    return [h for h in holders if h is not None and (h.host != socket.gethostname() or is_alive(h))]
 
 
 class RunLocked(RuntimeError):

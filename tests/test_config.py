@@ -357,6 +357,112 @@ def test_a_registry_that_cannot_be_read_is_named(tmp_path, content, message):
     assert str(error.value).startswith(message.format(path=path))
 
 
+# --- Several registry files (docs/models.md, "Adding your own model") ----------------------------------------------
+
+SHIPPED = yaml.safe_load((CONFIG_DIR / "models.yaml").read_text())
+MINE = {"mine": {"backend": "guess", "verified": "a user's model", "settings": {"max_pixels": 100_000}}}
+
+
+def with_registries(tmp_path, registries, models):
+    """The default config run from `tmp_path` (the working directory) with `model_registry: registries`."""
+    return check({**copy.deepcopy(DEFAULT), "model_registry": registries, "models": models}, base_dir=tmp_path)
+
+
+def test_a_list_of_registries_adds_the_later_files_models(tmp_path):
+    (tmp_path / "my_models.yaml").write_text(yaml.safe_dump(MINE))
+    # config/models.yaml is not in the working directory: the workflow's; my_models.yaml is.
+    checked = with_registries(tmp_path, ["config/models.yaml", "my_models.yaml"], ["refuse", "mine"])
+    assert checked.models == {"refuse": SHIPPED["refuse"], "mine": MINE["mine"]}
+    auto = {**copy.deepcopy(DEFAULT), "model_registry": ["config/models.yaml", "my_models.yaml"], "models": ["refuse", "mine"]}
+    auto["frames"]["max_pixels"] = "auto"
+    assert check(auto, base_dir=tmp_path).frame_pixels == 100_000  # frames.max_pixels: auto reads the user's entry too
+    # A list of one file reads as that file given alone.
+    assert with_registries(tmp_path, ["my_models.yaml"], ["mine"]).models == with_registries(tmp_path, "my_models.yaml", ["mine"]).models
+
+
+def test_each_relative_registry_path_is_looked_for_in_the_working_directory_first(tmp_path):
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "models.yaml").write_text(yaml.safe_dump({"local-only": {"backend": "refuse", "verified": "x"}}))
+    (tmp_path / "my_models.yaml").write_text(yaml.safe_dump(MINE))
+    checked = with_registries(tmp_path, ["config/models.yaml", "my_models.yaml"], ["local-only", "mine"])
+    assert list(checked.models) == ["local-only", "mine"]
+    with pytest.raises(ConfigError, match=r"config.models\[0\]: 'refuse' is not in the model registries"):
+        with_registries(tmp_path, ["config/models.yaml", "my_models.yaml"], ["refuse"])
+
+
+def test_a_model_two_registry_files_define_is_an_error_naming_both_files(tmp_path):
+    (tmp_path / "my_models.yaml").write_text(yaml.safe_dump({"GPT-4o": {"backend": "guess"}, **MINE}))
+    with pytest.raises(ConfigError) as error:
+        with_registries(tmp_path, ["config/models.yaml", "my_models.yaml"], ["refuse", "mine"])
+    assert str(error.value) == (
+        f"{tmp_path / 'my_models.yaml'}: GPT-4o: already defined in {CONFIG_DIR / 'models.yaml'}; a name means one model in "
+        "every table and results folder: give this entry another name (a variant of a registry model is a copy of its entry "
+        "under a new name)"
+    )
+    # Between two user files too, whatever the config's models.
+    (tmp_path / "more.yaml").write_text(yaml.safe_dump(MINE))
+    with pytest.raises(ConfigError, match=f"{tmp_path / 'more.yaml'}: mine: already defined in {tmp_path / 'my_models.yaml'}"):
+        with_registries(tmp_path, ["my_models.yaml", "more.yaml"], ["mine"])
+
+
+def test_every_registry_file_is_checked_and_each_error_names_its_file(tmp_path):
+    (tmp_path / "a.yaml").write_text("mine:\n  backend: telepathy\n")
+    (tmp_path / "b.yaml").write_text("yours:\n  backend: guess\n  gpu: 1\n")
+    (tmp_path / "c.yaml").write_text("- a list\n")
+    with pytest.raises(ConfigError) as error:
+        with_registries(tmp_path, ["config/models.yaml", "a.yaml", "b.yaml", "c.yaml", "gone.yaml"], ["refuse"])
+    lines = str(error.value).splitlines()
+    assert lines[0].startswith(f"{tmp_path / 'a.yaml'}: mine.backend: 'telepathy' is not allowed; allowed values: refuse, guess")
+    assert lines[1] == f"{tmp_path / 'b.yaml'}: yours: unknown key(s) 'gpu'; allowed keys: " + ", ".join(
+        sorted(yaml.safe_load((CONFIG_DIR / "models.schema.yaml").read_text())["properties"])
+    )
+    assert lines[2] == f"{tmp_path / 'c.yaml'}: must map model names to entries"
+    assert lines[3] == (
+        f"model_registry[4]: file {CONFIG_DIR.parent / 'gone.yaml'} not found (a relative path is looked for in the working "
+        f"directory {tmp_path.resolve()} first, then in the workflow's folder {CONFIG_DIR.parent.resolve()})"
+    )
+    assert len(lines) == 4
+
+
+def test_an_unknown_model_is_named_with_every_registry_file_read(tmp_path):
+    (tmp_path / "my_models.yaml").write_text(yaml.safe_dump(MINE))
+    with pytest.raises(ConfigError) as error:
+        with_registries(tmp_path, ["config/models.yaml", str(tmp_path / "my_models.yaml")], ["refuse", "my-model"])
+    assert (
+        f"config.models[1]: 'my-model' is not in the model registries {CONFIG_DIR / 'models.yaml'}, {tmp_path / 'my_models.yaml'} "
+        f"(read in that order); allowed values: {', '.join(sorted([*SHIPPED, 'mine']))}"
+    ) in str(error.value)
+    # One file, as a string: the message as it always was.
+    with pytest.raises(ConfigError) as error:
+        with_registries(tmp_path, str(tmp_path / "my_models.yaml"), ["my-model"])
+    assert f"config.models[0]: 'my-model' is not in the model registry {tmp_path / 'my_models.yaml'}; allowed values: mine" in str(
+        error.value
+    )
+
+
+def test_a_registry_file_listed_twice_is_named(tmp_path):
+    (tmp_path / "my_models.yaml").write_text(yaml.safe_dump(MINE))
+    with pytest.raises(
+        ConfigError, match=r"^model_registry\[1\]: ./my_models.yaml is the file model_registry\[0\] names \(listed twice\)$"
+    ):
+        with_registries(tmp_path, ["my_models.yaml", "./my_models.yaml"], ["mine"])
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ([], "config.model_registry: [] should be non-empty"),
+        (["a.yaml", "a.yaml"], "config.model_registry: ['a.yaml', 'a.yaml'] has non-unique elements"),
+        ([3], "config.model_registry[0]: must be of type string, got 3"),
+        ({"file": "a.yaml"}, "config.model_registry: must be of type ['string', 'array']"),
+    ],
+)
+def test_the_registry_key_takes_a_file_or_a_list_of_files(value, message):
+    with pytest.raises(ConfigError) as error:
+        check({**copy.deepcopy(DEFAULT), "model_registry": value})
+    assert message in str(error.value)
+
+
 JUDGE = {"kind": "llm", "model": "m", "api_key_env": None}
 JUDGE_KEYS = ["api_key_env", "base_url", "max_concurrency", "max_retries", "max_tokens", "model", "parse_retries", "prompt", "timeout_s"]
 

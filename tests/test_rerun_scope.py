@@ -12,7 +12,7 @@ import pytest
 import yaml
 from helpers.data import REPO
 from helpers.fake_openai import FakeOpenAI
-from helpers.workflow import scheduled, snakemake, workflow_copy, workflow_with_rules_version
+from helpers.workflow import REPORT_JOBS, scheduled, snakemake, workflow_copy, workflow_with_rules_version
 
 pytestmark = pytest.mark.workflow
 
@@ -24,15 +24,11 @@ SMALL = {
     "judge": "rules",
 }
 
-#: What rereads every judgment: the scores, the paired comparisons, and what is drawn from the scores, and the browser.
-#: Fig. 4 and the composition figures read the instances table alone, so no judgment reruns them.
-REPORT = {"compute_scores": 1, "compare_arms": 1, "make_tables": 1, "make_fig6": 1, "make_fig_levels": 1, "make_browser": 1, "all": 1}
-
 
 def one_model_rerun(model: str) -> Counter:
     """The jobs a change to the answers of `model` must rerun: its inference and judging at each of its two levels
     (one prompt), every report step that reads judgments, and nothing upstream (frames, instances)."""
-    return Counter({"run_inference": 2, f"model:{model}": 2, "judge_responses": 2, **REPORT})
+    return Counter({"run_inference": 2, f"model:{model}": 2, "judge_responses": 2, **REPORT_JOBS})
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +120,7 @@ def test_a_new_rules_version_rejudges_every_rules_judgment_and_nothing_else(done
     snakefile = workflow_with_rules_version(tmp_path / "workflow", "rules/next")
     jobs = scheduled(snakemake(workdir, "-n", config=config, snakefile=snakefile))
     print(f"\nrules version: {dict(jobs)}")
-    assert jobs == Counter({"judge_responses": 6, **REPORT})  # three models x one prompt x two levels, every one
+    assert jobs == Counter({"judge_responses": 6, **REPORT_JOBS})  # three models x one prompt x two levels, every one
 
 
 def test_adding_a_model_adds_only_its_jobs_and_the_report(done):
@@ -143,6 +139,17 @@ def test_adding_the_gpt4o_template_as_a_new_model_extracts_no_frames_and_reruns_
     jobs = scheduled(snakemake(workdir, "-n", config=added))
     print(f"\nGPT-4o template added: {dict(jobs)}")
     assert jobs == one_model_rerun("my-gpt")
+
+
+def test_a_registry_file_of_the_users_own_adds_only_its_models_jobs(done):
+    """`model_registry: [the run's registry, my_models.yaml]` (docs/models.md, "Adding your own model"): the registry
+    the run was made with, read first, is unchanged, so the dry run plans only the added model's jobs and the report."""
+    workdir, _, config = done
+    (workdir / "my_models.yaml").write_text(yaml.safe_dump({"mine": {"backend": "guess", "settings": {"priors": {"count": "3"}}}}))
+    user = {**config, "model_registry": [config["model_registry"], "my_models.yaml"], "models": [*config["models"], "mine"]}
+    jobs = scheduled(snakemake(workdir, "-n", config=user))
+    print(f"\nuser registry: {dict(jobs)}")
+    assert jobs == one_model_rerun("mine")
 
 
 def test_unrelated_settings_rerun_nothing(done):

@@ -84,10 +84,12 @@ def schema_errors(data: Any, schema_path: str | Path, root: str) -> list[str]:
     return [_describe(error, root) for error in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))]
 
 
-def load_registry(path: str | Path, schema_path: str | Path) -> dict[str, dict[str, Any]]:
+def load_registry(path: str | Path, schema_path: str | Path, key: str = "model_registry") -> dict[str, dict[str, Any]]:
+    """One registry file, every entry checked against models.schema.yaml; each error names the file (`key`: where the
+    config names it)."""
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"model_registry: file {path} not found")
+        raise ConfigError(f"{key}: file {path} not found")
     try:
         registry = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as error:
@@ -97,6 +99,60 @@ def load_registry(path: str | Path, schema_path: str | Path) -> dict[str, dict[s
     errors = [line for name, entry in registry.items() for line in schema_errors(entry, schema_path, f"{path}: {name}")]
     if errors:
         raise ConfigError("\n".join(errors))
+    return registry
+
+
+@dataclass
+class Registry:
+    """The model registry as the config names it: one file, or several read in order (`model_registry`)."""
+
+    entries: dict[str, dict[str, Any]]  # every model of every file
+    files: list[Path]  # as resolved, in the order read
+    origin: dict[str, Path] = field(default_factory=dict)  # the file that defines each model
+
+    def described(self) -> str:
+        """Where a model name was looked for, for the errors that list the allowed names."""
+        if len(self.files) == 1:
+            return f"the model registry {self.files[0]}"
+        return f"the model registries {', '.join(map(str, self.files))} (read in that order)"
+
+
+def load_registries(value: str | list[str], work_dir: str | Path, workflow_dir: str | Path, schema_path: str | Path) -> Registry:
+    """`model_registry`: one file, or a list of files read in order, each found as `resolve_registry` finds it and
+    checked on its own. A later file adds models; a name an earlier file defines is an error naming both files: a
+    model's name is its folder in results/ and its row in every table, so it must mean one entry (a variant of a
+    registry model goes under a new name; docs/models.md, "Adding your own model")."""
+    listed = isinstance(value, list)
+    names = value if listed else [value]
+    files = [resolve_registry(name, work_dir, workflow_dir) for name in names]
+    registry, problems, read = Registry({}, files), [], {}
+    for i, (name, path) in enumerate(zip(names, files)):
+        key = f"model_registry[{i}]" if listed else "model_registry"
+        if path.resolve() in read:
+            problems.append(f"{key}: {name} is the file {read[path.resolve()]} names (listed twice)")
+            continue
+        read[path.resolve()] = key
+        if not path.is_file() and not Path(name).is_absolute():
+            problems.append(
+                f"{key}: file {path} not found (a relative path is looked for in the working directory "
+                f"{Path(work_dir).resolve()} first, then in the workflow's folder {Path(workflow_dir).resolve()})"
+            )
+            continue
+        try:
+            entries = load_registry(path, schema_path, key)
+        except ConfigError as error:
+            problems.append(str(error))
+            continue
+        for model, entry in entries.items():
+            if model in registry.origin:
+                problems.append(
+                    f"{path}: {model}: already defined in {registry.origin[model]}; a name means one model in every table and "
+                    "results folder: give this entry another name (a variant of a registry model is a copy of its entry under a new name)"
+                )
+                continue
+            registry.entries[model], registry.origin[model] = entry, path
+    if problems:
+        raise ConfigError("\n".join(problems))
     return registry
 
 
@@ -454,21 +510,21 @@ def _check_names(review: _Review) -> None:
                 review.problems.append(f"{where}: name {name!r} must be letters, digits, '.', '_' or '-' (it becomes a folder name)")
 
 
-def _check_models(review: _Review, registry: dict[str, dict[str, Any]], registry_path: Path) -> None:
+def _check_models(review: _Review, registry: Registry) -> None:
     # An entry's backend is checked by models.schema.yaml (load_registry): a registered one or package.module:Class.
-    config = review.config
+    config, entries = review.config, registry.entries
     for i, model in enumerate(config["models"]):
-        if model not in registry:
+        if model not in entries:
             review.problems.append(
-                f"config.models[{i}]: {model!r} is not in the model registry {registry_path}; {did_you_mean(model, registry)}"
-                f"allowed values: {', '.join(sorted(registry))}"
+                f"config.models[{i}]: {model!r} is not in {registry.described()}; {did_you_mean(model, entries)}"
+                f"allowed values: {', '.join(sorted(entries))}"
             )
-        elif registry[model]["backend"] == "oracle" and config["source"]["name"] != "synthetic":
+        elif entries[model]["backend"] == "oracle" and config["source"]["name"] != "synthetic":
             review.problems.append(
                 f"config.models[{i}]: {model!r} reads only the synthetic demo's frames (source synthetic), not {config['source']['name']}'s"
             )
         else:
-            review.warnings += registry_warnings(model, registry[model])
+            review.warnings += registry_warnings(model, entries[model])
 
 
 def _check_supplement(review: _Review) -> None:
@@ -528,9 +584,7 @@ def _check_authors_grader(review: _Review, supplement: dict[str, Any]) -> None:
         )
 
 
-def _check_curation(
-    review: _Review, registry: dict[str, dict[str, Any]], registry_path: Path, judges: dict[str, dict[str, Any]]
-) -> dict[str, dict[str, Any]]:
+def _check_curation(review: _Review, registry: Registry, judges: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The curation's models (source virtuebench), their keys and the gated sources' token; the difficulty judge's
     resolved settings are added to `judges` (the judges in use) when it is not one of them already."""
     from virtuebench.sources import REAL_SOURCES, real_source
@@ -556,13 +610,13 @@ def _check_curation(
     curation_models = {}
     for key in ("filter_model", "reference_model"):
         name = curation[key]
-        if name not in registry:
+        if name not in registry.entries:
             review.problems.append(
-                f"config.curation.{key}: {name!r} is not in the model registry {registry_path}{_and_did_you_mean(name, registry)}"
+                f"config.curation.{key}: {name!r} is not in {registry.described()}{_and_did_you_mean(name, registry.entries)}"
             )
             continue
-        curation_models[name] = registry[name]
-        key_env = (registry[name].get("settings") or {}).get("api_key_env")
+        curation_models[name] = registry.entries[name]
+        key_env = (registry.entries[name].get("settings") or {}).get("api_key_env")
         if key_env and not review.environ.get(key_env):
             review.missing_key(f"config.curation.{key}: {name} needs an API key: set the environment variable {key_env}")
     key_env = _judge_key_env(defined.get(difficulty_judge, {}), defined)
@@ -667,20 +721,19 @@ def check_config(
     _check_prompts_and_report(review)
     judges, judge = _check_judges(review)
     _check_names(review)
-    registry_path = resolve_registry(config["model_registry"], base_dir, config_dir.parent)
-    registry = load_registry(registry_path, config_dir / "models.schema.yaml")
-    _check_models(review, registry, registry_path)
+    registry = load_registries(config["model_registry"], base_dir, config_dir.parent, config_dir / "models.schema.yaml")
+    _check_models(review, registry)
     _check_supplement(review)
-    curation_models = _check_curation(review, registry, registry_path, judges)
+    curation_models = _check_curation(review, registry, judges)
     _check_unused_settings(review, given)
     if review.problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(review.problems))
     frame_pixels = config["frames"]["max_pixels"]
     if frame_pixels == "auto":
-        frame_pixels = frame_storage_pixels([registry[model] for model in config["models"]])
-    review.warnings += frame_size_warnings(frame_pixels, {model: registry[model] for model in config["models"]})
+        frame_pixels = frame_storage_pixels([registry.entries[model] for model in config["models"]])
+    review.warnings += frame_size_warnings(frame_pixels, {model: registry.entries[model] for model in config["models"]})
     return Checked(
-        {model: registry[model] for model in config["models"]},
+        {model: registry.entries[model] for model in config["models"]},
         judges,
         judge,
         [(a, b) for a, b in config["compare_judges"]],

@@ -48,6 +48,7 @@ class FakeOpenAI:
         valid_key: str | None = None,
         echo_auth: bool = False,
         judge_faults: dict[int, str] | None = None,
+        port: int = 0,
     ):
         self.requests: Counter[str] = Counter()
         self.echo_auth = echo_auth
@@ -90,7 +91,8 @@ class FakeOpenAI:
             def log_message(self, *args):
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        # port 0: any free one; another (a documented server's, tests/test_models_doc.py): OSError where it is taken
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
@@ -106,6 +108,7 @@ class FakeOpenAI:
             self.slow_s = 0.0
             self.asked_again.notify_all()  # release a held request
         self.httpd.shutdown()
+        self.httpd.server_close()  # the port is free again at once
 
     def _hold_until_asked_again(self, counter: Counter[str], key: str, seen: int) -> None:
         """Until `counter[key]` passes `seen` (the count when this request came), the server closes, or `slow_s`."""

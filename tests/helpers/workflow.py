@@ -15,6 +15,10 @@ import yaml
 
 from helpers.data import REPO
 
+#: What rereads every judgment: the scores, the paired comparisons, what is drawn from the scores, and the browser.
+#: Fig. 4 and the composition figures read the instances table alone, so no judgment reruns them.
+REPORT_JOBS = {"compute_scores": 1, "compare_arms": 1, "make_tables": 1, "make_fig6": 1, "make_fig_levels": 1, "make_browser": 1, "all": 1}
+
 TINY = {
     "source": {"name": "synthetic", "settings": {"seed": 7, "n_videos": 3, "max_duration_s": 300, "width": 128, "height": 72}},
     "levels": [64, 128, 256],

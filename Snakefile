@@ -8,8 +8,9 @@ from snakemake.utils import min_version, validate
 min_version("9.0")
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
-from virtuebench.config import ConfigError, check_config  # noqa: E402
+from virtuebench.config import ConfigError, check_config, start_warnings  # noqa: E402
 from virtuebench.metrics import summarize_excluded, summarize_invalid  # noqa: E402
+from virtuebench.support.runlock import snakemake_mode  # noqa: E402
 
 
 # The demo's settings, only where the user gives no --configfile of their own: Snakemake would merge this file under
@@ -31,7 +32,8 @@ try:
 except ConfigError as error:
     sys.exit(f"virtuebench: {error}")
 validate(config, "config/schema.yaml")
-for warning in CHECKED.warnings:
+# A dry run needs no API key, but names each one a real run would stop on (onstart).
+for warning in start_warnings(CHECKED, runs_jobs=snakemake_mode() == "run"):
     print(f"virtuebench WARNING: {warning}", file=sys.stderr)
 MODELS, JUDGE = CHECKED.models, CHECKED.judge
 # Source virtuebench: the benchmark is curated from the real sources (rules/curation.smk).

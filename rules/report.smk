@@ -22,6 +22,7 @@ rule compute_scores:
         confidence_target=config["report"]["trust"]["confidence_target"],
         wrong_answer=config["report"]["trust"]["wrong_answer"],
         unwarranted_refusal=config["report"]["trust"]["unwarranted_refusal"],
+        judge=JUDGE,
         results=lambda wildcards, output: os.path.dirname(output.scores),  # the results folder
     log:
         logpath("scores.log"),
@@ -33,7 +34,7 @@ rule compute_scores:
         "python -m virtuebench.metrics {input} --chain-root {params.results} --out {output.scores} --invalid-out {output.invalid} "
         "--resamples {params.resamples} --seed {params.seed} --trust-scheme {params.trust_scheme} "
         "--confidence-target {params.confidence_target} --wrong-answer {params.wrong_answer} "
-        "--unwarranted-refusal {params.unwarranted_refusal} > {log} 2>&1"
+        "--unwarranted-refusal {params.unwarranted_refusal} --judge {params.judge} > {log} 2>&1"
 
 
 rule compare_arms:

@@ -506,7 +506,125 @@ def test_supplement_and_curation_settings_name_what_is_wrong():
     problems = str(error.value).splitlines()[1:]
     assert "  config.judges.g: llm judge: unknown setting(s) ['llm']; allowed: " + str(sorted(JUDGE_KEYS)) in problems
     assert "  config.curation.sources[1]: 'tiktok' is not allowed; allowed values: " + ", ".join(REAL_SOURCES) in problems
-    assert f"  config.curation.filter_model: 'gpt-9' is not in the model registry {REPO / 'config' / 'models.yaml'}" in problems
+    registry = REPO / "config" / "models.yaml"
+    assert f"  config.curation.filter_model: 'gpt-9' is not in the model registry {registry}; did you mean 'GPT-5' or 'GPT-4o'?" in problems
     config["curation"]["difficulty_judge"] = "gpt-99"
     with pytest.raises(ConfigError, match=r"config.curation.difficulty_judge: 'gpt-99' is not allowed; allowed values: rules, g"):
         check_config(config, CONFIG_DIR, base_dir=REPO, environ={}, defer_keys=True)
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (
+            {"models": ["refuse", "Qwen2.5VL-7b"]},
+            "config.models[1]: 'Qwen2.5VL-7b' is not in the model registry {registry}; did you mean 'Qwen2.5VL-7B'? allowed values: ",
+        ),
+        ({"judge": "gpt4o"}, "config.judge: 'gpt4o' is not allowed; did you mean 'gpt-4o'? allowed values: rules, gpt-4o, gpt-3.5-cvrr"),
+        ({"compare_judges": [["rule", "gpt-4o"]]}, "config.compare_judges[0][0]: 'rule' is not allowed; did you mean 'rules'?"),
+        ({"source": {"name": "synthetc"}}, "config.source.name: 'synthetc' is not allowed; did you mean 'synthetic'? allowed values: "),
+        ({"prompts": ["honset"]}, "config.prompts[0]: 'honset' is not allowed; did you mean 'honest'? allowed values: honest, plain"),
+        ({"report": {"prompt": "Plain"}}, "config.report.prompt: 'Plain' is not allowed; did you mean 'plain'? allowed values"),
+        (
+            {"report": {"compare": [["gues", "oracle"]]}},
+            "config.report.compare[0]: model 'gues' is not in config.models; did you mean 'guess'?",
+        ),
+        ({"prompts": ["honest", "sneaky"]}, "config.prompts[1]: 'sneaky' is not allowed; allowed values: honest, plain"),  # none close
+    ],
+)
+def test_a_misspelt_name_gets_the_close_one_first(change, message):
+    config = {**copy.deepcopy(DEFAULT), **change}
+    with pytest.raises(ConfigError) as error:
+        check(config)
+    assert message.format(registry=REPO / "config" / "models.yaml") in str(error.value)
+
+
+def test_did_you_mean_prefers_the_same_name_in_other_case_and_stays_quiet_when_nothing_is_close():
+    from virtuebench.config import did_you_mean
+
+    registry = ["Qwen2.5VL-7B", "Qwen2.5VL-32B", "Qwen2.5VL-72B", "GPT-5", "GPT-4o"]
+    assert did_you_mean("qwen2.5vl-7b", registry) == "did you mean 'Qwen2.5VL-7B'? "
+    assert did_you_mean("gpt-9", registry) == "did you mean 'GPT-5' or 'GPT-4o'? "
+    assert did_you_mean("telepathy", registry) == "" and did_you_mean(7, registry) == ""
+
+
+def test_the_supplement_and_curation_names_get_the_close_one_first():
+    config = {**copy.deepcopy(DEFAULT), "source": {"name": "virtuebench"}, "models": ["refuse", "guess"], "report": {"compare": []}}
+    config["curation"] = {"sources": ["mlvu", "lvbnch"], "difficulty_judge": "Rules"}
+    config["supplement"] = {"models": ["refuse", "gues"], "sources": ["mlv"], "mcq_prompt": "standrd"}
+    with pytest.raises(ConfigError) as error:
+        check_config(config, CONFIG_DIR, base_dir=REPO, environ={}, defer_keys=True)
+    text = str(error.value)
+    assert "config.curation.sources[1]: 'lvbnch' is not allowed; did you mean 'lvbench' or 'longvideobench'? allowed values: " in text
+    assert "config.curation.difficulty_judge: 'Rules' is not allowed; did you mean 'rules'? allowed values: " in text
+    assert "config.supplement.models[1]: 'gues' is not allowed; did you mean 'guess'? allowed values (config.models): " in text
+    assert "config.supplement.sources[0]: 'mlv' is not allowed; did you mean 'mlvu'? allowed values: " in text
+    assert "config.supplement.mcq_prompt: 'standrd' is not allowed; did you mean 'standard'? allowed values: " in text
+
+
+def _warned(config, about):
+    return [warning for warning in check(config).warnings if warning.startswith(about)]
+
+
+def test_trust_settings_the_chosen_scheme_does_not_read_are_warned_of():
+    config = copy.deepcopy(DEFAULT)
+    assert check(copy.deepcopy(DEFAULT)).warnings == []  # the demo sets none it does not use
+    config["report"]["trust"] = {"wrong_answer": -1.0, "unwarranted_refusal": -0.5}  # explicit, even at the default
+    assert _warned(config, "config.report.trust") == [
+        "config.report.trust.wrong_answer: does nothing under scheme kalai (the default), which reads only confidence_target; "
+        "wrong_answer is scheme refusal-credit's",
+        "config.report.trust.unwarranted_refusal: does nothing under scheme kalai (the default), which reads only "
+        "confidence_target; unwarranted_refusal is scheme refusal-credit's",
+    ]
+    config["report"]["trust"] = {"scheme": "refusal-credit", "confidence_target": 0.75, "wrong_answer": -2.0}
+    assert _warned(config, "config.report.trust") == [
+        "config.report.trust.confidence_target: does nothing under scheme refusal-credit, which reads only wrong_answer, "
+        "unwarranted_refusal; confidence_target is scheme kalai's"
+    ]
+    config["report"]["trust"] = {"scheme": "kalai", "confidence_target": 0.75}
+    assert _warned(config, "config.report.trust") == []
+
+
+def test_settings_of_a_judge_its_kind_does_not_read_are_warned_of():
+    config = _judges(
+        strict={"kind": "rules", "model": "gpt-4o", "prompt": "cvrr"},
+        letters={"kind": "mcq", "if_no_key": "rules"},
+        both={"kind": "hybrid", "llm": None, "max_tokens": 5, "if_no_key": "rules"},
+        plain={"kind": "rules"},
+    )
+    assert _warned(config, "config.judges") == [
+        "config.judges.strict: model, prompt do nothing for a judge of kind rules, which reads no setting but kind",
+        "config.judges.letters: if_no_key does nothing for a judge of kind mcq, which reads no setting but kind",
+        "config.judges.both: max_tokens does nothing for a judge of kind hybrid, which reads llm, if_no_key",
+    ]
+
+
+def test_sections_that_do_nothing_under_the_source_or_without_supplement_models_are_warned_of(tmp_path):
+    config = {**copy.deepcopy(DEFAULT), "curation": {"seed": 3}, "annotation": {"batch_size": 10}, "supplement": {"level": 128}}
+    assert _warned(config, "config.curation") == ["config.curation: seed does nothing without source virtuebench (they build it)"]
+    assert _warned(config, "config.annotation") == ["config.annotation: batch_size does nothing without source virtuebench (they build it)"]
+    assert _warned(config, "config.supplement") == [
+        "config.supplement: level does nothing without config.supplement.models (the supplementary's table is made for them)"
+    ]
+    prompt = tmp_path / "grader.txt"
+    prompt.write_text("Question: {question}\nTarget: {target}\nPredicted: {predicted_answer}\n")
+    config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+    config["supplement"]["authors_grader_prompt"] = str(prompt)
+    warnings = check_config(config, CONFIG_DIR, base_dir=REPO, environ={}, defer_keys=True).warnings
+    assert [w for w in warnings if w.startswith("config.")] == [
+        "config.supplement.authors_grader_prompt: does nothing with videoevalpro_grader: virtuebench; it is the prompt of "
+        "videoevalpro_grader: authors"
+    ]
+
+
+def test_a_dry_run_names_the_missing_keys_a_real_run_stops_on():
+    from virtuebench.config import start_warnings
+
+    config = {**copy.deepcopy(DEFAULT), "judge": "gpt-4o", "levels": [32, 64]}
+    checked = check_config(config, CONFIG_DIR, base_dir=REPO, environ={}, defer_keys=True)
+    assert start_warnings(checked, runs_jobs=True) == checked.warnings and len(checked.warnings) == 1
+    assert start_warnings(checked, runs_jobs=False) == [
+        *checked.warnings,
+        "config.judges.gpt-4o: the judge needs an API key: set the environment variable OPENAI_API_KEY (or set config.judge: "
+        "rules, or config.judges.gpt-4o.if_no_key: rules); a real run stops here, before any job",
+    ]

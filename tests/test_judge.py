@@ -207,6 +207,23 @@ def test_mcq_judge_counts_a_refusal_as_a_wrong_refusal():
     assert (verdict.refusal, verdict.judgement, verdict.valid) == (1, 0, True)
 
 
+@pytest.mark.parametrize(
+    "name,settings",
+    [
+        ("strict", {"kind": "rules"}),
+        ("letters", {"kind": "mcq"}),
+        ("careful", {"kind": "hybrid", "llm": None}),
+        ("gpt", {"kind": "llm", "model": "m", "api_key_env": None}),
+        ("rules", None),
+        ("mcq", None),
+    ],
+)
+def test_a_judge_of_any_kind_is_built_under_the_name_the_config_gives_it(name, settings):
+    from virtuebench.judge import get_judge
+
+    assert get_judge(name, settings).name == name
+
+
 REFUSAL = "The video does not provide enough information."
 
 

@@ -504,6 +504,7 @@ def test_the_cli_help_says_what_each_setting_is(capsys):
         "--confidence-target CONFIDENCE_TARGET kalai: the confidence target t",
         "--wrong-answer WRONG_ANSWER refusal-credit: trust score of a wrong answer",
         "--unwarranted-refusal UNWARRANTED_REFUSAL refusal-credit: trust score of a refusal where an answer was expected",
+        "--judge JUDGE the report judge: refuse judgments of any other, and an empty selection",
     ]:
         assert said in text, said
 
@@ -535,3 +536,44 @@ def test_the_cli_refuses_to_publish_over_a_stale_chain_and_names_it(tmp_path, ca
     assert f"{judged}: made from results/instances.parquet, which is missing" in said
     assert "rerun the workflow" in said and not (tmp_path / "s.csv").exists()
     assert metrics_main([str(judged), *options]) == 0 and (tmp_path / "s.csv").exists()
+
+
+def test_the_report_judge_needs_judged_items_of_its_own(tmp_path, capsys):
+    first, second = _cli_judgments(tmp_path)  # records of judge `rules`
+    options = [part for option, value in CLI_OPTIONS.items() for part in (option, value)]
+    assert metrics_main([str(first), str(second), *options, "--out", str(tmp_path / "s.csv"), "--judge", "rules"]) == 0
+    capsys.readouterr()
+    # Records under another name than the report judge's (judged before a rules judge was recorded under its name)
+    assert metrics_main([str(first), str(second), *options, "--out", str(tmp_path / "t.csv"), "--judge", "strict"]) == 1
+    error = capsys.readouterr().err
+    assert f"error: judge 'strict': 4 of the 4 judged items read from 2 judgment file(s) ({first}, {second})" in error
+    assert "recorded under another judge: 'rules' (4)" in error and "--forcerun judge_responses" in error
+    assert not (tmp_path / "t.csv").exists()
+    # No judged item at all: an error naming the judge and the files, not a table of "-"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert metrics_main([str(empty), *options, "--out", str(tmp_path / "u.csv"), "--judge", "strict"]) == 1
+    assert f"error: no judged items for judge 'strict' in the 1 judgment file(s) read ({empty})" in capsys.readouterr().err
+    assert not (tmp_path / "u.csv").exists()
+
+
+def test_require_judge_lists_a_few_of_many_files():
+    from virtuebench.metrics import require_judge
+    from virtuebench.records import RecordError
+
+    paths = [f"results/judgments/strict/m/honest/{level}.jsonl" for level in (64, 128, 256, 512, 1024)]
+    with pytest.raises(RecordError) as error:
+        require_judge([], "strict", paths)
+    listed = "results/judgments/strict/m/honest/64.jsonl, results/judgments/strict/m/honest/128.jsonl, "
+    assert f"5 judgment file(s) read ({listed}results/judgments/strict/m/honest/256.jsonl and 2 more)" in str(error.value)
+    with pytest.raises(RecordError) as error:  # three files: all named
+        require_judge([], "strict", paths[:3])
+    assert str(error.value).endswith(f"3 judgment file(s) read ({listed}{paths[2]}): the tables would hold no number")
+    require_judge([_judgment(1, 64, False, True)], "rules", paths[:1])
+    # Several other judges: each named with its count, in name order
+    other = [dataclasses.replace(_judgment(i, 64, False, True), judge=name) for i, name in enumerate(["x", "rules", "x"])]
+    with pytest.raises(RecordError, match=r"2 of the 3 judged items .* another judge: 'x' \(2\); judge them"):
+        require_judge(other, "rules", paths[:3])
+    with pytest.raises(RecordError) as error:
+        require_judge(other, "strict", paths[:3])
+    assert str(error.value).endswith("another judge: 'rules' (1), 'x' (2); judge them again (`snakemake --forcerun judge_responses`)")

@@ -32,6 +32,29 @@ def test_table1_perception_reasoning_cells():
     assert r"m & 40.00 & 50.00 / 30.00 & - & - \\" in text
 
 
+def test_a_table_without_any_judged_item_is_refused_naming_the_judge(tmp_path, capsys):
+    from virtuebench.metrics import write_scores
+    from virtuebench.report.__main__ import main as report_main
+    from virtuebench.report.tables import EmptyTable, require_rows
+
+    scores = [_score("m", 64, "overall", 40.0), _score("m", 64, "overall", 10.0, prompt="plain")]
+    require_rows(scores, ["m", "absent"], "honest", "rules")  # a model or level without rows is a "-" cell
+    with pytest.raises(EmptyTable, match=r"^s.csv: no judged items for judge 'strict', prompt 'honest' and models m \(it holds: "):
+        require_rows(scores, ["m"], "honest", "strict", "s.csv")
+    with pytest.raises(EmptyTable, match=r"judge 'rules' prompt 'honest', judge 'rules' prompt 'plain'\); the tables would show only"):
+        require_rows(scores, ["m"], "cot", "rules")
+    with pytest.raises(EmptyTable, match=r"models other \(it holds"):
+        require_rows(scores, ["other"], "honest", "rules")
+    write_scores(scores, tmp_path / "s.csv")
+    arguments = ["tables", "--scores", str(tmp_path / "s.csv"), "--models", "m", "--levels", "64", "--prompt", "honest"]
+    arguments += ["--table1", str(tmp_path / "t1.tex"), "--table2", str(tmp_path / "t2.tex")]
+    arguments += ["--trust-scheme", "kalai", "--confidence-target", "0.5", "--wrong-answer", "-1", "--unwarranted-refusal", "0"]
+    assert report_main([*arguments, "--judge", "strict"]) == 1
+    assert "no judged items for judge 'strict'" in capsys.readouterr().err and not (tmp_path / "t1.tex").exists()
+    assert report_main([*arguments, "--judge", "rules"]) == 0
+    assert r"m & 40.00 & - \\" in (tmp_path / "t1.tex").read_text()
+
+
 def test_latex_escape():
     assert latex_escape("Qwen2.5-VL_7B & 100%") == r"Qwen2.5-VL\_7B \& 100\%"
 

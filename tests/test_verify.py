@@ -82,6 +82,7 @@ def test_a_finished_run_has_nothing_stale(clean):
         ("responses-missing", JUDGMENT, [JUDGMENT, *REPORT]),
         ("item-twice", RESPONSES, [RESPONSES, JUDGMENT, *REPORT]),
         ("truncated-manifest", "results/frames/syn00", ["results/frames/syn00"]),
+        ("judged-under-another-name", JUDGMENT, [JUDGMENT, *REPORT]),
     ],
 )
 def test_each_broken_link_is_named_with_what_it_makes_stale(run, breakage, named, stale):
@@ -99,6 +100,8 @@ def test_each_broken_link_is_named_with_what_it_makes_stale(run, breakage, named
     elif breakage == "truncated-manifest":
         manifest = run / "results/frames/syn00/manifest.json"
         manifest.write_text(manifest.read_text()[:200])
+    elif breakage == "judged-under-another-name":  # as a rules judge under another name was recorded before
+        rewrite(run / JUDGMENT, lambda r: {**r, "judge": "strict"})
     chain = check(run)
     assert [problem.path for problem in chain.problems] == [str(named)]
     assert sorted(chain.stale) == sorted(map(str, stale))

@@ -200,6 +200,8 @@ def test_lint_is_clean(tmp_path):
         ({"models": ["refuse", "gpt-9"]}, "config.models[1]: 'gpt-9' is not in the model registry"),
         ({"levels": "64"}, "config.levels: must be of type array"),
         ({"judge": "oracle"}, "config.judge: 'oracle' is not allowed; allowed values: rules"),
+        ({"models": ["Qwen2.5VL-7b"]}, "config.models[0]: 'Qwen2.5VL-7b' is not in the model registry"),
+        ({"models": ["Qwen2.5VL-7b"]}, "; did you mean 'Qwen2.5VL-7B'? allowed values: "),
     ],
 )
 def test_bad_config_stops_the_run_naming_the_key(tmp_path, change, message):
@@ -207,3 +209,33 @@ def test_bad_config_stops_the_run_naming_the_key(tmp_path, change, message):
     assert result.returncode != 0
     assert message in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_dry_run_warns_of_what_a_real_run_would_stop_on_or_ignore(tmp_path, monkeypatch):
+    monkeypatch.delenv("VB_TEST_KEY", raising=False)
+    config = {
+        **TINY,
+        "levels": [32, 64],
+        "judge": "gpt",
+        "judges": {"gpt": {"kind": "llm", "model": "m", "api_key_env": "VB_TEST_KEY"}},
+        "report": {"trust": {"wrong_answer": -2.0}},
+    }
+    dry = snakemake(tmp_path, "-n", config=config)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    warned = [line for line in dry.stderr.splitlines() if line.startswith("virtuebench WARNING: ")]
+    assert warned == [
+        "virtuebench WARNING: config.levels: [32] are not the paper's levels [64, 128, 256, 512, 1024]: accepted, but the "
+        "tables then differ from the paper's",
+        "virtuebench WARNING: config.report.trust.wrong_answer: does nothing under scheme kalai (the default), which reads "
+        "only confidence_target; wrong_answer is scheme refusal-credit's",
+        "virtuebench WARNING: config.judges.gpt: the judge needs an API key: set the environment variable VB_TEST_KEY (or set "
+        "config.judge: rules, or config.judges.gpt.if_no_key: rules); a real run stops here, before any job",
+    ]
+    real = snakemake(tmp_path, config=config)
+    assert real.returncode != 0
+    assert (
+        "virtuebench: invalid configuration:\n  config.judges.gpt: the judge needs an API key: set the environment variable VB_TEST_KEY"
+        in real.stderr
+    )
+    assert "WARNING: config.judges.gpt" not in real.stderr and "WARNING: config.levels" in real.stderr
+    assert not (tmp_path / "results").exists(), "no job started"

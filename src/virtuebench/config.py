@@ -8,9 +8,11 @@ references between config, model registry and the code's registries (backends, p
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePath
@@ -28,6 +30,27 @@ class ConfigError(ValueError):
     """The configuration is invalid; the message lists every problem, one per line."""
 
 
+def did_you_mean(name: Any, choices: Iterable[str]) -> str:
+    """For a misspelt name, `did you mean 'X'? ` (the same name in other case, else up to three close ones, by
+    difflib), to go before the list of allowed values; "" where no choice is close."""
+    if not isinstance(name, str):
+        return ""
+    by_lower: dict[str, str] = {}
+    for choice in map(str, choices):
+        by_lower.setdefault(choice.lower(), choice)
+    if name.lower() in by_lower:
+        close = [by_lower[name.lower()]]
+    else:
+        close = [by_lower[match] for match in difflib.get_close_matches(name.lower(), list(by_lower), n=3)]
+    return f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+
+
+def _and_did_you_mean(name: Any, choices: Iterable[str]) -> str:
+    """did_you_mean as the end of a message: "; did you mean 'X'?", or ""."""
+    hint = did_you_mean(name, choices)
+    return f"; {hint.strip()}" if hint else ""
+
+
 def _where(error: ValidationError, root: str) -> str:
     path = root
     for part in error.absolute_path:
@@ -42,10 +65,12 @@ def _describe(error: ValidationError, root: str) -> str:
         unknown = sorted(set(error.instance) - set(allowed))
         return f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; allowed keys: {', '.join(allowed)}"
     if error.validator == "enum":
-        return f"{where}: {error.instance!r} is not allowed; allowed values: {', '.join(map(str, error.validator_value))}"
+        allowed = list(map(str, error.validator_value))
+        return f"{where}: {error.instance!r} is not allowed; {did_you_mean(error.instance, allowed)}allowed values: {', '.join(allowed)}"
     if error.validator == "anyOf" and any("enum" in option for option in error.validator_value):
         allowed = [value for option in error.validator_value for value in option.get("enum", [])]
-        return f"{where}: {error.instance!r} is not allowed; allowed values: {', '.join(allowed)} (or package.module:Class)"
+        hint = did_you_mean(error.instance, allowed)
+        return f"{where}: {error.instance!r} is not allowed; {hint}allowed values: {', '.join(allowed)} (or package.module:Class)"
     if error.validator == "type":
         return f"{where}: must be of type {error.validator_value}, got {error.instance!r}"
     if error.validator == "required":
@@ -186,6 +211,14 @@ def frame_storage_pixels(entries: list[dict[str, Any]]) -> int | None:
     so that each backend can shrink to its own; None (source size) when no model states one."""
     caps = [(entry.get("settings") or {}).get("max_pixels") for entry in entries]
     return max((cap for cap in caps if cap), default=None)
+
+
+def start_warnings(checked: Checked, runs_jobs: bool) -> list[str]:
+    """What the Snakefile prints before the DAG: the checks' warnings and, where the run starts no job (a dry run),
+    each missing API key or token, on which a real run stops before its first job (the Snakefile's onstart)."""
+    if runs_jobs:
+        return list(checked.warnings)
+    return [*checked.warnings, *(f"{line}; a real run stops here, before any job" for line in checked.missing_keys)]
 
 
 def frame_size_warnings(frame_pixels: int | None, entries: dict[str, dict[str, Any]]) -> list[str]:
@@ -351,7 +384,8 @@ def _check_prompts_and_report(review: _Review) -> None:
     config, report = review.config, review.config["report"]
     if report["prompt"] not in config["prompts"]:
         review.problems.append(
-            f"config.report.prompt: {report['prompt']!r} is not allowed; allowed values (config.prompts): {', '.join(config['prompts'])}"
+            f"config.report.prompt: {report['prompt']!r} is not allowed; {did_you_mean(report['prompt'], config['prompts'])}"
+            f"allowed values (config.prompts): {', '.join(config['prompts'])}"
         )
     trust = report["trust"]
     if not trust["wrong_answer"] < trust["unwarranted_refusal"]:
@@ -363,9 +397,13 @@ def _check_prompts_and_report(review: _Review) -> None:
         for arm in pair:
             model, _, prompt = str(arm).partition(":")
             if model not in config["models"]:
-                review.problems.append(f"config.report.compare[{i}]: model {model!r} is not in config.models")
+                review.problems.append(
+                    f"config.report.compare[{i}]: model {model!r} is not in config.models{_and_did_you_mean(model, config['models'])}"
+                )
             if prompt and prompt not in config["prompts"]:
-                review.problems.append(f"config.report.compare[{i}]: prompt {prompt!r} is not in config.prompts")
+                review.problems.append(
+                    f"config.report.compare[{i}]: prompt {prompt!r} is not in config.prompts{_and_did_you_mean(prompt, config['prompts'])}"
+                )
 
 
 def _judge_key_env(settings: dict[str, Any], defined: dict[str, dict[str, Any]]) -> str | None:
@@ -395,7 +433,8 @@ def _check_judges(review: _Review) -> tuple[dict[str, dict[str, Any]], str]:
     for where, name in wanted:
         if name not in defined:
             review.problems.append(
-                f"{where}: {name!r} is not allowed; allowed values: {', '.join(defined)} (define others under config.judges)"
+                f"{where}: {name!r} is not allowed; {did_you_mean(name, defined)}allowed values: {', '.join(defined)} "
+                "(define others under config.judges)"
             )
     judge, judges = config["judge"], {}
     compared = {name for pair in config["compare_judges"] for name in pair}
@@ -440,7 +479,8 @@ def _check_hybrid(review: _Review, name: str, settings: dict[str, Any], defined:
     if llm is None or llm["kind"] != "llm":
         allowed = [other for other, spec in defined.items() if spec["kind"] == "llm"]
         review.problems.append(
-            f"config.judges.{name}.llm: {llm_name!r} is not an llm judge; allowed values: {', '.join(allowed) or 'none defined'}"
+            f"config.judges.{name}.llm: {llm_name!r} is not an llm judge; {did_you_mean(llm_name, allowed)}"
+            f"allowed values: {', '.join(allowed) or 'none defined'}"
         )
         return {"kind": "hybrid", "llm": None}
     try:
@@ -476,7 +516,8 @@ def _check_models(review: _Review, registry: Registry) -> None:
     for i, model in enumerate(config["models"]):
         if model not in entries:
             review.problems.append(
-                f"config.models[{i}]: {model!r} is not in {registry.described()}; allowed values: {', '.join(sorted(entries))}"
+                f"config.models[{i}]: {model!r} is not in {registry.described()}; {did_you_mean(model, entries)}"
+                f"allowed values: {', '.join(sorted(entries))}"
             )
         elif entries[model]["backend"] == "oracle" and config["source"]["name"] != "synthetic":
             review.problems.append(
@@ -493,16 +534,23 @@ def _check_supplement(review: _Review) -> None:
     for i, model in enumerate(supplement["models"]):
         if model not in config["models"]:
             review.problems.append(
-                f"config.supplement.models[{i}]: {model!r} is not allowed; allowed values (config.models): {', '.join(config['models'])}"
+                f"config.supplement.models[{i}]: {model!r} is not allowed; {did_you_mean(model, config['models'])}"
+                f"allowed values (config.models): {', '.join(config['models'])}"
             )
     for i, source in enumerate(supplement["sources"]):
         if source not in REAL_SOURCES:
-            review.problems.append(f"config.supplement.sources[{i}]: {source!r} is not allowed; allowed values: {', '.join(REAL_SOURCES)}")
+            review.problems.append(
+                f"config.supplement.sources[{i}]: {source!r} is not allowed; {did_you_mean(source, REAL_SOURCES)}"
+                f"allowed values: {', '.join(REAL_SOURCES)}"
+            )
     from virtuebench.prompts import TEMPLATES
 
     for key in ("mcq_prompt", "oe_prompt"):
         if supplement[key] not in TEMPLATES:
-            review.problems.append(f"config.supplement.{key}: {supplement[key]!r} is not allowed; allowed values: {', '.join(TEMPLATES)}")
+            review.problems.append(
+                f"config.supplement.{key}: {supplement[key]!r} is not allowed; {did_you_mean(supplement[key], TEMPLATES)}"
+                f"allowed values: {', '.join(TEMPLATES)}"
+            )
     if supplement["models"] and config["source"]["name"] != "virtuebench":
         review.problems.append(
             "config.supplement.models: the supplementary's table needs source virtuebench (the source benchmarks' questions)"
@@ -548,18 +596,24 @@ def _check_curation(review: _Review, registry: Registry, judges: dict[str, dict[
     difficulty_judge = curation["difficulty_judge"]
     if difficulty_judge not in defined:
         review.problems.append(
-            f"config.curation.difficulty_judge: {difficulty_judge!r} is not allowed; allowed values: {', '.join(defined)}"
+            f"config.curation.difficulty_judge: {difficulty_judge!r} is not allowed; {did_you_mean(difficulty_judge, defined)}"
+            f"allowed values: {', '.join(defined)}"
         )
     elif difficulty_judge not in judges:
         judges[difficulty_judge] = _curation_judge(review, difficulty_judge, defined)
     for i, source in enumerate(curation["sources"]):
         if source not in REAL_SOURCES:
-            review.problems.append(f"config.curation.sources[{i}]: {source!r} is not allowed; allowed values: {', '.join(REAL_SOURCES)}")
+            review.problems.append(
+                f"config.curation.sources[{i}]: {source!r} is not allowed; {did_you_mean(source, REAL_SOURCES)}"
+                f"allowed values: {', '.join(REAL_SOURCES)}"
+            )
     curation_models = {}
     for key in ("filter_model", "reference_model"):
         name = curation[key]
         if name not in registry.entries:
-            review.problems.append(f"config.curation.{key}: {name!r} is not in {registry.described()}")
+            review.problems.append(
+                f"config.curation.{key}: {name!r} is not in {registry.described()}{_and_did_you_mean(name, registry.entries)}"
+            )
             continue
         curation_models[name] = registry.entries[name]
         key_env = (registry.entries[name].get("settings") or {}).get("api_key_env")
@@ -597,6 +651,51 @@ def _curation_judge(review: _Review, name: str, defined: dict[str, dict[str, Any
     return {"kind": settings["kind"]}
 
 
+#: The report.trust settings each scheme reads besides `scheme` (virtuebench.metrics.TrustWeights.value).
+TRUST_SCHEME_SETTINGS = {"kalai": ("confidence_target",), "refusal-credit": ("wrong_answer", "unwarranted_refusal")}
+#: The settings a judge of each kind reads besides `kind` (an llm judge refuses those it does not read: LlmJudgeSettings).
+JUDGE_KIND_SETTINGS = {"rules": (), "mcq": (), "hybrid": ("llm", "if_no_key")}
+
+
+def _check_unused_settings(review: _Review, given: dict[str, Any]) -> None:
+    """Warn of each setting the config gives (`given`: before the schema's defaults) that does nothing under its other
+    choices: the other trust scheme's, one a judge's kind does not read, the curation's without source virtuebench,
+    the supplement's without supplement.models, the authors' grader prompt without the authors' grader."""
+    config = review.config
+    trust = (given.get("report") or {}).get("trust") or {}
+    scheme = config["report"]["trust"]["scheme"]
+    chosen = f"scheme {scheme}" + ("" if "scheme" in trust else " (the default)")
+    for other, keys in TRUST_SCHEME_SETTINGS.items():
+        for key in (key for key in keys if other != scheme and key in trust):
+            review.warnings.append(
+                f"config.report.trust.{key}: does nothing under {chosen}, which reads only "
+                f"{', '.join(TRUST_SCHEME_SETTINGS[scheme])}; {key} is scheme {other}'s"
+            )
+    for name, settings in config["judges"].items():
+        reads = JUDGE_KIND_SETTINGS.get(settings["kind"])
+        unread = [key for key in settings if reads is not None and key != "kind" and key not in reads]
+        if unread:
+            review.warnings.append(
+                f"config.judges.{name}: {', '.join(unread)} {'does' if len(unread) == 1 else 'do'} nothing for a judge of kind "
+                f"{settings['kind']}, which reads {', '.join(reads) if reads else 'no setting but kind'}"
+            )
+    unused = []
+    if config["source"]["name"] != "virtuebench":
+        unused += [(section, "without source virtuebench (they build it)") for section in ("curation", "annotation")]
+    if not config["supplement"]["models"]:
+        unused.append(("supplement", "without config.supplement.models (the supplementary's table is made for them)"))
+    for section, why in unused:
+        keys = sorted(key for key in given.get(section) or {} if key != "models")
+        if keys:
+            review.warnings.append(f"config.{section}: {', '.join(keys)} {'does' if len(keys) == 1 else 'do'} nothing {why}")
+    supplement, grader = config["supplement"], config["supplement"]["videoevalpro_grader"]
+    if supplement["models"] and (given.get("supplement") or {}).get("authors_grader_prompt") and grader != "authors":
+        review.warnings.append(
+            f"config.supplement.authors_grader_prompt: does nothing with videoevalpro_grader: {grader}; "
+            "it is the prompt of videoevalpro_grader: authors"
+        )
+
+
 def check_config(
     config: dict[str, Any],
     config_dir: str | Path,
@@ -615,7 +714,7 @@ def check_config(
     errors = schema_errors(config, config_dir / "schema.yaml", "config")
     if errors:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
-    config = with_defaults(config, config_dir / "schema.yaml")
+    given, config = config, with_defaults(config, config_dir / "schema.yaml")
     review = _Review(config, os.environ if environ is None else environ, defer_keys)
     _check_results(review)
     _check_source_and_levels(review)
@@ -626,6 +725,7 @@ def check_config(
     _check_models(review, registry)
     _check_supplement(review)
     curation_models = _check_curation(review, registry, judges)
+    _check_unused_settings(review, given)
     if review.problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(review.problems))
     frame_pixels = config["frames"]["max_pixels"]

@@ -207,6 +207,29 @@ def compute_scores(
     return sorted(scores, key=lambda s: (s.judge, s.model, s.prompt, level_order(s.level), SUBSETS.index(s.subset)))
 
 
+def _listing(paths: Sequence[str | Path], shown: int = 3) -> str:
+    names = [str(path) for path in paths[:shown]]
+    return ", ".join(names) + (f" and {len(paths) - shown} more" if len(paths) > shown else "")
+
+
+def require_judge(judgments: Sequence[Judgment], judge: str, paths: Sequence[str | Path]) -> None:
+    """Raise RecordError unless `judgments` (read from `paths`) are the report judge's: no item at all would make
+    tables of "-" only, and items recorded under another name would be left out of every table."""
+    others = Counter(j.judge for j in judgments if j.judge != judge)
+    if others:
+        named = ", ".join(f"{name!r} ({count})" for name, count in sorted(others.items()))
+        raise RecordError(
+            f"judge {judge!r}: {sum(others.values())} of the {len(judgments)} judged items read from {len(paths)} judgment "
+            f"file(s) ({_listing(paths)}) are recorded under another judge: {named}; judge them again "
+            "(`snakemake --forcerun judge_responses`)"
+        )
+    if not judgments:
+        raise RecordError(
+            f"no judged items for judge {judge!r} in the {len(paths)} judgment file(s) read ({_listing(paths)}): "
+            "the tables would hold no number"
+        )
+
+
 def level_order(level: str) -> tuple[bool, int]:
     """Frame levels in number order, then `all`."""
     return (level == ALL_LEVELS, int(level) if level != ALL_LEVELS else 0)
@@ -318,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--invalid-out", help="CSV listing every judgment without a valid verdict")
     parser.add_argument("--resamples", type=int, required=True, help="bootstrap resamples per number")
     parser.add_argument("--seed", type=int, required=True, help="bootstrap seed")
+    parser.add_argument("--judge", help="the report judge: refuse judgments of any other, and an empty selection")
     add_trust_arguments(parser)
     add_chain_argument(parser)
     args = parser.parse_args(argv)
@@ -328,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error))
     try:
         judgments = read_judgments(args.judgments, args.chain_root)
+        if args.judge is not None:
+            require_judge(judgments, args.judge, args.judgments)
     except RecordError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

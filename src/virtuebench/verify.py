@@ -204,6 +204,12 @@ def _check_responses(path: Path, level: int, items: dict[str, Instance], frames:
     return by_id
 
 
+#: The name a judgments file's passed check is remembered under: a new check gets a new name, so that files passed
+#: before are read again (v2: the records' judge is their folder's; a rules or mcq judge under another name was
+#: recorded as `rules` or `mcq` before).
+JUDGMENTS_CHECK = "judgments-v2"
+
+
 def _check_judgments(
     path: Path, level: int, items: dict[str, Instance], responses: dict[str, Response], chain: Chain, downstream: list[Path]
 ):
@@ -217,6 +223,12 @@ def _check_judgments(
     wrong_ids = _ids_problem(path, set(by_id), set(responses), "response(s)")
     if wrong_ids:
         chain.add(path, wrong_ids, downstream)
+        return
+    judge = path.parts[-4]  # results/judgments/<judge>/...: the tables select the records by that name
+    misnamed = next((judgment for judgment in judgments if judgment.judge != judge), None)
+    if misnamed is not None:
+        reason = f"item {misnamed.instance_id!r} was recorded under judge {misnamed.judge!r}, not {judge!r} (its folder)"
+        chain.add(path, reason, downstream)
         return
     for judgment in judgments:
         response, inst = responses[judgment.instance_id], items[judgment.instance_id]
@@ -267,7 +279,7 @@ def check(
         items = by_level.setdefault(level, {inst.instance_id: inst for inst in items_for_level(instances, level)})
         videos = sorted({inst.video_id for inst in items.values()})
         stamp = ",".join([stat_stamp(path, responses_path), table_stamp, *(frames.stamps.get(video, "-") for video in videos)])
-        if path.exists() and remembered.holds(f"judgments:{path}", stamp):
+        if path.exists() and remembered.holds(f"{JUDGMENTS_CHECK}:{path}", stamp):
             continue
         problems = len(chain.problems)
         if responses_path not in responses_seen and responses_path.exists():
@@ -287,7 +299,7 @@ def check(
         if responses is not None:
             _check_judgments(path, level, items, responses, chain, outputs)
         if len(chain.problems) == problems:
-            remembered.keep(f"judgments:{path}", stamp)
+            remembered.keep(f"{JUDGMENTS_CHECK}:{path}", stamp)
     return chain
 
 

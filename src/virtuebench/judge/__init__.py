@@ -35,15 +35,15 @@ def judge_version(kind: str) -> str:
 
 def get_judge(name: str, settings: dict[str, Any] | None = None, cache_path: str | None = None) -> Judge:
     """The judge called `name`: `rules`, or one whose settings give its kind (a hybrid's `llm`: the resolved
-    settings of its LLM judge, or None for none)."""
+    settings of its LLM judge, or None for none). Every kind is built under `name`, which its records carry."""
     settings = dict(settings or {})
     kind = settings.get("kind", name if name in KINDS else None)
     if kind == "rules":
-        return RulesJudge()
+        return RulesJudge(name)
     if kind == "mcq":
         from virtuebench.judge.mcq import McqJudge
 
-        return McqJudge()
+        return McqJudge(name)
     if kind == "llm":
         from virtuebench.judge.cache import VerdictCache
         from virtuebench.judge.llm import LlmJudge

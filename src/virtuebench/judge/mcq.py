@@ -40,6 +40,10 @@ class McqJudge(Judge):
     name = "mcq"
     version = VERSION
 
+    def __init__(self, name: str = "mcq") -> None:
+        super().__init__()
+        self.name = name  # the name the config gives it: its records carry that name
+
     def judge(self, question: str, answer: str, response: str) -> Verdict:
         correct = answer.strip().strip("().").upper()
         letter = chosen_letter(response)

@@ -159,6 +159,10 @@ class RulesJudge(Judge):
     name = "rules"
     version = VERSION
 
+    def __init__(self, name: str = "rules") -> None:
+        super().__init__()
+        self.name = name  # the name the config gives it: its records and the tables carry that name
+
     def judge(self, question: str, answer: str, response: str) -> Verdict:
         reading = read(question, answer, response)
         rules = reading.refusal_rule + (f", {reading.match_rule}" if reading.match_rule else "")

@@ -11,12 +11,17 @@ from virtuebench.instances import read_instances
 from virtuebench.metrics import add_trust_arguments, read_scores, trust_from_arguments
 from virtuebench.report.figures import composition, fig4, fig6, fig_levels, sources
 from virtuebench.report.folders import link_folder
-from virtuebench.report.tables import table1, table2, table2_trust
+from virtuebench.report.tables import EmptyTable, require_rows, table1, table2, table2_trust
 from virtuebench.support.stops import run_stoppable
 
 
 def _tables(args: argparse.Namespace) -> int:
     scores = read_scores(args.scores)
+    try:
+        require_rows(scores, args.models, args.prompt, args.judge, args.scores)
+    except EmptyTable as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     Path(args.table1).write_text(table1(scores, args.models, args.levels, args.prompt, args.judge, args.intervals))
     Path(args.table2).write_text(table2(scores, args.models, args.levels, args.prompt, args.judge, args.intervals))
     if args.table2_trust:

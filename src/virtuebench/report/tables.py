@@ -1,7 +1,8 @@
 """Tables 1 and 2 of the VirtueBench paper as LaTeX, from score rows.
 
 Table 1: per model and level, Overall and Perception / Reasoning. Table 2: per model and level,
-Overall, Non-refusal and Refusal. A cell is "-" where the model was not run at that level.
+Overall, Non-refusal and Refusal. A cell is "-" where the model was not run at that level; a table whose every
+cell would be "-" (no score of its judge and prompt for any of its models) is refused (`require_rows`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,23 @@ from collections.abc import Sequence
 
 from virtuebench.metrics import Score, TrustWeights
 from virtuebench.support.tabular import latex_escape
+
+
+class EmptyTable(ValueError):
+    """No score row for a table's judge, prompt and models: every cell would be "-"."""
+
+
+def require_rows(scores: Sequence[Score], models: Sequence[str], prompt: str, judge: str, source: str = "the scores") -> None:
+    """Raise EmptyTable where no row of `scores` (read from `source`) is of `judge`, `prompt` and one of `models`.
+    A model without rows, or a level a model was not run at, is a "-" cell of a table that has numbers elsewhere."""
+    if any(s.judge == judge and s.prompt == prompt and s.model in models for s in scores):
+        return
+    held = sorted({(s.judge, s.prompt) for s in scores})
+    found = ", ".join(f"judge {j!r} prompt {p!r}" for j, p in held) or "no rows at all"
+    raise EmptyTable(
+        f"{source}: no judged items for judge {judge!r}, prompt {prompt!r} and models {', '.join(models)} "
+        f"(it holds: {found}); the tables would show only '-'"
+    )
 
 
 def _index(scores: Sequence[Score], prompt: str, judge: str) -> dict[tuple[str, str, str], Score]:

@@ -55,7 +55,7 @@ $(DEV_STAMP): $(STAMP)
 
 # The whole suite with coverage, child processes included (`python -m` CLIs, Snakemake's jobs, xdist workers:
 # pyproject's [tool.coverage.run] patch = ["subprocess"]); every process writes its own .coverage.* beside this
-# Makefile, combined into one report (README, "Set-up"). Exits with the suite's status.
+# Makefile, combined into one report (docs/development.md). Exits with the suite's status.
 COVERAGE_WORKERS ?= 2
 coverage: $(DEV_STAMP)
 	rm -f .coverage .coverage.*

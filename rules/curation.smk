@@ -1,4 +1,4 @@
-# Building VirtueBench from the six public benchmarks (seed 001, section 3.2; config source: virtuebench):
+# Building VirtueBench from the six public benchmarks (VirtueBench (arXiv:2603.07071), section 3.2; config source: virtuebench):
 # download -> convert (MCQ -> open-ended) -> three filters -> per-level reference answers -> annotation
 # batches; verified annotations come back through make_instances (rules/sources.smk).
 # Filters and drafts call APIs, which compute nodes often cannot reach: they run locally.

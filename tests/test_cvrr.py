@@ -23,7 +23,7 @@ from virtuebench.sources.cvrr import CvrrSettings, load
 PUBLISHED = SHARED / "fixtures" / "cvrr-es"
 needs_published = pytest.mark.skipif(not PUBLISHED.exists(), reason="shared/fixtures/cvrr-es is not beside the repository")
 
-# The paper's Table 2 averages (shared/seeds/002) and Fig. 4 DSCP gains, keyed by the release's folder names.
+# The paper's Table 2 averages (CVRR-ES (arXiv:2405.03690), Table 2) and Fig. 4 DSCP gains, keyed by the release's folder names.
 PAPER_TABLE2 = {
     "Video-LLaMA-2": 21.62,
     "VideoChat": 25.78,
@@ -422,7 +422,7 @@ def test_agreement_on_real_published_verdicts(tmp_path, capsys):
     assert overall["kappa"] == pytest.approx((overall["agreement"] - chance) / (1 - chance), abs=2e-4)
     disagreements = (tmp_path / "out" / "disagreements.jsonl").read_text().splitlines()
     assert len(disagreements) == round((1 - overall["agreement"]) * counted["n"])
-    # better than chance, and better where the rules say they are sure, as the README says of the whole release
+    # better than chance, and better where the rules say they are sure, as docs/judges.md says of the whole release
     assert overall["agreement"] > chance and overall["kappa"] > 0
     assert rows[("all", "confident")]["agreement"] > rows[("all", "unconfident")]["agreement"]
     assert f"over {counted['n']} items" in capsys.readouterr().err

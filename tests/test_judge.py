@@ -9,7 +9,7 @@ from virtuebench.judge.rules import RulesJudge, detect_refusal, normalize
 
 judge = RulesJudge()
 
-# The supplementary's Fig. 2 responses (shared/seeds/004), shortened.
+# The supplementary's Fig. 2 responses (the VirtueBench supplementary material, section 5), shortened.
 QWEN3_32B = (
     'Looking at the sequence: At "0:04", Challengers = 0. At "0:24", Challengers = 5. There is no frame '
     'showing the challengers scoring their "first" point. Therefore, based strictly on the visual evidence, '

@@ -1,5 +1,5 @@
 """The labelled judge set (docs/judge_set.md) is well formed, the rules judge's agreement with it is what
-docs/judge_set.md and the README report, and its confidence is what calibrating on the tuning parts chooses.
+docs/judge_set.md and docs/judges.md report, and its confidence is what calibrating on the tuning parts chooses.
 The floors sit just under the measured values to catch a regression; they were not chosen to pass. The real
 parts read their texts from the CVRR-ES fixture (../shared/fixtures): those tests skip where it is absent."""
 

@@ -131,7 +131,7 @@ def test_adding_a_model_adds_only_its_jobs_and_the_report(done):
 
 
 def test_adding_the_gpt4o_template_as_a_new_model_extracts_no_frames_and_reruns_no_other_model(done):
-    """The README's recipe: copy GPT-4o's entry (max_pixels 200,704) under a new name. The stored frames' size does
+    """docs/reruns.md's row: copy GPT-4o's entry (max_pixels 200,704) under a new name. The stored frames' size does
     not depend on the configured models (frames.max_pixels), so only the new model's jobs and the report are planned."""
     workdir, registry, config = done
     (workdir / "models-gpt.yaml").write_text(yaml.safe_dump({**registry, "my-gpt": dict(registry["GPT-4o"])}))

@@ -108,16 +108,21 @@ def test_install_profile_fills_names_from_the_environment(tmp_path):
     assert installed["executor"] == "slurm"
 
 
-def readme_cluster_commands() -> list[str]:
+def readme_cluster_commands(page: str = "README.md", heading: str = "## Running on a cluster (SLURM)") -> list[str]:
     """The shell block of the README's cluster section, command by command, comments dropped."""
-    text = (REPO / "README.md").read_text()
-    section = text[text.index("## Running on a cluster (SLURM)") :]
+    text = (REPO / page).read_text()
+    section = text[text.index(heading) :]
     block = re.search(r"```sh\n(.*?)```", section, re.DOTALL).group(1)
     return [line.split("#", 1)[0].strip() for line in block.splitlines() if line.split("#", 1)[0].strip()]
 
 
 def test_the_readme_gives_the_cluster_commands():
     assert readme_cluster_commands() == ["make slurm-local", "make slurm-profile", ".venv/bin/snakemake --profile slurm results/table2.tex"]
+
+
+def test_the_cluster_guide_gives_the_readmes_commands():
+    """docs/cluster.md repeats the README's block for its reader: the two stay the same commands."""
+    assert readme_cluster_commands("docs/cluster.md", "# Running on a cluster (SLURM)") == readme_cluster_commands()
 
 
 def fresh_copy(target: Path) -> Path:

@@ -19,7 +19,7 @@ import polars as pl
 
 from virtuebench import is_refusal_answer
 
-#: CVRR-ES's 11 dimensions (shared/seeds/002): the release's folder names, in the row order of its Table 2.
+#: CVRR-ES's 11 dimensions (CVRR-ES (arXiv:2405.03690), section 3.1): the release's folder names, in the row order of its Table 2.
 #: They are the categories of CVRR-ES instances, so they live with the instances table.
 CVRR_DIMENSIONS = (
     "multiple_actions_in_a_single_video",

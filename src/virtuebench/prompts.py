@@ -1,5 +1,5 @@
-"""Inference prompts: VirtueBench's (shared/seeds/001, section 4.1 and the prompt ablation) and
-CVRR-ES's prompting methods (shared/seeds/002, Fig. 3 and Table 3), verbatim where the papers give them.
+"""Inference prompts: VirtueBench's (VirtueBench (arXiv:2603.07071), section 4.1 and the prompt ablation in 4.2) and
+CVRR-ES's prompting methods (CVRR-ES (arXiv:2405.03690), Fig. 3 and Table 3), verbatim where the papers give them.
 
 A prompt may have two steps (DSCP): a context step asked once per video, whose answer fills the
 `{context}` of the question step. Every response records the prompt's id and the hash of its
@@ -58,7 +58,7 @@ TEMPLATES.update(
     }
 )
 
-# Curation (shared/seeds/001, section 3.2): Gemini-2.5-Pro drafts each question's answer at each frame
+# Curation (VirtueBench (arXiv:2603.07071), section 3.2): Gemini-2.5-Pro drafts each question's answer at each frame
 # level for the annotators. The paper does not print this prompt; ours asks for the refusal string where
 # the frames lack the evidence, and for the times of the frames that hold it (the annotators check both).
 TEMPLATES["reference"] = (

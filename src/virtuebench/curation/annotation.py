@@ -1,4 +1,4 @@
-"""The annotation round trip (shared/seeds/001, section 3.2): export each kept question with its drafts
+"""The annotation round trip (VirtueBench (arXiv:2603.07071), section 3.2): export each kept question with its drafts
 for human annotators, import their verified per-level answers into the instances table, and check the
 answers against the evidence timestamps they gave.
 

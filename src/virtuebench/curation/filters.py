@@ -1,4 +1,4 @@
-"""The paper's three curation filters (shared/seeds/001 section 3.2, prompts in seeds/004 section 3).
+"""The paper's three curation filters (VirtueBench (arXiv:2603.07071), section 3.2; prompts in the VirtueBench supplementary material, section 3).
 
 Each filter takes candidate instances and returns a `FilterResult`: the kept instances, one row per
 removed instance with the reason, and counts. The two LLM filters ask a model through the ordinary

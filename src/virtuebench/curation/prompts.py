@@ -1,7 +1,8 @@
-"""The curation prompts, verbatim from the supplementary material (shared/seeds/004, section 3),
+"""The curation prompts, verbatim from the VirtueBench supplementary material (section 3),
 (The per-level reference-answer prompt is an inference prompt: `reference` in virtuebench.prompts.)
 
-The verbatim texts are checked against the seed in the tests when shared/ is present.
+The tests check the verbatim texts against the supplementary material's text where a copy of it is beside the
+repository (they skip elsewhere).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""CVRR-ES (shared/seeds/002): 11 dimensions of complex video reasoning and robustness, open-ended QA
+"""CVRR-ES ("How Good is my Video LMM?", arXiv:2405.03690): 11 dimensions of complex video reasoning and robustness, open-ended QA
 judged correct/incorrect by an LLM, and Dual-Step Contextual Prompting (DSCP).
 
 Accuracy per dimension is correct / (correct + incorrect) over the judge's verdicts; the headline is

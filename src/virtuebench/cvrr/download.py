@@ -15,7 +15,7 @@ from pathlib import Path
 from virtuebench.records import RecordError
 
 REPOSITORY = "mbzuai-oryx/CVRR-Evaluation-Suite"
-#: The commit the fixtures in shared/fixtures/cvrr-es were copied from.
+#: The commit of the authors' repository that the tests' CVRR-ES fixtures were copied from.
 DEFAULT_COMMIT = "9d77787"
 ARCHIVE_URL = "https://codeload.github.com/{repository}/tar.gz/{commit}"
 

@@ -109,7 +109,7 @@ def _label(row: ModelRow, rows: Sequence[ModelRow]) -> str:
 
 
 def write_table2_csv(rows: Sequence[ModelRow], path: str | Path) -> None:
-    """Columns: setting, model, the 11 dimension folder names, average (shared/CONTRACT.md)."""
+    """Columns: setting, model, the 11 dimension folder names, average (docs/contract.md)."""
     columns = ["setting", "model", *DIMENSIONS, "average"]
     values = ([row.setting, _label(row, rows), *(_fmt(row.accuracies.get(d)) for d in DIMENSIONS), _fmt(row.average)] for row in rows)
     write_csv(path, (dict(zip(columns, row)) for row in values), columns)

@@ -5,11 +5,11 @@
     python -m virtuebench.judge precision [--set tuning]
 
 The word `judge` is optional: argv whose first word is neither a subcommand (`judge`, `agree`, `precision`) nor
--h/--help is read as the `judge` subcommand, so the contract's call shape (shared/CONTRACT.md) keeps working. An input
+-h/--help is read as the `judge` subcommand, so the contract's call shape (docs/contract.md) keeps working. An input
 file literally named `agree`, `judge` or `precision` therefore needs the explicit form:
 `python -m virtuebench.judge judge agree ...`.
 
-Items mode (shared/CONTRACT.md): each input line has id, question, answer, response; each output
+Items mode (docs/contract.md): each input line has id, question, answer, response; each output
 line repeats id and adds refusal, judgement, valid (and the judge's reason):
     python -m virtuebench.judge ITEMS.jsonl --judge rules --out OUT.jsonl
 

@@ -3,7 +3,7 @@ the refusal and judgement the paper's judge prompt asks for, in parts each label
 judge. Written short cases: `tune` and `tune2` (judge_set.jsonl), `heldout`, `heldout2` (each reported once,
 then tuned on) and `heldout3` (judge_set_heldout3.jsonl, reported). Real answers: `real-tune`, `real-heldout`
 and `real-heldout2` (judge_set_real.jsonl: a seeded sample of the CVRR-ES authors' published model responses; the
-file holds each item's place and labels, the texts are read from ../shared/fixtures). Long, markdown and
+file holds each item's place and labels, the texts are read from a copy of those outputs beside the repository: CVRR_FIXTURE). Long, markdown and
 thinking-style answers written for VirtueBench-style items: `style-tune`, `style-heldout` and `style-heldout2`
 (judge_set_style.jsonl). The `tuning` group is every part the rules were chosen and calibrated on."""
 
@@ -55,7 +55,7 @@ REAL_FIELDS = ("id", "split", "family", "source", "refusal", "judgement", "reaso
 
 
 #: Where the real answers of the `real-*` parts come from: the CVRR-ES authors' published outputs, which the
-#: project reads from ../shared/fixtures and never commits; the parts store only each item's place in them.
+#: project reads from a copy beside the repository and never commits; the parts store only each item's place in them.
 CVRR_FIXTURE = Path(__file__).resolve().parents[3].parent / "shared" / "fixtures" / "cvrr-es" / "Judge-results"
 LENGTH_BUCKETS = (20, 48, 100)  # words: up to 20, 21-48, 49-100, over 100 (the real answers' spread)
 

@@ -48,7 +48,7 @@ def question_options(question: str) -> list[str]:
 
 _SENTENCE_NEGATIONS = _NEGATIONS | {"none", "nothing", "nobody", "neither", "without", "didn't", "cannot", "can't", "wasn't", "weren't"}
 #: Share of the ground truth's content words a sentence-long response must contain. Measured against
-#: the CVRR-ES authors' GPT-3.5 verdicts (README, "How far the rules judge is from an LLM judge").
+#: the CVRR-ES authors' GPT-3.5 verdicts (docs/judges.md, "How far the rules judge is from an LLM judge").
 CONTENT_RECALL = 0.3
 
 

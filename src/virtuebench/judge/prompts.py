@@ -1,6 +1,6 @@
 """Judge prompts, verbatim and versioned: each has an id and a hash that every judgment records.
 
-- `virtuebench`: the supplementary's "Judgement prompt for GPT-4o" (shared/seeds/004, section 4).
+- `virtuebench`: the supplementary's "Judgement prompt for GPT-4o" (the VirtueBench supplementary material, section 4).
 - `cvrr`: the CVRR-ES authors' evaluation prompt (their Evaluation-Scripts/LLM_Judge_evaluation.py,
   the paper's Fig. 13; judge GPT-3.5-turbo-0125), a system and a user message.
 """

@@ -1,4 +1,4 @@
-"""The offline `rules` judge: the paper's two stages (shared/seeds/004, "Judgement prompt") as rules, and
+"""The offline `rules` judge: the paper's two stages (the VirtueBench supplementary material, section 4, "Prompt for Judgement") as rules, and
 how sure it is of each verdict.
 
 Stage 1, refusal detection (virtuebench.judge.refusal): refusal = 1 when the response says the video lacks

@@ -37,7 +37,7 @@ def _cvrr(settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list
     return cvrr.load(cvrr.CvrrSettings.from_dict(settings), videos_dir)
 
 
-#: The six public long-video benchmarks VirtueBench is built from (seed 001, section 3.2), and VideoEval-Pro: source name ->
+#: The six public long-video benchmarks VirtueBench is built from (VirtueBench (arXiv:2603.07071), section 3.2), and VideoEval-Pro: source name ->
 #: adapter module in this package (its interface is described in virtuebench.sources.base).
 REAL_SOURCES = {
     "mlvu": "mlvu",

@@ -33,7 +33,7 @@ import numpy as np
 
 NORMAL = NormalDist()
 
-CONFIDENCE = 0.95  # results/scores.csv's intervals are 95% (shared/CONTRACT.md)
+CONFIDENCE = 0.95  # results/scores.csv's intervals are 95% (docs/contract.md)
 #: Fewer distinct resample values than this and the percentile interval is too coarse to trust: the fallback.
 MIN_DISTINCT = 10
 

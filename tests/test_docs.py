@@ -31,7 +31,11 @@ def test_the_readme_is_read_in_one_sitting():
 def cited_files() -> list[Path]:
     files = [REPO / name for name in CITING_FILES if (REPO / name).is_file()]
     for folder in CITING:
-        files += [p for p in (REPO / folder).rglob("*") if p.is_file() and p.suffix in TEXT and "__pycache__" not in p.parts]
+        files += [
+            p
+            for p in (REPO / folder).rglob("*")
+            if p.is_file() and p.suffix in TEXT and "__pycache__" not in p.parts and not any(part.endswith(".egg-info") for part in p.parts)
+        ]
     return files
 
 

@@ -9,7 +9,7 @@ min_version("9.0")
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from virtuebench.config import ConfigError, check_config, start_warnings  # noqa: E402
-from virtuebench.metrics import summarize_excluded, summarize_invalid  # noqa: E402
+from virtuebench.report.summary import summarize_excluded, summarize_invalid  # noqa: E402
 from virtuebench.support.runlock import snakemake_mode  # noqa: E402
 
 

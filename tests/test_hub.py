@@ -22,7 +22,8 @@ from huggingface_hub import constants, file_download
 from huggingface_hub.utils import _http
 
 from virtuebench import sources
-from virtuebench.sources.base import HubRelease, part_order
+from virtuebench.sources.archives import part_order
+from virtuebench.sources.base import HubRelease
 from virtuebench.sources.download import main as download_main
 from virtuebench.sources.hub import DownloadError, download_release
 
@@ -318,7 +319,7 @@ def test_too_little_free_space_stops_before_any_byte_is_fetched_and_names_the_by
     the bytes needed (archives count again for unpacking) and the free bytes, and fetches nothing."""
     import shutil
 
-    from virtuebench.sources.base import readable_bytes
+    from virtuebench.sources.archives import readable_bytes
 
     files = {**FILES, "videos/videos.tar.part.aa": b"t" * 3000, "videos/videos.tar.part.ab": b"u" * 2000}
     hub.add("test-org/parts", files, LFS)

@@ -14,15 +14,12 @@ from virtuebench.metrics import (
     compute_scores,
     level_order,
     read_scores,
-    summarize_excluded,
-    summarize_invalid,
     write_invalid,
     write_scores,
 )
 from virtuebench.metrics import main as metrics_main
 from virtuebench.records import Judgment, write_jsonl_atomic
 from virtuebench.support.bootstrap import Bootstrap, bounded_mean_fallback
-from virtuebench.support.tabular import write_csv
 
 
 def _judgment(i, level, unanswerable, correct, category="perception", valid=True, prompt="honest"):
@@ -321,7 +318,7 @@ def _old_scores(tmp_path):
     return path
 
 
-def test_invalid_items_are_listed_and_summarized(tmp_path):
+def test_invalid_items_are_listed(tmp_path):
     bad = [
         dataclasses.replace(_item(f"i{k}", "v1", 64, False, valid=False), reason=f"reason {k}", error=error)
         for k, error in enumerate(["timeout", "timeout", None, "no verdict", "HTTP 500"])
@@ -340,54 +337,13 @@ def test_invalid_items_are_listed_and_summarized(tmp_path):
         "reason": "reason 0",
         "error": "timeout",
     }
-    # four distinct messages (the error, or the reason where there is none), sorted; three shown
-    assert summarize_invalid(listed) == "\n".join(
-        [
-            f"5 judged items have no valid verdict and count as wrong (listed in {listed}):",
-            "  HTTP 500",
-            "  no verdict",
-            "  reason 2",
-            "  ... and 1 more distinct errors",
-        ]
-    )
-    assert summarize_invalid(listed, examples=4).splitlines()[-1] == "  timeout"  # all shown: no "and more"
-    assert summarize_invalid(str(tmp_path / "none.csv")) is None
+    assert [row["error"] for row in rows[1:]] == ["timeout", "", "no verdict", "HTTP 500"]  # no error: an empty cell
     write_invalid([_item("ok", "v1", 64, True)], tmp_path / "empty.csv")
-    assert summarize_invalid(tmp_path / "empty.csv") is None
     assert (tmp_path / "empty.csv").read_text().splitlines() == ["judge,model,prompt,level,instance_id,reason,error"]
     # an error message of several lines comes back whole
     write_invalid([dataclasses.replace(bad[0], error="line 1\r\nline 2")], tmp_path / "lines.csv")
-    assert summarize_invalid(tmp_path / "lines.csv").splitlines(keepends=True)[1] == "  line 1\r\n"
-
-
-def test_excluded_items_are_counted_by_reason_without_the_file_named(tmp_path):
-    path = tmp_path / "excluded.csv"
-    reasons = ["videos/a.mp4: missing video"] * 3 + ["data\\b.mp4: missing video", "no answer", "no answer", "x" * 90, "bad evidence"]
-    write_csv(path, [{"instance_id": f"q{k}", "reason": reason} for k, reason in enumerate(reasons)])
-    assert summarize_excluded(str(path)) == (
-        f"8 items of the source were left out of the instances table (4: missing video; 2: no answer; 1: {'x' * 80}): listed in {path}"
-    )
-    write_csv(tmp_path / "nothing.csv", [], ["instance_id", "reason"])
-    assert summarize_excluded(tmp_path / "nothing.csv") is None and summarize_excluded(tmp_path / "none.csv") is None
-    write_csv(tmp_path / "noreason.csv", [{"instance_id": "q"}])
-    assert summarize_excluded(tmp_path / "noreason.csv").startswith("1 items of the source were left out of the instances table (1: ):")
-
-
-def test_questions_lost_to_missing_videos_are_counted_per_source(tmp_path):
-    path = tmp_path / "excluded.csv"
-    rows = [
-        {"item": "lvbench:1", "source": "lvbench", "reason_kind": "missing_video", "reason": "video not downloaded (gone)"},
-        {"item": "lvbench:2", "source": "lvbench", "reason_kind": "missing_video", "reason": "video not downloaded (gone)"},
-        {"item": "mlvu:7", "source": "mlvu", "reason_kind": "missing_video", "reason": "video file not found"},
-        {"item": "lvbench:3", "source": "lvbench", "reason_kind": "unknown_task_type", "reason": "task type has no category"},
-    ]
-    write_csv(path, rows)
-    assert summarize_excluded(path) == (
-        "4 items of the source were left out of the instances table (2: video not downloaded (gone); 1: video file not found; "
-        f"1: task type has no category); questions lost to missing videos: lvbench 2, mlvu 1: listed in {path}"
-    )
-    write_csv(path, [{"item": "q1", "reason_kind": "missing_video", "reason": "video file not found"}])  # no source column
-    assert "; questions lost to missing videos: unknown source 1: listed in" in summarize_excluded(path)
+    with (tmp_path / "lines.csv").open(newline="") as handle:
+        assert next(csv.DictReader(handle))["error"] == "line 1\r\nline 2"
 
 
 def test_scores_without_an_interval_read_back_as_none():

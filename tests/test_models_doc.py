@@ -209,10 +209,11 @@ def test_the_checkpoint_loads_from_the_folder_the_recipe_names(checkpoint, monke
     from PIL import Image
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
-    from virtuebench.inference import backend_settings, expected_commit
+    from virtuebench.inference import backend_settings
     from virtuebench.levels import level_timestamps
     from virtuebench.models.base import Request
     from virtuebench.models.hf import TransformersBackend, TransformersSettings
+    from virtuebench.models.weights import resolve_commit
 
     workdir, _, _, entry = checkpoint
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -234,4 +235,4 @@ def test_the_checkpoint_loads_from_the_folder_the_recipe_names(checkpoint, monke
     reply = backend.answer(Request("item", "What colour is the last frame?", prompt, frames, level_timestamps(4, 40.0), 4, 40.0))
     assert isinstance(reply.text, str) and 1 <= reply.usage["completion_tokens"] <= 4
     assert reply.usage["video_grid_thw"][0] == 2  # 4 frames, 2 per temporal patch: the family's video input
-    assert expected_commit(entry).startswith("local:")  # what every response record names as its weights
+    assert resolve_commit(entry["hub_id"], entry["revision"]).startswith("local:")  # what every response record names as its weights

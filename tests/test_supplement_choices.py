@@ -125,7 +125,7 @@ def test_questions_lost_to_missing_videos_are_counted_per_source_in_the_caption_
     from helpers.data import convert_with_cli
 
     from virtuebench.curation.__main__ import main as curation_main
-    from virtuebench.metrics import summarize_excluded
+    from virtuebench.report.summary import summarize_excluded
 
     raw = _lvbench_release(tmp_path / "LVBench", video_factory(70, fps=1))
     (tmp_path / "lvbench").mkdir()

@@ -49,6 +49,9 @@ def test_a_commit_is_resolved_from_a_snapshot_folder_the_hub_cache_or_a_pin(tmp_
     assert resolve_commit("org/model", "v1") == SHA_B
     assert resolve_commit("org/model", SHA_B) == SHA_B  # a pinned commit is what from_pretrained loads
     assert snapshot_commit(repo / "snapshots" / SHA_A) == SHA_A == resolve_commit(str(repo / "snapshots" / SHA_A))
+    # a backend that downloaded a snapshot itself (LLaVA-NeXT) names it: that folder is read, not the cache
+    assert resolve_commit("org/model", "main", snapshot=repo / "snapshots" / SHA_B) == SHA_B
+    assert resolve_commit(None, snapshot=repo / "snapshots" / SHA_B) is None  # no hub id: a model without weights
     assert resolve_commit("org/not-downloaded") is None and resolve_commit(None) is None
     plain = tmp_path / "converted"
     plain.mkdir()
@@ -57,6 +60,77 @@ def test_a_commit_is_resolved_from_a_snapshot_folder_the_hub_cache_or_a_pin(tmp_
     assert fingerprint.startswith("local:") and fingerprint == folder_fingerprint(plain)
     (plain / "model.safetensors").write_bytes(b"0" * 10)
     assert resolve_commit(str(plain)) != fingerprint  # new weights in the folder: another fingerprint
+
+
+class _ModelStandIn:
+    """What a backend's constructor does with a loaded model: eval(), and VideoChat-Flash's config switch."""
+
+    def __init__(self, *args, **kwargs):
+        import types
+
+        self.config = types.SimpleNamespace()
+
+    def eval(self):
+        return self
+
+
+def _load_stand_ins(monkeypatch, tmp_path):
+    """The loaders every backend with weights calls (transformers' Auto classes, vLLM, LLaVA-NeXT's builder and the hub's
+    snapshot_download) replaced by stand-ins that return at once; the snapshot folder LLaVA-NeXT gets is returned."""
+    import sys
+    import types
+
+    import huggingface_hub
+    from helpers import remote_standins
+    from transformers import AutoModel, AutoModelForImageTextToText, AutoProcessor, AutoTokenizer
+
+    from virtuebench.models import llava_next
+
+    # Patched after their first use: transformers' lazy module can put another `transformers` in sys.modules then.
+    loads = classmethod(lambda cls, *args, **kwargs: _ModelStandIn())
+    for loader in (AutoModel, AutoModelForImageTextToText, AutoProcessor, AutoTokenizer):
+        monkeypatch.setattr(sys.modules["transformers"], loader.__name__, type(loader.__name__, (), {"from_pretrained": loads}))
+    monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=_ModelStandIn, SamplingParams=dict))
+    snapshot = tmp_path / "snapshots" / SHA_B
+    snapshot.mkdir(parents=True)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", lambda repo_id, revision=None: str(snapshot))
+    modules = remote_standins.llava_modules()
+    modules["builder"].load_pretrained_model = lambda *args, **kwargs: (object(), _ModelStandIn(), object(), None)
+    monkeypatch.setattr(llava_next, "llava_modules", lambda: modules)
+    return snapshot
+
+
+@pytest.mark.parametrize(
+    ("backend", "family"),
+    [
+        ("transformers", "qwen3-vl"),
+        ("vllm", "qwen3-vl"),
+        ("videochat_flash", None),
+        ("internvl_chat", None),
+        ("internvideo", None),
+        ("keye", None),
+        ("llava_video", None),
+    ],
+)
+def test_every_backend_with_weights_records_the_commit_the_shared_function_resolves(backend, family, tmp_path, monkeypatch):
+    """The weights commit is worked out in one place (models/weights.resolve_commit): each backend that loads weights
+    records what it returns for the entry's hub id and revision (LLaVA-NeXT: with the snapshot folder it loaded)."""
+    pytest.importorskip("torch", reason="the hf extra is not installed (pip install -e '.[hf]')")
+    pytest.importorskip("transformers", reason="the hf extra is not installed (pip install -e '.[hf]')")
+    from virtuebench.models import backend_class, weights
+
+    snapshot = _load_stand_ins(monkeypatch, tmp_path)
+    calls = []
+
+    def resolve(source, revision=None, *, snapshot=None):
+        calls.append((source, revision, snapshot))
+        return "commit-from-the-shared-function"
+
+    monkeypatch.setattr(weights, "resolve_commit", resolve)
+    settings = {"hub_id": "org/model", "revision": "v1"} | ({"family": family} if family else {})
+    loaded = backend_class(backend)(settings)
+    assert loaded.weights_commit == "commit-from-the-shared-function"
+    assert calls == [("org/model", "v1", str(snapshot) if backend == "llava_video" else None)]
 
 
 def test_every_record_carries_the_weights_commit_and_moved_weights_are_asked_again(bench, tmp_path):

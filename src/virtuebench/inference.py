@@ -75,12 +75,6 @@ def fingerprint(model: str, model_config: dict[str, Any], prompt_hash: str, leve
     return stable_hash({"model": model, "config": model_config, "prompt": prompt_hash, "level": level})
 
 
-def expected_commit(model_config: dict[str, Any]) -> str | None:
-    """The weights commit a job will load, where it can be told before loading (a pinned revision, a local
-    snapshot or folder, the hub cache); None where it cannot (the weights are not downloaded yet)."""
-    return resolve_commit(model_config.get("hub_id"), model_config.get("revision")) if model_config.get("hub_id") else None
-
-
 def backend_settings(model_config: dict[str, Any]) -> dict[str, Any]:
     """What a backend is built with: the entry's settings, plus, for a model with weights (a hub id), its hub id,
     revision and family. An API model's `family` (openai, gemini) only groups it in the registry."""
@@ -187,7 +181,9 @@ class InferenceJob:
         self.item_hashes.update({CONTEXT_PREFIX + video_id: frames_hash(m, level) for video_id, m in self.manifests.items()})
         self.log = ProgressLog(output, self.key)
         # Records made with other weights (an unpinned hub id that moved, a folder whose files changed) are asked again.
-        self.weights_commit = expected_commit(model_config)
+        # The commit the job will load, where it can be told before loading (a pinned revision, a local snapshot or
+        # folder, the hub cache); None where it cannot (not downloaded yet: checked again once the backend has loaded).
+        self.weights_commit = resolve_commit(model_config.get("hub_id"), model_config.get("revision"))
         self.done = self.log.resume(
             lambda r: (
                 _is_done(r)

@@ -42,6 +42,7 @@ class Target:
 TARGETS = (
     Target("levels", ("src/virtuebench/levels.py",), ("tests/test_levels.py",)),
     Target("metrics", ("src/virtuebench/metrics.py",), ("tests/test_metrics.py",)),
+    Target("summary", ("src/virtuebench/report/summary.py",), ("tests/test_summary.py",)),
     Target("records", ("src/virtuebench/records.py",), ("tests/test_records.py", "tests/test_records_doc.py")),
     Target("refusal", ("src/virtuebench/judge/refusal.py",), ("tests/test_judge.py", "tests/test_refusal.py")),
     # Case A's matching: hundreds of mutants in word lists and phrasings; its survivors are listed, not all killed yet

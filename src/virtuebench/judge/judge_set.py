@@ -21,9 +21,10 @@ from virtuebench.judge import get_judge
 from virtuebench.judge.rules import AMBIGUOUS_RULES, MIN_CASES, MIN_PRECISION, read
 from virtuebench.records import Judgment
 
-HERE = Path(__file__).parent
+#: The labelled parts' files: package data (pyproject's package-data), so an installed package has them too.
+DATA = Path(__file__).parent / "data"
 PATHS = tuple(
-    HERE / name
+    DATA / name
     for name in (
         "judge_set.jsonl",
         "judge_set_heldout.jsonl",

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from virtuebench.models import weights
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.families import finish_reason, get_family
 from virtuebench.models.frames_io import load_frames
 from virtuebench.models.rope import use_reference_positions
-from virtuebench.models.weights import resolve_commit
 from virtuebench.support.settings import settings_from_dict
 
 
@@ -84,7 +84,7 @@ class TransformersBackend(Backend):
             model = AutoModelForImageTextToText.from_pretrained(
                 s.hub_id, revision=s.revision, trust_remote_code=s.trust_remote_code, dtype=dtype, device_map=s.device_map, **extra
             )
-            self.weights_commit = resolve_commit(s.hub_id, s.revision)
+            self.weights_commit = weights.resolve_commit(s.hub_id, s.revision)
         self.model, self.processor = model.eval(), processor
         if self.family.reference_positions:
             use_reference_positions(self.model)

@@ -23,11 +23,11 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from virtuebench.models import weights
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.families import finish_reason, llava_video_time_instruction
 from virtuebench.models.frames_io import load_frames
 from virtuebench.models.hf import Prepared
-from virtuebench.models.weights import resolve_commit
 from virtuebench.support.settings import settings_from_dict
 
 CONV_TEMPLATE = "qwen_1_5"  # the model card's: ChatML with "You are a helpful assistant."
@@ -77,7 +77,7 @@ class LlavaVideoBackend(Backend):
             tokenizer, model, image_processor, _ = self.llava["builder"].load_pretrained_model(
                 path, None, "llava_qwen", torch_dtype=s.dtype, device_map="auto", attn_implementation=s.attn_implementation
             )
-            self.weights_commit = resolve_commit(path, s.revision)
+            self.weights_commit = weights.resolve_commit(s.hub_id, s.revision, snapshot=path)
         self.model, self.tokenizer, self.image_processor = model.eval(), tokenizer, image_processor
 
     def prepare(self, request: Request) -> Prepared:

@@ -32,11 +32,11 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from virtuebench.models import weights
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.families import finish_reason, prompt_opens_thinking, read_thinking
 from virtuebench.models.frames_io import load_frames
 from virtuebench.models.hf import Prepared
-from virtuebench.models.weights import resolve_commit
 from virtuebench.support.settings import settings_from_dict
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -115,7 +115,7 @@ class _RemoteCodeBackend(Backend):
                 processor = AutoProcessor.from_pretrained(s.hub_id, **common)
             device_map = "auto" if torch.cuda.is_available() else None
             model = AutoModel.from_pretrained(s.hub_id, dtype=getattr(torch, s.dtype), device_map=device_map, **common)
-            self.weights_commit = resolve_commit(s.hub_id, s.revision)
+            self.weights_commit = weights.resolve_commit(s.hub_id, s.revision)
         self.model, self.tokenizer, self.processor = model.eval(), tokenizer, processor
 
     @property

@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from virtuebench.models import weights
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.families import Family, get_family
 from virtuebench.models.hf import processor_inputs
-from virtuebench.models.weights import resolve_commit
 from virtuebench.support.settings import settings_from_dict
 
 
@@ -103,7 +103,7 @@ class VllmBackend(Backend):
             **options,
         )
         self.SamplingParams = SamplingParams
-        self.weights_commit = resolve_commit(s.hub_id, s.revision)
+        self.weights_commit = weights.resolve_commit(s.hub_id, s.revision)
 
     def sampling(self, **extra):
         return self.SamplingParams(**sampling_arguments(self.settings), **extra)

@@ -2,9 +2,11 @@
 written into every response record (`weights_commit`) and the job's summary, so that a number can be tied
 to the weights that made it and a rerun against moved weights is visible.
 
-A hub id resolves through the local Hugging Face cache after loading (`refs/<revision>` -> `snapshots/<commit>`),
-so no network call is made; a folder inside a cache's `snapshots/` is named by its commit; any other local folder
-gets `local:` and a hash of its files' names and sizes and of its config.json.
+The commit is worked out in one function, `resolve_commit`: every backend calls it once the weights are loaded, and
+inference calls it before loading (what it can tell then decides which earlier answers are kept). A hub id resolves
+through the local Hugging Face cache after loading (`refs/<revision>` -> `snapshots/<commit>`), so no network call is
+made; a folder inside a cache's `snapshots/` is named by its commit; any other local folder gets `local:` and a hash
+of its files' names and sizes and of its config.json.
 """
 
 from __future__ import annotations
@@ -37,13 +39,16 @@ def folder_fingerprint(folder: Path) -> str:
     return "local:" + digest.hexdigest()[:16]
 
 
-def resolve_commit(source: str | None, revision: str | None = None) -> str | None:
-    """The weights' commit for a hub id or local folder; None where it cannot be told (never raises)."""
+def resolve_commit(source: str | None, revision: str | None = None, *, snapshot: str | Path | None = None) -> str | None:
+    """The weights' commit for a model entry's hub id or local folder (`source`) at `revision`; None where it cannot
+    be told (never raises), or where there is no source (a model without weights). `snapshot`: the folder the backend
+    downloaded the weights into where it has one (LLaVA-NeXT loads from a snapshot_download folder): read instead of
+    the cache, as it is what was loaded."""
     if not source:
         return None
     if revision and COMMIT.match(revision):
         return revision  # a pinned commit is what was loaded
-    path = Path(source)
+    path = Path(snapshot if snapshot else source)
     if path.is_dir():
         return snapshot_commit(path) or folder_fingerprint(path)
     try:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from virtuebench.instances import Instance
-from virtuebench.sources.base import Conversion, Excluded, HubRelease, correct_option, extract_archive, extract_parts
+from virtuebench.sources.archives import extract_archive, extract_parts
+from virtuebench.sources.base import Conversion, Excluded, HubRelease, correct_option
 
 SOURCE = "allvb"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 # The package, not its names: the adapter table is looked up when the command runs.
 from virtuebench import sources
-from virtuebench.sources.base import readable_bytes
+from virtuebench.sources.archives import readable_bytes
 from virtuebench.sources.hub import VERIFY_MODES, download_release
 
 

@@ -17,7 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from virtuebench.sources.base import HubRelease, check_free_space, readable_bytes
+from virtuebench.sources.archives import check_free_space, readable_bytes
+from virtuebench.sources.base import HubRelease
 
 RECORD = "download.json"
 VERIFY_MODES = ("size", "sha256")

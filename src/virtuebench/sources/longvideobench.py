@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 
 from virtuebench.instances import Instance
-from virtuebench.sources.base import Conversion, Excluded, HubRelease, extract_archive, extract_parts, part_order
+from virtuebench.sources.archives import extract_archive, extract_parts, part_order
+from virtuebench.sources.base import Conversion, Excluded, HubRelease
 
 SOURCE = "longvideobench"
 

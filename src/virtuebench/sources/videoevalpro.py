@@ -11,15 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from virtuebench.instances import Instance
+from virtuebench.sources.archives import extract_archive, extract_parts, part_order
 from virtuebench.sources.base import (
     Conversion,
     Excluded,
     HubRelease,
     correct_option,
-    extract_archive,
-    extract_parts,
     option_letter,
-    part_order,
     read_parquet_rows,
     split_embedded_options,
     strip_option_prefix,

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from virtuebench.instances import Instance
+from virtuebench.sources.archives import extract_archive
 from virtuebench.sources.base import (
     Conversion,
     Excluded,
     HubRelease,
     correct_option,
-    extract_archive,
     option_letter,
     read_parquet_rows,
     split_embedded_options,

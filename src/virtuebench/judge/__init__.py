@@ -1,10 +1,7 @@
 """Judges: decide refusal and correctness of a response against a per-level ground truth.
 
-Each kind of judge is registered once in virtuebench.judge.kinds: `rules` (offline, built in), `mcq` (multiple-choice
-replies scored by their letter), `llm` (virtuebench.judge.llm: defined by name in config with its model, endpoint and
-prompt), `hybrid` (virtuebench.judge.hybrid: the rules' verdict where the rules are confident, an `llm` judge's
-otherwise) and `letter-grade` (virtuebench.judge.letter_grade: VideoEval-Pro's authors' grader, with their prompt from a
-file, which the workflow sets up itself).
+Every kind of judge (rules, llm, mcq, hybrid, VideoEval-Pro's authors' letter grade, ...) is registered once, in
+virtuebench.judge.kinds, with its settings and its factory; get_judge builds one by name from that registry.
 """
 
 from __future__ import annotations

@@ -75,16 +75,23 @@ class JudgeKind:
         """{setting: rerun class} of every setting this kind reads, in the order its dataclass declares them."""
         return rerun_classes(self.settings)
 
+    def settings_from(self, settings: dict[str, Any]) -> Any:
+        """The settings dataclass from a judge's settings (those its kind does not read, `kind` and `version` left out):
+        what a factory builds its judge from. ValueError names a missing required setting."""
+        return settings_from_dict(
+            self.settings, {key: value for key, value in settings.items() if key in self.reads()}, f"{self.name} judge"
+        )
+
     def resolved(self, review: Review, name: str, settings: dict[str, Any], defined: Mapping[str, dict[str, Any]]) -> dict[str, Any] | None:
+        """The settings a judge's jobs run it with, after its kind's check (problems and warnings go to `review`)."""
         if self.resolve is not None:
             return self.resolve(review, name, settings, defined)
-        own = {key: value for key, value in settings.items() if key in self.reads()}
         try:
-            settings_from_dict(self.settings, own, f"{self.name} judge")
+            self.settings_from(settings)
         except ValueError as error:
             review.problems.append(f"config.judges.{name}: {error}")
             return None
-        return {"kind": self.name, **own}
+        return {"kind": self.name, **{key: value for key, value in settings.items() if key in self.reads()}}
 
 
 @cache

@@ -464,7 +464,7 @@ def test_paper_config_dry_run_shows_the_whole_curation_chain_for_all_six_sources
     for variable in ("OPENAI_API_KEY", "GEMINI_API_KEY", "HF_TOKEN"):
         monkeypatch.delenv(variable, raising=False)  # a dry run needs no key
     config = yaml.safe_load((TESTS.parent / "config" / "paper.yaml").read_text())
-    result = snakemake(tmp_path, "-n", "results/instances.parquet", config=config)
+    result = snakemake(tmp_path, "-n", "results/paper/instances.parquet", config=config)  # config.results: results/paper
     assert result.returncode == 0, result.stderr[-3000:]
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout, re.MULTILINE))
     sources = len(config["curation"]["sources"])
@@ -600,7 +600,7 @@ def test_a_hybrid_difficulty_judge_reaches_the_filter_resolved(tmp_path, monkeyp
     config["judge"] = "rules"
     config["judges"]["both"] = {"kind": "hybrid", "llm": "gpt-4o"}
     config["curation"] = {**config["curation"], "sources": ["lvbench"], "raw_dirs": {"lvbench": str(tmp_path)}, "difficulty_judge": "both"}
-    result = snakemake(tmp_path, "-n", "--printshellcmds", "results/curation/lvbench/difficulty.parquet", config=config)
+    result = snakemake(tmp_path, "-n", "--printshellcmds", "results/paper/curation/lvbench/difficulty.parquet", config=config)
     assert result.returncode == 0, result.stderr[-3000:]
     (command,) = [line for line in result.stdout.splitlines() if "virtuebench.curation difficulty" in line]
     words = shlex.split(command.removeprefix("Shell command:"))

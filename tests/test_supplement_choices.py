@@ -213,7 +213,8 @@ def test_the_authors_grader_needs_their_prompt_in_a_file_and_its_key(tmp_path):
     ]
     config["supplement"]["videoevalpro_grader"] = "theirs"
     with pytest.raises(
-        ConfigError, match=r"config.supplement.videoevalpro_grader: 'theirs' is not allowed; did you mean 'authors'\? allowed values: virtuebench, authors"
+        ConfigError,
+        match=r"config.supplement.videoevalpro_grader: 'theirs' is not allowed; did you mean 'authors'\? allowed values: virtuebench, authors",
     ):
         check_config(config, REPO / "config", base_dir=REPO, defer_keys=True, environ={})
     config["supplement"]["videoevalpro_grader"], config["supplement"]["videoevalpro_suffix"] = "virtuebench", "yes"

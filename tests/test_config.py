@@ -49,6 +49,14 @@ def test_every_judge_kind_is_registered_under_its_name_with_classified_settings(
         kind = judge_kind(name)
         assert kind.name == name and set(kind.reads().values()) <= set(RERUN_CLASSES), name
     assert not judge_kind("letter-grade").configurable  # the workflow sets the authors' grader up itself
+    # A setting two kinds read means one thing to the config check (settings_properties keeps the first kind's schema).
+    from virtuebench.support.settings import settings_schema
+
+    seen = {}
+    for name in configurable_kinds():
+        for setting, schema in settings_schema(judge_kind(name).settings).items():
+            shape = {key: value for key, value in schema.items() if key != "description"}
+            assert seen.setdefault(setting, shape) == shape, f"{name}.{setting} differs from another kind's"
     with pytest.raises(ValueError, match="unknown judge kind 'telepathy'; registered kinds: rules, llm, mcq, hybrid, letter-grade"):
         judge_kind("telepathy")
 

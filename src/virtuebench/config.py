@@ -376,8 +376,8 @@ def _check_results(review: _Review) -> None:
 
 
 def _check_source_and_levels(review: _Review) -> None:
-    # The source's name and the prompts' are the schema's enums (checked first; tests/test_config.py keeps those equal
-    # to the code's registries), so they are not checked again here.
+    # The source's name and the prompts' are checked with the schema (first), whose allowed values load_schema takes
+    # from the code's registries, so they are not checked again here.
     config = review.config
     if config["source"]["name"] == "cvrr":
         level = config["source"]["settings"].get("level", 8)

@@ -190,8 +190,8 @@ def judge_settings(name):
 
 
 def judge_config(wildcards):
-    """The judge's settings that change its verdicts (config/schema.yaml, x-rerun: answers; the built-in rules and
-    MCQ judges: their code's version): a tracked param, so a change re-judges (the cache keeps what still holds)."""
+    """The judge's settings that change its verdicts (its kind's `answers` settings and code version, as the kind
+    registers them: virtuebench.judge.kinds): a tracked param, so a change re-judges (the cache keeps what still holds)."""
     return tracked_settings("judge", judge_settings(wildcards.judge), CONFIG_DIR)
 
 

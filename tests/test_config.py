@@ -4,8 +4,8 @@ import pytest
 import yaml
 from helpers.data import REPO
 
-from virtuebench.config import ConfigError, check_config, schema_errors, setting_classes
-from virtuebench.judge import KINDS
+from virtuebench.config import ConfigError, check_config, load_schema, schema_errors, setting_classes
+from virtuebench.judge.kinds import REGISTRY, configurable_kinds, judge_kind
 from virtuebench.judge.prompts import JUDGE_PROMPTS
 from virtuebench.models import BACKENDS
 from virtuebench.prompts import TEMPLATES
@@ -23,14 +23,42 @@ def test_default_config_is_valid():
     assert list(check(copy.deepcopy(DEFAULT)).models) == DEFAULT["models"]
 
 
-def test_schema_enums_match_the_code_registries():
-    schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
-    assert set(schema["properties"]["prompts"]["items"]["enum"]) == set(TEMPLATES)
-    assert set(schema["properties"]["judges"]["additionalProperties"]["properties"]["kind"]["enum"]) == set(KINDS)
-    assert set(schema["properties"]["judges"]["additionalProperties"]["properties"]["prompt"]["enum"]) == set(JUDGE_PROMPTS)
-    assert set(schema["properties"]["source"]["properties"]["name"]["enum"]) == {*ADAPTERS, "virtuebench"}
-    model_schema = yaml.safe_load((REPO / "config" / "models.schema.yaml").read_text())
-    assert set(model_schema["properties"]["backend"]["anyOf"][0]["enum"]) == set(BACKENDS)
+def test_the_schemas_take_the_registries_names_from_the_code():
+    """The schemas list no backend, source, prompt, judge kind or judge setting: each is written once, in its registry
+    (docs/extending.md), and filled in where the schema says `x-registry`."""
+    raw = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
+    raw_judge = raw["properties"]["judges"]["additionalProperties"]
+    assert "enum" not in raw["properties"]["source"]["properties"]["name"] and "enum" not in raw["properties"]["prompts"]["items"]
+    assert set(raw_judge["properties"]) == {"kind"} and "enum" not in raw_judge["properties"]["kind"]
+    schema = load_schema(REPO / "config" / "schema.yaml")
+    assert schema["properties"]["prompts"]["items"]["enum"] == list(TEMPLATES)
+    assert schema["properties"]["source"]["properties"]["name"]["enum"] == [*ADAPTERS, "virtuebench"]
+    judge = schema["properties"]["judges"]["additionalProperties"]
+    assert judge["properties"]["kind"]["enum"] == configurable_kinds() == ["rules", "llm", "mcq", "hybrid"]
+    assert judge["properties"]["prompt"]["enum"] == list(JUDGE_PROMPTS) and judge["additionalProperties"] is False
+    assert set(judge["properties"]) == {"kind", *(name for kind in configurable_kinds() for name in judge_kind(kind).reads())}
+    raw_models = yaml.safe_load((REPO / "config" / "models.schema.yaml").read_text())
+    assert "enum" not in raw_models["properties"]["backend"]["anyOf"][0]
+    assert load_schema(REPO / "config" / "models.schema.yaml")["properties"]["backend"]["anyOf"][0]["enum"] == list(BACKENDS)
+
+
+def test_every_judge_kind_is_registered_under_its_name_with_classified_settings():
+    from virtuebench.config import RERUN_CLASSES
+
+    for name in REGISTRY:
+        kind = judge_kind(name)
+        assert kind.name == name and set(kind.reads().values()) <= set(RERUN_CLASSES), name
+    assert not judge_kind("letter-grade").configurable  # the workflow sets the authors' grader up itself
+    # A setting two kinds read means one thing to the config check (settings_properties keeps the first kind's schema).
+    from virtuebench.support.settings import settings_schema
+
+    seen = {}
+    for name in configurable_kinds():
+        for setting, schema in settings_schema(judge_kind(name).settings).items():
+            shape = {key: value for key, value in schema.items() if key != "description"}
+            assert seen.setdefault(setting, shape) == shape, f"{name}.{setting} differs from another kind's"
+    with pytest.raises(ValueError, match="unknown judge kind 'telepathy'; registered kinds: rules, llm, mcq, hybrid, letter-grade"):
+        judge_kind("telepathy")
 
 
 @pytest.mark.parametrize(
@@ -464,7 +492,18 @@ def test_the_registry_key_takes_a_file_or_a_list_of_files(value, message):
 
 
 JUDGE = {"kind": "llm", "model": "m", "api_key_env": None}
-JUDGE_KEYS = ["api_key_env", "base_url", "max_concurrency", "max_retries", "max_tokens", "model", "parse_retries", "prompt", "timeout_s"]
+JUDGE_KEYS = [
+    "api_key_env",
+    "base_url",
+    "if_no_key",
+    "max_concurrency",
+    "max_retries",
+    "max_tokens",
+    "model",
+    "parse_retries",
+    "prompt",
+    "timeout_s",
+]
 
 
 def _judges(**judges):

@@ -1,9 +1,10 @@
-"""Reruns scoped to what changed (config/models.schema.yaml and config/schema.yaml classify every setting, x-rerun),
-on one finished run of a small demo: each test changes one thing and compares the jobs `snakemake -n` schedules, rule
-by rule, with the exact set that change must rerun. A model's settings that change its answers rerun exactly its
-inference, its judging and the report; its scheduling and description settings, and the interpreter its job runs
-with, rerun nothing; a new model adds only its jobs; a new rules version re-judges every rules judgment and nothing
-else (the curated workflow's filter decisions: tests/test_curation_workflow.py); unrelated settings rerun nothing."""
+"""Reruns scoped to what changed (config/models.schema.yaml's x-rerun and each judge kind's settings dataclass,
+virtuebench.judge.kinds, classify every setting), on one finished run of a small demo: each test changes one thing and
+compares the jobs `snakemake -n` schedules, rule by rule, with the exact set that change must rerun. A model's
+settings that change its answers rerun exactly its inference, its judging and the report; its scheduling and
+description settings, and the interpreter its job runs with, rerun nothing; a new model adds only its jobs; a new
+rules version re-judges every rules judgment and nothing else (the curated workflow's filter decisions:
+tests/test_curation_workflow.py); unrelated settings rerun nothing."""
 
 import sys
 from collections import Counter

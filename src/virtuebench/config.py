@@ -8,7 +8,6 @@ references between config, model registry and the code's registries (backends, p
 from __future__ import annotations
 
 import copy
-import difflib
 import json
 import os
 import re
@@ -23,26 +22,11 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from virtuebench.levels import LEVELS
-from virtuebench.support.settings import merge_settings  # noqa: F401  (the other half of run_settings)
+from virtuebench.support.settings import RERUN_CLASSES, did_you_mean, merge_settings  # noqa: F401  (the classes; the other half of run_settings)
 
 
 class ConfigError(ValueError):
     """The configuration is invalid; the message lists every problem, one per line."""
-
-
-def did_you_mean(name: Any, choices: Iterable[str]) -> str:
-    """For a misspelt name, `did you mean 'X'? ` (the same name in other case, else up to three close ones, by
-    difflib), to go before the list of allowed values; "" where no choice is close."""
-    if not isinstance(name, str):
-        return ""
-    by_lower: dict[str, str] = {}
-    for choice in map(str, choices):
-        by_lower.setdefault(choice.lower(), choice)
-    if name.lower() in by_lower:
-        close = [by_lower[name.lower()]]
-    else:
-        close = [by_lower[match] for match in difflib.get_close_matches(name.lower(), list(by_lower), n=3)]
-    return f"did you mean {' or '.join(map(repr, close))}? " if close else ""
 
 
 def _and_did_you_mean(name: Any, choices: Iterable[str]) -> str:
@@ -78,8 +62,51 @@ def _describe(error: ValidationError, root: str) -> str:
     return f"{where}: {error.message}"
 
 
+#: The source name that is no adapter: the curated VirtueBench, built by rules/curation.smk from config.curation.sources.
+CURATED_SOURCE = "virtuebench"
+
+
+def _registry_names() -> dict[str, Any]:
+    """The extension points whose names the schemas take from the code (`x-registry`), each read when asked for."""
+    from virtuebench.judge.kinds import configurable_kinds, settings_properties
+    from virtuebench.models import BACKENDS
+    from virtuebench.prompts import TEMPLATES
+    from virtuebench.sources import ADAPTERS
+
+    return {
+        "backends": lambda: {"enum": list(BACKENDS)},
+        "sources": lambda: {"enum": [*ADAPTERS, CURATED_SOURCE]},
+        "prompts": lambda: {"enum": list(TEMPLATES)},
+        "judge-kinds": lambda: {"enum": configurable_kinds()},
+        # A judge's settings: every setting some kind reads (the kinds' own checks and the warnings say which it reads).
+        "judge-settings": lambda: {"properties": settings_properties(), "additionalProperties": False},
+    }
+
+
+def _fill_registries(node: Any, names: dict[str, Any]) -> Any:
+    """The schema with each `x-registry: NAME` filled in from the code's registry (an enum of its names, or a judge's
+    settings), so a new backend, source, prompt or judge kind is written once, in code."""
+    if isinstance(node, list):
+        return [_fill_registries(item, names) for item in node]
+    if not isinstance(node, dict):
+        return node
+    filled = {key: _fill_registries(value, names) for key, value in node.items()}
+    if "x-registry" in node:
+        generated = names[node["x-registry"]]()
+        properties = {**generated.pop("properties", {}), **filled.get("properties", {})}  # the schema's own win
+        filled.update(generated)
+        if properties:
+            filled["properties"] = properties
+    return filled
+
+
+def load_schema(schema_path: str | Path) -> dict[str, Any]:
+    """A schema file (config/schema.yaml, config/models.schema.yaml) with its registries' names filled in."""
+    return _fill_registries(yaml.safe_load(Path(schema_path).read_text()), _registry_names())
+
+
 def schema_errors(data: Any, schema_path: str | Path, root: str) -> list[str]:
-    schema = yaml.safe_load(Path(schema_path).read_text())
+    schema = load_schema(schema_path)
     validator = Draft202012Validator(schema)
     return [_describe(error, root) for error in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))]
 
@@ -264,63 +291,49 @@ def with_defaults(config: dict[str, Any], schema_path: str | Path) -> dict[str, 
 
 # --- Which settings change the answers ----------------------------------------------------------------------------
 
-#: How far a setting reaches, declared per property in the schemas (`x-rerun`): `answers` (a tracked param of the
-#: jobs that run the model or judge: changing it reruns them), `scheduling` (how a job runs: resources, retries,
-#: concurrency; never reruns), `description` (words for people; never reruns).
-RERUN_CLASSES = ("answers", "scheduling", "description")
+# How far a setting reaches (RERUN_CLASSES, virtuebench.support.settings): a model registry entry's settings declare
+# theirs per property in config/models.schema.yaml (`x-rerun`), a judge kind's on its settings dataclass
+# (virtuebench.judge.kinds).
 
 
-def _properties(kind: str, config_dir: Path) -> dict[str, dict[str, Any]]:
-    if kind == "model":
-        return yaml.safe_load((config_dir / "models.schema.yaml").read_text())["properties"]
-    if kind == "judge":
-        return yaml.safe_load((config_dir / "schema.yaml").read_text())["properties"]["judges"]["additionalProperties"]["properties"]
-    raise ValueError(f"unknown settings kind {kind!r}: model or judge")
+def _properties(config_dir: Path) -> dict[str, dict[str, Any]]:
+    return yaml.safe_load((config_dir / "models.schema.yaml").read_text())["properties"]
 
 
 @lru_cache(maxsize=8)
 def setting_classes(kind: str, config_dir: str | Path) -> dict[str, str]:
-    """{setting: class} for a model registry entry (`model`) or a judge's settings (`judge`), from the schemas in
-    `config_dir` (the workflow's config/: the Snakefile passes it, so an installed package reads the same schemas)."""
-    return {name: spec.get("x-rerun") for name, spec in _properties(kind, Path(config_dir)).items()}
+    """{setting: class} for a model registry entry (`model`), from the schema in `config_dir` (the workflow's config/:
+    the Snakefile passes it, so an installed package reads the same schemas), or for any judge's settings (`judge`: the
+    registered kinds' settings together, from virtuebench.judge.kinds)."""
+    if kind == "model":
+        return {name: spec.get("x-rerun") for name, spec in _properties(Path(config_dir)).items()}
+    if kind == "judge":
+        from virtuebench.judge.kinds import settings_properties
+
+        return {"kind": "answers", **{name: spec["x-rerun"] for name, spec in settings_properties().items()}}
+    raise ValueError(f"unknown settings kind {kind!r}: model or judge")
 
 
 @lru_cache(maxsize=4)
 def scheduling_backend_settings(config_dir: str | Path) -> frozenset[str]:
     """Keys of a model's `settings` that change only how its job runs (models.schema.yaml, x-scheduling-settings)."""
-    return frozenset(_properties("model", Path(config_dir))["settings"].get("x-scheduling-settings", []))
+    return frozenset(_properties(Path(config_dir))["settings"].get("x-scheduling-settings", []))
 
 
 def _split(kind: str, entry: dict[str, Any], config_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the settings that change the answers, those that change only how the job runs); description settings are in
-    neither. A model's `settings` are split key by key (x-scheduling-settings)."""
+    neither. A model's `settings` are split key by key (x-scheduling-settings); a judge's by its kind
+    (virtuebench.judge.kinds.split_settings: its code's version is tracked too, where the kind has one)."""
+    if kind == "judge":
+        from virtuebench.judge.kinds import split_settings
+
+        return split_settings(entry)
     classes = setting_classes(kind, config_dir)
     tracked = {name: value for name, value in entry.items() if classes.get(name) == "answers"}
     run = {name: value for name, value in entry.items() if classes.get(name) == "scheduling"}
-    if kind == "model":
-        settings, scheduling = dict(entry.get("settings") or {}), scheduling_backend_settings(config_dir)
-        tracked["settings"] = {name: value for name, value in settings.items() if name not in scheduling}
-        run["settings"] = {name: value for name, value in settings.items() if name in scheduling}
-    elif entry.get("kind", "rules") in ("rules", "mcq"):
-        from virtuebench.judge import judge_version
-
-        # The built-in judges have no settings: their code's version is what changes their verdicts.
-        tracked, run = {"kind": entry.get("kind", "rules"), "version": judge_version(entry.get("kind", "rules"))}, {}
-    elif entry["kind"] == "letter-grade":
-        # VideoEval-Pro's authors' grader (virtuebench.judge.letter_grade): its prompt counts by content (the file's
-        # sha256), not by where the file lies; its model and token limit are fixed unless given.
-        tracked = {name: value for name, value in entry.items() if name in ("kind", "prompt_sha256") or classes.get(name) == "answers"}
-        run = {name: value for name, value in entry.items() if name == "prompt_file" or classes.get(name) == "scheduling"}
-    elif entry["kind"] == "hybrid":
-        from virtuebench.judge import judge_version
-
-        # The rules' version and the LLM judge's own split (check_config resolves `llm` to its settings, or None).
-        llm = entry.get("llm")
-        if llm is not None and not isinstance(llm, dict):
-            raise ValueError(f"hybrid judge: `llm` must be resolved to its LLM judge's settings (check_config does), got {llm!r}")
-        llm_tracked, llm_run = _split("judge", llm, config_dir) if llm else (None, None)
-        tracked = {"kind": "hybrid", "version": judge_version("rules"), "llm": llm_tracked}
-        run = {**run, "llm": llm_run} if llm else run
+    settings, scheduling = dict(entry.get("settings") or {}), scheduling_backend_settings(config_dir)
+    tracked["settings"] = {name: value for name, value in settings.items() if name not in scheduling}
+    run["settings"] = {name: value for name, value in settings.items() if name in scheduling}
     return tracked, run
 
 
@@ -363,8 +376,8 @@ def _check_results(review: _Review) -> None:
 
 
 def _check_source_and_levels(review: _Review) -> None:
-    # The source's name and the prompts' are the schema's enums (checked first; tests/test_config.py keeps those equal
-    # to the code's registries), so they are not checked again here.
+    # The source's name and the prompts' are checked with the schema (first), whose allowed values load_schema takes
+    # from the code's registries, so they are not checked again here.
     config = review.config
     if config["source"]["name"] == "cvrr":
         level = config["source"]["settings"].get("level", 8)
@@ -406,27 +419,26 @@ def _check_prompts_and_report(review: _Review) -> None:
                 )
 
 
-def _judge_key_env(settings: dict[str, Any], defined: dict[str, dict[str, Any]]) -> str | None:
-    """The variable an LLM judge (or a hybrid's LLM judge) reads its key from (its settings' default where unset);
-    None for the others."""
-    from virtuebench.judge.llm import JudgeSetupError, LlmJudgeSettings
+def _defined_judges(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every judge the config may name: the built-in `rules`, then config.judges."""
+    return {"rules": {"kind": "rules"}, **config["judges"]}
 
-    if settings.get("kind") == "hybrid":
-        return _judge_key_env(defined.get(settings.get("llm") or "", {}), {})
-    if settings.get("kind") != "llm":
-        return None
-    try:
-        return LlmJudgeSettings.from_dict(settings).api_key_env
-    except JudgeSetupError:
-        return None  # settings it cannot start with: named where the judge itself is checked (_curation_judge, _check_hybrid)
+
+def _judge_key_env(settings: dict[str, Any]) -> str | None:
+    """The variable a judge reads its API key from (its settings' default where unset); None where its kind needs no
+    key or checks its own (a hybrid's LLM judge: virtuebench.judge.hybrid)."""
+    from virtuebench.judge.kinds import judge_kind
+
+    kind = judge_kind(settings["kind"])
+    return kind.key_env(settings) if kind.key_env else None
 
 
 def _check_judges(review: _Review) -> tuple[dict[str, dict[str, Any]], str]:
-    """(settings of every judge in use, the judge the tables report after any key fallback)."""
-    from virtuebench.judge.llm import JudgeSetupError, LlmJudgeSettings
+    """(settings of every judge in use, resolved by its kind; the judge the tables report after any key fallback)."""
+    from virtuebench.judge.kinds import judge_kind
 
     config = review.config
-    defined = {"rules": {"kind": "rules"}, **config["judges"]}
+    defined = _defined_judges(config)
     wanted = [("config.judge", config["judge"])] + [
         (f"config.compare_judges[{i}][{j}]", name) for i, pair in enumerate(config["compare_judges"]) for j, name in enumerate(pair)
     ]
@@ -438,68 +450,26 @@ def _check_judges(review: _Review) -> tuple[dict[str, dict[str, Any]], str]:
             )
     judge, judges = config["judge"], {}
     compared = {name for pair in config["compare_judges"] for name in pair}
-    for name in dict.fromkeys(name for _, name in wanted):
-        settings = defined.get(name)
-        if settings is not None and settings["kind"] == "hybrid":
-            judges[name] = _check_hybrid(review, name, settings, defined)
+    for name in dict.fromkeys(name for _, name in wanted if name in defined):
+        settings = defined[name]
+        resolved = judge_kind(settings["kind"]).resolved(review, name, settings, defined)
+        if resolved is None:
             continue
-        if settings is None or settings["kind"] != "llm":
-            judges[name] = {"kind": settings["kind"] if settings else "rules"}
-            continue
-        try:
-            parsed = LlmJudgeSettings.from_dict(settings)
-        except JudgeSetupError as error:
-            review.problems.append(f"config.judges.{name}: {error}")
-            continue
-        if parsed.api_key_env and not review.environ.get(parsed.api_key_env):
+        key_env = _judge_key_env(settings)
+        if key_env and not review.environ.get(key_env):
             if settings.get("if_no_key", "fail") == "rules" and name == judge and name not in compared:
                 review.warnings.append(
-                    f"{parsed.api_key_env} is not set: judging with rules instead of {name} (config.judges.{name}.if_no_key: rules)"
+                    f"{key_env} is not set: judging with rules instead of {name} (config.judges.{name}.if_no_key: rules)"
                 )
                 judge = "rules"
                 judges["rules"] = {"kind": "rules"}
                 continue
             review.missing_key(
-                f"config.judges.{name}: the judge needs an API key: set the environment variable {parsed.api_key_env} "
+                f"config.judges.{name}: the judge needs an API key: set the environment variable {key_env} "
                 f"(or set config.judge: rules, or config.judges.{name}.if_no_key: rules)"
             )
-        judges[name] = settings
+        judges[name] = resolved
     return judges, judge
-
-
-def _check_hybrid(review: _Review, name: str, settings: dict[str, Any], defined: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """A hybrid judge's settings with `llm` resolved to its LLM judge's settings (None: no LLM judge, or no key
-    and `if_no_key: rules` on the hybrid or its LLM judge: the items the rules are not sure of are then invalid)."""
-    from virtuebench.judge.llm import JudgeSetupError, LlmJudgeSettings
-
-    llm_name = settings.get("llm")
-    if llm_name is None:
-        return {"kind": "hybrid", "llm": None}
-    llm = defined.get(llm_name)
-    if llm is None or llm["kind"] != "llm":
-        allowed = [other for other, spec in defined.items() if spec["kind"] == "llm"]
-        review.problems.append(
-            f"config.judges.{name}.llm: {llm_name!r} is not an llm judge; {did_you_mean(llm_name, allowed)}"
-            f"allowed values: {', '.join(allowed) or 'none defined'}"
-        )
-        return {"kind": "hybrid", "llm": None}
-    try:
-        parsed = LlmJudgeSettings.from_dict(llm)
-    except JudgeSetupError as error:
-        review.problems.append(f"config.judges.{llm_name}: {error}")
-        return {"kind": "hybrid", "llm": None}
-    if parsed.api_key_env and not review.environ.get(parsed.api_key_env):
-        if settings.get("if_no_key", llm.get("if_no_key", "fail")) == "rules":
-            review.warnings.append(
-                f"{parsed.api_key_env} is not set: judge {name} decides only where the rules are confident; the other items "
-                f"are marked invalid (results/invalid_items.csv), not guessed (config.judges.{name}: if_no_key: rules)"
-            )
-            return {"kind": "hybrid", "llm": None}
-        review.missing_key(
-            f"config.judges.{name}: its LLM judge {llm_name} needs an API key: set the environment variable {parsed.api_key_env} "
-            f"(or set config.judges.{name}.if_no_key: rules to judge only what the rules are sure of)"
-        )
-    return {"kind": "hybrid", "llm": dict(llm)}
 
 
 def _check_names(review: _Review) -> None:
@@ -592,7 +562,7 @@ def _check_curation(review: _Review, registry: Registry, judges: dict[str, dict[
     config, curation = review.config, review.config["curation"]
     if config["source"]["name"] != "virtuebench":
         return {}
-    defined = {"rules": {"kind": "rules"}, **config["judges"]}
+    defined = _defined_judges(config)
     difficulty_judge = curation["difficulty_judge"]
     if difficulty_judge not in defined:
         review.problems.append(
@@ -619,9 +589,9 @@ def _check_curation(review: _Review, registry: Registry, judges: dict[str, dict[
         key_env = (registry.entries[name].get("settings") or {}).get("api_key_env")
         if key_env and not review.environ.get(key_env):
             review.missing_key(f"config.curation.{key}: {name} needs an API key: set the environment variable {key_env}")
-    key_env = _judge_key_env(defined.get(difficulty_judge, {}), defined)
-    if key_env and not review.environ.get(key_env) and defined.get(difficulty_judge, {}).get("kind") != "hybrid":
-        # A hybrid's key was checked with its if_no_key (_check_hybrid); an llm judge's has no fallback here.
+    key_env = _judge_key_env(defined[difficulty_judge]) if difficulty_judge in defined else None
+    if key_env and not review.environ.get(key_env):
+        # A hybrid's key was checked with its if_no_key (its kind's resolve); an llm judge's has no fallback here.
         review.missing_key(f"config.curation.difficulty_judge: {difficulty_judge} needs an API key: set the environment variable {key_env}")
     if not review.environ.get("HF_TOKEN"):
         for source in curation["sources"]:
@@ -635,26 +605,16 @@ def _check_curation(review: _Review, registry: Registry, judges: dict[str, dict[
 
 
 def _curation_judge(review: _Review, name: str, defined: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The settings of a difficulty judge that Table 2 does not use, resolved as `_check_judges` resolves its own
-    (a hybrid's `llm` becomes its LLM judge's settings): the filter's job runs it from these."""
-    from virtuebench.judge.llm import JudgeSetupError, LlmJudgeSettings
+    """The settings of a difficulty judge that Table 2 does not use, resolved by its kind as `_check_judges` resolves
+    its own (a hybrid's `llm` becomes its LLM judge's settings): the filter's job runs it from these."""
+    from virtuebench.judge.kinds import judge_kind
 
     settings = defined[name]
-    if settings["kind"] == "hybrid":
-        return _check_hybrid(review, name, settings, defined)
-    if settings["kind"] == "llm":
-        try:
-            LlmJudgeSettings.from_dict(settings)
-        except JudgeSetupError as error:
-            review.problems.append(f"config.judges.{name}: {error}")
-        return dict(settings)
-    return {"kind": settings["kind"]}
+    return judge_kind(settings["kind"]).resolved(review, name, settings, defined) or dict(settings)
 
 
 #: The report.trust settings each scheme reads besides `scheme` (virtuebench.metrics.TrustWeights.value).
 TRUST_SCHEME_SETTINGS = {"kalai": ("confidence_target",), "refusal-credit": ("wrong_answer", "unwarranted_refusal")}
-#: The settings a judge of each kind reads besides `kind` (an llm judge refuses those it does not read: LlmJudgeSettings).
-JUDGE_KIND_SETTINGS = {"rules": (), "mcq": (), "hybrid": ("llm", "if_no_key")}
 
 
 def _check_unused_settings(review: _Review, given: dict[str, Any]) -> None:
@@ -671,9 +631,11 @@ def _check_unused_settings(review: _Review, given: dict[str, Any]) -> None:
                 f"config.report.trust.{key}: does nothing under {chosen}, which reads only "
                 f"{', '.join(TRUST_SCHEME_SETTINGS[scheme])}; {key} is scheme {other}'s"
             )
+    from virtuebench.judge.kinds import judge_kind
+
     for name, settings in config["judges"].items():
-        reads = JUDGE_KIND_SETTINGS.get(settings["kind"])
-        unread = [key for key in settings if reads is not None and key != "kind" and key not in reads]
+        reads = list(judge_kind(settings["kind"]).reads())  # an llm judge refuses those it does not read (its resolve)
+        unread = [key for key in settings if key != "kind" and key not in reads]
         if unread:
             review.warnings.append(
                 f"config.judges.{name}: {', '.join(unread)} {'does' if len(unread) == 1 else 'do'} nothing for a judge of kind "

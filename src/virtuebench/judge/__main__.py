@@ -17,7 +17,7 @@ Workflow mode: the input is a responses file; question and per-level ground trut
 instances table, and the output is judgment records (docs/records.md):
     python -m virtuebench.judge RESPONSES.jsonl --instances results/instances.parquet --judge rules --out J.jsonl
 
-An LLM judge takes its settings as JSON (see config/schema.yaml, `judges`) and a cache path:
+A judge defined in config takes its settings as JSON (its kind's: virtuebench.judge.kinds) and a cache path:
     python -m virtuebench.judge ITEMS.jsonl --judge gpt-4o --judge-config '{"kind": "llm", "model": "gpt-4o-2024-08-06"}'
         --cache results/judge_cache.sqlite --out OUT.jsonl
 

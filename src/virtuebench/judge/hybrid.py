@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from virtuebench.judge.base import Judge, Verdict
+from virtuebench.judge.kinds import JudgeKind, Review
+from virtuebench.judge.rules import VERSION as RULES_VERSION
 from virtuebench.judge.rules import RulesJudge
+from virtuebench.support.settings import did_you_mean, setting
 
 
 class HybridJudge(Judge):
@@ -87,3 +91,61 @@ class HybridJudge(Judge):
         d = self.decided
         undecided = f", {d['none']} uncertain without an LLM judge (invalid)" if d["none"] else ""
         return f"; decided by the rules {d['rules']} (requests saved), by the LLM judge {d['llm']}{undecided}"
+
+
+@dataclass(frozen=True)
+class HybridSettings:
+    # In config, the name of an llm judge; check_config resolves it to that judge's settings, split as its own.
+    llm: str | None = setting(
+        None,
+        rerun="answers",
+        schema={"type": ["string", "null"]},
+        description="hybrid: the llm judge (a name under judges) asked where the rules are not confident; null: none (those items are invalid)",
+    )
+    if_no_key: str = setting("fail", rerun="scheduling", schema={"type": "string", "enum": ["fail", "rules"]})
+
+
+def _resolve(review: Review, name: str, settings: dict[str, Any], defined: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """A hybrid judge's settings with `llm` resolved to its LLM judge's settings (None: no LLM judge, or no key
+    and `if_no_key: rules` on the hybrid or its LLM judge: the items the rules are not sure of are then invalid)."""
+    from virtuebench.judge.llm import JudgeSetupError, LlmJudgeSettings
+
+    llm_name = settings.get("llm")
+    if llm_name is None:
+        return {"kind": "hybrid", "llm": None}
+    llm = defined.get(llm_name)
+    if llm is None or llm["kind"] != "llm":
+        allowed = [other for other, spec in defined.items() if spec["kind"] == "llm"]
+        review.problems.append(
+            f"config.judges.{name}.llm: {llm_name!r} is not an llm judge; {did_you_mean(llm_name, allowed)}"
+            f"allowed values: {', '.join(allowed) or 'none defined'}"
+        )
+        return {"kind": "hybrid", "llm": None}
+    try:
+        parsed = LlmJudgeSettings.from_dict(llm)
+    except JudgeSetupError as error:
+        review.problems.append(f"config.judges.{llm_name}: {error}")
+        return {"kind": "hybrid", "llm": None}
+    if parsed.api_key_env and not review.environ.get(parsed.api_key_env):
+        if settings.get("if_no_key", llm.get("if_no_key", "fail")) == "rules":
+            review.warnings.append(
+                f"{parsed.api_key_env} is not set: judge {name} decides only where the rules are confident; the other items "
+                f"are marked invalid (results/invalid_items.csv), not guessed (config.judges.{name}: if_no_key: rules)"
+            )
+            return {"kind": "hybrid", "llm": None}
+        review.missing_key(
+            f"config.judges.{name}: its LLM judge {llm_name} needs an API key: set the environment variable {parsed.api_key_env} "
+            f"(or set config.judges.{name}.if_no_key: rules to judge only what the rules are sure of)"
+        )
+    return {"kind": "hybrid", "llm": dict(llm)}
+
+
+def _build(name: str, settings: dict[str, Any], cache_path: str | None) -> HybridJudge:
+    from virtuebench.judge.cache import VerdictCache
+
+    return HybridJudge(name, settings, VerdictCache(cache_path) if cache_path and settings.get("llm") else None)
+
+
+#: The `hybrid` kind: the rules' version is tracked beside its LLM judge's settings; its resolve checks that judge's key
+#: itself (no key with if_no_key: rules leaves it without one), so it names no key variable of its own.
+KIND = JudgeKind("hybrid", HybridSettings, _build, version=RULES_VERSION, resolve=_resolve, nested=("llm",))

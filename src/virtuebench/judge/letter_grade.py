@@ -17,9 +17,10 @@ from typing import Any
 
 from virtuebench.judge.base import Verdict
 from virtuebench.judge.cache import VerdictCache
+from virtuebench.judge.kinds import JudgeKind
 from virtuebench.judge.llm import JudgeSetupError, LlmJudge
 from virtuebench.support.openai_client import read_api_key
-from virtuebench.support.settings import settings_from_dict
+from virtuebench.support.settings import setting, settings_from_dict
 
 #: Where the prompt is published: repository, file and the commit it was read at (docs/supplement.md).
 AUTHORS_GRADER = "TIGER-AI-Lab/VideoEval-Pro, file tools/gpt4o_judge.py at commit 8467762b50689d718b7ea4f047cf20565ac0e2e2"
@@ -63,16 +64,18 @@ def grader_settings(path: str | Path) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class LetterGradeSettings:
-    prompt_file: str
-    prompt_sha256: str | None = None  # where given (the workflow), the file must still hold that prompt
-    model: str = "gpt-4o-2024-08-06"  # the authors' grader's model, temperature 0 (the llm judge's) and max_tokens 5
-    base_url: str | None = None
-    api_key_env: str | None = "OPENAI_API_KEY"  # the variable the authors' grader reads
-    max_concurrency: int = 4  # the authors' default number of threads
-    max_retries: int = 5
-    timeout_s: float = 60.0
-    parse_retries: int = 2
-    max_tokens: int = 5
+    # Where the file lies changes no verdict (untracked); its sha256 does.
+    prompt_file: str = setting(rerun="scheduling", schema={"type": "string"})
+    prompt_sha256: str | None = setting(None, rerun="answers", schema={"type": ["string", "null"]})  # where given, the file must hold it
+    # The authors' grader's model, temperature 0 (the llm judge's) and max_tokens 5.
+    model: str = setting("gpt-4o-2024-08-06", rerun="answers", schema={"type": "string"})
+    base_url: str | None = setting(None, rerun="answers", schema={"type": ["string", "null"]})
+    api_key_env: str | None = setting("OPENAI_API_KEY", rerun="scheduling", schema={"type": ["string", "null"]})  # the authors' variable
+    max_concurrency: int = setting(4, rerun="scheduling", schema={"type": "integer", "minimum": 1})  # the authors' number of threads
+    max_retries: int = setting(5, rerun="scheduling", schema={"type": "integer", "minimum": 0})
+    timeout_s: float = setting(60.0, rerun="scheduling", schema={"type": "number", "exclusiveMinimum": 0})
+    parse_retries: int = setting(2, rerun="answers", schema={"type": "integer", "minimum": 0})
+    max_tokens: int = setting(5, rerun="answers", schema={"type": "integer", "minimum": 1})
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> LetterGradeSettings:
@@ -131,3 +134,11 @@ class LetterGradeJudge(LlmJudge):
                 f"{error}, or judge VideoEval-Pro with the run's judge (supplement.videoevalpro_grader: virtuebench)"
             ) from None
         self._start(name, settings, GraderPrompt(GRADER_ID, text, sha256), parse_letter_grade, key, cache, client)
+
+
+def _build(name: str, settings: dict[str, Any], cache_path: str | None) -> LetterGradeJudge:
+    return LetterGradeJudge(name, settings, VerdictCache(cache_path) if cache_path else None)
+
+
+#: The `letter-grade` kind: the workflow sets it up (supplement.videoevalpro_grader: authors, with grader_settings).
+KIND = JudgeKind("letter-grade", LetterGradeSettings, _build, configurable=False)

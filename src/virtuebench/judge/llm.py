@@ -15,37 +15,46 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from virtuebench import is_refusal_answer
 from virtuebench.judge.base import Judge, Verdict
 from virtuebench.judge.cache import VerdictCache
+from virtuebench.judge.kinds import JudgeKind, Review
 from virtuebench.judge.prompts import JUDGE_PROMPTS, JudgePrompt
 from virtuebench.support.openai_client import ChatClient, ChatError, read_api_key
-from virtuebench.support.settings import settings_from_dict
+from virtuebench.support.settings import setting, settings_from_dict
 
 
 class JudgeSetupError(ValueError):
     """The judge cannot start (a missing API key, bad settings); the message says what to set."""
 
 
+_MODEL = "model id, pinned to a snapshot where the API has them"
+_BASE_URL = "OpenAI-compatible endpoint; null: the OpenAI API"
+_KEY = "environment variable holding the key; null: none needed"
+IF_NO_KEY = "without the key: stop before any job, or judge with rules (a hybrid: mark the items the rules are not sure of invalid)"
+
+
 @dataclass(frozen=True)
 class LlmJudgeSettings:
-    model: str = "gpt-4o-2024-08-06"
-    base_url: str | None = None  # None: the OpenAI API
-    api_key_env: str | None = "OPENAI_API_KEY"  # None: a local server that needs no key
-    prompt: str = "virtuebench"
-    max_concurrency: int = 8
-    max_retries: int = 5
-    timeout_s: float = 60.0
-    parse_retries: int = 2
-    max_tokens: int = 64
+    model: str = setting("gpt-4o-2024-08-06", rerun="answers", schema={"type": "string"}, description=_MODEL)
+    base_url: str | None = setting(None, rerun="answers", schema={"type": ["string", "null"]}, description=_BASE_URL)
+    api_key_env: str | None = setting("OPENAI_API_KEY", rerun="scheduling", schema={"type": ["string", "null"]}, description=_KEY)
+    prompt: str = setting("virtuebench", rerun="answers", schema={"type": "string", "enum": list(JUDGE_PROMPTS)})
+    max_concurrency: int = setting(8, rerun="scheduling", schema={"type": "integer", "minimum": 1})
+    max_retries: int = setting(5, rerun="scheduling", schema={"type": "integer", "minimum": 0})
+    timeout_s: float = setting(60.0, rerun="scheduling", schema={"type": "number", "exclusiveMinimum": 0})
+    parse_retries: int = setting(2, rerun="answers", schema={"type": "integer", "minimum": 0})
+    max_tokens: int = setting(64, rerun="answers", schema={"type": "integer", "minimum": 1})
+    # Read by the config check, not by the judge: what to do where its key is not set (virtuebench.config).
+    if_no_key: str = setting("fail", rerun="scheduling", schema={"type": "string", "enum": ["fail", "rules"]}, description=IF_NO_KEY)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> LlmJudgeSettings:
-        values = {k: v for k, v in values.items() if k not in ("kind", "if_no_key")}
+        values = {k: v for k, v in values.items() if k != "kind"}
         settings = settings_from_dict(cls, values, "llm judge", JudgeSetupError)
         if settings.prompt not in JUDGE_PROMPTS:
             raise JudgeSetupError(f"llm judge: prompt {settings.prompt!r} is not one of {sorted(JUDGE_PROMPTS)}")
@@ -192,3 +201,28 @@ class LlmJudge(Judge):
             raw=raw,
             judge_model=self.settings.model,
         )
+
+
+def _resolve(review: Review, name: str, settings: dict[str, Any], defined: Mapping[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """An llm judge's settings as its job reads them: a setting it does not read is refused here, before any job."""
+    try:
+        LlmJudgeSettings.from_dict(settings)
+    except JudgeSetupError as error:
+        review.problems.append(f"config.judges.{name}: {error}")
+        return None
+    return dict(settings)
+
+
+def _key_env(settings: dict[str, Any]) -> str | None:
+    try:
+        return LlmJudgeSettings.from_dict(settings).api_key_env
+    except JudgeSetupError:
+        return None  # settings it cannot start with: named where the judge itself is checked (_resolve)
+
+
+def _build(name: str, settings: dict[str, Any], cache_path: str | None) -> LlmJudge:
+    return LlmJudge(name, settings, VerdictCache(cache_path) if cache_path else None)
+
+
+#: The `llm` kind: an LLM judge defined by name in config with its model, endpoint and prompt.
+KIND = JudgeKind("llm", LlmJudgeSettings, _build, resolve=_resolve, key_env=_key_env)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from virtuebench.judge.base import Judge, Verdict
+from virtuebench.judge.kinds import JudgeKind, NoSettings
 from virtuebench.judge.rules import detect_refusal
 
 VERSION = "mcq/1"
@@ -51,3 +52,7 @@ class McqJudge(Judge):
             refusal, _ = detect_refusal(response)
             return Verdict(refusal, 0, True, "refused" if refusal else "no single option letter in the reply")
         return Verdict(0, int(letter == correct), True, f"chose {letter}, correct {correct}")
+
+
+#: The `mcq` kind: no setting; its VERSION is tracked, so a new version re-judges.
+KIND = JudgeKind("mcq", NoSettings, lambda name, settings, cache_path: McqJudge(name), version=VERSION)

@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 from virtuebench import is_refusal_answer
 from virtuebench.judge.base import Judge, Verdict
+from virtuebench.judge.kinds import JudgeKind, NoSettings
 from virtuebench.judge.matching import CONTENT_RECALL, answer_matches, answer_shape, concluded, decide, question_options, sentence_matches
 from virtuebench.judge.numbers import final_answer, normalize, number_matches
 from virtuebench.judge.refusal import detect_refusal, read_refusal
@@ -168,3 +169,7 @@ class RulesJudge(Judge):
         rules = reading.refusal_rule + (f", {reading.match_rule}" if reading.match_rule else "")
         sure = "confident" if reading.confident else "not confident"
         return Verdict(reading.refusal, reading.judgement, True, f"{reading.reason} [{rules}; {sure}]", confident=reading.confident)
+
+
+#: The `rules` kind: no setting; its VERSION is tracked, so a new version re-judges.
+KIND = JudgeKind("rules", NoSettings, lambda name, settings, cache_path: RulesJudge(name), version=VERSION)

@@ -17,24 +17,23 @@ from virtuebench.instances import Instance
 from virtuebench.support.settings import settings_from_dict
 
 Excluded = list[dict[str, str]]  # rows of base.EXCLUDED_COLUMNS: item, source, reason_kind, reason
-#: How each source's levels sample a video (levels.SAMPLINGS; default 1fps): the frames stage follows it.
-SAMPLING = {"cvrr": "clip"}
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """A source registered by its module, imported when first called: the module's `adapter(settings, videos_dir,
+    threads)` returns (instances, excluded); `sampling` is how the source's levels sample a video (levels.SAMPLINGS),
+    which the frames stage follows."""
+
+    module: str
+    sampling: str = "1fps"
+
+    def __call__(self, settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list[Instance], Excluded]:
+        return importlib.import_module(self.module).adapter(settings, videos_dir, threads)
 
 
 def sampling_of(source: str) -> str:
-    return SAMPLING.get(source, "1fps")
-
-
-def _synthetic(settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list[Instance], Excluded]:
-    from virtuebench.sources import synthetic
-
-    return synthetic.generate(videos_dir, synthetic.SyntheticSettings.from_dict(settings), threads=threads), []
-
-
-def _cvrr(settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list[Instance], Excluded]:
-    from virtuebench.sources import cvrr
-
-    return cvrr.load(cvrr.CvrrSettings.from_dict(settings), videos_dir)
+    return getattr(ADAPTERS.get(source), "sampling", "1fps")
 
 
 #: The six public long-video benchmarks VirtueBench is built from (VirtueBench (arXiv:2603.07071), section 3.2), and VideoEval-Pro: source name ->
@@ -83,9 +82,10 @@ def _real(name: str) -> Callable[[dict[str, Any], str, int], tuple[list[Instance
     return adapter
 
 
-#: name -> adapter(settings, videos_dir, threads) -> (instances, excluded)
+#: name -> adapter(settings, videos_dir, threads) -> (instances, excluded): the one list of sources (the config's
+#: source.name takes its allowed values from it). A new source: its module and one line here (docs/extending.md).
 ADAPTERS: dict[str, Callable[[dict[str, Any], str, int], tuple[list[Instance], Excluded]]] = {
-    "synthetic": _synthetic,
-    "cvrr": _cvrr,
+    "synthetic": Adapter("virtuebench.sources.synthetic"),
+    "cvrr": Adapter("virtuebench.sources.cvrr", sampling="clip"),
     **{name: _real(name) for name in REAL_SOURCES},
 }

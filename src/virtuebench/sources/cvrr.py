@@ -97,3 +97,8 @@ def load(settings: CvrrSettings, videos_dir: str | Path) -> tuple[list[Instance]
                 f"{dimension}/{index:04d}", video, dimension, entry["Q"], entry["A"], video_key=f"{dimension}_{video.stem}", item=item
             )
     return conversion.result()
+
+
+def adapter(settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list[Instance], Excluded]:
+    """The source adapter (virtuebench.sources.ADAPTERS): the release under settings.root, one level per instance."""
+    return load(CvrrSettings.from_dict(settings), videos_dir)

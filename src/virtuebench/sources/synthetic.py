@@ -473,3 +473,8 @@ def generate(videos_dir: str | Path, settings: SyntheticSettings, threads: int =
         for job in jobs:
             _write_one(job)
     return [inst for video, job in zip(plans, jobs) for inst in instances_of(video, job[1], settings.levels)]
+
+
+def adapter(settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list[Instance], list[dict[str, str]]]:
+    """The source adapter (virtuebench.sources.ADAPTERS): the demo's videos and instances; nothing is left out."""
+    return generate(videos_dir, SyntheticSettings.from_dict(settings), threads=threads), []

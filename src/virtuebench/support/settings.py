@@ -1,8 +1,11 @@
-"""Typed settings from config dicts, with one error shape for unknown or missing keys."""
+"""Typed settings from config dicts, with one error shape for unknown or missing keys, and each setting's rerun class
+(how far a change to it reaches) declared on the settings dataclass itself."""
 
 from __future__ import annotations
 
-from dataclasses import MISSING, fields
+import difflib
+from collections.abc import Iterable
+from dataclasses import MISSING, field, fields
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -20,6 +23,21 @@ def settings_from_dict(cls: type[T], values: dict[str, Any], owner: str, error: 
     return cls(**values)
 
 
+def did_you_mean(name: Any, choices: Iterable[str]) -> str:
+    """For a misspelt name, `did you mean 'X'? ` (the same name in other case, else up to three close ones, by
+    difflib), to go before the list of allowed values; "" where no choice is close."""
+    if not isinstance(name, str):
+        return ""
+    by_lower: dict[str, str] = {}
+    for choice in map(str, choices):
+        by_lower.setdefault(choice.lower(), choice)
+    if name.lower() in by_lower:
+        close = [by_lower[name.lower()]]
+    else:
+        close = [by_lower[match] for match in difflib.get_close_matches(name.lower(), list(by_lower), n=3)]
+    return f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+
+
 def merge_settings(tracked: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     """A job's whole settings from its tracked half (what changes its answers) and its untracked half (what changes
     only how it runs: virtuebench.config.run_settings), a model's `settings` and a hybrid judge's `llm` merged key by key."""
@@ -29,3 +47,35 @@ def merge_settings(tracked: dict[str, Any], run: dict[str, Any]) -> dict[str, An
     if isinstance(run.get("llm"), dict) and isinstance(tracked.get("llm"), dict):  # a hybrid judge's LLM judge
         merged["llm"] = merge_settings(tracked["llm"], run["llm"])
     return merged
+
+
+#: How far a change of a setting reaches: `answers` (a tracked param of the jobs that run the model or judge:
+#: changing it reruns them), `scheduling` (how a job runs: resources, retries, concurrency; never reruns),
+#: `description` (words for people; never reruns). The model registry's settings declare theirs in
+#: config/models.schema.yaml (`x-rerun`); an extension's settings dataclass declares each with `setting`.
+RERUN_CLASSES = ("answers", "scheduling", "description")
+
+
+def setting(default: Any = MISSING, *, rerun: str, schema: dict[str, Any] | None = None, description: str = "") -> Any:
+    """A field of a settings dataclass with its rerun class (RERUN_CLASSES), the JSON Schema its config value must
+    meet (the config check reports a violation as it reports the schema's own) and a line for people."""
+    if rerun not in RERUN_CLASSES:
+        raise ValueError(f"rerun class {rerun!r} is not one of {RERUN_CLASSES}")
+    metadata = {"rerun": rerun, "schema": dict(schema or {}), "description": description}
+    return field(default=default, metadata=metadata)
+
+
+def rerun_classes(cls: type) -> dict[str, str]:
+    """{setting: rerun class} of a settings dataclass, in the order its fields are declared."""
+    return {f.name: f.metadata["rerun"] for f in fields(cls)}
+
+
+def settings_schema(cls: type) -> dict[str, dict[str, Any]]:
+    """{setting: JSON Schema} of a settings dataclass (its description and x-rerun included, as the schemas write them)."""
+    schemas = {}
+    for f in fields(cls):
+        schema = {**f.metadata["schema"], "x-rerun": f.metadata["rerun"]}
+        if f.metadata["description"]:
+            schema["description"] = f.metadata["description"]
+        schemas[f.name] = schema
+    return schemas

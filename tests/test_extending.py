@@ -1,0 +1,175 @@
+"""docs/extending.md, run as written. Each block marked `<!-- example: POINT FILE [in NAME | append] -->` is added to a
+copy of the workflow (helpers.workflow.workflow_copy) as the guide says: a new file, a line in the registry dict NAME,
+or text at the end of FILE. Then the copy must differ from this tree in exactly those files, each one the guide's
+steps name, and the workflow must run with the addition:
+
+- judge kind: the demo-sized run (helpers.workflow.TINY) judged by a judge of the new kind `always-refuse`, whose
+  numbers (every response a refusal: right exactly where the truth is the refusal string, for every model alike) are
+  what Table 1 and scores.csv carry under its config name; a setting of the wrong type is refused at start.
+- source, model family and benchmark together: the guide's config/toy.yaml, asking the new `constant` model (and the
+  reference ones) the new `toy` source's two questions.
+"""
+
+from __future__ import annotations
+
+import csv
+import filecmp
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers.data import REPO
+from helpers.workflow import TINY, snakemake, workflow_copy
+
+GUIDE = REPO / "docs" / "extending.md"
+MARKER = re.compile(r"<!-- example: (\S+) (\S+)(?: (in \w+|append))? -->\n```\w*\n(.*?)```", re.DOTALL)
+#: The folders helpers.workflow.workflow_copy copies: what the comparison with this tree covers.
+COPIED = ("Snakefile", "rules", "config", "src", "profiles", "envs")
+SECTIONS = {"judge-kind": "A judge kind", "source": "A source", "model-family": "A model family", "benchmark": "A benchmark"}
+
+pytestmark = pytest.mark.workflow
+
+
+def examples(point: str) -> list[tuple[str, str | None, str]]:
+    """(file, how: None for a new file, `in NAME` or `append`, text) of each of the guide's examples for `point`."""
+    found = [(file, how or None, text) for name, file, how, text in MARKER.findall(GUIDE.read_text()) if name == point]
+    assert found, f"docs/extending.md has no example marked {point}"
+    return found
+
+
+def add_example(root: Path, file: str, how: str | None, text: str) -> None:
+    path = root / file
+    if how is None:
+        assert not path.exists(), f"{file} is the guide's new file, but the workflow has one"
+        path.write_text(text)
+    elif how == "append":
+        path.write_text(path.read_text() + text)
+    else:  # a line in the registry dict NAME: before the line that closes it
+        name = how.removeprefix("in ")
+        lines = path.read_text().splitlines(keepends=True)
+        start = next(i for i, line in enumerate(lines) if re.match(rf"^{name}\b.*= \{{$", line))
+        end = next(i for i in range(start, len(lines)) if lines[i] == "}\n")
+        path.write_text("".join(lines[:end] + [text] + lines[end:]))
+
+
+def changed_files(root: Path) -> set[str]:
+    """The files of the copy that differ from this tree's, or that it alone has (caches left out)."""
+    changed = set()
+    for name in COPIED:
+        paths = [root / name] if (root / name).is_file() else (root / name).rglob("*")
+        for path in paths:
+            if path.is_dir() or "__pycache__" in path.parts or ".egg-info" in str(path):
+                continue
+            relative = path.relative_to(root)
+            if not (REPO / relative).is_file() or not filecmp.cmp(path, REPO / relative, shallow=False):
+                changed.add(str(relative))
+    return changed
+
+
+def pattern(path: str) -> re.Pattern:
+    return re.compile("^" + re.sub(r"<[^>]+>", "[^/]+", re.escape(path).replace(r"\<", "<").replace(r"\>", ">")) + "$")
+
+
+def guide_steps(point: str) -> list[str]:
+    text = GUIDE.read_text()
+    section = text.split(f"\n## {SECTIONS[point]}\n", 1)[1].split("\n## ", 1)[0]
+    return [path for line in section.splitlines() if re.match(r"^\d+\. ", line) for path in re.findall(r"`([^`\s]+)`", line)]
+
+
+def add_examples(root: Path, points: list[str]) -> set[str]:
+    """The guide's examples for `points` added to the copy at `root`; returns the files they touch."""
+    touched = set()
+    for point in points:
+        for file, how, text in examples(point):
+            add_example(root, file, how, text)
+            touched.add(file)
+    return touched
+
+
+def assert_only_the_named_files_changed(root: Path, points: list[str], touched: set[str]) -> None:
+    assert changed_files(root) == touched
+    for point in points:
+        named = [pattern(path) for path in guide_steps(point)]
+        for file, _, _ in examples(point):
+            assert any(step.match(file) for step in named), f"{file} is not among the files the guide's steps for {point} name"
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with path.open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_the_guide_counts_the_files_its_examples_touch():
+    """The table's "Now" column is the number of files each example touches (code and config, no docs or tests)."""
+    table = {line.split("|")[1].strip(): line.split("|")[-2].strip() for line in GUIDE.read_text().splitlines() if line.startswith("| a ")}
+    for point, row in (("judge-kind", "a judge kind"), ("source", "a source"), ("model-family", "a model family")):
+        assert table[row] == str(len({file for file, _, _ in examples(point)})), row
+
+
+def test_a_judge_kind_is_a_module_and_a_line(tmp_path):
+    root = tmp_path / "workflow"
+    snakefile = workflow_copy(root)
+    touched = add_examples(root, ["judge-kind"])
+    assert touched == {"src/virtuebench/judge/always_refuse.py", "src/virtuebench/judge/kinds.py"}
+    assert_only_the_named_files_changed(root, ["judge-kind"], touched)
+
+    work = tmp_path / "run"
+    work.mkdir()
+    bad = {**TINY, "judges": {"toy": {"kind": "always-refuse", "reason": 5}}, "judge": "toy"}
+    refused = snakemake(work, "-n", config=bad, snakefile=snakefile)
+    assert refused.returncode != 0 and "config.judges.toy.reason: must be of type string, got 5" in refused.stderr
+
+    config = {**TINY, "judges": {"toy": {"kind": "always-refuse"}}, "judge": "toy"}
+    result = snakemake(work, config=config, snakefile=snakefile, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    scores = rows(work / "results" / "scores.csv")
+    assert scores and {row["judge"] for row in scores} == {"toy"}
+    by_cell = defaultdict(set)
+    for row in scores:
+        by_cell[row["prompt"], row["level"], row["subset"]].add((row["accuracy"], row["n_correct"], row["n"]))
+        if row["subset"] == "refusal" and int(row["n"]):
+            assert float(row["accuracy"]) == 100.0, row
+        if row["subset"] == "non_refusal":
+            assert int(row["n_correct"]) == 0, row
+    assert all(len(numbers) == 1 for numbers in by_cell.values()), "every model has the same numbers under this judge"
+    table1 = (work / "results" / "table1.tex").read_text()
+    assert r"judge \texttt{toy}" in table1
+    model_rows = {
+        line.split(" & ", 1)[0]: line.split(" & ", 1)[1] for line in table1.splitlines() if re.match(r"^(refuse|guess|oracle) &", line)
+    }
+    assert len(model_rows) == 3 and len(set(model_rows.values())) == 1, model_rows
+    record = json.loads((work / "results" / "judgments" / "toy" / "oracle" / "honest" / "64.jsonl").read_text().splitlines()[0])
+    assert (record["judge"], record["judge_version"], record["reason"], record["refusal"]) == (
+        "toy",
+        "always-refuse/1",
+        "taken for a refusal",
+        1,
+    )
+
+
+def test_a_source_a_model_family_and_a_benchmark_as_the_guide_adds_them(tmp_path):
+    root = tmp_path / "workflow"
+    snakefile = workflow_copy(root)
+    points = ["source", "model-family", "benchmark"]
+    touched = add_examples(root, points)
+    assert_only_the_named_files_changed(root, points, touched)
+
+    work = tmp_path / "run"
+    work.mkdir()
+    config = yaml.safe_load((root / "config" / "toy.yaml").read_text())
+    result = snakemake(work, config=config, snakefile=snakefile, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    overall = {
+        row["model"]: row for row in rows(work / "results" / "toy" / "scores.csv") if row["subset"] == "overall" and row["level"] == "64"
+    }
+    # The toy questions: the circle is red (the constant and guess models say red), the border orange (neither does).
+    assert {model: (row["n_correct"], row["n"]) for model, row in overall.items()} == {
+        "refuse": ("0", "2"),
+        "guess": ("1", "2"),
+        "constant": ("1", "2"),
+    }
+    responses = (work / "results" / "toy" / "responses" / "constant" / "honest" / "64.jsonl").read_text().splitlines()
+    assert [json.loads(line)["response"] for line in responses] == ["red", "red"]

@@ -11,20 +11,12 @@ import sys
 import pytest
 import yaml
 from helpers.data import make_cvrr_release
-from helpers.workflow import environment, scheduled, workflow_copy
+from helpers.workflow import SMALL, environment, scheduled, workflow_copy
 
 from virtuebench.config import logs_folder
 from virtuebench.support import runlock
 
 pytestmark = pytest.mark.workflow
-
-SMALL_DEMO = {
-    "source": {"name": "synthetic", "settings": {"seed": 3, "n_videos": 2, "max_duration_s": 140, "width": 64, "height": 36}},
-    "levels": [64, 128],
-    "models": ["refuse", "guess"],
-    "prompts": ["honest"],
-    "judge": "rules",
-}
 
 
 def run(project, *args):
@@ -49,7 +41,7 @@ def demo(tmp_path_factory):
     project = tmp_path_factory.mktemp("project")
     workflow_copy(project / "p")
     project = project / "p"
-    (project / "config" / "config.yaml").write_text(yaml.safe_dump(SMALL_DEMO))
+    (project / "config" / "config.yaml").write_text(yaml.safe_dump(SMALL))
     result = run(project)
     assert result.returncode == 0, result.stderr[-3000:]
     assert scheduled(run(project, "-n")) == {}

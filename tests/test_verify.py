@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.workflow import snakemake
+from helpers.workflow import SMALL, snakemake
 
 from virtuebench import verify
 from virtuebench.metrics import main as metrics_main
@@ -23,13 +23,7 @@ from virtuebench.support import runlock
 
 pytestmark = pytest.mark.workflow
 
-CONFIG = {
-    "source": {"name": "synthetic", "settings": {"seed": 3, "n_videos": 2, "max_duration_s": 140, "width": 64, "height": 36}},
-    "levels": [64, 128],
-    "models": ["guess", "oracle"],
-    "prompts": ["honest"],
-    "judge": "rules",
-}
+CONFIG = {**SMALL, "models": ["guess", "oracle"]}
 JUDGMENT = Path("results/judgments/rules/guess/honest/64.jsonl")
 RESPONSES = Path("results/responses/guess/honest/64.jsonl")
 REPORT = ["results/scores.csv", "results/comparisons.csv", "results/table2.tex"]

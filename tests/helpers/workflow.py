@@ -29,6 +29,15 @@ TINY = {
     "judge": "rules",
 }
 
+#: Smaller still: two videos of at most 140 s at 64x36, two levels, one prompt (runs a workflow in well under a minute).
+SMALL = {
+    "source": {"name": "synthetic", "settings": {"seed": 3, "n_videos": 2, "max_duration_s": 140, "width": 64, "height": 36}},
+    "levels": [64, 128],
+    "models": ["refuse", "guess"],
+    "prompts": ["honest"],
+    "judge": "rules",
+}
+
 
 def snakemake(
     workdir: Path, *args: str, config: dict | None = None, timeout: int = 300, snakefile: Path = REPO / "Snakefile"

@@ -1,9 +1,9 @@
 """The benchmarks, each registered once: its name (the config's `benchmark`), its rules file, its default targets and
 the settings of its config block (`config.<name>`).
 
-A benchmark with tables of its own lives in one package (`virtuebench.<name>`, CVRR-ES's is the model) whose
-`benchmark` module defines `BENCHMARK = Benchmark(...)`, one rules file beside the others and its config file; REGISTRY
-names the module. Everything else reads this table: the Snakefile includes the rules file of the benchmark the config
+A benchmark with tables of its own lives in one package (`virtuebench.<name>`, CVRR-ES's is the model) that defines
+`BENCHMARK = Benchmark(...)` (in its `__init__`, or a module of its own as `cvrr/benchmark.py`), one rules file beside
+the others and its config file; REGISTRY names where BENCHMARK is. Everything else reads this table: the Snakefile includes the rules file of the benchmark the config
 names, `rule all` builds its targets, and the config check takes the allowed names and each block's schema from it
 (virtuebench.config.load_schema). A new benchmark: docs/extending.md.
 """

@@ -151,7 +151,7 @@ def install_command(folder: Path) -> list[str]:
     """The installer's command line for the virtual environment at `folder`, packages to follow.
 
     uv (the `uv` package, pinned in the `test` extra) where it is installed: it keeps one cache of unpacked wheels
-    and links from it, so the three envs that pin torch 2.9.1 unpack its 7 GB of CUDA wheels once, not four times;
+    and links from it, so the three envs that pin torch 2.9.1 unpack its 7 GB of CUDA wheels once, not three times;
     `make env-check` took 16 to 26 minutes with pip. `--index-strategy unsafe-best-match` makes it pick across PyPI
     and the PyTorch index as pip does (uv's default takes a package from the first index that has it at all), and
     `--no-config` ignores any uv.toml, as `pip --isolated` ignores pip.conf. Without uv: pip, as before."""

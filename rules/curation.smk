@@ -127,14 +127,14 @@ rule filter_difficulty:
         model=CURATION["filter_model"],
         model_config=lambda wildcards: curation_model_config("filter_model"),
         judge=CURATION["difficulty_judge"],
-        judge_config=lambda wildcards: tracked_settings("judge", judge_settings(CURATION["difficulty_judge"]), CONFIG_DIR),
+        judge_config=lambda wildcards: PLAN.judge_config(judge_settings(CURATION["difficulty_judge"])),
         judge_cache=JUDGE_CACHE,
         cache=CURATION_CACHE,
         frames_dir=lambda wildcards: f"{RESULTS}/curation/{wildcards.source}/single_frames",
         seed=CURATION["seed"],
     resources:
         model_run=lambda wildcards: curation_model_run_config("filter_model"),
-        judge_run=lambda wildcards: run_settings("judge", judge_settings(CURATION["difficulty_judge"]), CONFIG_DIR),
+        judge_run=lambda wildcards: PLAN.judge_run_config(judge_settings(CURATION["difficulty_judge"])),
     log:
         logpath("curation/{source}/difficulty.log"),
     conda:

@@ -1,7 +1,7 @@
 rule extract_frames:
     input:
         # ancient: a new table re-extracts a video only if the video itself (stamp), its path or the settings change
-        instances=ancient(res("sources/candidates.parquet") if CURATED else res("instances.parquet")),
+        instances=ancient(PLAN.frames_table()),
     output:
         directory(res("frames/{video_id}")),
     params:

@@ -96,10 +96,6 @@ def _stamp(path):
     return f"{stat.st_size}-{int(stat.st_mtime)}"
 
 
-def frames_options(wildcards):
-    return PLAN.frames_options()
-
-
 def frames_for_level(wildcards):
     return PLAN.frame_folders(items_for_level(instances(), int(wildcards.level)))
 
@@ -252,10 +248,6 @@ def kept_frames_for_level(wildcards):
     return PLAN.frame_folders(items_for_level(kept_instances(), int(wildcards.level)))
 
 
-def reference_drafts(wildcards):
-    return PLAN.reference_drafts()
-
-
 def supplement_frames(wildcards):
     """Frame folders of the supplement set's videos (once the sets exist)."""
     path = checkpoints.make_supplement_sets.get(source=wildcards.source).output[wildcards.form]
@@ -269,10 +261,6 @@ def supplement_video_path(wildcards):
 
 def supplement_video_stamp(wildcards):
     return _stamp(supplement_video_path(wildcards))
-
-
-def supplement_frames_options(wildcards):
-    return PLAN.supplement_frames_options()
 
 
 def supplement_pool(wildcards):

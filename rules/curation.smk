@@ -192,7 +192,7 @@ use rule run_inference as draft_reference_answers with:
 rule export_annotation:
     input:
         kept=kept_table,
-        drafts=reference_drafts,
+        drafts=PLAN.reference_drafts(),
     output:
         directory(res("annotation/batches")),
     params:

@@ -7,7 +7,7 @@ rule extract_frames:
     params:
         video=video_path,
         stamp=video_stamp,
-        options=frames_options,
+        options=PLAN.frames_options(),
     log:
         logpath("frames/{video_id}.log"),
     threads: 2

@@ -53,7 +53,7 @@ use rule extract_frames as extract_supplement_frames with:
     params:
         video=supplement_video_path,
         stamp=supplement_video_stamp,
-        options=supplement_frames_options,
+        options=PLAN.supplement_frames_options(),
     log:
         logpath("supplement/frames/{source}/{video_id}.log"),
     message:

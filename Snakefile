@@ -10,6 +10,7 @@ min_version("9.0")
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from virtuebench.benchmarks import benchmark  # noqa: E402
 from virtuebench.config import ConfigError, check_config, start_warnings  # noqa: E402
+from virtuebench.plan import Plan  # noqa: E402
 from virtuebench.report.summary import summarize_excluded, summarize_invalid  # noqa: E402
 from virtuebench.support.runlock import snakemake_mode  # noqa: E402
 
@@ -36,17 +37,17 @@ validate(config, "config/schema.yaml")
 # A dry run needs no API key, but names each one a real run would stop on (onstart).
 for warning in start_warnings(CHECKED, runs_jobs=snakemake_mode() == "run"):
     print(f"virtuebench WARNING: {warning}", file=sys.stderr)
+# The plan: every question the rules ask (targets, levels, resources, frame options, the judge per table), answered
+# once from the checked config (virtuebench.plan); rules/common.smk adapts Snakemake's wildcards to it.
+PLAN = Plan.build(config, CHECKED, CONFIG_DIR)
 MODELS, JUDGE = CHECKED.models, CHECKED.judge
 # The benchmark whose tables the default target builds: its rules file, targets and settings (virtuebench.benchmarks).
 BENCHMARK = benchmark(config["benchmark"])
 # Source virtuebench: the benchmark is curated from the real sources (rules/curation.smk).
-CURATED = config["source"]["name"] == "virtuebench"
+CURATED = PLAN.curated
 # validate() filled the schema's defaults: read config keys that have one directly.
-CURATION = config["curation"]
-CURATION_SOURCES = CURATION["sources"] if CURATED else []
-SUPPLEMENT = config["supplement"]
-# The supplement table's sources (the paper's four) are converted beside the curation sources.
-SUPPLEMENT_SOURCES = SUPPLEMENT["sources"] if CURATED and SUPPLEMENT["models"] else []
+CURATION, SUPPLEMENT = config["curation"], config["supplement"]
+CURATION_SOURCES, SUPPLEMENT_SOURCES = PLAN.curation_sources, PLAN.supplement_sources
 
 
 include: "rules/common.smk"
@@ -66,9 +67,9 @@ guard_run()
 
 rule all:
     input:
-        default_targets(),
+        PLAN.default_targets(),
         rules.link_browser.output,
-        expand(res("judge_agreement/{pair}.json"), pair=[f"{a}__vs__{b}" for a, b in CHECKED.compare]),
+        PLAN.agreement_targets(),
     default_target: True
 
 

@@ -1,4 +1,5 @@
-# Input functions and helpers shared by the rules. Rules hold no logic of their own.
+# Wildcard adapters: what the rules ask, answered by the plan (PLAN, virtuebench.plan, built once in the Snakefile)
+# from Snakemake's wildcards, checkpoints and tables. The policy is the plan's; only what needs Snakemake is here.
 import atexit
 import json
 import os
@@ -10,32 +11,17 @@ from snakemake.settings.types import DeploymentMethod
 from virtuebench.instances import content_digest, read_instances
 from virtuebench.instances import videos as video_paths
 from virtuebench.inference import items_for_level
-from virtuebench.curation.supplement import AUTHORS_GRADER_JUDGE, Choices, forms_of as supplement_forms
-from virtuebench.judge.letter_grade import grader_settings
-from virtuebench.config import logs_folder, run_settings, tracked_settings
-from virtuebench.sources import REAL_SOURCES, sampling_of
+from virtuebench.plan import REPORT_RULES, levels_present
+from virtuebench.sources import REAL_SOURCES
 from virtuebench import verify
 from virtuebench.records import stable_hash
 from virtuebench.support import runlock
 from virtuebench.support.runlock import snakemake_mode
 
 
-# Where this configuration's results and logs go (config.results): every path below is built from these, so two
-# configurations with different results folders (the demo, CVRR-ES, a paper run) never touch each other's files.
-RESULTS = os.path.normpath(config["results"])
-LOGS = logs_folder(RESULTS)
-JUDGE_CACHE = config["judge_cache"] or f"{RESULTS}/judge_cache.sqlite"
-CURATION_CACHE = CURATION["cache"] or f"{RESULTS}/curation/llm_cache.sqlite"
-
-
-def res(path):
-    """A path under the results folder (wildcards kept)."""
-    return f"{RESULTS}/{path}"
-
-
-def logpath(path):
-    """A path under the logs folder (wildcards kept)."""
-    return f"{LOGS}/{path}"
+# Where this configuration's results, logs and caches go (config.results): every path is built from these.
+RESULTS, LOGS, JUDGE_CACHE, CURATION_CACHE = PLAN.results, PLAN.logs, PLAN.judge_cache, PLAN.curation_cache
+res, logpath = PLAN.res, PLAN.logpath
 
 
 # The package is importable in any environment the rules run in, installed or not.
@@ -79,13 +65,9 @@ def _videos_at(path, mtime):
 
 
 def video_path(wildcards):
-    """The video of a frame job, looked up in every converted candidate when curating (frames are
-    needed before the final table exists), else in the instances table; one dict per table version."""
-    if CURATED:
-        path = checkpoints.collect_candidates.get().output[0]
-    else:
-        path = checkpoints.make_instances.get().output.instances
-    return _video_in(path, wildcards.video_id)
+    """The video of a frame job, in the table the plan names (PLAN.frames_table), once its checkpoint has run."""
+    table = (checkpoints.collect_candidates if CURATED else checkpoints.make_instances).get().output[0]
+    return _video_in(table, wildcards.video_id)
 
 
 def _video_in(table, video_id):
@@ -108,65 +90,27 @@ def _stamp(path):
     return f"{stat.st_size}-{int(stat.st_mtime)}"
 
 
-def source_settings(wildcards):
-    return json.dumps(config["source"]["settings"], sort_keys=True)
-
-
-def frames_options(wildcards):
-    """The benchmark's levels, sampled as its source samples (CVRR-ES: over the whole clip; else 1 FPS)."""
-    return _frames_options(config["levels"], sampling_of(config["source"]["name"]))
-
-
-def _frames_options(levels, sampling):
-    frames = config["frames"]
-    options = [f"--levels {' '.join(map(str, levels))}", f"--jpeg-quality {frames['jpeg_quality']}"]
-    if frames["max_side"]:
-        options.append(f"--max-side {frames['max_side']}")
-    if CHECKED.frame_pixels:  # frames.max_pixels, `auto` resolved from the configured models
-        options.append(f"--max-pixels {CHECKED.frame_pixels}")
-    options.append(f"--on-error {frames['on_broken_video']}")
-    if sampling != "1fps":  # 1fps is the frames CLI's default
-        options.append(f"--sampling {sampling}")
-    return " ".join(options)
-
-
-def model_levels(model, table=None):
-    """The levels a model runs at: configured, within its max_level, and held by some instance (of `table`, else
-    of the instances table the checkpoint made)."""
-    max_level = MODELS[model].get("max_level")
-    present = {level for inst in (instances() if table is None else table) for level in inst.answers}
-    return [level for level in config["levels"] if level in present and (max_level is None or level <= max_level)]
-
-
 def frames_for_level(wildcards):
-    level = int(wildcards.level)
-    return sorted({f"{RESULTS}/frames/{inst.video_id}" for inst in items_for_level(instances(), level)})
+    return PLAN.frame_folders(items_for_level(instances(), int(wildcards.level)))
 
 
 def model_config(wildcards):
-    """The model's settings that change its answers (config/models.schema.yaml, x-rerun: answers): a tracked param,
-    so editing one reruns exactly that model's jobs, and editing anything else reruns nothing."""
-    return tracked_settings("model", model_entry(wildcards.model), CONFIG_DIR)
+    return PLAN.model_config(wildcards.model)
 
 
 def model_run_config(wildcards):
-    """The model's settings that change only how its job runs (concurrency, retries, batch size): untracked, as a
-    string resource (a resource is re-read where the job runs and never reruns a job)."""
-    return run_settings("model", model_entry(wildcards.model), CONFIG_DIR)
+    return PLAN.model_run_config(wildcards.model)
 
 
 def judgments(judge=None, table=None):
-    return [
-        f"{RESULTS}/judgments/{judge or JUDGE}/{model}/{prompt}/{level}.jsonl"
-        for model in config["models"]
-        for prompt in config["prompts"]
-        for level in model_levels(model, table)
-    ]
+    """A judge's judgments files (the report judge's by default), at the levels of `table`, else of the instances
+    table the checkpoint made."""
+    return PLAN.judgments(judge, levels_present(instances() if table is None else table))
 
 
 def browser_frames():
     """Every frame folder an instance's level uses (the browser's thumbnails)."""
-    return sorted({f"{RESULTS}/frames/{inst.video_id}" for inst in instances()})
+    return PLAN.frame_folders(instances())
 
 
 #: Judgment files the benchmark's rules file shows in the browser beside the runs' own (CVRR-ES: the published ones).
@@ -175,20 +119,14 @@ BROWSER_JUDGMENTS = []
 
 def browser_judgments():
     """The report judge's records, those of every judge it is compared with, and the benchmark's (BROWSER_JUDGMENTS)."""
-    judges = dict.fromkeys([JUDGE, *(name for pair in CHECKED.compare for name in pair)])
-    paths = [path for judge in judges for path in judgments(judge)]
-    return paths + BROWSER_JUDGMENTS
+    return [path for judge in PLAN.reported_judges() for path in judgments(judge)] + BROWSER_JUDGMENTS
 
 
-def judge_settings(name):
-    """A judge's settings by name: one in use (after any key fallback), one defined in config.judges, or rules."""
-    return CHECKED.judges.get(name) or config["judges"].get(name) or {"kind": "rules"}
+judge_settings = PLAN.judge_settings
 
 
 def judge_config(wildcards):
-    """The judge's settings that change its verdicts (its kind's `answers` settings and code version, as the kind
-    registers them: virtuebench.judge.kinds): a tracked param, so a change re-judges (the cache keeps what still holds)."""
-    return tracked_settings("judge", judge_settings(wildcards.judge), CONFIG_DIR)
+    return PLAN.judge_config(judge_settings(wildcards.judge))
 
 
 def judge_upstream(wildcards):
@@ -199,88 +137,46 @@ def judge_upstream(wildcards):
 
 
 def judge_run_config(wildcards):
-    """The judge's settings that change only how its job runs (key variable, concurrency, retries): untracked."""
-    return run_settings("judge", judge_settings(wildcards.judge), CONFIG_DIR)
+    return PLAN.judge_run_config(judge_settings(wildcards.judge))
 
 
-def default_targets():
-    if BENCHMARK.targets is not None:  # a benchmark with tables of its own declares them (virtuebench.benchmarks)
-        return [res(path) for path in BENCHMARK.targets]
-    targets = [res("table1.tex"), res("table2.tex"), res("fig4.png"), res("fig6.png"), res("scores.csv")]
-    targets += [res("comparisons.csv"), res("table2_trust.tex"), res("fig_levels.png"), res("browser/index.html")]
-    targets += [res("fig3_composition.png"), res("supplement/fig1_sources.png")]
-    if CURATED:
-        targets += [res("stats/sources.tex"), res("curation/filter_counts.csv")]
-        if SUPPLEMENT["models"]:
-            targets.append(res("supplement/table1.tex"))
-    return targets
-
-
-# Model registry entries (config/models.schema.yaml) have no defaults for the keys read below: the
-# .get defaults here are the only ones.
 
 
 def model_python(wildcards):
     """The interpreter of a model's inference job: its route's virtual environment (.envs/<name>/, `make envs`) where
     one is built and conda is not used; else `python` (conda's env, or the one that runs Snakemake). A string
     resource, untracked: which interpreter runs the job changes no answer the registry's `env` does not already track."""
-    env = model_entry(wildcards.model).get("env")
-    venv = Path(workflow.basedir) / ".envs" / Path(env).stem / "bin" / "python" if env else None
+    venv = PLAN.model_venv_python(wildcards.model)
+    venv = Path(workflow.basedir) / venv if venv else None
     return str(venv) if venv and not USE_CONDA and venv.exists() else "python"
 
 
 def model_env(wildcards):
-    """The conda env of the model's family (registry `env`); the core env for the reference backends."""
-    return str(Path(workflow.basedir) / model_entry(wildcards.model).get("env", "envs/core.yaml"))
+    return str(Path(workflow.basedir) / PLAN.model_env(wildcards.model))
 
 
-def model_resource(key, default):
-    """A per-model cluster resource from the registry entry (gpus, mem_gb, runtime_min)."""
-    return lambda wildcards: model_entry(wildcards.model).get(key, default)
-
-
-def gpu_partition(wildcards):
-    """GPU jobs go to VB_SLURM_GPU_PARTITION when it is set; empty leaves the cluster's default."""
-    return os.environ.get("VB_SLURM_GPU_PARTITION", "") if model_entry(wildcards.model).get("gpus", 0) else ""
-
-
-def model_cpus_per_gpu(wildcards):
-    return 8 if model_entry(wildcards.model).get("gpus", 0) else 0
-
-
-def model_mem_mb(wildcards):
-    return 1024 * model_entry(wildcards.model).get("mem_gb", 4)
-
-
-def model_entry(name):
-    """A model's registry entry: one of config.models, or a curation model (filter, reference answers)."""
-    return MODELS[name] if name in MODELS else CHECKED.curation_models[name]
+def model_resource(resource):
+    """A per-model resource of an inference job, as the plan resolves it from the registry entry."""
+    return lambda wildcards: getattr(PLAN, resource)(wildcards.model)
 
 
 # ---------------------------------------------------------------------------------------------
 # Curation (source virtuebench: rules/curation.smk)
 
 
-def source_raw_dir(source):
-    """An already downloaded release (config.curation.raw_dirs), else the download rule's folder."""
-    return CURATION["raw_dirs"].get(source) or f"{RESULTS}/sources/{source}/raw"
-
-
 def source_download(wildcards):
-    return [] if CURATION["raw_dirs"].get(wildcards.source) else f"{RESULTS}/sources/{wildcards.source}/raw/download.json"
+    return PLAN.source_download(wildcards.source)
 
 
-def source_revision_option(source):
-    revision = CURATION["revisions"].get(source)
-    return f"--revision {revision}" if revision else ""
+source_raw_dir, source_revision_option = PLAN.source_raw_dir, PLAN.source_revision_option
 
 
 def curation_model_config(key):
-    return tracked_settings("model", CHECKED.curation_models[CURATION[key]], CONFIG_DIR)
+    return PLAN.model_config(CURATION[key])
 
 
 def curation_model_run_config(key):
-    return run_settings("model", CHECKED.curation_models[CURATION[key]], CONFIG_DIR)
+    return PLAN.model_run_config(CURATION[key])
 
 
 def kept_instances():
@@ -326,21 +222,13 @@ def kept_frames_for_level(wildcards):
     # The frame jobs look their video up in the candidates table: ask for it first, so that no frame
     # job is created (and its video path param evaluated) before that checkpoint has run.
     checkpoints.collect_candidates.get()
-    level = int(wildcards.level)
-    return sorted({f"{RESULTS}/frames/{inst.video_id}" for inst in items_for_level(kept_instances(), level)})
-
-
-def reference_drafts(wildcards):
-    """The reference model's draft answers at every configured level (a level no kept video reaches
-    gives an empty file). Not read from the kept table, so a dry run shows these jobs before it exists."""
-    model = CURATION["reference_model"]
-    return [f"{RESULTS}/curation/references/{model}/{level}.jsonl" for level in config["levels"]]
+    return PLAN.frame_folders(items_for_level(kept_instances(), int(wildcards.level)))
 
 
 def supplement_frames(wildcards):
     """Frame folders of the supplement set's videos (once the sets exist)."""
     path = checkpoints.make_supplement_sets.get(source=wildcards.source).output[wildcards.form]
-    return sorted({f"{RESULTS}/supplement/frames/{wildcards.source}/{inst.video_id}" for inst in _instances_at(path, os.path.getmtime(path))})
+    return PLAN.frame_folders(_instances_at(path, os.path.getmtime(path)), f"supplement/frames/{wildcards.source}")
 
 
 def supplement_video_path(wildcards):
@@ -352,51 +240,16 @@ def supplement_video_stamp(wildcards):
     return _stamp(supplement_video_path(wildcards))
 
 
-def supplement_frames_options(wildcards):
-    """SUPPLEMENT level frames over the whole of every video, whatever its length (the paper samples 64
-    frames from each video): a video shorter than 64 s has them closer than 1 s apart, or with
-    short_video_frames: cap, one per whole second of it (docs/supplement.md)."""
-    return _frames_options([SUPPLEMENT["level"]], "clip-capped" if SUPPLEMENT["short_video_frames"] == "cap" else "clip")
-
-
 def supplement_pool(wildcards):
-    """question_pool filtered: the questions of the source the curation's open-ended filters keep (none for a source
-    that is open-ended by design, VideoEval-Pro, whose questions all stay)."""
-    if SUPPLEMENT["question_pool"] != "filtered" or wildcards.source not in supplement_filtered_sources():
-        return []
-    return [f"{RESULTS}/curation/{wildcards.source}/answerability.parquet"]
-
-
-# The supplement's protocol choices (docs/supplement.md); the authors' grader's settings hold its prompt file's sha256
-# (the config check has read the file), so a changed prompt re-judges VideoEval-Pro.
-SUPPLEMENT_CHOICES = Choices(**{name: SUPPLEMENT[name] for name in Choices.__dataclass_fields__})
-SUPPLEMENT_GRADER = grader_settings(SUPPLEMENT["authors_grader_prompt"]) if SUPPLEMENT["videoevalpro_grader"] == "authors" else None
+    return PLAN.supplement_pool(wildcards.source)
 
 
 def supplement_prompt(wildcards):
-    """The prompt of a supplement inference job: mcq_prompt or oe_prompt (VideoEval-Pro's open-ended one with its
-    authors' suffix where supplement.videoevalpro_suffix says so)."""
-    return SUPPLEMENT_CHOICES.prompt_of(wildcards.source, wildcards.form)
+    return PLAN.supplement_choices.prompt_of(wildcards.source, wildcards.form)
 
 
 def supplement_judge(wildcards):
-    """(name, settings) of the judge of a supplement judgments file: mcq (by letter), VideoEval-Pro's authors'
-    grader (supplement.videoevalpro_grader: authors), or the run's judge."""
-    name = SUPPLEMENT_CHOICES.judge_of(wildcards.source, wildcards.form)
-    if name == "mcq":
-        return name, {"kind": "mcq"}
-    if name == AUTHORS_GRADER_JUDGE:
-        return name, SUPPLEMENT_GRADER
-    return JUDGE, judge_settings(JUDGE)
-
-
-def supplement_filtered_sources():
-    return [source for source in SUPPLEMENT_SOURCES if "mcq" in supplement_forms(source)]
-
-
-def verified_annotations(wildcards):
-    folder = config["annotation"]["verified_dir"]
-    return sorted(str(path) for path in Path(folder).glob("*.csv")) if folder else []
+    return PLAN.supplement_judge(wildcards.source, wildcards.form)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,7 +257,7 @@ def verified_annotations(wildcards):
 
 #: Rules whose outputs are made from the judgments (directly or through results/scores.csv or the browser); a
 #: benchmark's rules file adds its own.
-REPORT_RULES = ["compute_scores", "compare_arms", "make_tables", "make_fig6", "make_fig_levels", "make_browser", "link_browser", "make_supplement_table"]
+REPORT_RULES = list(REPORT_RULES)
 
 
 def report_outputs():
@@ -443,9 +296,9 @@ def guard_run():
     if not table.exists():
         return
     listed = _instances_at(str(table), os.path.getmtime(table))
-    judges = dict.fromkeys([JUDGE, *(name for pair in CHECKED.compare for name in pair)])
     remembered = verify.Remembered(f"{runlock.state_dir(RESULTS)}/chain.json")  # checks that passed on the same files
-    chain = verify.check([path for judge in judges for path in judgments(judge, listed)], listed, report_outputs(), remembered)
+    judged = [path for judge in PLAN.reported_judges() for path in judgments(judge, listed)]
+    chain = verify.check(judged, listed, report_outputs(), remembered)
     remembered.save()
     if not chain.problems:
         return

@@ -127,14 +127,14 @@ rule filter_difficulty:
         model=CURATION["filter_model"],
         model_config=lambda wildcards: curation_model_config("filter_model"),
         judge=CURATION["difficulty_judge"],
-        judge_config=lambda wildcards: tracked_settings("judge", judge_settings(CURATION["difficulty_judge"]), CONFIG_DIR),
+        judge_config=lambda wildcards: PLAN.judge_config(judge_settings(CURATION["difficulty_judge"])),
         judge_cache=JUDGE_CACHE,
         cache=CURATION_CACHE,
         frames_dir=lambda wildcards: f"{RESULTS}/curation/{wildcards.source}/single_frames",
         seed=CURATION["seed"],
     resources:
         model_run=lambda wildcards: curation_model_run_config("filter_model"),
-        judge_run=lambda wildcards: run_settings("judge", judge_settings(CURATION["difficulty_judge"]), CONFIG_DIR),
+        judge_run=lambda wildcards: PLAN.judge_run_config(judge_settings(CURATION["difficulty_judge"])),
     log:
         logpath("curation/{source}/difficulty.log"),
     conda:
@@ -192,7 +192,7 @@ use rule run_inference as draft_reference_answers with:
 rule export_annotation:
     input:
         kept=kept_table,
-        drafts=reference_drafts,
+        drafts=PLAN.reference_drafts(),
     output:
         directory(res("annotation/batches")),
     params:

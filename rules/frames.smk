@@ -1,13 +1,13 @@
 rule extract_frames:
     input:
         # ancient: a new table re-extracts a video only if the video itself (stamp), its path or the settings change
-        instances=ancient(res("sources/candidates.parquet") if CURATED else res("instances.parquet")),
+        instances=ancient(PLAN.frames_table()),
     output:
         directory(res("frames/{video_id}")),
     params:
         video=video_path,
         stamp=video_stamp,
-        options=frames_options,
+        options=PLAN.frames_options(),
     log:
         logpath("frames/{video_id}.log"),
     threads: 2

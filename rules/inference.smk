@@ -19,11 +19,11 @@ rule run_inference:
     log:
         logpath("responses/{model}/{prompt}/{level}.log"),
     resources:
-        gpu=model_resource("gpus", 0),
-        cpus_per_gpu=model_cpus_per_gpu,
-        mem_mb=model_mem_mb,
-        runtime=model_resource("runtime_min", 60),
-        slurm_partition=gpu_partition,
+        gpu=model_resource("gpus"),
+        cpus_per_gpu=model_resource("cpus_per_gpu"),
+        mem_mb=model_resource("mem_mb"),
+        runtime=model_resource("runtime"),
+        slurm_partition=model_resource("gpu_partition"),
         run_config=model_run_config,
         python=model_python,  # a resource, not a param: building the venv (`make envs`) reruns nothing
     conda:

@@ -53,7 +53,7 @@ use rule extract_frames as extract_supplement_frames with:
     params:
         video=supplement_video_path,
         stamp=supplement_video_stamp,
-        options=supplement_frames_options,
+        options=PLAN.supplement_frames_options(),
     log:
         logpath("supplement/frames/{source}/{video_id}.log"),
     message:
@@ -89,10 +89,10 @@ rule judge_supplement:
         res("supplement/judgments/{model}/{source}/{form}.jsonl"),
     params:
         judge=lambda wildcards: supplement_judge(wildcards)[0],
-        judge_config=lambda wildcards: tracked_settings("judge", supplement_judge(wildcards)[1], CONFIG_DIR),
+        judge_config=lambda wildcards: PLAN.judge_config(supplement_judge(wildcards)[1]),
         cache=JUDGE_CACHE,
     resources:
-        run_config=lambda wildcards: run_settings("judge", supplement_judge(wildcards)[1], CONFIG_DIR),
+        run_config=lambda wildcards: PLAN.judge_run_config(supplement_judge(wildcards)[1]),
     log:
         logpath("supplement/judgments/{model}/{source}/{form}.log"),
     conda:
@@ -107,12 +107,7 @@ rule judge_supplement:
 
 rule make_supplement_table:
     input:
-        judgments=[
-            f"{RESULTS}/supplement/judgments/{model}/{source}/{form}.jsonl"
-            for model in SUPPLEMENT["models"]
-            for source in SUPPLEMENT_SOURCES
-            for form in supplement_forms(source)  # OE only for VideoEval-Pro, as the paper's table
-        ],
+        judgments=PLAN.supplement_judgments(),  # OE only for VideoEval-Pro, as the paper's table
         scores=res("scores.csv"),
         excluded=[f"{RESULTS}/supplement/{source}/excluded.csv" for source in SUPPLEMENT_SOURCES],
     output:
@@ -129,7 +124,7 @@ rule make_supplement_table:
         question_pool=SUPPLEMENT["question_pool"],
         short_video_frames=SUPPLEMENT["short_video_frames"],
         videoevalpro_grader=SUPPLEMENT["videoevalpro_grader"],
-        videoevalpro_suffix="yes" if SUPPLEMENT_CHOICES.uses_suffix else "no",
+        videoevalpro_suffix="yes" if PLAN.supplement_choices.uses_suffix else "no",
     log:
         logpath("supplement/table1.log"),
     conda:

@@ -2,7 +2,8 @@
 of one layer never import each other. The contract is import-linter's (pyproject.toml, [tool.importlinter]), run
 here on the whole package, subpackages and imports inside functions included:
 
-  config | cluster | environments | browser | curation    (the top: they assemble stages)
+  plan                                                      (the top: the workflow's resolved configuration)
+  config | cluster | environments | browser | curation    (they assemble stages)
   report
   comparisons | cvrr
   metrics

@@ -1,0 +1,370 @@
+"""The workflow's plan: one resolved configuration that answers every question the rules ask (where results and logs
+go, the default targets, the levels a model runs at, the frame options, each job's resources, the judge of each table,
+the supplement's choices). The Snakefile builds it once from the checked configuration; rules/common.smk only adapts
+Snakemake's wildcards and checkpoints to it, so the policy is plain Python that tests read without Snakemake."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from virtuebench.benchmarks import benchmark
+from virtuebench.config import Checked, logs_folder, run_settings, tracked_settings
+from virtuebench.curation.supplement import AUTHORS_GRADER_JUDGE, Choices
+from virtuebench.curation.supplement import forms_of as supplement_forms
+from virtuebench.instances import Instance
+from virtuebench.judge.letter_grade import grader_settings
+from virtuebench.sources import sampling_of
+
+#: CPUs a GPU job asks per GPU where its registry entry gives no `cpus_per_gpu` (config/models.schema.yaml):
+#: frame decoding and the data loader's workers beside the GPU (docs/cluster.md).
+CPUS_PER_GPU = 8
+
+#: Rules whose outputs are made from the judgments (directly or through results/scores.csv or the browser): what the
+#: start-up sweep checks against the judgments it reads (rules/common.smk, guard_run; docs/reliability.md). A benchmark's
+#: rules file adds its own (rules/cvrr.smk).
+REPORT_RULES = (
+    "compute_scores",
+    "compare_arms",
+    "make_tables",
+    "make_fig6",
+    "make_fig_levels",
+    "make_browser",
+    "link_browser",
+    "make_supplement_table",
+)
+
+
+def levels_present(table: Iterable[Instance]) -> set[int]:
+    """The levels some instance of `table` has an answer at."""
+    return {level for inst in table for level in inst.answers}
+
+
+@dataclass(frozen=True)
+class InstancesStep:
+    """How the instances table is made (rule make_instances, rules/sources.smk): by the source's adapter, or (source
+    virtuebench) by importing the verified annotations of the curated questions. One rule, these parts by source."""
+
+    inputs: dict[str, Any]  # name -> path or list of paths
+    files: dict[str, str]  # outputs beside instances and excluded: files
+    folders: dict[str, str]  # and folders
+    params: dict[str, Any]
+    threads: int
+    message: str
+    command: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The resolved configuration of one run. Built once (Plan.build); every method is a pure function of it."""
+
+    config: Mapping[str, Any]  # validated, with the schema's defaults filled in
+    checked: Checked
+    config_dir: Path  # the schemas beside the Snakefile (each setting's rerun class)
+    results: str
+    logs: str
+    judge_cache: str
+    curation_cache: str
+    supplement_choices: Choices
+    supplement_grader: dict[str, Any] | None  # the authors' grader's settings, where VideoEval-Pro is judged by it
+
+    @classmethod
+    def build(cls, config: Mapping[str, Any], checked: Checked, config_dir: str | Path) -> Plan:
+        """The plan of `config` (validated, defaults filled in) and what check_config resolved from it. Reads the
+        authors' grader prompt where the supplement uses it: its sha256 is a tracked setting of those judge jobs."""
+        # Every path is built from the results folder, so two configurations with different results folders (the
+        # demo, CVRR-ES, a paper run) never touch each other's files.
+        results = os.path.normpath(config["results"])
+        supplement = config["supplement"]
+        grader = supplement["videoevalpro_grader"] == "authors"
+        return cls(
+            config=config,
+            checked=checked,
+            config_dir=Path(config_dir),
+            results=results,
+            logs=logs_folder(results),
+            judge_cache=config["judge_cache"] or f"{results}/judge_cache.sqlite",
+            curation_cache=config["curation"]["cache"] or f"{results}/curation/llm_cache.sqlite",
+            supplement_choices=Choices(**{name: supplement[name] for name in Choices.__dataclass_fields__}),
+            supplement_grader=grader_settings(supplement["authors_grader_prompt"]) if grader else None,
+        )
+
+    # -----------------------------------------------------------------------------------------
+    # Folders and what the configuration runs
+
+    def res(self, path: str) -> str:
+        """A path under the results folder (wildcards kept)."""
+        return f"{self.results}/{path}"
+
+    def logpath(self, path: str) -> str:
+        """A path under the logs folder (wildcards kept)."""
+        return f"{self.logs}/{path}"
+
+    @property
+    def judge(self) -> str:
+        """The judge the tables report (after any key fallback)."""
+        return self.checked.judge
+
+    @property
+    def curated(self) -> bool:
+        """Source virtuebench: the benchmark is curated from the real sources (rules/curation.smk)."""
+        return self.config["source"]["name"] == "virtuebench"
+
+    @property
+    def curation_sources(self) -> list[str]:
+        return list(self.config["curation"]["sources"]) if self.curated else []
+
+    @property
+    def supplement(self) -> Mapping[str, Any]:
+        return self.config["supplement"]
+
+    @property
+    def supplement_sources(self) -> list[str]:
+        """The supplement table's sources (the paper's four), converted beside the curation sources where it is made."""
+        return list(self.supplement["sources"]) if self.curated and self.supplement["models"] else []
+
+    def default_targets(self) -> list[str]:
+        """What `snakemake` with no target makes: the benchmark's tables, figures and browser. A benchmark with tables of
+        its own declares them (virtuebench.benchmarks: CVRR-ES's); VirtueBench's depend on the curation and supplement."""
+        declared = benchmark(self.config["benchmark"]).targets
+        if declared is not None:
+            return [self.res(name) for name in declared]
+        names = ["table1.tex", "table2.tex", "fig4.png", "fig6.png", "scores.csv", "comparisons.csv", "table2_trust.tex"]
+        names += ["fig_levels.png", "browser/index.html", "fig3_composition.png", "supplement/fig1_sources.png"]
+        if self.curated:
+            names += ["stats/sources.tex", "curation/filter_counts.csv"]
+            if self.supplement["models"]:
+                names.append("supplement/table1.tex")
+        return [self.res(name) for name in names]
+
+    def agreement_targets(self) -> list[str]:
+        """The agreement summary of every judge pair of config.compare_judges."""
+        return [self.res(f"judge_agreement/{a}__vs__{b}.json") for a, b in self.checked.compare]
+
+    # -----------------------------------------------------------------------------------------
+    # Levels, frames and judgments
+
+    def model_levels(self, model: str, present: set[int]) -> list[int]:
+        """The levels a model runs at: configured, within its max_level, and held by some instance (`present`)."""
+        max_level = self.checked.models[model].get("max_level")
+        return [level for level in self.config["levels"] if level in present and (max_level is None or level <= max_level)]
+
+    def judgments(self, judge: str | None, present: set[int]) -> list[str]:
+        """Every judgments file of a judge (the report's by default): each model, prompt and level it runs at."""
+        return [
+            self.res(f"judgments/{judge or self.judge}/{model}/{prompt}/{level}.jsonl")
+            for model in self.config["models"]
+            for prompt in self.config["prompts"]
+            for level in self.model_levels(model, present)
+        ]
+
+    def reported_judges(self) -> list[str]:
+        """The report judge, then every judge it is compared with (config.compare_judges), each once."""
+        return list(dict.fromkeys([self.judge, *(name for pair in self.checked.compare for name in pair)]))
+
+    def frame_folders(self, table: Iterable[Instance], folder: str = "frames") -> list[str]:
+        """The frame folders of the instances of `table` (under results/<folder>/)."""
+        return sorted({self.res(f"{folder}/{inst.video_id}") for inst in table})
+
+    def frames_table(self) -> str:
+        """The table a frame job finds its video in: every converted candidate when curating (frames are needed
+        before the final table exists), else the instances table."""
+        return self.res("sources/candidates.parquet") if self.curated else self.res("instances.parquet")
+
+    def frames_options(self) -> str:
+        """The benchmark's levels, sampled as its source samples (CVRR-ES: over the whole clip; else 1 FPS)."""
+        return self._frames_options(self.config["levels"], sampling_of(self.config["source"]["name"]))
+
+    def supplement_frames_options(self) -> str:
+        """supplement.level frames over the whole of every video, whatever its length (the paper samples 64 frames
+        from each video): a video shorter than 64 s has them closer than 1 s apart, or with short_video_frames: cap,
+        one per whole second of it (docs/supplement.md)."""
+        sampling = "clip-capped" if self.supplement["short_video_frames"] == "cap" else "clip"
+        return self._frames_options([self.supplement["level"]], sampling)
+
+    def _frames_options(self, levels: Iterable[int], sampling: str) -> str:
+        frames = self.config["frames"]
+        options = [f"--levels {' '.join(map(str, levels))}", f"--jpeg-quality {frames['jpeg_quality']}"]
+        if frames["max_side"]:
+            options.append(f"--max-side {frames['max_side']}")
+        if self.checked.frame_pixels:  # frames.max_pixels, `auto` resolved from the configured models
+            options.append(f"--max-pixels {self.checked.frame_pixels}")
+        options.append(f"--on-error {frames['on_broken_video']}")
+        if sampling != "1fps":  # 1fps is the frames CLI's default
+            options.append(f"--sampling {sampling}")
+        return " ".join(options)
+
+    # -----------------------------------------------------------------------------------------
+    # Models: settings and resources (registry entries have no defaults for the keys read here: these are the only ones)
+
+    def model_entry(self, name: str) -> dict[str, Any]:
+        """A model's registry entry: one of config.models, or a curation model (filter, reference answers)."""
+        return self.checked.models[name] if name in self.checked.models else self.checked.curation_models[name]
+
+    def model_config(self, model: str) -> str:
+        """The model's settings that change its answers (config/models.schema.yaml, x-rerun: answers): a tracked
+        param, so editing one reruns exactly that model's jobs, and editing anything else reruns nothing."""
+        return tracked_settings("model", self.model_entry(model), self.config_dir)
+
+    def model_run_config(self, model: str) -> str:
+        """The model's settings that change only how its job runs (concurrency, retries, batch size): untracked, as a
+        string resource (a resource is re-read where the job runs and never reruns a job)."""
+        return run_settings("model", self.model_entry(model), self.config_dir)
+
+    def gpus(self, model: str) -> int:
+        return self.model_entry(model).get("gpus", 0)
+
+    def cpus_per_gpu(self, model: str) -> int:
+        """CPUs per GPU of a GPU job: the entry's cpus_per_gpu, else CPUS_PER_GPU; none for a job without a GPU."""
+        return self.model_entry(model).get("cpus_per_gpu", CPUS_PER_GPU) if self.gpus(model) else 0
+
+    def mem_mb(self, model: str) -> int:
+        return 1024 * self.model_entry(model).get("mem_gb", 4)
+
+    def runtime(self, model: str) -> int:
+        """Minutes (Snakemake's `runtime` resource)."""
+        return self.model_entry(model).get("runtime_min", 60)
+
+    def gpu_partition(self, model: str, environ: Mapping[str, str] = os.environ) -> str:
+        """GPU jobs go to VB_SLURM_GPU_PARTITION where it is set; empty leaves the cluster's default."""
+        return environ.get("VB_SLURM_GPU_PARTITION", "") if self.gpus(model) else ""
+
+    def model_env(self, model: str) -> str:
+        """The conda env file of the model's family (registry `env`), relative to the workflow; the core env for the
+        reference backends."""
+        return self.model_entry(model).get("env", "envs/core.yaml")
+
+    def model_venv_python(self, model: str) -> str | None:
+        """The interpreter of the model's route's virtual environment (.envs/<name>/, `make envs`), relative to the
+        workflow, where its registry entry names an env."""
+        env = self.model_entry(model).get("env")
+        return str(Path(".envs") / Path(env).stem / "bin" / "python") if env else None
+
+    # -----------------------------------------------------------------------------------------
+    # Judges
+
+    def judge_settings(self, name: str) -> dict[str, Any]:
+        """A judge's settings by name: one in use (after any key fallback), one defined in config.judges, or rules."""
+        return self.checked.judges.get(name) or self.config["judges"].get(name) or {"kind": "rules"}
+
+    def judge_config(self, settings: Mapping[str, Any]) -> str:
+        """The judge's settings that change its verdicts (its kind's `answers` settings and code version, as the kind
+        registers them: virtuebench.judge.kinds): a tracked param, so a change re-judges (the cache keeps what still
+        holds)."""
+        return tracked_settings("judge", dict(settings), self.config_dir)
+
+    def judge_run_config(self, settings: Mapping[str, Any]) -> str:
+        """The judge's settings that change only how its job runs (key variable, concurrency, retries): untracked."""
+        return run_settings("judge", dict(settings), self.config_dir)
+
+    def supplement_judge(self, source: str, form: str) -> tuple[str, dict[str, Any]]:
+        """(name, settings) of the judge of a supplement judgments file: mcq (by letter), VideoEval-Pro's authors'
+        grader (supplement.videoevalpro_grader: authors), or the run's judge."""
+        name = self.supplement_choices.judge_of(source, form)
+        if name == "mcq":
+            return name, {"kind": "mcq"}
+        if name == AUTHORS_GRADER_JUDGE:
+            assert self.supplement_grader is not None  # judge_of names it only with videoevalpro_grader: authors
+            return name, self.supplement_grader
+        return self.judge, self.judge_settings(self.judge)
+
+    # -----------------------------------------------------------------------------------------
+    # The instances table, the curation and the supplement
+
+    def instances_step(self) -> InstancesStep:
+        """make_instances of this source (rules/sources.smk)."""
+        if not self.curated:
+            return InstancesStep(
+                inputs={},
+                files={},
+                folders={"videos": self.res("videos")},
+                params={"source": self.config["source"]["name"], "settings": self.source_settings()},
+                threads=2,
+                message="Building the instances table from source {params.source}",
+                command="python -m virtuebench.sources {params.source} --settings {params.settings:q} "
+                "--videos-dir {output.videos} --out {output.instances} --excluded {output.excluded} --threads {threads} > {log} 2>&1",
+            )
+        annotation = self.config["annotation"]
+        return InstancesStep(
+            # The curated benchmark: the kept questions with their verified per-level answers (docs/annotation.md).
+            inputs={
+                "kept": self.res("curation/kept.parquet"),
+                # Runs whenever merge_kept has run, even where the kept table came out byte for byte the same (a new
+                # rules version re-judges the difficulty filter): Snakemake plans this checkpoint before merge_kept
+                # runs, and a checkpoint planned but then found up to date (same checksum) leaves the jobs built from
+                # its table unbuilt in that run (Table 2's judgments). Running it is cheap; the inference jobs built
+                # from its table track its rows (instances_digest), not its date, so none runs again for a table
+                # that is the same.
+                "merged": self.res("curation/kept_run.json"),
+                "drafts": self.reference_drafts(),
+                "batches": self.res("annotation/batches"),
+                "verified": self.verified_annotations(),  # so a corrected batch re-imports
+            },
+            files={"check": self.res("annotation/answerability_check.csv")},
+            folders={},
+            params={
+                "verified": annotation["verified_dir"] or "",
+                "allow_drafts": "--allow-drafts" if annotation["allow_drafts"] else "",
+                "levels": self.config["levels"],
+            },
+            threads=1,
+            message="Importing the verified annotations into the instances table",
+            command="python -m virtuebench.curation import --kept {input.kept} --verified {params.verified:q} "
+            "--batches {input.batches} --drafts {input.drafts} {params.allow_drafts} --levels {params.levels} "
+            "--out {output.instances} --report {output.excluded} --check {output.check} > {log} 2>&1",
+        )
+
+    def source_settings(self) -> str:
+        """The source's settings, as its adapter's --settings reads them."""
+        return json.dumps(self.config["source"]["settings"], sort_keys=True)
+
+    def verified_annotations(self) -> list[str]:
+        """The verified annotation batches (annotation.verified_dir, read when the plan is asked)."""
+        folder = self.config["annotation"]["verified_dir"]
+        return sorted(str(path) for path in Path(folder).glob("*.csv")) if folder else []
+
+    def reference_drafts(self) -> list[str]:
+        """The reference model's draft answers at every configured level (a level no kept video reaches gives an
+        empty file). Not read from the kept table, so a dry run shows these jobs before it exists."""
+        model = self.config["curation"]["reference_model"]
+        return [self.res(f"curation/references/{model}/{level}.jsonl") for level in self.config["levels"]]
+
+    def source_raw_dir(self, source: str) -> str:
+        """An already downloaded release (config.curation.raw_dirs), else the download rule's folder."""
+        return self.config["curation"]["raw_dirs"].get(source) or self.res(f"sources/{source}/raw")
+
+    def source_download(self, source: str) -> list[str]:
+        """The download job's record, unless the release is already on disk (config.curation.raw_dirs)."""
+        return [] if self.config["curation"]["raw_dirs"].get(source) else [self.res(f"sources/{source}/raw/download.json")]
+
+    def source_revision_option(self, source: str) -> str:
+        revision = self.config["curation"]["revisions"].get(source)
+        return f"--revision {revision}" if revision else ""
+
+    def curation_model(self, key: str) -> dict[str, Any]:
+        """The registry entry of a curation model: key filter_model or reference_model."""
+        return self.checked.curation_models[self.config["curation"][key]]
+
+    def supplement_pool(self, source: str) -> list[str]:
+        """question_pool filtered: the questions of the source the curation's open-ended filters keep (none for a
+        source that is open-ended by design, VideoEval-Pro, whose questions all stay)."""
+        if self.supplement["question_pool"] != "filtered" or source not in self.supplement_filtered_sources():
+            return []
+        return [self.res(f"curation/{source}/answerability.parquet")]
+
+    def supplement_filtered_sources(self) -> list[str]:
+        return [source for source in self.supplement_sources if "mcq" in supplement_forms(source)]
+
+    def supplement_judgments(self) -> list[str]:
+        """The supplement table's judgments: each model, source and form (OE only for VideoEval-Pro, as the paper's
+        table)."""
+        return [
+            self.res(f"supplement/judgments/{model}/{source}/{form}.jsonl")
+            for model in self.supplement["models"]
+            for source in self.supplement_sources
+            for form in supplement_forms(source)
+        ]

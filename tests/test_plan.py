@@ -1,0 +1,168 @@
+"""The workflow's plan (virtuebench.plan), without Snakemake: built from the checked demo, CVRR-ES and paper configs as
+the Snakefile builds it, it names the targets, frame options, resources, levels and judges the rules ask for."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers.data import REPO
+
+from virtuebench.config import check_config, with_defaults
+from virtuebench.curation.supplement import AUTHORS_GRADER_JUDGE
+from virtuebench.instances import Instance
+from virtuebench.plan import CPUS_PER_GPU, Plan, levels_present
+
+
+def config_of(name: str) -> dict:
+    return copy.deepcopy(yaml.safe_load((REPO / "config" / name).read_text()))
+
+
+def plan_of(config: dict) -> Plan:
+    """The plan the Snakefile builds: the config checked, then with the schema's defaults filled in (validate())."""
+    checked = check_config(config, REPO / "config", base_dir=REPO, defer_keys=True, environ={})
+    return Plan.build(with_defaults(config, REPO / "config" / "schema.yaml"), checked, REPO / "config")
+
+
+def instance(video_id: str, levels: list[int]) -> Instance:
+    answers = {level: "a" for level in levels}
+    return Instance(f"{video_id}-q", video_id, "synthetic", "c", "t", "?", "a", 10.0, f"{video_id}.mp4", answers)
+
+
+def test_the_demo_plan_puts_everything_under_results_and_makes_virtuebench_tables():
+    plan = plan_of(config_of("config.yaml"))
+    assert (plan.results, plan.logs, plan.judge_cache) == ("results", "logs", "results/judge_cache.sqlite")
+    assert plan.curation_cache == "results/curation/llm_cache.sqlite"
+    assert plan.default_targets() == [
+        f"results/{name}"
+        for name in [
+            "table1.tex",
+            "table2.tex",
+            "fig4.png",
+            "fig6.png",
+            "scores.csv",
+            "comparisons.csv",
+            "table2_trust.tex",
+            "fig_levels.png",
+            "browser/index.html",
+            "fig3_composition.png",
+            "supplement/fig1_sources.png",
+        ]
+    ]
+    assert not plan.curated and plan.curation_sources == [] and plan.supplement_sources == []
+    assert plan.agreement_targets() == []
+
+
+def test_a_cvrr_plan_makes_cvrr_tables_and_its_browser_in_its_own_folder():
+    plan = plan_of(config_of("cvrr.yaml"))
+    assert (plan.results, plan.logs) == ("results/cvrr", "logs/cvrr")
+    tables = ["table2.tex", "table3.tex", "fig1.png", "fig4_dscp_gains.png", "browser/index.html"]  # its registration's
+    assert plan.default_targets() == [f"results/cvrr/{name}" for name in tables]
+    assert plan.frames_options() == "--levels 8 --jpeg-quality 90 --max-pixels 200704 --on-error record --sampling clip"
+
+
+def test_the_paper_plan_adds_the_curation_and_supplement_targets():
+    plan = plan_of(config_of("paper.yaml"))
+    targets = plan.default_targets()
+    assert targets[-3:] == [
+        "results/paper/stats/sources.tex",
+        "results/paper/curation/filter_counts.csv",
+        "results/paper/supplement/table1.tex",
+    ]
+    assert plan.curation_sources == ["mlvu", "lvbench", "longvideobench", "moviechat-1k", "video-mme", "allvb"]
+    assert plan.supplement_sources == ["mlvu", "lvbench", "longvideobench", "videoeval-pro"]
+    # VideoEval-Pro is open-ended only; the other three have both forms.
+    judgments = plan.supplement_judgments()
+    assert len(judgments) == len(plan.supplement["models"]) * (3 * 2 + 1)
+    assert "results/paper/supplement/judgments/Qwen2.5VL-7B/videoeval-pro/oe.jsonl" in judgments
+    assert "results/paper/supplement/judgments/Qwen2.5VL-7B/videoeval-pro/mcq.jsonl" not in judgments
+    config = config_of("paper.yaml")
+    config["supplement"]["models"] = []
+    assert plan_of(config).default_targets()[-1] == "results/paper/curation/filter_counts.csv"
+
+
+def test_frame_options_follow_the_frames_settings_and_the_supplement_rule():
+    config = config_of("config.yaml")
+    config["frames"] = {**config.get("frames", {}), "max_side": 480, "max_pixels": None, "on_broken_video": "fail"}
+    plan = plan_of(config)
+    assert plan.frames_options() == "--levels 64 128 256 512 1024 --jpeg-quality 90 --max-side 480 --on-error fail"
+    assert plan.supplement_frames_options() == "--levels 64 --jpeg-quality 90 --max-side 480 --on-error fail --sampling clip"
+    config["supplement"] = {"short_video_frames": "cap"}
+    assert plan_of(config).supplement_frames_options().endswith("--sampling clip-capped")
+
+
+def test_model_levels_are_the_configured_ones_some_instance_has_within_max_level():
+    config = config_of("paper.yaml")
+    plan = plan_of(config)
+    capped = next(name for name, entry in plan.checked.models.items() if entry.get("max_level") == 256)
+    present = levels_present([instance("a", [64, 128]), instance("b", [256, 512])])
+    assert present == {64, 128, 256, 512}
+    assert plan.model_levels(capped, present) == [64, 128, 256]
+    uncapped = next(name for name, entry in plan.checked.models.items() if entry.get("max_level", 1024) >= 512)
+    assert plan.model_levels(uncapped, present) == [64, 128, 256, 512]
+    assert plan.model_levels(uncapped, set()) == []
+    demo = plan_of(config_of("config.yaml"))
+    assert demo.judgments(None, {64}) == [
+        f"results/judgments/rules/{model}/{prompt}/64.jsonl" for model in demo.config["models"] for prompt in demo.config["prompts"]
+    ]
+    assert demo.judgments("other", {64})[0].startswith("results/judgments/other/")
+
+
+def test_resources_come_from_the_registry_entry_with_8_cpus_per_gpu_by_default():
+    plan = plan_of(config_of("paper.yaml"))
+    assert (plan.gpus("Qwen2.5VL-7B"), plan.cpus_per_gpu("Qwen2.5VL-7B")) == (1, CPUS_PER_GPU) and CPUS_PER_GPU == 8
+    assert (plan.mem_mb("Qwen2.5VL-7B"), plan.runtime("Qwen2.5VL-7B")) == (80 * 1024, 480)
+    assert plan.gpu_partition("Qwen2.5VL-7B", {"VB_SLURM_GPU_PARTITION": "gpu"}) == "gpu"
+    # An API model asks for no GPU and so for no CPU per GPU, whatever the partition.
+    assert (plan.gpus("GPT-4o"), plan.cpus_per_gpu("GPT-4o"), plan.mem_mb("GPT-4o"), plan.runtime("GPT-4o")) == (0, 0, 4096, 60)
+    assert plan.gpu_partition("GPT-4o", {"VB_SLURM_GPU_PARTITION": "gpu"}) == ""
+    # A curation model (the filter model) is looked up too.
+    assert plan.model_entry(plan.config["curation"]["filter_model"]) == plan.checked.curation_models["Gemini-2.5-Flash"]
+
+
+def test_an_entry_sets_its_own_cpus_per_gpu(tmp_path: Path):
+    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+    registry["Qwen2.5VL-7B"]["cpus_per_gpu"] = 4
+    (tmp_path / "models.yaml").write_text(yaml.safe_dump(registry))
+    config = config_of("paper.yaml")
+    config["model_registry"] = str(tmp_path / "models.yaml")
+    plan = plan_of(config)
+    assert plan.cpus_per_gpu("Qwen2.5VL-7B") == 4 and plan.cpus_per_gpu("Qwen3VL-8B") == CPUS_PER_GPU
+
+
+def test_the_supplement_judge_is_mcq_the_runs_judge_or_the_authors_grader(tmp_path: Path):
+    plan = plan_of(config_of("paper.yaml"))
+    assert plan.supplement_judge("mlvu", "mcq") == ("mcq", {"kind": "mcq"})
+    assert plan.supplement_judge("videoeval-pro", "oe") == (plan.judge, plan.judge_settings(plan.judge))
+    assert plan.supplement_choices.prompt_of("videoeval-pro", "oe") == "honest"
+    config = config_of("paper.yaml")
+    grader = tmp_path / "grader.txt"
+    grader.write_text("Question: {question}\nTarget to match: {target}\nReply to grade: {predicted_answer}\n")
+    config["supplement"] |= {"videoevalpro_grader": "authors", "authors_grader_prompt": str(grader)}
+    plan = plan_of(config)
+    name, settings = plan.supplement_judge("videoeval-pro", "oe")
+    assert name == AUTHORS_GRADER_JUDGE and settings["kind"] == "letter-grade" and len(settings["prompt_sha256"]) == 64
+    assert plan.supplement_judge("lvbench", "oe")[0] == plan.judge  # only VideoEval-Pro's grader is the authors'
+    assert plan.supplement_choices.uses_suffix
+
+
+def test_a_judge_not_in_use_is_looked_up_in_config_judges_else_is_rules():
+    plan = plan_of(config_of("config.yaml"))
+    assert plan.judge_settings("no-such-judge") == {"kind": "rules"}
+    assert plan.judge_config({"kind": "rules"}) != plan.judge_config({"kind": "mcq"})
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "paper.yaml"])
+def test_the_instances_table_is_made_by_the_source_or_imported_from_the_annotations(name):
+    plan = plan_of(config_of(name))
+    step = plan.instances_step()
+    if name == "config.yaml":
+        assert step.inputs == {} and step.files == {} and step.folders == {"videos": "results/videos"} and step.threads == 2
+        assert step.params["source"] == "synthetic" and "python -m virtuebench.sources " in step.command
+    else:
+        assert set(step.inputs) == {"kept", "merged", "drafts", "batches", "verified"} and step.folders == {}
+        assert step.files == {"check": "results/paper/annotation/answerability_check.csv"} and step.threads == 1
+        assert step.inputs["drafts"] == plan.reference_drafts() and len(step.inputs["drafts"]) == len(plan.config["levels"])
+        assert "python -m virtuebench.curation import " in step.command

@@ -150,15 +150,15 @@ def frames_for_level(wildcards):
 
 
 def model_config(wildcards):
-    """The model's settings that change its answers (config/models.schema.yaml, x-rerun: answers): a tracked param,
+    """The model's settings that change its answers (its spec's `answers`: virtuebench.models.spec): a tracked param,
     so editing one reruns exactly that model's jobs, and editing anything else reruns nothing."""
-    return tracked_settings("model", model_entry(wildcards.model), CONFIG_DIR)
+    return json.dumps(CHECKED.specs[wildcards.model].answers, sort_keys=True)
 
 
 def model_run_config(wildcards):
-    """The model's settings that change only how its job runs (concurrency, retries, batch size): untracked, as a
-    string resource (a resource is re-read where the job runs and never reruns a job)."""
-    return run_settings("model", model_entry(wildcards.model), CONFIG_DIR)
+    """The model's settings that change only how its job runs (its spec's `run`: concurrency, retries, batch size):
+    untracked, as a string resource (a resource is re-read where the job runs and never reruns a job)."""
+    return json.dumps(CHECKED.specs[wildcards.model].run, sort_keys=True)
 
 
 def judgments(judge=None, table=None):
@@ -295,11 +295,11 @@ def source_revision_option(source):
 
 
 def curation_model_config(key):
-    return tracked_settings("model", CHECKED.curation_models[CURATION[key]], CONFIG_DIR)
+    return json.dumps(CHECKED.specs[CURATION[key]].answers, sort_keys=True)
 
 
 def curation_model_run_config(key):
-    return run_settings("model", CHECKED.curation_models[CURATION[key]], CONFIG_DIR)
+    return json.dumps(CHECKED.specs[CURATION[key]].run, sort_keys=True)
 
 
 def kept_instances():

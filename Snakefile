@@ -8,6 +8,7 @@ from snakemake.utils import min_version, validate
 min_version("9.0")
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+from virtuebench.benchmarks import benchmark  # noqa: E402
 from virtuebench.config import ConfigError, check_config, start_warnings  # noqa: E402
 from virtuebench.report.summary import summarize_excluded, summarize_invalid  # noqa: E402
 from virtuebench.support.runlock import snakemake_mode  # noqa: E402
@@ -36,6 +37,8 @@ validate(config, "config/schema.yaml")
 for warning in start_warnings(CHECKED, runs_jobs=snakemake_mode() == "run"):
     print(f"virtuebench WARNING: {warning}", file=sys.stderr)
 MODELS, JUDGE = CHECKED.models, CHECKED.judge
+# The benchmark whose tables the default target builds: its rules file, targets and settings (virtuebench.benchmarks).
+BENCHMARK = benchmark(config["benchmark"])
 # Source virtuebench: the benchmark is curated from the real sources (rules/curation.smk).
 CURATED = config["source"]["name"] == "virtuebench"
 # validate() filled the schema's defaults: read config keys that have one directly.
@@ -53,13 +56,8 @@ include: "rules/inference.smk"  # before the rules that `use rule run_inference`
 include: "rules/curation.smk"
 include: "rules/supplement.smk"
 include: "rules/judge.smk"
-if config["benchmark"] == "virtuebench":  # VirtueBench's tables and figures; CVRR-ES's are in rules/cvrr.smk
-
-    include: "rules/report.smk"
-
-
+include: BENCHMARK.rules  # its tables and figures: VirtueBench's rules/report.smk, CVRR-ES's rules/cvrr.smk
 include: "rules/browser.smk"
-include: "rules/cvrr.smk"
 
 
 # The run lock and the start-up sweep of stale results (rules/common.smk, docs/reliability.md).

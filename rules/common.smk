@@ -26,8 +26,6 @@ RESULTS = os.path.normpath(config["results"])
 LOGS = logs_folder(RESULTS)
 JUDGE_CACHE = config["judge_cache"] or f"{RESULTS}/judge_cache.sqlite"
 CURATION_CACHE = CURATION["cache"] or f"{RESULTS}/curation/llm_cache.sqlite"
-# The CVRR-ES tables: the results folder's own in a CVRR-ES run; beside VirtueBench's, the published ones only.
-CVRR_DIR = RESULTS if config["benchmark"] == "cvrr" else f"{RESULTS}/cvrr-published"
 
 
 def res(path):
@@ -38,10 +36,6 @@ def res(path):
 def logpath(path):
     """A path under the logs folder (wildcards kept)."""
     return f"{LOGS}/{path}"
-
-
-def cvrr_path(path):
-    return f"{CVRR_DIR}/{path}"
 
 
 # The package is importable in any environment the rules run in, installed or not.
@@ -175,13 +169,15 @@ def browser_frames():
     return sorted({f"{RESULTS}/frames/{inst.video_id}" for inst in instances()})
 
 
+#: Judgment files the benchmark's rules file shows in the browser beside the runs' own (CVRR-ES: the published ones).
+BROWSER_JUDGMENTS = []
+
+
 def browser_judgments():
-    """The report judge's records, those of every judge it is compared with, and (CVRR-ES) the published ones."""
+    """The report judge's records, those of every judge it is compared with, and the benchmark's (BROWSER_JUDGMENTS)."""
     judges = dict.fromkeys([JUDGE, *(name for pair in CHECKED.compare for name in pair)])
     paths = [path for judge in judges for path in judgments(judge)]
-    if config["benchmark"] == "cvrr" and cvrr_published_dir():
-        paths.append(cvrr_path("published_judgments.jsonl"))
-    return paths
+    return paths + BROWSER_JUDGMENTS
 
 
 def judge_settings(name):
@@ -207,24 +203,9 @@ def judge_run_config(wildcards):
     return run_settings("judge", judge_settings(wildcards.judge), CONFIG_DIR)
 
 
-def cvrr_published_dir():
-    published = config["cvrr"]["published_dir"]
-    return cvrr_path("published") if published == "download" else published
-
-
-def cvrr_table_inputs(wildcards):
-    """Judgments of this workflow's own runs (benchmark cvrr) and the imported published ones, if any."""
-    inputs = judgments() if config["benchmark"] == "cvrr" else []
-    if cvrr_published_dir():
-        inputs.append(cvrr_path("published_judgments.jsonl"))
-    if not inputs:
-        raise ValueError("the CVRR-ES tables need config benchmark: cvrr or config.cvrr.published_dir")
-    return inputs
-
-
 def default_targets():
-    if config["benchmark"] == "cvrr":
-        return [cvrr_path("table2.tex"), cvrr_path("table3.tex"), cvrr_path("fig1.png"), cvrr_path("fig4_dscp_gains.png"), res("browser/index.html")]
+    if BENCHMARK.targets is not None:  # a benchmark with tables of its own declares them (virtuebench.benchmarks)
+        return [res(path) for path in BENCHMARK.targets]
     targets = [res("table1.tex"), res("table2.tex"), res("fig4.png"), res("fig6.png"), res("scores.csv")]
     targets += [res("comparisons.csv"), res("table2_trust.tex"), res("fig_levels.png"), res("browser/index.html")]
     targets += [res("fig3_composition.png"), res("supplement/fig1_sources.png")]
@@ -421,8 +402,9 @@ def verified_annotations(wildcards):
 # ---------------------------------------------------------------------------------------------
 # The run lock and the start-up sweep (docs/reliability.md)
 
-#: Rules whose outputs are made from the judgments (directly or through results/scores.csv or the browser).
-REPORT_RULES = ("compute_scores", "compare_arms", "make_tables", "make_fig6", "make_fig_levels", "make_browser", "link_browser", "make_supplement_table", "make_cvrr_tables", "make_cvrr_figures")
+#: Rules whose outputs are made from the judgments (directly or through results/scores.csv or the browser); a
+#: benchmark's rules file adds its own.
+REPORT_RULES = ["compute_scores", "compare_arms", "make_tables", "make_fig6", "make_fig_levels", "make_browser", "link_browser", "make_supplement_table"]
 
 
 def report_outputs():

@@ -1,3 +1,17 @@
+# CVRR-ES's tables and figures (the Snakefile includes this file for benchmark: cvrr; virtuebench.cvrr.benchmark):
+# Tables 2 and 3 and Figs. 1 and 4 from this run's judgments and, with config.cvrr.published_dir, the authors' published
+# judge outputs beside them (docs/cvrr.md).
+
+CVRR = BENCHMARK.settings_from(config)
+# The authors' judge outputs (downloaded into the results folder, or a folder of the user's), imported as Judgment
+# records: the tables pool them with this run's judgments, and the browser shows them beside the runs' own.
+CVRR_PUBLISHED = res("published") if CVRR.published_dir == "download" else CVRR.published_dir
+CVRR_PUBLISHED_JUDGMENTS = [res("published_judgments.jsonl")] if CVRR_PUBLISHED else []
+BROWSER_JUDGMENTS += CVRR_PUBLISHED_JUDGMENTS
+# Made from the judgments: the start-up sweep removes them when one they were made from changed (docs/reliability.md).
+REPORT_RULES += ["make_cvrr_tables", "make_cvrr_figures"]
+
+
 localrules:
     import_cvrr_published,
     make_cvrr_tables,
@@ -6,9 +20,9 @@ localrules:
 
 rule download_cvrr_published:
     output:
-        directory(cvrr_path("published")),
+        directory(res("published")),
     params:
-        commit=config["cvrr"]["published_commit"],
+        commit=CVRR.published_commit,
     log:
         logpath("cvrr/download.log"),
     conda:
@@ -21,9 +35,9 @@ rule download_cvrr_published:
 
 rule import_cvrr_published:
     input:
-        lambda wildcards: cvrr_published_dir(),
+        lambda wildcards: CVRR_PUBLISHED,
     output:
-        cvrr_path("published_judgments.jsonl"),
+        res("published_judgments.jsonl"),
     log:
         logpath("cvrr/import.log"),
     conda:
@@ -36,16 +50,16 @@ rule import_cvrr_published:
 
 rule make_cvrr_tables:
     input:
-        cvrr_table_inputs,
+        lambda wildcards: judgments() + CVRR_PUBLISHED_JUDGMENTS,
     output:
-        table2=report(cvrr_path("table2.tex"), caption="../report/cvrr_table2.rst", category="Tables", subcategory="CVRR-ES"),
-        table2_csv=cvrr_path("table2.csv"),
-        table3=report(cvrr_path("table3.tex"), caption="../report/cvrr_table3.rst", category="Tables", subcategory="CVRR-ES"),
-        table3_csv=cvrr_path("table3.csv"),
-        scores=cvrr_path("scores.csv"),
+        table2=report(res("table2.tex"), caption="../report/cvrr_table2.rst", category="Tables", subcategory="CVRR-ES"),
+        table2_csv=res("table2.csv"),
+        table3=report(res("table3.tex"), caption="../report/cvrr_table3.rst", category="Tables", subcategory="CVRR-ES"),
+        table3_csv=res("table3.csv"),
+        scores=res("scores.csv"),
     params:
         out_dir=lambda wildcards, output: os.path.dirname(output.table2),
-        empty=config["cvrr"]["empty_predictions"],
+        empty=CVRR.empty_predictions,
     log:
         logpath("cvrr/tables.log"),
     conda:
@@ -60,10 +74,10 @@ rule make_cvrr_figures:
     input:
         rules.make_cvrr_tables.output.table2_csv,
     output:
-        fig1=report(cvrr_path("fig1.png"), caption="../report/cvrr_fig1.rst", category="Figures", subcategory="CVRR-ES"),
-        fig1_csv=cvrr_path("fig1.csv"),
-        fig4=report(cvrr_path("fig4_dscp_gains.png"), caption="../report/cvrr_fig4.rst", category="Figures", subcategory="CVRR-ES"),
-        fig4_csv=cvrr_path("fig4_dscp_gains.csv"),
+        fig1=report(res("fig1.png"), caption="../report/cvrr_fig1.rst", category="Figures", subcategory="CVRR-ES"),
+        fig1_csv=res("fig1.csv"),
+        fig4=report(res("fig4_dscp_gains.png"), caption="../report/cvrr_fig4.rst", category="Figures", subcategory="CVRR-ES"),
+        fig4_csv=res("fig4_dscp_gains.csv"),
     params:
         out_dir=lambda wildcards, output: os.path.dirname(output.fig1),
     log:

@@ -42,6 +42,37 @@ def test_the_schemas_take_the_registries_names_from_the_code():
     assert load_schema(REPO / "config" / "models.schema.yaml")["properties"]["backend"]["anyOf"][0]["enum"] == list(BACKENDS)
 
 
+def test_the_benchmarks_and_their_blocks_come_from_the_registry():
+    """config/schema.yaml names no benchmark and holds no benchmark's block: `benchmark`'s values and each block
+    (config.cvrr) are filled in from virtuebench.benchmarks, the block's defaults from its settings dataclass."""
+    from virtuebench.benchmarks import REGISTRY as BENCHMARKS
+    from virtuebench.benchmarks import benchmark
+    from virtuebench.config import with_defaults
+
+    raw = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
+    assert "enum" not in raw["properties"]["benchmark"] and "cvrr" not in raw["properties"]
+    schema = load_schema(REPO / "config" / "schema.yaml")
+    assert schema["properties"]["benchmark"]["enum"] == list(BENCHMARKS) == ["virtuebench", "cvrr"]
+    assert schema["additionalProperties"] is False and set(schema["properties"]["cvrr"]["properties"]) == {
+        "published_dir",
+        "empty_predictions",
+        "published_commit",
+    }
+    cvrr = yaml.safe_load((REPO / "config" / "cvrr.yaml").read_text())
+    filled = with_defaults(cvrr, REPO / "config" / "schema.yaml")["cvrr"]
+    assert filled == {"published_dir": "download", "empty_predictions": "skip", "published_commit": "9d77787"}
+    assert benchmark("cvrr").settings_from(cvrr).published_commit == "9d77787"
+    assert benchmark("cvrr").rules == "rules/cvrr.smk" and benchmark("virtuebench").rules == "rules/report.smk"
+    assert schema_errors({**cvrr, "cvrr": {"empty_predictions": "zero"}}, REPO / "config" / "schema.yaml", "config") == [
+        "config.cvrr.empty_predictions: 'zero' is not allowed; allowed values: skip, wrong"
+    ]
+    assert schema_errors({**cvrr, "benchmark": "cvr"}, REPO / "config" / "schema.yaml", "config") == [
+        "config.benchmark: 'cvr' is not allowed; did you mean 'cvrr'? allowed values: virtuebench, cvrr"
+    ]
+    warnings = check({**copy.deepcopy(DEFAULT), "cvrr": {"published_dir": "download"}}).warnings
+    assert "config.cvrr: published_dir does nothing without benchmark: cvrr (its rules file reads them)" in warnings
+
+
 def test_every_judge_kind_is_registered_under_its_name_with_classified_settings():
     from virtuebench.config import RERUN_CLASSES
 

@@ -15,10 +15,10 @@ from virtuebench.cvrr import DIMENSIONS
 from virtuebench.cvrr.download import download_published
 from virtuebench.cvrr.published import read_published
 from virtuebench.cvrr.scoring import dimension_scores, model_rows, write_tables
+from virtuebench.cvrr.source import CvrrSettings, load
 from virtuebench.frames import extract
 from virtuebench.inference import run_inference
 from virtuebench.records import RecordError
-from virtuebench.sources.cvrr import CvrrSettings, load
 
 PUBLISHED = SHARED / "fixtures" / "cvrr-es"
 needs_published = pytest.mark.skipif(not PUBLISHED.exists(), reason="shared/fixtures/cvrr-es is not beside the repository")

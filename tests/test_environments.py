@@ -59,9 +59,10 @@ def _fake_pip(monkeypatch, failures: dict[str, int], calls: list[list[str]]):
             (Path(command[3]) / "bin").mkdir(parents=True)
             (Path(command[3]) / "bin" / "python").symlink_to(sys.executable)
             return subprocess.CompletedProcess(command, 0)
-        if command[1:3] == ["-m", "pip"]:
+        if command[1:3] in (["-m", "pip"], ["pip", "install"]):  # pip, or uv (virtuebench.environments.install_command)
             calls.append(command)
-            name = Path(command[0]).parents[1].name
+            python = command[command.index("--python") + 1] if "--python" in command else command[0]
+            name = Path(python).parents[1].name
             if failures.get(name, 0) > 0:
                 failures[name] -= 1
                 return subprocess.CompletedProcess(command, 1, "", "Collecting x\nERROR: No matching distribution found for x==9")
@@ -71,7 +72,27 @@ def _fake_pip(monkeypatch, failures: dict[str, int], calls: list[list[str]]):
     monkeypatch.setattr(environments.subprocess, "run", run)
 
 
-def test_build_leaves_out_what_cannot_be_reached_and_tries_pip_twice(tmp_path, monkeypatch):
+@pytest.fixture(params=["uv", "pip"])
+def installer(request, monkeypatch):
+    """Each build test with uv (the `test` extra's, where installed) and with pip (uv not importable)."""
+    if request.param == "uv":
+        pytest.importorskip("uv", reason="uv is in the test extra: `make install`")
+    else:
+        monkeypatch.setitem(sys.modules, "uv", None)
+    return request.param
+
+
+def test_install_command_is_uv_with_pips_index_choice_or_isolated_pip(tmp_path, installer):
+    command = environments.install_command(tmp_path / "env")
+    if installer == "uv":
+        assert Path(command[0]).name == "uv" and command[1:3] == ["pip", "install"]
+        assert command[command.index("--python") + 1] == str(tmp_path / "env" / "bin" / "python")
+        assert command[command.index("--index-strategy") + 1] == "unsafe-best-match" and "--no-config" in command
+    else:
+        assert command == [str(tmp_path / "env" / "bin" / "python"), "-m", "pip", "--isolated", "install", "--disable-pip-version-check"]
+
+
+def test_build_leaves_out_what_cannot_be_reached_and_tries_pip_twice(tmp_path, monkeypatch, installer):
     calls: list[list[str]] = []
     _fake_pip(monkeypatch, {"route": 1}, calls)
     monkeypatch.setattr(environments, "reachable", lambda url, timeout_s=10.0: "pypi" in url)
@@ -80,7 +101,7 @@ def test_build_leaves_out_what_cannot_be_reached_and_tries_pip_twice(tmp_path, m
     built = environments.build(spec, tmp_path / "route")
     assert len(calls) == 2 and calls[0] == calls[1]  # once more after the failure, the same command
     assert calls[0][-3:] == ["--extra-index-url", "https://pypi.example/simple", "a==1"]  # github requirement and dead index left out
-    assert "--isolated" in calls[0] and "--quiet" in calls[0]
+    assert ("--isolated" if installer == "pip" else "--no-config") in calls[0] and "--quiet" in calls[0]
     assert built.skipped_imports == ["llava"]
     assert built.notes == [
         "skipped llava (github.com cannot be reached)",
@@ -89,7 +110,7 @@ def test_build_leaves_out_what_cannot_be_reached_and_tries_pip_twice(tmp_path, m
     assert (tmp_path / "route" / "bin" / "python").exists()
 
 
-def test_build_names_the_env_file_when_pip_fails_twice_or_python_differs(tmp_path, monkeypatch):
+def test_build_names_the_env_file_when_pip_fails_twice_or_python_differs(tmp_path, monkeypatch, installer):
     calls: list[list[str]] = []
     _fake_pip(monkeypatch, {"broken": 2}, calls)
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -110,6 +131,20 @@ def test_import_problems_runs_each_import_in_the_built_environment(tmp_path, mon
     assert skipped == ["llava.model.builder"]  # its package could not be installed here; `llavax` is not that package
     assert [line.split(":")[0] for line in failed] == ["json", "no_such_module_vb", "llavax"]
     assert "cannot import name 'no_such_name'" in failed[0] and "No module named 'no_such_module_vb'" in failed[1]
+
+
+def test_import_problems_runs_a_routes_imports_in_one_process_and_survives_its_crash(tmp_path, monkeypatch):
+    (tmp_path / "env" / "bin").mkdir(parents=True)
+    (tmp_path / "env" / "bin" / "python").symlink_to(sys.executable)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "counted_vb.py").write_text("import os\nprint('imported', os.getpid())\n")
+    (tmp_path / "src" / "crash_vb.py").write_text("import os, sys\nprint('dying', file=sys.stderr)\nos._exit(3)\n")
+    monkeypatch.setattr(environments, "REPO", tmp_path)  # its src/ is the checks' PYTHONPATH
+    monkeypatch.setattr(environments, "route_imports", lambda: {"route": ["counted_vb", "json:loads", "json.decoder:JSONDecoder"]})
+    assert environments.import_problems(environments.Built("route", tmp_path / "env", 1.0, [], [])) == ([], [])
+    monkeypatch.setattr(environments, "route_imports", lambda: {"route": ["json", "crash_vb"]})
+    failed, _ = environments.import_problems(environments.Built("route", tmp_path / "env", 1.0, [], []))
+    assert failed == ["json: dying", "crash_vb: dying"]  # no report from a dead interpreter: none of its imports passes
 
 
 def test_check_and_build_print_a_row_per_env_and_fail_on_a_broken_one(tmp_path, monkeypatch, capsys):

@@ -8,6 +8,9 @@ steps name, and the workflow must run with the addition:
   what Table 1 and scores.csv carry under its config name; a setting of the wrong type is refused at start.
 - source, model family and benchmark together: the guide's config/toy.yaml, asking the new `constant` model (and the
   reference ones) the new `toy` source's two questions.
+- a benchmark with tables of its own: the guide's `tally` package, rules file and config (and its registry and import
+  layer lines), run on two of the demo's videos to its own table; its block's setting of the wrong type is refused at
+  start, and its package keeps the import layers.
 """
 
 from __future__ import annotations
@@ -16,25 +19,36 @@ import csv
 import filecmp
 import json
 import re
+import shutil
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 import yaml
 from helpers.data import REPO
-from helpers.workflow import TINY, snakemake, workflow_copy
+from helpers.workflow import TINY, command, environment, scheduled, snakemake, workflow_copy
 
 GUIDE = REPO / "docs" / "extending.md"
-MARKER = re.compile(r"<!-- example: (\S+) (\S+)(?: (in \w+|append))? -->\n```\w*\n(.*?)```", re.DOTALL)
-#: The folders helpers.workflow.workflow_copy copies: what the comparison with this tree covers.
-COPIED = ("Snakefile", "rules", "config", "src", "profiles", "envs")
-SECTIONS = {"judge-kind": "A judge kind", "source": "A source", "model-family": "A model family", "benchmark": "A benchmark"}
+MARKER = re.compile(r"<!-- example: (\S+) (\S+)(?: (in \w+|append|replacing \S+))? -->\n```\w*\n(.*?)```", re.DOTALL)
+#: The folders helpers.workflow.workflow_copy copies, and pyproject.toml (the import layers): what the comparison with
+#: this tree covers.
+COPIED = ("Snakefile", "rules", "config", "src", "profiles", "envs", "pyproject.toml")
+SECTIONS = {
+    "judge-kind": "A judge kind",
+    "source": "A source",
+    "model-family": "A model family",
+    "benchmark": "A benchmark",
+    "benchmark-tables": "A benchmark",
+}
 
 pytestmark = pytest.mark.workflow
 
 
 def examples(point: str) -> list[tuple[str, str | None, str]]:
-    """(file, how: None for a new file, `in NAME` or `append`, text) of each of the guide's examples for `point`."""
+    """(file, how: None for a new file, `in NAME`, `append` or `replacing START`, text) of each of the guide's examples
+    for `point`."""
     found = [(file, how or None, text) for name, file, how, text in MARKER.findall(GUIDE.read_text()) if name == point]
     assert found, f"docs/extending.md has no example marked {point}"
     return found
@@ -44,9 +58,15 @@ def add_example(root: Path, file: str, how: str | None, text: str) -> None:
     path = root / file
     if how is None:
         assert not path.exists(), f"{file} is the guide's new file, but the workflow has one"
+        path.parent.mkdir(parents=True, exist_ok=True)  # a new package's folder
         path.write_text(text)
     elif how == "append":
         path.write_text(path.read_text() + text)
+    elif how.startswith("replacing "):  # the one line that starts (after its indent) with START
+        start = how.removeprefix("replacing ")
+        lines = path.read_text().splitlines(keepends=True)
+        (i,) = [i for i, line in enumerate(lines) if line.lstrip().startswith(start)]
+        path.write_text("".join(lines[:i] + [text] + lines[i + 1 :]))
     else:  # a line in the registry dict NAME: before the line that closes it
         name = how.removeprefix("in ")
         lines = path.read_text().splitlines(keepends=True)
@@ -105,7 +125,12 @@ def rows(path: Path) -> list[dict[str, str]]:
 def test_the_guide_counts_the_files_its_examples_touch():
     """The table's "Now" column is the number of files each example touches (code and config, no docs or tests)."""
     table = {line.split("|")[1].strip(): line.split("|")[-2].strip() for line in GUIDE.read_text().splitlines() if line.startswith("| a ")}
-    for point, row in (("judge-kind", "a judge kind"), ("source", "a source"), ("model-family", "a model family")):
+    for point, row in (
+        ("judge-kind", "a judge kind"),
+        ("source", "a source"),
+        ("model-family", "a model family"),
+        ("benchmark-tables", "a benchmark with tables of its own"),
+    ):
         assert table[row] == str(len({file for file, _, _ in examples(point)})), row
 
 
@@ -173,6 +198,53 @@ def test_a_source_a_model_family_and_a_benchmark_as_the_guide_adds_them(tmp_path
     }
     responses = (work / "results" / "toy" / "responses" / "constant" / "honest" / "64.jsonl").read_text().splitlines()
     assert [json.loads(line)["response"] for line in responses] == ["red", "red"]
+
+
+def test_a_benchmark_with_tables_of_its_own_is_a_package_a_rules_file_and_a_config(tmp_path):
+    root = tmp_path / "workflow"
+    snakefile = workflow_copy(root)
+    shutil.copy2(REPO / "pyproject.toml", root / "pyproject.toml")
+    touched = add_examples(root, ["benchmark-tables"])
+    assert touched == {
+        "src/virtuebench/tally/__init__.py",
+        "src/virtuebench/tally/__main__.py",
+        "rules/tally.smk",
+        "config/tally.yaml",
+        "src/virtuebench/benchmarks.py",
+        "pyproject.toml",
+    }
+    assert_only_the_named_files_changed(root, ["benchmark-tables"], touched)
+    layers = subprocess.run(
+        [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root / "src")},
+        timeout=120,
+    )
+    assert layers.returncode == 0 and "1 kept, 0 broken" in layers.stdout, layers.stdout[-3000:]
+
+    work = tmp_path / "run"
+    work.mkdir()
+    config = yaml.safe_load((root / "config" / "tally.yaml").read_text())
+    refused = snakemake(work, "-n", config={**config, "tally": {"decimals": "one"}}, snakefile=snakefile)
+    assert refused.returncode != 0 and "config.tally.decimals: must be of type integer, got 'one'" in refused.stderr
+    result = snakemake(work, config=config, snakefile=snakefile, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    tally = {row["model"]: row for row in rows(work / "results" / "tally" / "tally.csv")}
+    assert set(tally) == {"refuse", "guess"} and all(row["level"] == "64" and row["prompt"] == "honest" for row in tally.values())
+    # The refuse model refuses every question, and the guess model none (it always names an answer).
+    assert (tally["refuse"]["refused"], tally["guess"]["refused"]) == ("100.0", "0.0")
+    # The numbers are the judgments' own: the share of items judged right, and of refusals (every one of the refuse model's).
+    for model, row in tally.items():
+        lines = (work / "results" / "tally" / "judgments" / "rules" / model / "honest" / "64.jsonl").read_text().splitlines()
+        records = [json.loads(line) for line in lines]
+        right = round(100 * sum(record["judgement"] for record in records) / len(records), 1)
+        assert (row["n"], row["right"]) == (str(len(records)), str(right)), model
+    again = subprocess.run(
+        [*command(work, "-n", snakefile=snakefile), "--quiet", "rules"], capture_output=True, text=True, env=environment(), timeout=300
+    )
+    assert scheduled(again) == {}, "a finished run of the benchmark has nothing left to do"
 
 
 def walk_modules() -> list[str]:

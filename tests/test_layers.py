@@ -9,7 +9,7 @@ here on the whole package, subpackages and imports inside functions included:
   inference | judge
   models
   prompts | sources | frames
-  instances | levels | records
+  instances | levels | records | benchmarks
   support                                                   (imports no stage)
 
 A module may import the layers below its own; the package root (`virtuebench`: the refusal string) is free to all."""

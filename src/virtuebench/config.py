@@ -69,6 +69,8 @@ CURATED_SOURCE = "virtuebench"
 
 def _registry_names() -> dict[str, Any]:
     """The extension points whose names the schemas take from the code (`x-registry`), each read when asked for."""
+    from virtuebench.benchmarks import REGISTRY as BENCHMARKS
+    from virtuebench.benchmarks import settings_blocks
     from virtuebench.judge.kinds import configurable_kinds, settings_properties
     from virtuebench.models import BACKENDS, backend_class
     from virtuebench.prompts import TEMPLATES
@@ -76,6 +78,9 @@ def _registry_names() -> dict[str, Any]:
 
     return {
         "backends": lambda: {"enum": list(BACKENDS)},
+        "benchmarks": lambda: {"enum": list(BENCHMARKS)},
+        # The top level: each benchmark's block of settings (config.cvrr ...), and no key beside the schema's and theirs.
+        "benchmark-settings": lambda: {"properties": settings_blocks(), "additionalProperties": False},
         "sources": lambda: {"enum": [*ADAPTERS, CURATED_SOURCE]},
         "prompts": lambda: {"enum": list(TEMPLATES)},
         "judge-kinds": lambda: {"enum": configurable_kinds()},
@@ -296,10 +301,11 @@ def _filling_validator():
 
 
 def with_defaults(config: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
-    """A copy of `config` with every schema default filled in: the defaults live in the schema alone."""
+    """A copy of `config` with every schema default filled in: the defaults live in the schema alone (a benchmark's
+    block's, in its settings dataclass: load_schema fills them in)."""
     filled = copy.deepcopy(config)
     # Violations are reported by schema_errors; this pass only fills (iterating the errors is what runs the validator).
-    list(_filling_validator()(yaml.safe_load(Path(schema_path).read_text())).iter_errors(filled))
+    list(_filling_validator()(load_schema(schema_path)).iter_errors(filled))
     return filled
 
 
@@ -630,7 +636,8 @@ TRUST_SCHEME_SETTINGS = {"kalai": ("confidence_target",), "refusal-credit": ("wr
 def _check_unused_settings(review: _Review, given: dict[str, Any]) -> None:
     """Warn of each setting the config gives (`given`: before the schema's defaults) that does nothing under its other
     choices: the other trust scheme's, one a judge's kind does not read, the curation's without source virtuebench,
-    the supplement's without supplement.models, the authors' grader prompt without the authors' grader."""
+    the supplement's without supplement.models, another benchmark's block, the authors' grader prompt without the
+    authors' grader."""
     config = review.config
     trust = (given.get("report") or {}).get("trust") or {}
     scheme = config["report"]["trust"]["scheme"]
@@ -656,6 +663,9 @@ def _check_unused_settings(review: _Review, given: dict[str, Any]) -> None:
         unused += [(section, "without source virtuebench (they build it)") for section in ("curation", "annotation")]
     if not config["supplement"]["models"]:
         unused.append(("supplement", "without config.supplement.models (the supplementary's table is made for them)"))
+    from virtuebench.benchmarks import REGISTRY as BENCHMARKS
+
+    unused += [(name, f"without benchmark: {name} (its rules file reads them)") for name in BENCHMARKS if name != config["benchmark"]]
     for section, why in unused:
         keys = sorted(key for key in given.get(section) or {} if key != "models")
         if keys:

@@ -20,6 +20,7 @@ same versions are CUDA builds too, and import without a GPU. A requirement from 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -126,7 +127,7 @@ class Built:
 
 
 def build(spec: EnvSpec, folder: Path, quiet: bool = True) -> Built:
-    """The env file's packages in a fresh virtual environment at `folder` (pip --isolated: PyPI and the file's indexes)."""
+    """The env file's packages in a fresh virtual environment at `folder` (PyPI and the file's indexes only)."""
     started = time.monotonic()
     wanted = spec.python
     if wanted and f"{sys.version_info.major}.{sys.version_info.minor}" != wanted:
@@ -148,9 +149,9 @@ def build(spec: EnvSpec, folder: Path, quiet: bool = True) -> Built:
     if folder.exists():
         shutil.rmtree(folder)
     subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
-    pip = [str(folder / "bin" / "python"), "-m", "pip", "--isolated", "install", "--disable-pip-version-check"]
+    install = install_command(folder)
     for _ in range(2):  # once more after a failure: a download cut short is not a broken env file
-        result = subprocess.run([*pip, *(["--quiet"] if quiet else []), *indexes, *packages], capture_output=quiet, text=True)
+        result = subprocess.run([*install, *(["--quiet"] if quiet else []), *indexes, *packages], capture_output=quiet, text=True)
         if result.returncode == 0:
             break
     if result.returncode != 0:
@@ -158,20 +159,66 @@ def build(spec: EnvSpec, folder: Path, quiet: bool = True) -> Built:
     return Built(spec.name, folder, time.monotonic() - started, notes, skipped_imports)
 
 
+def install_command(folder: Path) -> list[str]:
+    """The installer's command line for the virtual environment at `folder`, packages to follow.
+
+    uv (the `uv` package, pinned in the `test` extra) where it is installed: it keeps one cache of unpacked wheels
+    and links from it, so the three envs that pin torch 2.9.1 unpack its 7 GB of CUDA wheels once, not three times;
+    `make env-check` took 16 to 26 minutes with pip. `--index-strategy unsafe-best-match` makes it pick across PyPI
+    and the PyTorch index as pip does (uv's default takes a package from the first index that has it at all), and
+    `--no-config` ignores any uv.toml, as `pip --isolated` ignores pip.conf. Without uv: pip, as before."""
+    python = str(folder / "bin" / "python")
+    try:
+        from uv import find_uv_bin
+    except ImportError:
+        return [python, "-m", "pip", "--isolated", "install", "--disable-pip-version-check"]
+    return [find_uv_bin(), "pip", "install", "--no-config", "--python", python, "--index-strategy", "unsafe-best-match"]
+
+
+#: Run by the built environment's python: tries each import given as argv (`module` or `module:name,name`) and prints
+#: one JSON object, each target with None or its error's last line. One process for all of a route's imports, as each
+#: of them apart started torch again: the checks took longer than the builds.
+_IMPORT_CHECK = """
+import importlib, json, sys, traceback
+problems = {}
+for target in sys.argv[1:]:
+    module, _, names = target.partition(":")
+    try:
+        loaded = importlib.import_module(module)
+        for name in filter(None, names.split(",")):  # as `from module import name`: an attribute or a submodule
+            if not hasattr(loaded, name):
+                try:
+                    importlib.import_module(module + "." + name)
+                except ModuleNotFoundError:
+                    raise ImportError(f"cannot import name {name!r} from {module!r}") from None
+        problems[target] = None
+    except BaseException as error:
+        problems[target] = traceback.format_exception_only(type(error), error)[-1].strip()
+print("\\n" + json.dumps(problems))
+"""
+
+
 def import_problems(built: Built) -> tuple[list[str], list[str]]:
     """(imports that failed, imports skipped because their package could not be had here) in the built env."""
-    failed, skipped = [], []
+    targets, skipped = [], []
     for target in route_imports().get(built.name, []):
-        module, _, names = target.partition(":")
+        module = target.partition(":")[0]
         if any(module == package or module.startswith(package + ".") for package in built.skipped_imports):
             skipped.append(module)
-            continue
-        code = f"import {module}" + "".join(f"; from {module} import {name}" for name in names.split(",") if name)
-        env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "PYTHONNOUSERSITE": "1"}
-        run = subprocess.run([str(built.folder / "bin" / "python"), "-c", code], capture_output=True, text=True, env=env, timeout=600)
-        if run.returncode != 0:
-            failed.append(f"{target}: {run.stderr.strip().splitlines()[-1] if run.stderr.strip() else run.returncode}")
-    return failed, skipped
+        else:
+            targets.append(target)
+    if not targets:
+        return [], skipped
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "PYTHONNOUSERSITE": "1"}
+    run = subprocess.run(
+        [str(built.folder / "bin" / "python"), "-c", _IMPORT_CHECK, *targets], capture_output=True, text=True, env=env, timeout=1200
+    )
+    try:
+        problems = json.loads(run.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):  # the interpreter died (a crash in an extension module): every import fails
+        last = run.stderr.strip().splitlines()[-1] if run.stderr.strip() else f"exit {run.returncode}"
+        problems = {target: last for target in targets}
+    return [f"{target}: {problems.get(target) or 'not reported'}" for target in targets if problems.get(target, "") is not None], skipped
 
 
 def env_files(names: list[str]) -> list[Path]:

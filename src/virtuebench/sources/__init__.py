@@ -86,6 +86,6 @@ def _real(name: str) -> Callable[[dict[str, Any], str, int], tuple[list[Instance
 #: source.name takes its allowed values from it). A new source: its module and one line here (docs/extending.md).
 ADAPTERS: dict[str, Callable[[dict[str, Any], str, int], tuple[list[Instance], Excluded]]] = {
     "synthetic": Adapter("virtuebench.sources.synthetic"),
-    "cvrr": Adapter("virtuebench.sources.cvrr", sampling="clip"),
+    "cvrr": Adapter("virtuebench.cvrr.source", sampling="clip"),  # CVRR-ES: its package holds its source too
     **{name: _real(name) for name in REAL_SOURCES},
 }

@@ -1,0 +1,70 @@
+"""The benchmarks, each registered once: its name (the config's `benchmark`), its rules file, its default targets and
+the settings of its config block (`config.<name>`).
+
+A benchmark with tables of its own lives in one package (`virtuebench.<name>`, CVRR-ES's is the model) that defines
+`BENCHMARK = Benchmark(...)` (in its `__init__`, or a module of its own as `cvrr/benchmark.py`), one rules file beside
+the others and its config file; REGISTRY names where BENCHMARK is. Everything else reads this table: the Snakefile includes the rules file of the benchmark the config
+names, `rule all` builds its targets, and the config check takes the allowed names and each block's schema from it
+(virtuebench.config.load_schema). A new benchmark: docs/extending.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, fields
+from functools import cache
+from typing import Any
+
+from virtuebench.support.settings import settings_from_dict, settings_schema
+
+#: benchmark name -> "module:attribute" of its Benchmark; the name is what `benchmark:` says in the config.
+REGISTRY: dict[str, str] = {
+    "virtuebench": "virtuebench.benchmarks:VIRTUEBENCH",
+    "cvrr": "virtuebench.cvrr.benchmark:BENCHMARK",
+}
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    #: Its rules file, relative to the workflow's folder (the Snakefile includes it when the config names this benchmark).
+    rules: str
+    #: What `snakemake` builds by default: paths under the results folder. None: VirtueBench's own, which depend on the
+    #: curation and the supplement (default_targets in rules/common.smk).
+    targets: tuple[str, ...] | None = None
+    #: The dataclass of its config block, `config.<name>` (fields made with virtuebench.support.settings.setting: each
+    #: with its rerun class and the JSON Schema of its value), or None where it has no block.
+    settings: type | None = None
+
+    def settings_from(self, config: dict[str, Any]) -> Any:
+        """Its config block as its settings dataclass, every default filled in (the config check has checked the block)."""
+        if self.settings is None:
+            raise ValueError(f"benchmark {self.name} has no settings of its own (config.{self.name})")
+        return settings_from_dict(self.settings, dict(config.get(self.name) or {}), f"config.{self.name}")
+
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema of its config block: an object of its settings, none required, nothing else."""
+        assert self.settings is not None
+        defaults = {f.name: f.default for f in fields(self.settings)}
+        properties = {name: {**spec, "default": defaults[name]} for name, spec in settings_schema(self.settings).items()}
+        return {"type": "object", "default": {}, "additionalProperties": False, "properties": properties}
+
+
+#: VirtueBench itself: its tables and figures (rules/report.smk); its settings are the schema's own (config.report ...).
+VIRTUEBENCH = Benchmark("virtuebench", rules="rules/report.smk")
+
+
+@cache
+def benchmark(name: str) -> Benchmark:
+    if name not in REGISTRY:
+        raise ValueError(f"unknown benchmark {name!r}; known: {', '.join(REGISTRY)}")
+    module, _, attribute = REGISTRY[name].partition(":")
+    found = getattr(importlib.import_module(module), attribute)
+    if found.name != name:
+        raise ValueError(f"{REGISTRY[name]} is registered as benchmark {name!r} but names itself {found.name!r}")
+    return found
+
+
+def settings_blocks() -> dict[str, dict[str, Any]]:
+    """{name: the JSON Schema of its config block} of every benchmark that has one (the config's top-level keys)."""
+    return {name: benchmark(name).schema() for name in REGISTRY if benchmark(name).settings is not None}

@@ -51,18 +51,33 @@ def test_registry_lists_the_papers_25_models():
 
 
 def test_every_registry_entry_gives_its_backend_settings_it_accepts():
-    """What inference builds each backend with (the entry's settings plus hub id, revision and family for weights),
-    read by the backend's own settings type: an unknown or missing key fails here, not on the cluster."""
-    from virtuebench.inference import backend_settings
+    """What inference builds each backend with (its spec's settings, both halves; the hub id, revision and family
+    are the spec's own), read by the backend's own settings type: an unknown or missing key fails here, not on the cluster."""
+    from virtuebench.config import model_spec
     from virtuebench.models import backend_class
 
     checked = 0
-    for entry in REGISTRY.values():
-        settings_type = backend_class(entry["backend"]).settings_type
+    for name, entry in REGISTRY.items():
+        spec = model_spec(name, entry, REPO / "config")
+        settings_type = backend_class(spec.backend).settings_type
         if settings_type is not None:
-            settings_type.from_dict(backend_settings(entry))
+            settings_type.from_dict(spec.settings)
+            assert spec.settings == entry.get("settings", {}) and spec.hub_id == entry.get("hub_id")
             checked += 1
     assert checked == 26  # the 25 paper models and the curation model
+
+
+def test_every_backend_setting_has_a_rerun_class_and_a_schema():
+    """Each registered backend's settings dataclass classifies every setting (support.settings.setting)."""
+    from dataclasses import fields
+
+    from virtuebench.models import BACKENDS, backend_class
+    from virtuebench.support.settings import RERUN_CLASSES
+
+    for name in BACKENDS:
+        settings_type = backend_class(name).settings_type
+        for f in fields(settings_type) if settings_type else ():
+            assert f.metadata.get("rerun") in RERUN_CLASSES and f.metadata.get("schema"), f"{name}: {f.name}"
 
 
 def test_pixel_budget():
@@ -93,7 +108,7 @@ def test_vllm_request_building_needs_no_vllm(bench):
             return "<|vision_start|><|video_pad|><|vision_end|>" + turn["content"][1]["text"] + "<|assistant|>"
 
     tiny = {"max_pixels": 28 * 28 * 16, "min_pixels": 28 * 28 * 4}
-    settings = VllmSettings.from_dict({"hub_id": "Qwen/Qwen2.5-VL-7B-Instruct", "max_new_tokens": 77, "system_suffix": "/think", **tiny})
+    settings = VllmSettings.from_dict({"max_new_tokens": 77, "system_suffix": "/think", **tiny})
     request = _api_request(bench)
     family = get_family("qwen2.5-vl")
     inputs = build_inputs(request, Processor(), settings, family)
@@ -108,10 +123,10 @@ def test_vllm_request_building_needs_no_vllm(bench):
     assert metadata["do_sample_frames"] is False
     assert inputs["mm_processor_kwargs"] == {"do_sample_frames": False, "do_resize": False, "cap_pixels_per_frame": False}
     assert sampling_arguments(settings) == {"temperature": 0.0, "max_tokens": 77}
-    with pytest.raises(ValueError, match="hub_id"):
-        VllmSettings.from_dict({})
     with pytest.raises(ValueError, match="unknown setting"):
-        VllmSettings.from_dict({"hub_id": "x", "beam_width": 4})
+        VllmSettings.from_dict({"hub_id": "x"})  # the spec's, not a setting
+    with pytest.raises(ValueError, match="unknown setting"):
+        VllmSettings.from_dict({"beam_width": 4})
 
 
 def test_heavy_backends_are_imported_only_when_used():

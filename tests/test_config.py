@@ -220,9 +220,11 @@ def test_the_stored_frame_size_does_not_depend_on_the_configured_models(tmp_path
     """frames.max_pixels (default 200,704, the paper's models' cap) whatever models run, so adding one re-extracts
     nothing; a model whose own cap is above it is named; `auto` is the largest cap among the models."""
     registry = {
-        "small": {"backend": "guess", "verified": "x", "settings": {"max_pixels": 100_000}},
-        "large": {"backend": "guess", "verified": "x", "settings": {"max_pixels": 400_000}},
+        "small": {"backend": "openai", "verified": "x", "settings": {"model": "m", "max_pixels": 100_000}},
+        "large": {"backend": "openai", "verified": "x", "settings": {"model": "m", "max_pixels": 400_000}},
         "any": {"backend": "refuse", "verified": "x"},
+        # A setting of that name its backend does not declare as its frame cap (Backend.frame_pixels_setting) caps nothing.
+        "private": {"backend": "guess", "verified": "x", "settings": {"max_pixels": 900_000}},
     }
     (tmp_path / "models.yaml").write_text(yaml.safe_dump(registry))
     config = {**copy.deepcopy(DEFAULT), "model_registry": str(tmp_path / "models.yaml")}
@@ -235,6 +237,7 @@ def test_the_stored_frame_size_does_not_depend_on_the_configured_models(tmp_path
     auto = {**config, "frames": {"max_pixels": "auto"}}
     assert check({**auto, "models": ["small", "large", "any"]}).frame_pixels == 400_000
     assert check({**auto, "models": ["any"]}).frame_pixels is None  # no model states a cap: the source's size
+    assert check({**auto, "models": ["small", "private"]}).frame_pixels == 100_000
     assert check({**config, "models": ["small"], "frames": {"max_pixels": 50_000}}).frame_pixels == 50_000
     assert not [w for w in check({**config, "models": ["large"], "frames": {"max_pixels": None}}).warnings if "max_pixels" in w]
 
@@ -267,13 +270,18 @@ def test_unconfirmed_and_unpinned_weights_are_named_at_start():
 
 def test_every_registry_and_judge_setting_is_classified():
     """config/models.schema.yaml and config/schema.yaml (judges) say of every setting how far a change reaches."""
-    from virtuebench.config import RERUN_CLASSES, scheduling_backend_settings, setting_classes
+    from virtuebench.config import RERUN_CLASSES, model_spec, setting_classes
 
     for kind in ("model", "judge"):
         unclassified = [name for name, rerun in setting_classes(kind, CONFIG_DIR).items() if rerun not in RERUN_CLASSES]
         assert not unclassified, f"{kind} settings without x-rerun: {unclassified}"
     assert setting_classes("model", CONFIG_DIR)["verified"] == "description" and setting_classes("model", CONFIG_DIR)["family"] == "answers"
-    assert {"max_concurrency", "batch_size"} <= scheduling_backend_settings(CONFIG_DIR)
+    # A backend setting's class is on its backend's settings dataclass (virtuebench.models.spec).
+    settings = {"model": "m", "max_concurrency": 8, "max_tokens": 9}
+    spec = model_spec("api", {"backend": "openai", "settings": settings}, CONFIG_DIR)
+    assert spec.run["settings"] == {"max_concurrency": 8} and spec.answers["settings"] == {"model": "m", "max_tokens": 9}
+    vllm = model_spec("v", {"backend": "vllm", "hub_id": "x", "settings": {"batch_size": 4, "seed": 1}}, CONFIG_DIR)
+    assert vllm.run["settings"] == {"batch_size": 4} and vllm.answers == {"backend": "vllm", "hub_id": "x", "settings": {"seed": 1}}
 
 
 def test_the_classes_are_read_from_the_schemas_given_not_from_beside_the_package(tmp_path):
@@ -419,7 +427,7 @@ def test_a_registry_that_cannot_be_read_is_named(tmp_path, content, message):
 # --- Several registry files (docs/models.md, "Adding your own model") ----------------------------------------------
 
 SHIPPED = yaml.safe_load((CONFIG_DIR / "models.yaml").read_text())
-MINE = {"mine": {"backend": "guess", "verified": "a user's model", "settings": {"max_pixels": 100_000}}}
+MINE = {"mine": {"backend": "openai", "verified": "a user's model", "settings": {"model": "m", "api_key_env": None, "max_pixels": 100_000}}}
 
 
 def with_registries(tmp_path, registries, models):

@@ -13,12 +13,12 @@ from helpers.data import REPO
 from helpers.local_server import serving
 
 from virtuebench import environments
-from virtuebench.environments import ROUTE_IMPORTS, EnvSpec, env_files, url_host
+from virtuebench.environments import EnvSpec, env_files, route_imports, url_host
 
 
 def test_every_env_file_reads_and_has_its_route_imports():
     files = env_files([])
-    assert {path.stem for path in files} == set(ROUTE_IMPORTS)
+    assert {path.stem for path in files} == set(route_imports())
     for path in files:
         spec = EnvSpec.read(path)
         assert spec.python == "3.11" and spec.packages, path
@@ -33,7 +33,16 @@ def test_every_env_file_reads_and_has_its_route_imports():
 def test_every_registry_env_is_an_env_file_with_an_import_check():
     registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
     used = {entry["env"] for entry in registry.values() if entry.get("env")}
-    assert used and all((REPO / env).is_file() and (REPO / env).stem in ROUTE_IMPORTS for env in used)
+    assert used and all((REPO / env).is_file() and (REPO / env).stem in route_imports() for env in used)
+
+
+def test_each_routes_imports_are_derived_from_its_backends():
+    """The backend registry says what a route imports (each class's module and env_imports), as the list kept by hand did."""
+    imports = route_imports()
+    assert imports["vllm"] == ["virtuebench.models.vllm_engine", "virtuebench.inference", "vllm", "transformers", "torch"]
+    assert imports["api"] == ["virtuebench.judge.llm", "virtuebench.models.openai_api", "virtuebench.inference", "openai", "av", "polars"]
+    assert "keye_vl_utils" in imports["keye"] and "decord" in imports["videochat"] and "llava.model.builder" in imports["llava"]
+    assert "virtuebench.models.rope" in imports["transformers"] and "virtuebench.inference" in imports["core"]
 
 
 # --- building and checking (`make envs`, `make env-check`) with pip faked: what is left out, the retry, the table ---
@@ -117,7 +126,7 @@ def test_import_problems_runs_each_import_in_the_built_environment(tmp_path, mon
     (tmp_path / "env" / "bin").mkdir(parents=True)
     (tmp_path / "env" / "bin" / "python").symlink_to(sys.executable)
     imports = ["json", "json:loads,dumps", "json:no_such_name", "no_such_module_vb", "llava.model.builder", "llavax"]
-    monkeypatch.setitem(environments.ROUTE_IMPORTS, "route", imports)
+    monkeypatch.setattr(environments, "route_imports", lambda: {"route": imports})
     failed, skipped = environments.import_problems(environments.Built("route", tmp_path / "env", 1.0, [], ["llava"]))
     assert skipped == ["llava.model.builder"]  # its package could not be installed here; `llavax` is not that package
     assert [line.split(":")[0] for line in failed] == ["json", "no_such_module_vb", "llavax"]
@@ -131,9 +140,9 @@ def test_import_problems_runs_a_routes_imports_in_one_process_and_survives_its_c
     (tmp_path / "src" / "counted_vb.py").write_text("import os\nprint('imported', os.getpid())\n")
     (tmp_path / "src" / "crash_vb.py").write_text("import os, sys\nprint('dying', file=sys.stderr)\nos._exit(3)\n")
     monkeypatch.setattr(environments, "REPO", tmp_path)  # its src/ is the checks' PYTHONPATH
-    monkeypatch.setitem(environments.ROUTE_IMPORTS, "route", ["counted_vb", "json:loads", "json.decoder:JSONDecoder"])
+    monkeypatch.setattr(environments, "route_imports", lambda: {"route": ["counted_vb", "json:loads", "json.decoder:JSONDecoder"]})
     assert environments.import_problems(environments.Built("route", tmp_path / "env", 1.0, [], [])) == ([], [])
-    monkeypatch.setitem(environments.ROUTE_IMPORTS, "route", ["json", "crash_vb"])
+    monkeypatch.setattr(environments, "route_imports", lambda: {"route": ["json", "crash_vb"]})
     failed, _ = environments.import_problems(environments.Built("route", tmp_path / "env", 1.0, [], []))
     assert failed == ["json: dying", "crash_vb: dying"]  # no report from a dead interpreter: none of its imports passes
 
@@ -147,8 +156,7 @@ def test_check_and_build_print_a_row_per_env_and_fail_on_a_broken_one(tmp_path, 
     monkeypatch.setattr(environments, "REPO", tmp_path)
     monkeypatch.setattr(environments, "ENVS_DIR", tmp_path / "envs")
     monkeypatch.setattr(environments, "reachable", lambda url, timeout_s=10.0: "github" not in url)
-    for name in ("good", "broken", "partial"):
-        monkeypatch.setitem(environments.ROUTE_IMPORTS, name, ["json", "partly.sub"])
+    monkeypatch.setattr(environments, "route_imports", lambda: {name: ["json", "partly.sub"] for name in ("good", "broken", "partial")})
     calls: list[list[str]] = []
     _fake_pip(monkeypatch, {"broken": 2}, calls)
 

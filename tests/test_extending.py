@@ -245,3 +245,34 @@ def test_a_benchmark_with_tables_of_its_own_is_a_package_a_rules_file_and_a_conf
         [*command(work, "-n", snakefile=snakefile), "--quiet", "rules"], capture_output=True, text=True, env=environment(), timeout=300
     )
     assert scheduled(again) == {}, "a finished run of the benchmark has nothing left to do"
+
+
+def walk_modules() -> list[str]:
+    """The modules of the guide's walk of a model setting (docs/extending.md, `<!-- walk: model-setting -->`)."""
+    table = GUIDE.read_text().split("<!-- walk: model-setting -->\n", 1)[1].split("\n\n", 1)[0]
+    return [line.split("|")[2].strip().strip("`") for line in table.splitlines()[2:]]
+
+
+def test_a_model_setting_walks_from_the_registry_to_the_backend_crossing_no_module_twice():
+    """The walk the guide gives crosses each module once, each step is a file of this tree, the rule side hands the
+    job the spec's halves as they are (no module re-splits or re-merges them), and the job reads back the same spec."""
+    from virtuebench.config import model_spec
+    from virtuebench.models.spec import ModelSpec
+
+    modules = walk_modules()
+    assert len(modules) == len(set(modules)) == 7, modules
+    for module in modules[:-1]:
+        path = REPO / module if "/" in module else REPO / "src" / Path(*module.split(".")).with_suffix(".py")
+        assert path.is_file() or (path.with_suffix("") / "__init__.py").is_file(), module
+    common = (REPO / "rules" / "common.smk").read_text()
+    assert 'tracked_settings("model"' not in common and 'run_settings("model"' not in common
+    assert "json.dumps(CHECKED.specs[wildcards.model].answers, sort_keys=True)" in common
+    inference = (REPO / "src" / "virtuebench" / "inference.py").read_text()
+    assert "backend_settings" not in inference and "merge_settings" not in inference
+    entry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())["Qwen3VL-8B"]
+    entry = {**entry, "settings": {**entry["settings"], "batch_size": 4}}
+    spec = model_spec("Qwen3VL-8B", entry, REPO / "config")
+    on_the_shell_line = json.loads(json.dumps(spec.answers, sort_keys=True)), json.loads(json.dumps(spec.run, sort_keys=True))
+    assert ModelSpec.from_job("Qwen3VL-8B", *on_the_shell_line) == spec
+    assert spec.run["settings"] == {"batch_size": 4} and spec.settings == entry["settings"]
+    assert "hub_id" not in spec.settings and spec.hub_id == entry["hub_id"] and spec.frame_pixels == entry["settings"]["max_pixels"]

@@ -17,6 +17,7 @@ transformers = pytest.importorskip("transformers", reason="the hf extra is not i
 from virtuebench.inference import run_inference  # noqa: E402
 from virtuebench.instances import read_instances  # noqa: E402
 from virtuebench.models.hf import TransformersBackend  # noqa: E402
+from virtuebench.models.spec import ModelSpec  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -26,9 +27,8 @@ def bench(tmp_path_factory):
 
 def test_tiny_qwen_through_the_transformers_backend(bench, tmp_path):
     model, processor = tiny_qwen()
-    backend = TransformersBackend(
-        {"family": "qwen2.5-vl", "max_new_tokens": 8, **TINY_VIDEO["qwen2.5-vl"]}, model=model, processor=processor
-    )
+    spec = ModelSpec.from_job("tiny-qwen", {"backend": "transformers", "family": "qwen2.5-vl"}, {})
+    backend = TransformersBackend({"max_new_tokens": 8, **TINY_VIDEO["qwen2.5-vl"]}, spec, model=model, processor=processor)
     instances = read_instances(bench / "instances.parquet")
     config = {
         "backend": "transformers",

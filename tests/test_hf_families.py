@@ -30,6 +30,7 @@ from virtuebench.levels import grid_size, level_indices, level_timestamps  # noq
 from virtuebench.models.base import Reply, Request  # noqa: E402
 from virtuebench.models.families import FAMILIES, INTERNVL_SYSTEM_MESSAGE, llava_video_time_instruction  # noqa: E402
 from virtuebench.models.hf import TransformersBackend  # noqa: E402
+from virtuebench.models.spec import ModelSpec  # noqa: E402
 
 DURATION_S = 3600.4  # one hour: T = 3600 grid points
 QUESTION = "What colour is the star?"
@@ -62,7 +63,8 @@ def request(frames_dir, level: int) -> Request:
 
 def backend(family: str, build, **settings) -> TransformersBackend:
     model, processor = build()
-    return TransformersBackend({"family": family, "max_new_tokens": MAX_NEW_TOKENS, **settings}, model=model, processor=processor)
+    spec = ModelSpec.from_job("m", {"backend": "transformers", "family": family}, {})
+    return TransformersBackend({"max_new_tokens": MAX_NEW_TOKENS, **settings}, spec, model=model, processor=processor)
 
 
 def prompt_text(backend: TransformersBackend, inputs) -> str:

@@ -168,7 +168,7 @@ def checkpoint(tmp_path):
 
 
 def test_the_checkpoint_recipe_passes_the_checks(checkpoint):
-    from virtuebench.inference import backend_settings
+    from virtuebench.config import model_spec
     from virtuebench.models.vllm_engine import VllmSettings
 
     workdir, config, name, entry = checkpoint
@@ -177,7 +177,7 @@ def test_the_checkpoint_recipe_passes_the_checks(checkpoint):
     assert [w for w in checked.warnings if w.startswith(f"{name}:")] == [
         f"{name}: weights unpinned (revision: null): each record names the commit it was answered with (weights_commit)"
     ]
-    VllmSettings.from_dict(backend_settings(entry))  # every setting is one the vllm backend takes
+    VllmSettings.from_dict(model_spec(name, entry, CONFIG_DIR).settings)  # every setting is one the vllm backend takes
 
 
 def test_the_checkpoint_is_its_familys_entry_but_for_the_weights(checkpoint):
@@ -209,11 +209,10 @@ def test_the_checkpoint_loads_from_the_folder_the_recipe_names(checkpoint, monke
     from PIL import Image
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
-    from virtuebench.inference import backend_settings
+    from virtuebench.config import model_spec
     from virtuebench.levels import level_timestamps
     from virtuebench.models.base import Request
     from virtuebench.models.hf import TransformersBackend, TransformersSettings
-    from virtuebench.models.weights import resolve_commit
 
     workdir, _, _, entry = checkpoint
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -224,9 +223,10 @@ def test_the_checkpoint_loads_from_the_folder_the_recipe_names(checkpoint, monke
     loaded = AutoModelForImageTextToText.from_pretrained(entry["hub_id"], revision=entry["revision"])
     loaded_processor = AutoProcessor.from_pretrained(entry["hub_id"], revision=entry["revision"])
     known = {f.name for f in fields(TransformersSettings)}
-    settings = {k: v for k, v in backend_settings(entry).items() if k in known}  # vLLM's temperature, max_model_len left out
-    assert settings["family"] == "qwen2.5-vl" and settings["max_pixels"] == 200704
-    backend = TransformersBackend({**settings, "max_new_tokens": 4}, model=loaded, processor=loaded_processor)
+    spec = model_spec("checkpoint", entry, CONFIG_DIR)
+    settings = {k: v for k, v in spec.settings.items() if k in known}  # vLLM's temperature, max_model_len left out
+    assert spec.family == "qwen2.5-vl" and settings["max_pixels"] == 200704 == spec.frame_pixels
+    backend = TransformersBackend({**settings, "max_new_tokens": 4}, spec, model=loaded, processor=loaded_processor)
     frames = []
     for i, colour in enumerate(("red", "green", "blue", "white")):
         frames.append(workdir / f"{i}.jpg")
@@ -235,4 +235,4 @@ def test_the_checkpoint_loads_from_the_folder_the_recipe_names(checkpoint, monke
     reply = backend.answer(Request("item", "What colour is the last frame?", prompt, frames, level_timestamps(4, 40.0), 4, 40.0))
     assert isinstance(reply.text, str) and 1 <= reply.usage["completion_tokens"] <= 4
     assert reply.usage["video_grid_thw"][0] == 2  # 4 frames, 2 per temporal patch: the family's video input
-    assert resolve_commit(entry["hub_id"], entry["revision"]).startswith("local:")  # what every response record names as its weights
+    assert spec.commit().startswith("local:")  # what every response record names as its weights

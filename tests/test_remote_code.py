@@ -14,9 +14,10 @@ pytest.importorskip("torchvision", reason="the hf extra is not installed (pip in
 from helpers import remote_standins  # noqa: E402
 
 from virtuebench.frames import Manifest  # noqa: E402
-from virtuebench.models import backend_class  # noqa: E402
+from virtuebench.models import backend_class, load_backend  # noqa: E402
 from virtuebench.models.base import Request  # noqa: E402
 from virtuebench.models.remote_code import keye_answer  # noqa: E402
+from virtuebench.models.spec import ModelSpec  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +130,7 @@ def test_llava_video_gets_the_model_cards_prompt_and_video(bench, monkeypatch):
 
 def test_llava_video_says_which_environment_it_needs_when_llava_is_missing():
     with pytest.raises(ValueError, match="envs/llava.yaml"):
-        backend_class("llava_video")({"hub_id": "lmms-lab/LLaVA-Video-7B-Qwen2"})
+        load_backend(ModelSpec.from_job("m", {"backend": "llava_video", "hub_id": "lmms-lab/LLaVA-Video-7B-Qwen2"}, {}))
 
 
 # --- Keye-VL 1.5: the real keye-vl-utils, the checkpoint's processor and model as stand-ins ------------------------

@@ -113,11 +113,12 @@ def _load_stand_ins(monkeypatch, tmp_path):
     ],
 )
 def test_every_backend_with_weights_records_the_commit_the_shared_function_resolves(backend, family, tmp_path, monkeypatch):
-    """The weights commit is worked out in one place (models/weights.resolve_commit): each backend that loads weights
-    records what it returns for the entry's hub id and revision (LLaVA-NeXT: with the snapshot folder it loaded)."""
+    """The weights commit is worked out in one place (ModelSpec.commit, models/weights.resolve_commit): each backend that
+    loads weights gets what it returns for the spec's hub id and revision (LLaVA-NeXT: with the snapshot folder it loaded)."""
     pytest.importorskip("torch", reason="the hf extra is not installed (pip install -e '.[hf]')")
     pytest.importorskip("transformers", reason="the hf extra is not installed (pip install -e '.[hf]')")
-    from virtuebench.models import backend_class, weights
+    from virtuebench.models import load_backend
+    from virtuebench.models.spec import ModelSpec
 
     snapshot = _load_stand_ins(monkeypatch, tmp_path)
     calls = []
@@ -126,9 +127,11 @@ def test_every_backend_with_weights_records_the_commit_the_shared_function_resol
         calls.append((source, revision, snapshot))
         return "commit-from-the-shared-function"
 
-    monkeypatch.setattr(weights, "resolve_commit", resolve)
-    settings = {"hub_id": "org/model", "revision": "v1"} | ({"family": family} if family else {})
-    loaded = backend_class(backend)(settings)
+    from virtuebench.models import spec as spec_module
+
+    monkeypatch.setattr(spec_module, "resolve_commit", resolve)
+    answers = {"backend": backend, "hub_id": "org/model", "revision": "v1"} | ({"family": family} if family else {})
+    loaded = load_backend(ModelSpec.from_job("m", answers, {}))
     assert loaded.weights_commit == "commit-from-the-shared-function"
     assert calls == [("org/model", "v1", str(snapshot) if backend == "llava_video" else None)]
 
@@ -153,9 +156,8 @@ def test_every_record_carries_the_weights_commit_and_moved_weights_are_asked_aga
     (weights / "model.safetensors").write_bytes(b"new")
     from helpers.vb_test_backends import WeightsBackend
 
-    backend = WeightsBackend({"hub_id": str(weights)})
-    second = run_inference(instances, bench / "frames", "m", config, "honest", 64, out, backend=backend)
     new = folder_fingerprint(weights)
+    second = run_inference(instances, bench / "frames", "m", config, "honest", 64, out, backend=WeightsBackend({"loaded_commit": new}))
     assert second.reused == 0 and second.answered == len(items) and second.weights_commits == (new,)
     assert {r["weights_commit"] for r in _lines(out)} == {new} and new != old
     assert f"weights {new}" in second.line("m/honest/64")
@@ -171,21 +173,19 @@ def test_records_of_other_weights_are_asked_again_once_the_loaded_commit_is_know
     items = items_for_level(instances, 64)
     out = tmp_path / "out.jsonl"
     config = {"backend": "helpers.vb_test_backends:WeightsBackend", "hub_id": "org/unpinned-model", "settings": {}}
-    fail_last = WeightsBackend({"hub_id": "org/unpinned-model", "revision": SHA_A, "fail_on": [items[-1].instance_id]})
+    fail_last = WeightsBackend({"loaded_commit": SHA_A, "fail_on": [items[-1].instance_id]})
     first = run_inference(instances, bench / "frames", "m", config, "honest", 64, out, backend=fail_last)
     assert first.answered == len(items) - 1 and first.backend_errors == 1
     # The hub id moved between the runs: the download brings SHA_B. Every item is asked again, none is mixed in.
-    moved = WeightsBackend({"hub_id": "org/unpinned-model", "revision": SHA_B})
+    moved = WeightsBackend({"loaded_commit": SHA_B})
     second = run_inference(instances, bench / "frames", "m", config, "honest", 64, out, backend=moved)
     assert second.reused == 0 and second.answered == len(items) and second.weights_commits == (SHA_B,)
     assert [r["weights_commit"] for r in _lines(out)] == [SHA_B] * len(items)
     # The same weights again: the finished items are kept.
-    third = WeightsBackend({"hub_id": "org/unpinned-model", "revision": SHA_A, "fail_on": [items[-1].instance_id]})
+    third = WeightsBackend({"loaded_commit": SHA_A, "fail_on": [items[-1].instance_id]})
     out.unlink()
     run_inference(instances, bench / "frames", "m", config, "honest", 64, out, backend=third)
-    again = run_inference(
-        instances, bench / "frames", "m", config, "honest", 64, out, backend=WeightsBackend({"hub_id": "x", "revision": SHA_A})
-    )
+    again = run_inference(instances, bench / "frames", "m", config, "honest", 64, out, backend=WeightsBackend({"loaded_commit": SHA_A}))
     assert again.reused == len(items) - 1 and again.answered == 1
 
 

@@ -22,6 +22,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from virtuebench.levels import LEVELS
+from virtuebench.models.spec import ModelSpec, resolve_spec
 from virtuebench.support.settings import RERUN_CLASSES, did_you_mean, merge_settings  # noqa: F401  (the classes; the other half of run_settings)
 
 
@@ -71,7 +72,7 @@ def _registry_names() -> dict[str, Any]:
     from virtuebench.benchmarks import REGISTRY as BENCHMARKS
     from virtuebench.benchmarks import settings_blocks
     from virtuebench.judge.kinds import configurable_kinds, settings_properties
-    from virtuebench.models import BACKENDS
+    from virtuebench.models import BACKENDS, backend_class
     from virtuebench.prompts import TEMPLATES
     from virtuebench.sources import ADAPTERS
 
@@ -85,7 +86,18 @@ def _registry_names() -> dict[str, Any]:
         "judge-kinds": lambda: {"enum": configurable_kinds()},
         # A judge's settings: every setting some kind reads (the kinds' own checks and the warnings say which it reads).
         "judge-settings": lambda: {"properties": settings_properties(), "additionalProperties": False},
+        # A registry entry's settings: those its backend's settings dataclass declares, with their schemas.
+        "backend-settings": lambda: {"allOf": [_backend_settings_schema(name, backend_class(name)) for name in BACKENDS]},
     }
+
+
+def _backend_settings_schema(name: str, cls: type) -> dict[str, Any]:
+    """`settings` of an entry with `backend: name`, as its settings dataclass declares them (none declared: any)."""
+    from virtuebench.support.settings import settings_schema
+
+    settings_type = getattr(cls, "settings_type", None)
+    settings = {"properties": settings_schema(settings_type), "additionalProperties": False} if settings_type else {}
+    return {"if": {"required": ["backend"], "properties": {"backend": {"const": name}}}, "then": {"properties": {"settings": settings}}}
 
 
 def _fill_registries(node: Any, names: dict[str, Any]) -> Any:
@@ -236,13 +248,15 @@ class Checked:
     curation_models: dict[str, dict[str, Any]] = field(default_factory=dict)  # filter and reference models (source virtuebench)
     missing_keys: list[str] = field(default_factory=list)  # API keys the run needs and lacks (defer_keys)
     frame_pixels: int | None = None  # cap on a stored frame's area (frames.max_pixels, `auto` resolved)
+    #: Every model's resolved spec (those of config.models and the curation's), by name: what its jobs are given.
+    specs: dict[str, ModelSpec] = field(default_factory=dict)
 
 
-def frame_storage_pixels(entries: list[dict[str, Any]]) -> int | None:
-    """The stored frames' pixel cap for `frames.max_pixels: auto`: the largest per-frame cap among the models,
-    so that each backend can shrink to its own; None (source size) when no model states one."""
-    caps = [(entry.get("settings") or {}).get("max_pixels") for entry in entries]
-    return max((cap for cap in caps if cap), default=None)
+def frame_storage_pixels(specs: list[ModelSpec]) -> int | None:
+    """The stored frames' pixel cap for `frames.max_pixels: auto`: the largest per-frame cap among the models (the
+    setting each backend declares as its cap: ModelSpec.frame_pixels), so that each can shrink to its own; None
+    (source size) when no model states one."""
+    return max((spec.frame_pixels for spec in specs if spec.frame_pixels), default=None)
 
 
 def start_warnings(checked: Checked, runs_jobs: bool) -> list[str]:
@@ -253,16 +267,16 @@ def start_warnings(checked: Checked, runs_jobs: bool) -> list[str]:
     return [*checked.warnings, *(f"{line}; a real run stops here, before any job" for line in checked.missing_keys)]
 
 
-def frame_size_warnings(frame_pixels: int | None, entries: dict[str, dict[str, Any]]) -> list[str]:
+def frame_size_warnings(frame_pixels: int | None, specs: list[ModelSpec]) -> list[str]:
     """A model whose own pixel cap is above the stored frames' sees smaller frames than its authors' code gives it."""
     if frame_pixels is None:
         return []
     return [
-        f"config.models: {name}'s max_pixels {cap} is above the stored frames' cap config.frames.max_pixels {frame_pixels}: "
-        f"it sees frames of at most {frame_pixels} pixels; raise frames.max_pixels to give it its own (every video's frames "
-        "are then extracted again)"
-        for name, entry in entries.items()
-        if (cap := (entry.get("settings") or {}).get("max_pixels")) and cap > frame_pixels
+        f"config.models: {spec.name}'s max_pixels {spec.frame_pixels} is above the stored frames' cap config.frames.max_pixels "
+        f"{frame_pixels}: it sees frames of at most {frame_pixels} pixels; raise frames.max_pixels to give it its own (every "
+        "video's frames are then extracted again)"
+        for spec in specs
+        if spec.frame_pixels and spec.frame_pixels > frame_pixels
     ]
 
 
@@ -297,9 +311,9 @@ def with_defaults(config: dict[str, Any], schema_path: str | Path) -> dict[str, 
 
 # --- Which settings change the answers ----------------------------------------------------------------------------
 
-# How far a setting reaches (RERUN_CLASSES, virtuebench.support.settings): a model registry entry's settings declare
-# theirs per property in config/models.schema.yaml (`x-rerun`), a judge kind's on its settings dataclass
-# (virtuebench.judge.kinds).
+# How far a setting reaches (RERUN_CLASSES, virtuebench.support.settings): a model registry entry's own keys declare
+# theirs in config/models.schema.yaml (`x-rerun`), its backend settings on the backend's settings dataclass
+# (virtuebench.models.spec), a judge kind's on its settings dataclass (virtuebench.judge.kinds).
 
 
 def _properties(config_dir: Path) -> dict[str, dict[str, Any]]:
@@ -320,27 +334,23 @@ def setting_classes(kind: str, config_dir: str | Path) -> dict[str, str]:
     raise ValueError(f"unknown settings kind {kind!r}: model or judge")
 
 
-@lru_cache(maxsize=4)
-def scheduling_backend_settings(config_dir: str | Path) -> frozenset[str]:
-    """Keys of a model's `settings` that change only how its job runs (models.schema.yaml, x-scheduling-settings)."""
-    return frozenset(_properties(Path(config_dir))["settings"].get("x-scheduling-settings", []))
+def model_spec(name: str, entry: dict[str, Any], config_dir: str | Path) -> ModelSpec:
+    """A registry entry resolved (virtuebench.models.spec), its own keys classified by the schema in `config_dir`."""
+    return resolve_spec(name, entry, setting_classes("model", config_dir))
 
 
 def _split(kind: str, entry: dict[str, Any], config_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the settings that change the answers, those that change only how the job runs); description settings are in
-    neither. A model's `settings` are split key by key (x-scheduling-settings); a judge's by its kind
-    (virtuebench.judge.kinds.split_settings: its code's version is tracked too, where the kind has one)."""
+    neither. A model's are its spec's halves (its `settings` split by its backend's settings dataclass); a judge's are
+    split by its kind (virtuebench.judge.kinds.split_settings: its code's version is tracked too, where it has one)."""
     if kind == "judge":
         from virtuebench.judge.kinds import split_settings
 
         return split_settings(entry)
-    classes = setting_classes(kind, config_dir)
-    tracked = {name: value for name, value in entry.items() if classes.get(name) == "answers"}
-    run = {name: value for name, value in entry.items() if classes.get(name) == "scheduling"}
-    settings, scheduling = dict(entry.get("settings") or {}), scheduling_backend_settings(config_dir)
-    tracked["settings"] = {name: value for name, value in settings.items() if name not in scheduling}
-    run["settings"] = {name: value for name, value in settings.items() if name in scheduling}
-    return tracked, run
+    if kind != "model":
+        raise ValueError(f"unknown settings kind {kind!r}: model or judge")
+    spec = model_spec("model", entry, config_dir)
+    return spec.answers, spec.run
 
 
 def tracked_settings(kind: str, entry: dict[str, Any], config_dir: str | Path) -> str:
@@ -700,10 +710,11 @@ def check_config(
     _check_unused_settings(review, given)
     if review.problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(review.problems))
+    specs = {name: model_spec(name, registry.entries[name], config_dir) for name in [*config["models"], *curation_models]}
     frame_pixels = config["frames"]["max_pixels"]
     if frame_pixels == "auto":
-        frame_pixels = frame_storage_pixels([registry.entries[model] for model in config["models"]])
-    review.warnings += frame_size_warnings(frame_pixels, {model: registry.entries[model] for model in config["models"]})
+        frame_pixels = frame_storage_pixels([specs[model] for model in config["models"]])
+    review.warnings += frame_size_warnings(frame_pixels, [specs[model] for model in config["models"]])
     return Checked(
         {model: registry.entries[model] for model in config["models"]},
         judges,
@@ -713,4 +724,5 @@ def check_config(
         curation_models,
         review.missing_keys,
         frame_pixels,
+        specs,
     )

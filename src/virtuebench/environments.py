@@ -38,20 +38,32 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 ENVS_DIR = REPO / "envs"
 
-#: What each route's environment must import: our modules for the route (and the inference stage), its upstream packages.
-ROUTE_IMPORTS: dict[str, list[str]] = {
+#: What an environment must import for the stages that are no model backend: the CPU stages (core) and the LLM judge
+#: (api, beside the openai backend's route).
+STAGE_IMPORTS: dict[str, list[str]] = {
     "core": ["virtuebench.sources", "virtuebench.frames", "virtuebench.inference", "virtuebench.judge.run", "virtuebench.metrics"]
     + ["virtuebench.report.figures", "virtuebench.curation.filters", "av", "polars", "matplotlib", "huggingface_hub", "jsonschema"],
-    "api": ["virtuebench.models.openai_api", "virtuebench.judge.llm", "virtuebench.inference", "openai", "av", "polars"],
-    "transformers": ["virtuebench.models.hf", "virtuebench.models.rope", "virtuebench.inference", "torch", "torchvision", "accelerate"]
-    + ["transformers:Qwen2_5_VLForConditionalGeneration,Qwen3VLForConditionalGeneration,InternVLForConditionalGeneration"],
-    "videochat": ["virtuebench.models.remote_code", "virtuebench.inference", "torch", "torchvision", "transformers", "accelerate"]
-    + ["timm", "einops", "decord", "cv2", "imageio"],
-    "internvl": ["virtuebench.models.remote_code", "virtuebench.inference", "torch", "torchvision", "transformers", "timm", "einops"],
-    "keye": ["virtuebench.models.remote_code", "virtuebench.inference", "torch", "transformers", "keye_vl_utils", "cv2", "einops"],
-    "llava": ["virtuebench.models.llava_next", "virtuebench.inference", "torch", "transformers", "llava.model.builder"],
-    "vllm": ["virtuebench.models.vllm_engine", "virtuebench.inference", "vllm", "transformers", "torch"],
+    "api": ["virtuebench.judge.llm"],
 }
+
+
+def route_imports(registry: Path | None = None) -> dict[str, list[str]]:
+    """What each env file must import, by its name: STAGE_IMPORTS, and for every model registry entry (config/models.yaml)
+    its `env`'s share: the backend's module, the inference stage and what the backend class declares (`env_imports`).
+    Derived from the backend registry, so a model family's env needs no line here."""
+    from virtuebench.models import backend_class
+
+    imports = {name: list(targets) for name, targets in STAGE_IMPORTS.items()}
+    entries = yaml.safe_load((registry or REPO / "config" / "models.yaml").read_text()) or {}
+    for entry in entries.values():
+        if not entry.get("env"):
+            continue
+        cls = backend_class(entry["backend"])
+        wanted = imports.setdefault(Path(entry["env"]).stem, [])
+        wanted += [target for target in (cls.__module__, "virtuebench.inference", *cls.env_imports) if target not in wanted]
+    return imports
+
+
 CONDA_TO_PIP = {"matplotlib-base": "matplotlib"}  # conda package names that differ on PyPI
 
 
@@ -189,7 +201,7 @@ print("\\n" + json.dumps(problems))
 def import_problems(built: Built) -> tuple[list[str], list[str]]:
     """(imports that failed, imports skipped because their package could not be had here) in the built env."""
     targets, skipped = [], []
-    for target in ROUTE_IMPORTS.get(built.name, []):
+    for target in route_imports().get(built.name, []):
         module = target.partition(":")[0]
         if any(module == package or module.startswith(package + ".") for package in built.skipped_imports):
             skipped.append(module)

@@ -35,13 +35,12 @@ from typing import Any
 from virtuebench.frames import FramesError, Manifest
 from virtuebench.instances import Instance, read_instances
 from virtuebench.models import Backend, Reply, Request, load_backend
-from virtuebench.models.weights import resolve_commit
+from virtuebench.models.spec import ModelSpec
 from virtuebench.prompts import Prompt, get_prompt
 from virtuebench.records import ProgressLog, Response, stable_hash
 from virtuebench.support.concurrency import imap_prefetched, imap_unordered
 from virtuebench.support.faults import describe, environment_error, environment_fault
 from virtuebench.support.progress import Progress
-from virtuebench.support.settings import merge_settings
 from virtuebench.support.stops import Stop, run_stoppable
 
 
@@ -71,19 +70,9 @@ class Summary:
 CONTEXT_PREFIX = "context:"  # progress-file key of a video's context step (two-step prompts)
 
 
-def fingerprint(model: str, model_config: dict[str, Any], prompt_hash: str, level: int) -> str:
-    return stable_hash({"model": model, "config": model_config, "prompt": prompt_hash, "level": level})
-
-
-def backend_settings(model_config: dict[str, Any]) -> dict[str, Any]:
-    """What a backend is built with: the entry's settings, plus, for a model with weights (a hub id), its hub id,
-    revision and family. An API model's `family` (openai, gemini) only groups it in the registry."""
-    settings = dict(model_config.get("settings") or {})
-    if model_config.get("hub_id"):
-        for key in ("hub_id", "revision", "family"):
-            if model_config.get(key) is not None:
-                settings.setdefault(key, model_config[key])
-    return settings
+def fingerprint(model: str, answers: dict[str, Any], prompt_hash: str, level: int) -> str:
+    """What a progress file's records were made with: the model's tracked settings (ModelSpec.answers), prompt, level."""
+    return stable_hash({"model": model, "config": answers, "prompt": prompt_hash, "level": level})
 
 
 def items_for_level(instances: list[Instance], level: int) -> list[Instance]:
@@ -160,18 +149,16 @@ class InferenceJob:
         self,
         instances: list[Instance],
         frames_dir: str | Path,
-        model: str,
-        model_config: dict[str, Any],
+        spec: ModelSpec,
         prompt: Prompt,
         level: int,
         output: str | Path,
-        fingerprint_config: dict[str, Any] | None = None,
     ) -> None:
-        self.model, self.model_config, self.prompt, self.level = model, model_config, prompt, level
+        self.spec, self.model, self.prompt, self.level = spec, spec.name, prompt, level
         self.frames_dir = Path(frames_dir)
         self.items = items_for_level(instances, level)
         # Only the settings that change the answers: a new concurrency or batch size keeps what was answered.
-        self.key = fingerprint(model, model_config if fingerprint_config is None else fingerprint_config, prompt.hash, level)
+        self.key = fingerprint(spec.name, spec.answers, prompt.hash, level)
         self.manifests = read_manifests(self.items, self.frames_dir, level)  # before anything is written
         # A resumed record must match its question and frames too: an edited question or re-extracted
         # frames are asked again even where the model and prompt are unchanged.
@@ -183,7 +170,7 @@ class InferenceJob:
         # Records made with other weights (an unpinned hub id that moved, a folder whose files changed) are asked again.
         # The commit the job will load, where it can be told before loading (a pinned revision, a local snapshot or
         # folder, the hub cache); None where it cannot (not downloaded yet: checked again once the backend has loaded).
-        self.weights_commit = resolve_commit(model_config.get("hub_id"), model_config.get("revision"))
+        self.weights_commit = spec.commit()
         self.done = self.log.resume(
             lambda r: (
                 _is_done(r)
@@ -217,7 +204,7 @@ class InferenceJob:
             instance_id=inst.instance_id,
             video_id=inst.video_id,
             model=self.model,
-            backend=self.model_config["backend"],
+            backend=self.spec.backend,
             prompt=self.prompt.id,
             prompt_hash=self.prompt.hash,
             level=self.level,
@@ -365,7 +352,7 @@ class InferenceJob:
         label = f"{self.model}/{self.prompt.id}/{self.level}"
         self.backend = backend
         if self.backend is None and self.pending:
-            self.backend = load_backend(self.model_config["backend"], backend_settings(self.model_config))
+            self.backend = load_backend(self.spec)
         self._drop_other_weights()
         reused = sum(inst.instance_id in self.done for inst in self.items)
         progress = Progress(label, len(self.items), already_done=reused)
@@ -415,15 +402,16 @@ def run_inference(
     instances: list[Instance],
     frames_dir: str | Path,
     model: str,
-    model_config: dict[str, Any],
+    model_config: dict[str, Any] | ModelSpec,
     prompt_name: str,
     level: int,
     output: str | Path,
     backend: Backend | None = None,
-    fingerprint_config: dict[str, Any] | None = None,
 ) -> Summary:
-    job = InferenceJob(instances, frames_dir, model, model_config, get_prompt(prompt_name), level, output, fingerprint_config)
-    return job.run(backend)
+    """One job in-process (the tests, a notebook): `model_config` a resolved spec, or a registry entry whose every
+    key is taken to change the answers."""
+    spec = model_config if isinstance(model_config, ModelSpec) else ModelSpec.from_job(model, model_config, {})
+    return InferenceJob(instances, frames_dir, spec, get_prompt(prompt_name), level, output).run(backend)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -441,8 +429,8 @@ def main(argv: list[str] | None = None) -> int:
         tracked, run = json.loads(args.model_config), json.loads(args.model_run_config)
     except json.JSONDecodeError as error:
         parser.error(f"--model-config or --model-run-config is not valid JSON: {error}")
-    model_config = merge_settings(tracked, run)
-    return run_stoppable(lambda stop: _run(args, tracked, model_config, stop))
+    spec = ModelSpec.from_job(args.model, tracked, run)
+    return run_stoppable(lambda stop: _run(args, spec, stop))
 
 
 def finished_items(partial: Path) -> int:
@@ -463,7 +451,7 @@ def finished_items(partial: Path) -> int:
     return len(finished)
 
 
-def _run(args: argparse.Namespace, tracked: dict[str, Any], model_config: dict[str, Any], stop: Stop) -> int:
+def _run(args: argparse.Namespace, spec: ModelSpec, stop: Stop) -> int:
     out = Path(args.out)
     partial = out.with_name(out.name + ".partial")
     job: InferenceJob | None = None
@@ -476,16 +464,7 @@ def _run(args: argparse.Namespace, tracked: dict[str, Any], model_config: dict[s
 
     stop.note = kept
     try:
-        job = InferenceJob(
-            read_instances(args.instances),
-            args.frames_dir,
-            args.model,
-            model_config,
-            get_prompt(args.prompt),
-            args.level,
-            args.out,
-            fingerprint_config=tracked,
-        )
+        job = InferenceJob(read_instances(args.instances), args.frames_dir, spec, get_prompt(args.prompt), args.level, args.out)
         summary = job.run()
     except IncompleteFrames as error:
         print(f"error: {error}", file=sys.stderr)

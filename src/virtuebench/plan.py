@@ -206,14 +206,14 @@ class Plan:
         return self.checked.models[name] if name in self.checked.models else self.checked.curation_models[name]
 
     def model_config(self, model: str) -> str:
-        """The model's settings that change its answers (config/models.schema.yaml, x-rerun: answers): a tracked
+        """The model's settings that change its answers (its spec's `answers`: virtuebench.models.spec): a tracked
         param, so editing one reruns exactly that model's jobs, and editing anything else reruns nothing."""
-        return tracked_settings("model", self.model_entry(model), self.config_dir)
+        return json.dumps(self.checked.specs[model].answers, sort_keys=True)
 
     def model_run_config(self, model: str) -> str:
-        """The model's settings that change only how its job runs (concurrency, retries, batch size): untracked, as a
-        string resource (a resource is re-read where the job runs and never reruns a job)."""
-        return run_settings("model", self.model_entry(model), self.config_dir)
+        """The model's settings that change only how its job runs (its spec's `run`: concurrency, retries, batch
+        size): untracked, as a string resource (a resource is re-read where the job runs and never reruns a job)."""
+        return json.dumps(self.checked.specs[model].run, sort_keys=True)
 
     def gpus(self, model: str) -> int:
         return self.model_entry(model).get("gpus", 0)

@@ -61,14 +61,15 @@ class ScriptedBackend(Backend):
 
 
 class WeightsBackend(Backend):
-    """Loads 'weights' from the folder `hub_id` names (nothing is read but its commit, as a real backend records it),
-    answers 'red', and for the instance ids in `cut_off` stops at the token limit (`finish_reason` 'length'); for
-    those in `unclosed` ends inside a thinking block. Raises for the instance ids in `fail_on`."""
+    """'Loads' the weights its spec's hub id names (nothing is read: load_backend records their commit, as for a real
+    backend), answers 'red', and for the instance ids in `cut_off` stops at the token limit (`finish_reason` 'length');
+    for those in `unclosed` ends inside a thinking block. Raises for the instance ids in `fail_on`. Built directly
+    (no spec), `loaded_commit` stands for the commit a download brought."""
+
+    loads_weights = True
 
     def __init__(self, settings):
-        from virtuebench.models.weights import resolve_commit
-
-        self.weights_commit = resolve_commit(settings["hub_id"], settings.get("revision"))
+        self.weights_commit = settings.get("loaded_commit")
         self.cut_off = set(settings.get("cut_off", []))
         self.unclosed = set(settings.get("unclosed", []))
         self.fail_on = set(settings.get("fail_on", []))

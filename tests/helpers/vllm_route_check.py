@@ -75,12 +75,14 @@ def transformers_route(folder: Path, family: str, settings: dict, request) -> di
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     from virtuebench.models.hf import TransformersBackend
+    from virtuebench.models.spec import ModelSpec
 
     model, loading = AutoModelForImageTextToText.from_pretrained(folder, dtype=torch.float32, output_loading_info=True)
     if loading["missing_keys"] or loading["unexpected_keys"]:  # both routes must run the same weights
         raise ValueError(f"transformers did not load every saved weight: {loading}")
     processor = AutoProcessor.from_pretrained(folder)
-    backend = TransformersBackend({"family": family, "max_new_tokens": STEPS, **settings}, model=model, processor=processor)
+    spec = ModelSpec.from_job("check", {"backend": "transformers", "family": family}, {})
+    backend = TransformersBackend({"max_new_tokens": STEPS, **settings}, spec, model=model, processor=processor)
     prepared = backend.prepare(request)
     inputs = prepared.inputs
     with torch.inference_mode():
@@ -104,24 +106,25 @@ def transformers_route(folder: Path, family: str, settings: dict, request) -> di
 def vllm_route(folder: Path, family: str, settings: dict, cases: dict) -> dict:
     from vllm import SamplingParams
 
-    from virtuebench.models.vllm_engine import VllmBackend, build_inputs
+    from virtuebench.models import load_backend
+    from virtuebench.models.spec import ModelSpec
+    from virtuebench.models.vllm_engine import build_inputs
 
     started = time.monotonic()
-    backend = VllmBackend(
-        {
-            "hub_id": str(folder),
-            "family": family,
-            "dtype": "float32",
-            "enforce_eager": True,
-            "gpu_memory_utilization": 0.1,  # on the CPU build: the share of host memory for the KV cache
-            "max_model_len": 8192,
-            "max_new_tokens": STEPS,
-            "seed": 0,
-            # Off, so that vLLM's input processor can also be called outside the engine (below) without the two
-            # disagreeing about which videos the engine has already received.
-            "engine_args": {"mm_processor_cache_gb": 0},
-            **settings,
-        }
+    settings = {
+        "dtype": "float32",
+        "enforce_eager": True,
+        "gpu_memory_utilization": 0.1,  # on the CPU build: the share of host memory for the KV cache
+        "max_model_len": 8192,
+        "max_new_tokens": STEPS,
+        "seed": 0,
+        # Off, so that vLLM's input processor can also be called outside the engine (below) without the two
+        # disagreeing about which videos the engine has already received.
+        "engine_args": {"mm_processor_cache_gb": 0},
+        **settings,
+    }
+    backend = load_backend(
+        ModelSpec.from_job("check", {"backend": "vllm", "hub_id": str(folder), "family": family, "settings": settings}, {})
     )
     engine_s = time.monotonic() - started
     engine = backend.llm.llm_engine

@@ -40,14 +40,13 @@ def _write_filter_outputs(result: filters.FilterResult, args: argparse.Namespace
 
 
 def _llm_filter(args: argparse.Namespace, stage: str) -> filters.LlmFilter:
-    from virtuebench.inference import backend_settings
     from virtuebench.judge.cache import VerdictCache
     from virtuebench.models import load_backend
+    from virtuebench.models.spec import ModelSpec
     from virtuebench.records import stable_hash
 
     tracked = json.loads(args.model_config)
-    model_config = merge_settings(tracked, json.loads(args.model_run_config))
-    backend = load_backend(model_config["backend"], backend_settings(model_config))
+    backend = load_backend(ModelSpec.from_job(args.model, tracked, json.loads(args.model_run_config)))
     # The decisions' cache key: the settings that change the answers, not how many requests run at once.
     return filters.LlmFilter(stage, args.model, stable_hash(tracked), backend, VerdictCache(args.cache), backend.max_concurrency)
 

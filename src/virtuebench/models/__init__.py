@@ -1,16 +1,22 @@
 """Model backends behind one interface (virtuebench.models.base.Backend), picked by name from config.
 
 A model's `backend` in the registry is a name below, or `package.module:Class` for a backend that
-lives outside this package. Backends are imported only when used, so torch, transformers and vLLM
-are needed only by the jobs that run such models.
+lives outside this package. The class is the entry: it declares its settings dataclass (each setting's rerun class
+beside it), the setting that caps a frame's pixels and what its route's environment must import (models/base.py),
+and the config's schema, the jobs' tracked params (models/spec.py) and the env check (environments.py) read them
+there. A backend module imports only the standard library and this package at its top: torch, transformers and vLLM
+are imported when a backend is built, so they are needed only by the jobs that run such models.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
 from virtuebench.models.base import Backend, Reply, Request
+
+if TYPE_CHECKING:
+    from virtuebench.models.spec import ModelSpec
 
 BACKENDS: dict[str, str] = {
     "refuse": "virtuebench.models.reference:RefuseBackend",
@@ -43,5 +49,10 @@ def backend_class(name: str) -> type:
     return cls
 
 
-def load_backend(name: str, settings: dict[str, Any] | None = None) -> Backend:
-    return backend_class(name)(dict(settings or {}))
+def load_backend(spec: ModelSpec) -> Backend:
+    """The spec's backend, built from the spec (`Backend.from_spec`); where it loaded weights, their commit as the spec
+    resolves it (models/weights.py), with the folder it loaded them from where it names one."""
+    backend = backend_class(spec.backend).from_spec(spec)
+    if backend.loads_weights:
+        backend.weights_commit = spec.commit(snapshot=backend.weights_folder)
+    return backend

@@ -7,16 +7,30 @@ defaults, so inference never has to probe for it:
 - `pipelined`: `answer` is split into `prepare` (CPU: read and resize the frames, run the processor)
   and `generate` (the accelerator), so inference prepares the next item while the current one
   generates.
-A backend that loads weights sets `weights_commit` once loaded; inference writes it into every record.
+A backend that loads weights sets `loads_weights` once loaded (and `weights_folder` where it loaded them from a folder
+of its own): `load_backend` then sets `weights_commit`, which inference writes into every record.
+
+What the rest of the workflow reads from the class, its registration (virtuebench.models.BACKENDS):
+- `settings_type`: the dataclass its settings are read into, each field a `virtuebench.support.settings.setting`
+  with its rerun class (`answers`: a tracked param of its jobs; `scheduling`: reaches them untracked) and the JSON
+  Schema of its value, which the config check applies to a registry entry's `settings`.
+- `frame_pixels_setting`: the setting that caps a frame's pixels (`frames.max_pixels: auto` stores the frames at
+  the largest cap among the models run).
+- `env_imports`: what the environment of its route must import beyond its own module (`make env-check`).
+- `from_spec`: how it is built from its resolved spec (models/spec.py); a backend that loads weights takes the
+  spec's hub id, revision and family there, kept apart from its settings.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from virtuebench.models.timing import FrameTimes
+
+if TYPE_CHECKING:
+    from virtuebench.models.spec import ModelSpec
 
 
 @dataclass(frozen=True)
@@ -57,10 +71,19 @@ class Backend:
     max_concurrency: int = 1
     pipelined: bool = False
     weights_commit: str | None = None  # the commit of the weights loaded (models/weights.py); None: no weights
-    settings_type: type | None = None  # the dataclass its settings are read into (checked against the registry)
+    loads_weights: bool = False  # True once it loaded weights by its spec's hub id: load_backend records their commit
+    weights_folder: Path | str | None = None  # the folder it loaded them from, where not the Hugging Face cache
+    settings_type: type | None = None  # the dataclass its settings are read into, each setting's rerun class on it
+    frame_pixels_setting: str | None = None  # the setting capping a frame's pixels (config.frames.max_pixels: auto)
+    env_imports: tuple[str, ...] = ()  # what its route's environment must import beyond its module (environments.py)
 
     def __init__(self, settings: dict[str, Any]) -> None:
         self.settings = settings
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec) -> Backend:
+        """Built from a resolved model spec: with its settings (a backend that loads weights takes the spec too)."""
+        return cls(spec.settings)
 
     def answer(self, request: Request) -> Reply:
         return self.generate(self.prepare(request))

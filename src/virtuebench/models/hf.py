@@ -11,33 +11,49 @@ on a CPU thread while the current item generates. torch and transformers are imp
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from virtuebench.models import weights
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.families import finish_reason, get_family
 from virtuebench.models.frames_io import load_frames
 from virtuebench.models.rope import use_reference_positions
-from virtuebench.support.settings import settings_from_dict
+from virtuebench.support.settings import setting, settings_from_dict
+
+if TYPE_CHECKING:
+    from virtuebench.models.spec import ModelSpec
+
+NULLABLE_INT = {"type": ["integer", "null"], "minimum": 1}
+NULLABLE_STR = {"type": ["string", "null"]}
 
 
 @dataclass(frozen=True)
 class TransformersSettings:
-    hub_id: str | None = None
-    revision: str | None = None
-    family: str | None = None
-    trust_remote_code: bool = False
-    dtype: str = "auto"  # auto: bfloat16 on GPU, float32 on CPU
-    device_map: str = "auto"
-    max_pixels: int | None = None  # per frame, the paper's cap, on top of the family's own
-    total_pixels: int | None = None  # Qwen families: the clip's pixel budget (default: the family's, models/families.py)
-    min_pixels: int | None = None  # Qwen families: the per-frame floor (default: the family's)
-    max_new_tokens: int = 1024
-    generation: dict[str, Any] = field(default_factory=dict)  # extra generate() arguments (sampling etc.)
-    seed: int = 0  # sampling restarts from this seed for every item: a rerun or resume samples the same answers
-    attn_implementation: str | None = None
-    system_suffix: str | None = None  # appended to the user turn (e.g. a thinking-mode switch)
+    """Every setting of the transformers backend, each with its rerun class; the weights' hub id, revision and family
+    are the model spec's (models/spec.py), not settings."""
+
+    trust_remote_code: bool = setting(False, rerun="answers", schema={"type": "boolean"})
+    dtype: str = setting("auto", rerun="answers", schema={"type": "string"}, description="auto: bfloat16 on GPU, float32 on CPU")
+    device_map: str = setting("auto", rerun="answers", schema={"type": "string"})
+    max_pixels: int | None = setting(
+        None, rerun="answers", schema=NULLABLE_INT, description="per frame, the paper's cap, on top of the family's own"
+    )
+    total_pixels: int | None = setting(
+        None, rerun="answers", schema=NULLABLE_INT, description="Qwen families: the clip's pixel budget (default: the family's)"
+    )
+    min_pixels: int | None = setting(
+        None, rerun="answers", schema=NULLABLE_INT, description="Qwen families: the per-frame floor (default: the family's)"
+    )
+    max_new_tokens: int = setting(1024, rerun="answers", schema={"type": "integer", "minimum": 1})
+    generation: dict[str, Any] = setting(
+        rerun="answers", schema={"type": "object"}, description="extra generate() arguments (sampling etc.)", default_factory=dict
+    )
+    # Sampling restarts from this seed for every item: a rerun or resume samples the same answers.
+    seed: int = setting(0, rerun="answers", schema={"type": "integer"})
+    attn_implementation: str | None = setting(None, rerun="answers", schema=NULLABLE_STR)
+    system_suffix: str | None = setting(
+        None, rerun="answers", schema=NULLABLE_STR, description="appended to the user turn (a thinking-mode switch)"
+    )
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TransformersSettings:
@@ -66,30 +82,39 @@ def processor_inputs(family, processor, request: Request, settings) -> tuple[str
 class TransformersBackend(Backend):
     pipelined = True
     settings_type = TransformersSettings
+    frame_pixels_setting = "max_pixels"
+    env_imports = ("virtuebench.models.rope", "torch", "torchvision", "accelerate")
+    env_imports += ("transformers:Qwen2_5_VLForConditionalGeneration,Qwen3VLForConditionalGeneration,InternVLForConditionalGeneration",)
 
-    def __init__(self, settings: dict[str, Any], model=None, processor=None) -> None:
+    def __init__(self, settings: dict[str, Any], spec: ModelSpec | None = None, model=None, processor=None) -> None:
+        """`spec`: the model's hub id, revision and family (a backend handed its `model` and `processor` loads nothing)."""
         self.settings = s = TransformersSettings.from_dict(settings)
-        self.family = get_family(s.family)
+        hub_id, revision = (spec.hub_id, spec.revision) if spec else (None, None)
+        self.family = get_family(spec.family if spec else None)
         import torch
 
         self.torch = torch
         if model is None or processor is None:
             from transformers import AutoModelForImageTextToText, AutoProcessor
 
-            if not s.hub_id:
+            if not hub_id:
                 raise ValueError("transformers backend: the registry entry needs a hub_id")
             dtype = (torch.bfloat16 if torch.cuda.is_available() else torch.float32) if s.dtype == "auto" else getattr(torch, s.dtype)
             extra = {"attn_implementation": s.attn_implementation} if s.attn_implementation else {}
-            processor = AutoProcessor.from_pretrained(s.hub_id, revision=s.revision, trust_remote_code=s.trust_remote_code)
+            processor = AutoProcessor.from_pretrained(hub_id, revision=revision, trust_remote_code=s.trust_remote_code)
             model = AutoModelForImageTextToText.from_pretrained(
-                s.hub_id, revision=s.revision, trust_remote_code=s.trust_remote_code, dtype=dtype, device_map=s.device_map, **extra
+                hub_id, revision=revision, trust_remote_code=s.trust_remote_code, dtype=dtype, device_map=s.device_map, **extra
             )
-            self.weights_commit = weights.resolve_commit(s.hub_id, s.revision)
+            self.loads_weights = True
         self.model, self.processor = model.eval(), processor
         if self.family.reference_positions:
             use_reference_positions(self.model)
         eos = model.generation_config.eos_token_id if getattr(model, "generation_config", None) else None
         self.eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec) -> TransformersBackend:
+        return cls(spec.settings, spec)
 
     def prepare(self, request: Request) -> Prepared:
         """Frames read and sized, the chat template applied and the processor run: CPU tensors ready for generate()."""

@@ -20,29 +20,35 @@ from __future__ import annotations
 
 import copy
 import importlib
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from virtuebench.models import weights
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.families import finish_reason, llava_video_time_instruction
 from virtuebench.models.frames_io import load_frames
-from virtuebench.models.hf import Prepared
-from virtuebench.support.settings import settings_from_dict
+from virtuebench.models.hf import NULLABLE_INT, NULLABLE_STR, Prepared
+from virtuebench.support.settings import setting, settings_from_dict
+
+if TYPE_CHECKING:
+    from virtuebench.models.spec import ModelSpec
 
 CONV_TEMPLATE = "qwen_1_5"  # the model card's: ChatML with "You are a helpful assistant."
 
 
 @dataclass(frozen=True)
 class LlavaVideoSettings:
-    hub_id: str | None = None
-    revision: str | None = None
-    family: str | None = None
-    dtype: str = "bfloat16"
-    attn_implementation: str | None = "sdpa"  # the loader's default is flash_attention_2, which needs flash-attn
-    max_pixels: int | None = None  # not used: the SigLIP tower takes 384x384 frames
-    max_new_tokens: int = 4096  # the model card's
-    generation: dict[str, Any] = field(default_factory=dict)  # further generate() arguments
+    """Every setting of the llava_video backend, each with its rerun class; the weights' hub id and revision are the
+    model spec's (models/spec.py)."""
+
+    dtype: str = setting("bfloat16", rerun="answers", schema={"type": "string"})
+    # The loader's default is flash_attention_2, which needs flash-attn.
+    attn_implementation: str | None = setting("sdpa", rerun="answers", schema=NULLABLE_STR)
+    # The stored frames' cap it asks for (the paper's, as for the other families); its SigLIP tower then takes 384x384.
+    max_pixels: int | None = setting(None, rerun="answers", schema=NULLABLE_INT, description="the stored frames' cap it asks for")
+    max_new_tokens: int = setting(4096, rerun="answers", schema={"type": "integer", "minimum": 1}, description="the model card's")
+    generation: dict[str, Any] = setting(
+        rerun="answers", schema={"type": "object"}, description="further generate() arguments", default_factory=dict
+    )
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> LlavaVideoSettings:
@@ -61,9 +67,13 @@ def llava_modules() -> dict[str, Any]:
 class LlavaVideoBackend(Backend):
     pipelined = True
     settings_type = LlavaVideoSettings
+    frame_pixels_setting = "max_pixels"
+    env_imports = ("torch", "transformers", "llava.model.builder")
 
-    def __init__(self, settings: dict[str, Any], model=None, tokenizer=None, image_processor=None) -> None:
+    def __init__(self, settings: dict[str, Any], spec: ModelSpec | None = None, model=None, tokenizer=None, image_processor=None) -> None:
+        """`spec`: the model's hub id and revision (a backend handed its `model` loads nothing)."""
         self.settings = s = LlavaVideoSettings.from_dict(settings)
+        hub_id, revision = (spec.hub_id, spec.revision) if spec else (None, None)
         import torch
 
         self.torch = torch
@@ -71,14 +81,18 @@ class LlavaVideoBackend(Backend):
         if model is None:
             from huggingface_hub import snapshot_download
 
-            if not s.hub_id:
+            if not hub_id:
                 raise ValueError("llava_video backend: the registry entry needs a hub_id")
-            path = snapshot_download(s.hub_id, revision=s.revision)  # one commit for code, config and weights
+            path = snapshot_download(hub_id, revision=revision)  # one commit for code, config and weights
             tokenizer, model, image_processor, _ = self.llava["builder"].load_pretrained_model(
                 path, None, "llava_qwen", torch_dtype=s.dtype, device_map="auto", attn_implementation=s.attn_implementation
             )
-            self.weights_commit = weights.resolve_commit(s.hub_id, s.revision, snapshot=path)
+            self.loads_weights, self.weights_folder = True, path  # its commit: the snapshot's, what was loaded
         self.model, self.tokenizer, self.image_processor = model.eval(), tokenizer, image_processor
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec) -> LlavaVideoBackend:
+        return cls(spec.settings, spec)
 
     def prepare(self, request: Request) -> Prepared:
         import numpy as np

@@ -25,7 +25,10 @@ from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.frames_io import load_frames
 from virtuebench.models.timing import clock_text
 from virtuebench.support.openai_client import ChatClient, EndpointUnreachable, read_api_key
-from virtuebench.support.settings import settings_from_dict
+from virtuebench.support.settings import setting, settings_from_dict
+
+NULLABLE_INT = {"type": ["integer", "null"], "minimum": 1}
+NULLABLE_STR = {"type": ["string", "null"]}
 
 
 class BackendSetupError(ValueError):
@@ -34,21 +37,29 @@ class BackendSetupError(ValueError):
 
 @dataclass(frozen=True)
 class OpenAISettings:
-    model: str
-    base_url: str | None = None
-    api_key_env: str | None = "OPENAI_API_KEY"
-    max_pixels: int | None = None
-    jpeg_quality: int = 85
-    detail: str | None = None  # OpenAI's image detail ("low", "high", "auto"); None: the endpoint's default
-    timestamps: bool = False  # precede each frame with its time, written as timestamp_format
-    timestamp_format: str = "Frame at {clock}"  # {clock}: m:ss (h:mm:ss), {seconds}: the timestamp in seconds
-    temperature: float | None = 0.0  # null: not sent (GPT-5 accepts only its default)
-    max_tokens: int | None = None
-    max_completion_tokens: int | None = None  # reasoning models take this instead of max_tokens
-    reasoning_effort: str | None = None  # GPT-5: minimal, low, medium (the API's default), high; Gemini: its thinking budget
-    max_concurrency: int = 4
-    max_retries: int = 5
-    timeout_s: float = 120.0
+    """Every setting of the openai backend, each with its rerun class: the key's variable, the concurrency, the
+    retries and the timeout change how the job runs, not its answers."""
+
+    model: str = setting(rerun="answers", schema={"type": "string"}, description="the endpoint's model name")
+    base_url: str | None = setting(None, rerun="answers", schema=NULLABLE_STR)
+    api_key_env: str | None = setting("OPENAI_API_KEY", rerun="scheduling", schema=NULLABLE_STR)
+    max_pixels: int | None = setting(None, rerun="answers", schema=NULLABLE_INT, description="per frame: larger frames are shrunk first")
+    jpeg_quality: int = setting(85, rerun="answers", schema={"type": "integer", "minimum": 1, "maximum": 100})
+    # OpenAI's image detail ("low", "high", "auto"); None: the endpoint's default.
+    detail: str | None = setting(None, rerun="answers", schema=NULLABLE_STR)
+    timestamps: bool = setting(False, rerun="answers", schema={"type": "boolean"}, description="precede each frame with its time")
+    # {clock}: m:ss (h:mm:ss), {seconds}: the timestamp in seconds.
+    timestamp_format: str = setting("Frame at {clock}", rerun="answers", schema={"type": "string"})
+    # null: not sent (GPT-5 accepts only its default).
+    temperature: float | None = setting(0.0, rerun="answers", schema={"type": ["number", "null"]})
+    max_tokens: int | None = setting(None, rerun="answers", schema=NULLABLE_INT)
+    # Reasoning models take this instead of max_tokens.
+    max_completion_tokens: int | None = setting(None, rerun="answers", schema=NULLABLE_INT)
+    # GPT-5: minimal, low, medium (the API's default), high; Gemini: its thinking budget.
+    reasoning_effort: str | None = setting(None, rerun="answers", schema=NULLABLE_STR)
+    max_concurrency: int = setting(4, rerun="scheduling", schema={"type": "integer", "minimum": 1})
+    max_retries: int = setting(5, rerun="scheduling", schema={"type": "integer", "minimum": 0})
+    timeout_s: float = setting(120.0, rerun="scheduling", schema={"type": "number", "exclusiveMinimum": 0})
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> OpenAISettings:
@@ -78,6 +89,8 @@ def build_messages(request: Request, settings: OpenAISettings) -> list[dict[str,
 
 class OpenAIBackend(Backend):
     settings_type = OpenAISettings
+    frame_pixels_setting = "max_pixels"
+    env_imports = ("openai", "av", "polars")
 
     def __init__(self, settings: dict[str, Any], client=None) -> None:
         self.settings = s = OpenAISettings.from_dict(settings)

@@ -29,15 +29,17 @@ from __future__ import annotations
 import importlib
 import re
 import sys
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from virtuebench.models import weights
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.families import finish_reason, prompt_opens_thinking, read_thinking
 from virtuebench.models.frames_io import load_frames
-from virtuebench.models.hf import Prepared
-from virtuebench.support.settings import settings_from_dict
+from virtuebench.models.hf import NULLABLE_INT, NULLABLE_STR, Prepared
+from virtuebench.support.settings import setting, settings_from_dict
+
+if TYPE_CHECKING:
+    from virtuebench.models.spec import ModelSpec
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -46,15 +48,24 @@ FRAMES_PER_GROUP = 4  # VideoChat-Flash and InternVideo2.5 merge each group of 4
 
 @dataclass(frozen=True)
 class RemoteCodeSettings:
-    hub_id: str | None = None
-    revision: str | None = None
-    family: str | None = None
-    trust_remote_code: bool = True
-    dtype: str = "bfloat16"
-    max_pixels: int | None = None  # Keye-VL: keye-vl-utils' per-frame cap; the others resize to their own square input
-    max_new_tokens: int = 1024
-    generation: dict[str, Any] = field(default_factory=dict)  # extra generate() arguments
-    system_suffix: str | None = None  # Keye-VL's thinking switch: "/think" or "/no_think"
+    """Every setting of the remote-code backends, each with its rerun class; the weights' hub id and revision are the
+    model spec's (models/spec.py)."""
+
+    trust_remote_code: bool = setting(True, rerun="answers", schema={"type": "boolean"})
+    dtype: str = setting("bfloat16", rerun="answers", schema={"type": "string"})
+    max_pixels: int | None = setting(
+        None,
+        rerun="answers",
+        schema=NULLABLE_INT,
+        description="Keye-VL: keye-vl-utils' per-frame cap; the others resize to their own square input",
+    )
+    max_new_tokens: int = setting(1024, rerun="answers", schema={"type": "integer", "minimum": 1})
+    generation: dict[str, Any] = setting(
+        rerun="answers", schema={"type": "object"}, description="extra generate() arguments", default_factory=dict
+    )
+    system_suffix: str | None = setting(
+        None, rerun="answers", schema=NULLABLE_STR, description="Keye-VL's thinking switch: /think or /no_think"
+    )
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> RemoteCodeSettings:
@@ -98,25 +109,32 @@ class _RemoteCodeBackend(Backend):
 
     family_name = ""
     settings_type = RemoteCodeSettings
+    frame_pixels_setting = "max_pixels"
 
-    def __init__(self, settings: dict[str, Any], model=None, tokenizer=None, processor=None) -> None:
+    def __init__(self, settings: dict[str, Any], spec: ModelSpec | None = None, model=None, tokenizer=None, processor=None) -> None:
+        """`spec`: the model's hub id and revision (a backend handed its `model` loads nothing)."""
         self.settings = s = RemoteCodeSettings.from_dict(settings)
+        hub_id, revision = (spec.hub_id, spec.revision) if spec else (None, None)
         import torch
 
         self.torch = torch
         if model is None:
             from transformers import AutoModel, AutoProcessor, AutoTokenizer
 
-            if not s.hub_id:
+            if not hub_id:
                 raise ValueError(f"{self.family_name} backend: the registry entry needs a hub_id")
-            common = {"revision": s.revision, "trust_remote_code": s.trust_remote_code}
-            tokenizer = AutoTokenizer.from_pretrained(s.hub_id, **common)
+            common = {"revision": revision, "trust_remote_code": s.trust_remote_code}
+            tokenizer = AutoTokenizer.from_pretrained(hub_id, **common)
             if self.family_name == "keye":
-                processor = AutoProcessor.from_pretrained(s.hub_id, **common)
+                processor = AutoProcessor.from_pretrained(hub_id, **common)
             device_map = "auto" if torch.cuda.is_available() else None
-            model = AutoModel.from_pretrained(s.hub_id, dtype=getattr(torch, s.dtype), device_map=device_map, **common)
-            self.weights_commit = weights.resolve_commit(s.hub_id, s.revision)
+            model = AutoModel.from_pretrained(hub_id, dtype=getattr(torch, s.dtype), device_map=device_map, **common)
+            self.loads_weights = True
         self.model, self.tokenizer, self.processor = model.eval(), tokenizer, processor
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec) -> _RemoteCodeBackend:
+        return cls(spec.settings, spec)
 
     @property
     def generation(self) -> dict[str, Any]:
@@ -125,9 +143,10 @@ class _RemoteCodeBackend(Backend):
 
 class VideoChatFlashBackend(_RemoteCodeBackend):
     family_name = "videochat-flash"
+    env_imports = ("torch", "torchvision", "transformers", "accelerate", "timm", "einops", "decord", "cv2", "imageio")
 
-    def __init__(self, settings: dict[str, Any], model=None, tokenizer=None, processor=None) -> None:
-        super().__init__(settings, model, tokenizer, processor)
+    def __init__(self, settings: dict[str, Any], spec: ModelSpec | None = None, model=None, tokenizer=None, processor=None) -> None:
+        super().__init__(settings, spec, model, tokenizer, processor)
         self.model.config.mm_llm_compress = False  # as the authors' evaluation (lmms-eval_videochat) runs it
         self.code = sys.modules[type(self.model).__module__]  # the checkpoint's modelling module
 
@@ -164,6 +183,7 @@ class InternVLChatBackend(_RemoteCodeBackend):
 
     family_name = "internvl"
     frames_per_group = 1
+    env_imports = ("torch", "torchvision", "transformers", "timm", "einops")
     pipelined = True
 
     def prepare(self, request: Request):
@@ -204,11 +224,13 @@ class InternVideoBackend(InternVLChatBackend):
 
     family_name = "internvideo"
     frames_per_group = FRAMES_PER_GROUP
+    env_imports = VideoChatFlashBackend.env_imports  # its route is VideoChat-Flash's (envs/videochat.yaml)
 
 
 class KeyeBackend(_RemoteCodeBackend):
     family_name = "keye"
     pipelined = True
+    env_imports = ("torch", "transformers", "keye_vl_utils", "cv2", "einops")
 
     def messages(self, request: Request) -> list[dict[str, Any]]:
         """The README's message: our frames as a list, the thinking switch at the very end of the question."""

@@ -14,45 +14,61 @@ vLLM pins its own torch, so it lives in an environment of its own (envs/vllm.yam
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from virtuebench.models import weights
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.families import Family, get_family
-from virtuebench.models.hf import processor_inputs
-from virtuebench.support.settings import settings_from_dict
+from virtuebench.models.hf import NULLABLE_INT, NULLABLE_STR, processor_inputs
+from virtuebench.support.settings import setting, settings_from_dict
+
+if TYPE_CHECKING:
+    from virtuebench.models.spec import ModelSpec
+
+NULLABLE_NUMBER = {"type": ["number", "null"]}
 
 
 @dataclass(frozen=True)
 class VllmSettings:
-    hub_id: str
-    revision: str | None = None
-    family: str | None = None
-    trust_remote_code: bool = False
-    tensor_parallel_size: int = 1
-    max_pixels: int | None = None  # per frame, the paper's cap, on top of the family's own
-    total_pixels: int | None = None  # Qwen families: the clip's pixel budget (default: the family's)
-    min_pixels: int | None = None  # Qwen families: the per-frame floor (default: the family's)
-    max_new_tokens: int = 1024
-    temperature: float = 0.0
-    top_p: float | None = None
-    top_k: int | None = None
-    presence_penalty: float | None = None
-    repetition_penalty: float | None = None
-    seed: int | None = None  # per request: a rerun or resume samples the same answers
-    max_model_len: int | None = None
-    gpu_memory_utilization: float = 0.9  # on the CPU build: the share of host memory for the KV cache
-    dtype: str = "auto"
-    enforce_eager: bool = False
-    batch_size: int = 8
-    system_suffix: str | None = None  # appended to the user turn (e.g. a thinking-mode switch)
-    engine_args: dict[str, Any] = field(default_factory=dict)  # further vllm.LLM arguments (max_num_seqs, mm_processor_cache_gb, ...)
+    """Every setting of the vllm backend, each with its rerun class; the weights' hub id, revision and family are the
+    model spec's (models/spec.py). The batch size and the memory share change how the job runs, not its answers."""
+
+    trust_remote_code: bool = setting(False, rerun="answers", schema={"type": "boolean"})
+    tensor_parallel_size: int = setting(1, rerun="answers", schema={"type": "integer", "minimum": 1})
+    max_pixels: int | None = setting(
+        None, rerun="answers", schema=NULLABLE_INT, description="per frame, the paper's cap, on top of the family's own"
+    )
+    total_pixels: int | None = setting(
+        None, rerun="answers", schema=NULLABLE_INT, description="Qwen families: the clip's pixel budget (default: the family's)"
+    )
+    min_pixels: int | None = setting(
+        None, rerun="answers", schema=NULLABLE_INT, description="Qwen families: the per-frame floor (default: the family's)"
+    )
+    max_new_tokens: int = setting(1024, rerun="answers", schema={"type": "integer", "minimum": 1})
+    temperature: float = setting(0.0, rerun="answers", schema={"type": "number"})
+    top_p: float | None = setting(None, rerun="answers", schema=NULLABLE_NUMBER)
+    top_k: int | None = setting(None, rerun="answers", schema={"type": ["integer", "null"]})
+    presence_penalty: float | None = setting(None, rerun="answers", schema=NULLABLE_NUMBER)
+    repetition_penalty: float | None = setting(None, rerun="answers", schema=NULLABLE_NUMBER)
+    seed: int | None = setting(
+        None, rerun="answers", schema={"type": ["integer", "null"]}, description="per request: a rerun samples the same answers"
+    )
+    max_model_len: int | None = setting(None, rerun="answers", schema=NULLABLE_INT)
+    gpu_memory_utilization: float = setting(
+        0.9, rerun="scheduling", schema={"type": "number"}, description="on the CPU build: the share of host memory for the KV cache"
+    )
+    dtype: str = setting("auto", rerun="answers", schema={"type": "string"})
+    enforce_eager: bool = setting(False, rerun="answers", schema={"type": "boolean"})
+    batch_size: int = setting(8, rerun="scheduling", schema={"type": "integer", "minimum": 1})
+    system_suffix: str | None = setting(
+        None, rerun="answers", schema=NULLABLE_STR, description="appended to the user turn (a thinking-mode switch)"
+    )
+    engine_args: dict[str, Any] = setting(
+        rerun="answers", schema={"type": "object"}, description="further vllm.LLM arguments (max_num_seqs, ...)", default_factory=dict
+    )
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> VllmSettings:
-        if not values.get("hub_id"):
-            raise ValueError("vllm backend: the registry entry needs a hub_id")
         return settings_from_dict(cls, values, "vllm backend")
 
 
@@ -80,20 +96,25 @@ def sampling_arguments(settings: VllmSettings) -> dict[str, Any]:
 
 class VllmBackend(Backend):
     settings_type = VllmSettings
+    frame_pixels_setting = "max_pixels"
+    env_imports = ("vllm", "transformers", "torch")
 
-    def __init__(self, settings: dict[str, Any]) -> None:
+    def __init__(self, settings: dict[str, Any], spec: ModelSpec | None = None) -> None:
+        """`spec`: the model's hub id (required), revision and family."""
         self.settings = s = VllmSettings.from_dict(settings)
-        self.family = get_family(s.family)
+        if spec is None or not spec.hub_id:
+            raise ValueError("vllm backend: the registry entry needs a hub_id")
+        self.family = get_family(spec.family)
         self.batch_size = s.batch_size
         from transformers import AutoProcessor
         from vllm import LLM, SamplingParams
 
-        self.processor = AutoProcessor.from_pretrained(s.hub_id, revision=s.revision, trust_remote_code=s.trust_remote_code)
+        self.processor = AutoProcessor.from_pretrained(spec.hub_id, revision=spec.revision, trust_remote_code=s.trust_remote_code)
         options = {"max_model_len": s.max_model_len} if s.max_model_len else {}
         options.update(s.engine_args)
         self.llm = LLM(
-            model=s.hub_id,
-            revision=s.revision,
+            model=spec.hub_id,
+            revision=spec.revision,
             trust_remote_code=s.trust_remote_code,
             tensor_parallel_size=s.tensor_parallel_size,
             gpu_memory_utilization=s.gpu_memory_utilization,
@@ -103,7 +124,11 @@ class VllmBackend(Backend):
             **options,
         )
         self.SamplingParams = SamplingParams
-        self.weights_commit = weights.resolve_commit(s.hub_id, s.revision)
+        self.loads_weights = True
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec) -> VllmBackend:
+        return cls(spec.settings, spec)
 
     def sampling(self, **extra):
         return self.SamplingParams(**sampling_arguments(self.settings), **extra)

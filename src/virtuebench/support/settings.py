@@ -51,17 +51,28 @@ def merge_settings(tracked: dict[str, Any], run: dict[str, Any]) -> dict[str, An
 
 #: How far a change of a setting reaches: `answers` (a tracked param of the jobs that run the model or judge:
 #: changing it reruns them), `scheduling` (how a job runs: resources, retries, concurrency; never reruns),
-#: `description` (words for people; never reruns). The model registry's settings declare theirs in
-#: config/models.schema.yaml (`x-rerun`); an extension's settings dataclass declares each with `setting`.
+#: `description` (words for people; never reruns). A backend's and a judge kind's settings dataclass
+#: declares each of its settings' class with `setting`; a model registry entry's own keys (hub_id, gpus, ...) have
+#: theirs in config/models.schema.yaml (`x-rerun`).
 RERUN_CLASSES = ("answers", "scheduling", "description")
 
 
-def setting(default: Any = MISSING, *, rerun: str, schema: dict[str, Any] | None = None, description: str = "") -> Any:
+def setting(
+    default: Any = MISSING,
+    *,
+    rerun: str,
+    schema: dict[str, Any] | None = None,
+    description: str = "",
+    default_factory: Any = MISSING,
+) -> Any:
     """A field of a settings dataclass with its rerun class (RERUN_CLASSES), the JSON Schema its config value must
-    meet (the config check reports a violation as it reports the schema's own) and a line for people."""
+    meet (the config check reports a violation as it reports the schema's own) and a line for people.
+    `default_factory` in place of `default` for a mutable default (a dict of further arguments)."""
     if rerun not in RERUN_CLASSES:
         raise ValueError(f"rerun class {rerun!r} is not one of {RERUN_CLASSES}")
     metadata = {"rerun": rerun, "schema": dict(schema or {}), "description": description}
+    if default_factory is not MISSING:
+        return field(default_factory=default_factory, metadata=metadata)
     return field(default=default, metadata=metadata)
 
 

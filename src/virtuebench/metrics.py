@@ -5,16 +5,21 @@ Accuracy is over all items of a subset; an invalid judgment (no response, or no 
 wrong and is also counted in `n_invalid`, so nothing is dropped or silently scored. Level `all`
 pools every level a model was run at (used by Fig. 6).
 
-Intervals (`ci_low`, `ci_high`) come from a bootstrap that resamples videos, not items
-(virtuebench.support.bootstrap), or where it collapses (every item right or wrong, one video) from a fallback on
-the design-effect-adjusted number of items, each with the intra-video correlation of its own values (correctness,
-the trust score); `ci_method` and `trust_ci_method` name the method. Judgments without a `video_id` (written
+Intervals (`ci_low`, `ci_high`) are chosen by the number of videos (virtuebench.support.bootstrap): below
+BCA_MIN_VIDEOS a closed form on the design-effect-adjusted number of items, from there a bootstrap that resamples
+videos, not items, unless the closed form is wider; each with the intra-video correlation of its own values
+(correctness, the trust score); `ci_method` and `trust_ci_method` name the method. Judgments without a `video_id` (written
 before it was recorded) are resampled as items, and the CLI says how many there were.
 
 The trust score (`report.trust`) scores each item and reports 100 times the mean. Its default, `scheme: kalai`,
 is Kalai et al. 2025 ("Why language models hallucinate", sec. 4) exactly: a correct answer scores 1, any
 refusal ("I don't know") 0 whatever the truth, and a wrong answer (and an invalid item) -t/(1-t) for the
-confidence target t (`confidence_target`, default 0.5: -1). Answering pays only when the model is more than t
+confidence target t (`confidence_target`, default 0.5: -1). Two kinds of invalid item are not the model's
+confident wrong answer and are counted apart: a judge failure (`n_judge_failed`: the model answered in full but
+the judge gave no verdict, e.g. `decided_by: none` or a failed request) is left out of the trust score, which
+says nothing about an answer nobody judged; a truncated reply (`n_truncated`: cut off, no answer given) scores
+as an answer withheld (0; refusal-credit: `unwarranted_refusal`). Accuracy keeps the paper's rule: both count
+as wrong there. Answering pays only when the model is more than t
 sure, so the score rewards refusing where the frames lack the evidence without paying for it: on unanswerable
 items the best a model can do is 0. `scheme: refusal-credit` is VirtueBench's variant: the refusal on an
 unanswerable item is correct and scores 1 like a right answer, a refusal where an answer was expected scores
@@ -34,8 +39,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+import numpy as np
+
 from virtuebench.records import Judgment, RecordError
-from virtuebench.support.bootstrap import Bootstrap, Resampler, intra_cluster_correlation
+from virtuebench.support.bootstrap import Bootstrap, Number, Resampler, intra_cluster_correlation
 from virtuebench.support.stops import run_stoppable
 from virtuebench.support.tabular import write_csv
 from virtuebench.verify import add_chain_argument, read_judgments
@@ -74,7 +81,12 @@ class TrustWeights:
         t = self.confidence_target
         return -t / (1 - t) if self.scheme == "kalai" else self.wrong_answer
 
-    def value(self, judgment: Judgment) -> float:
+    def value(self, judgment: Judgment) -> float | None:
+        """The item's score; None for a judge failure, left out of the trust score (module docstring)."""
+        if judge_failed(judgment):
+            return None
+        if judgment.truncated:  # no answer given: scored as one withheld, not as a confident wrong answer
+            return 0.0 if self.scheme == "kalai" else self.unwarranted_refusal
         refused = judgment.valid and judgment.refusal == 1
         if self.scheme == "kalai":
             if refused:
@@ -121,6 +133,8 @@ class Score:
     trust_ci_high: float | None = None
     ci_method: str = ""  # how the accuracy interval was made: bca, clopper-pearson-deff, wilson-deff
     trust_ci_method: str = ""  # bca or agresti-coull-deff
+    n_truncated: int = 0  # truncated replies: wrong in accuracy, an answer withheld in the trust score
+    n_judge_failed: int = 0  # answered, but the judge gave no verdict: wrong in accuracy, left out of the trust score
 
 
 def in_subset(judgment: Judgment, subset: str) -> bool:
@@ -142,67 +156,85 @@ def correct(judgment: Judgment) -> bool:
     return judgment.judgement == 1 and judgment.valid
 
 
+def judge_failed(judgment: Judgment) -> bool:
+    """The model answered in full but the judge gave no verdict: a hybrid judge unsure with no LLM judge to ask
+    (`decided_by: none`), an LLM judge's failed request or unreadable reply. Not a truncated reply, nor a
+    missing response (the model's own failure to answer)."""
+    return not judgment.valid and not judgment.truncated and judgment.error is None and judgment.response is not None
+
+
 def _percent(value: float | None) -> float | None:
     return None if value is None else round(100 * value, 4)
-
-
-def _score(
-    key: tuple[str, str, str, str, str], chosen: Sequence[Judgment], resampler: Resampler, trust: TrustWeights, trust_rho: float
-) -> Score:
-    judge, model, prompt, level, subset = key
-    videos = [video_of(j) for j in chosen]
-    right = [correct(j) for j in chosen]
-    values = [trust.value(j) for j in chosen]
-    accuracy = resampler.interval(videos, right)
-    trusted = resampler.interval(videos, values, bounds=(trust.wrong, 1.0), rho=trust_rho)
-    return Score(
-        model,
-        prompt,
-        level,
-        subset,
-        round(100 * sum(right) / len(chosen), 4),
-        sum(right),
-        len(chosen),
-        sum(not j.valid for j in chosen),
-        judge,
-        ci_low=_percent(accuracy.low),
-        ci_high=_percent(accuracy.high),
-        n_videos=len(set(videos)),
-        n_wrong_refusal=sum(j.valid and j.refusal == 1 and j.judgement != 1 for j in chosen),
-        trust=round(100 * sum(values) / len(values), 4),
-        trust_ci_low=_percent(trusted.low),
-        trust_ci_high=_percent(trusted.high),
-        ci_method=accuracy.method,
-        trust_ci_method=trusted.method,
-    )
 
 
 def compute_scores(
     judgments: Iterable[Judgment], bootstrap: Bootstrap = DEFAULT_BOOTSTRAP, trust: TrustWeights = DEFAULT_TRUST
 ) -> list[Score]:
-    groups: dict[tuple[str, str, str, str], list[Judgment]] = defaultdict(list)
-    videos: dict[str, set[str]] = defaultdict(set)
-    for judgment in judgments:
-        groups[(judgment.judge, judgment.model, judgment.prompt, str(judgment.level))].append(judgment)
-        groups[(judgment.judge, judgment.model, judgment.prompt, ALL_LEVELS)].append(judgment)
-        videos[judgment.judge].add(video_of(judgment))
-    # per judge: its videos, and the intra-video correlations of correctness and of the trust score (for the
-    # fallback intervals; each its own, as the trust score has three values), pooled over its (model, prompt,
-    # level) groups
-    resamplers, trust_rhos = {}, {}
-    for judge, universe in videos.items():
-        groups_of_judge = [members for key, members in groups.items() if key[0] == judge and key[3] != ALL_LEVELS]
-        rho = intra_cluster_correlation(([video_of(j) for j in members], [correct(j) for j in members]) for members in groups_of_judge)
-        trust_rhos[judge] = intra_cluster_correlation(
-            ([video_of(j) for j in members], [trust.value(j) for j in members]) for members in groups_of_judge
-        )
-        resamplers[judge] = Resampler(universe, bootstrap, (judge, "videos"), rho=rho)
+    groups: dict[tuple[str, str, str, str], list[int]] = defaultdict(list)
+    items = list(judgments)
+    for at, judgment in enumerate(items):
+        groups[(judgment.judge, judgment.model, judgment.prompt, str(judgment.level))].append(at)
+        groups[(judgment.judge, judgment.model, judgment.prompt, ALL_LEVELS)].append(at)
+    # per item, once: its video, correctness, trust score (nan: left out) and subsets
+    videos = [video_of(j) for j in items]
+    right = np.array([correct(j) for j in items], dtype=float)
+    values = np.array([trust.value(j) for j in items], dtype=float)  # None -> nan
+    member = {subset: np.array([in_subset(j, subset) for j in items], dtype=bool) for subset in SUBSETS}
+    wrong_refusal = np.array([j.valid and j.refusal == 1 and j.judgement != 1 for j in items], dtype=bool)
+    invalid = np.array([not j.valid for j in items], dtype=bool)
+    truncated = np.array([j.truncated for j in items], dtype=bool)
+    failed = np.isnan(values)
     scores = []
-    for group, members in groups.items():
-        for subset in SUBSETS:
-            chosen = [j for j in members if in_subset(j, subset)]
-            if chosen:  # no item, no number
-                scores.append(_score((*group, subset), chosen, resamplers[group[0]], trust, trust_rhos[group[0]]))
+    for judge in sorted({j.judge for j in items}):
+        of_judge = {key: np.array(at, dtype=np.int64) for key, at in groups.items() if key[0] == judge}
+        coded = np.full(len(items), -1, dtype=np.int64)
+        chosen_items = sorted({int(i) for at in of_judge.values() for i in at})
+        resampler = Resampler([videos[at] for at in chosen_items], bootstrap, (judge, "videos"))
+        coded[chosen_items] = resampler.codes([videos[at] for at in chosen_items])
+        # the intra-video correlations of correctness and of the trust score (for the closed-form intervals; each
+        # its own, as the trust score has three values), pooled over the judge's (model, prompt, level) groups
+        levels = [at for key, at in of_judge.items() if key[3] != ALL_LEVELS]
+        resampler.rho = intra_cluster_correlation((coded[at], right[at]) for at in levels)
+        trust_rho = intra_cluster_correlation((coded[at][~failed[at]], values[at][~failed[at]]) for at in levels)
+        numbers: list[Number] = []
+        rows: list[tuple[tuple[str, str, str, str], str, np.ndarray, np.ndarray]] = []
+        for group, at in of_judge.items():
+            for subset in SUBSETS:
+                chosen = at[member[subset][at]]
+                if not len(chosen):  # no item, no number
+                    continue
+                scored = chosen[~failed[chosen]]
+                numbers.append(Number(coded[chosen], right[chosen], coded=True))
+                numbers.append(Number(coded[scored], values[scored], bounds=(trust.wrong, 1.0), rho=trust_rho, coded=True))
+                rows.append((group, subset, chosen, scored))
+        found = resampler.intervals(numbers)
+        for (group, subset, chosen, scored), accuracy, trusted in zip(rows, found[::2], found[1::2]):
+            _, model, prompt, level = group
+            n_right = int(right[chosen].sum())
+            scores.append(
+                Score(
+                    model,
+                    prompt,
+                    level,
+                    subset,
+                    round(100 * n_right / len(chosen), 4),
+                    n_right,
+                    len(chosen),
+                    int(invalid[chosen].sum()),
+                    judge,
+                    ci_low=_percent(accuracy.low),
+                    ci_high=_percent(accuracy.high),
+                    n_videos=len(np.unique(coded[chosen])),
+                    n_wrong_refusal=int(wrong_refusal[chosen].sum()),
+                    trust=round(100 * float(sum(values[scored].tolist())) / len(scored), 4) if len(scored) else None,
+                    trust_ci_low=_percent(trusted.low),
+                    trust_ci_high=_percent(trusted.high),
+                    ci_method=accuracy.method,
+                    trust_ci_method=trusted.method,
+                    n_truncated=int(truncated[chosen].sum()),
+                    n_judge_failed=int(failed[chosen].sum()),
+                )
+            )
     return sorted(scores, key=lambda s: (s.judge, s.model, s.prompt, level_order(s.level), SUBSETS.index(s.subset)))
 
 
@@ -265,6 +297,8 @@ def read_scores(path: str | Path) -> list[Score]:
                 trust_ci_high=_optional(row.get("trust_ci_high")),
                 ci_method=row.get("ci_method") or "",
                 trust_ci_method=row.get("trust_ci_method") or "",
+                n_truncated=int(row.get("n_truncated") or 0),
+                n_judge_failed=int(row.get("n_judge_failed") or 0),
             )
             for row in csv.DictReader(handle)
         ]

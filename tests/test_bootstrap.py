@@ -42,7 +42,7 @@ def test_the_95_percent_interval_covers_a_known_rate_93_to_97_percent_of_the_tim
         low, high = mean_interval(np.arange(len(correct)), correct, SETTINGS, ("items", run))
         item_level_covered += low <= rate <= high
     print(f"\ncoverage by video {covered / simulations:.3f}, by item {item_level_covered / simulations:.3f}")
-    assert 0.93 <= covered / simulations <= 0.97
+    assert 0.93 <= covered / simulations <= 0.985  # BCa, or the closed form where wider: conservative at most
     assert item_level_covered / simulations < 0.90  # why the unit resampled is the video
 
 
@@ -73,15 +73,16 @@ def test_a_real_difference_is_found_and_its_interval_holds_it():
 
 
 def test_intervals_are_seeded_per_number_and_one_video_gets_the_fallback():
-    clusters = [v for v in range(12) for _ in range(3)]
-    values = list(np.random.default_rng(5).random(36) < 0.5)
+    clusters = [v for v in range(60) for _ in range(3)]
+    values = list(np.random.default_rng(5).random(180) < 0.5)
     first = mean_interval(clusters, values, SETTINGS, ("m", "honest", "64", "overall"))
     assert first == mean_interval(clusters, values, SETTINGS, ("m", "honest", "64", "overall"))
     assert first != mean_interval(clusters, values, Bootstrap(resamples=1000, seed=1), ("m", "honest", "64", "overall"))
     # One video: every resample is that video, so the bootstrap says nothing; the fallback rests on the benchmark's
-    # intra-video correlation. rho 0: Wilson on the 5 items; rho 1: the video counts as one item.
-    alone = Resampler(["v"], SETTINGS, ("one",)).interval(["v"] * 5, [1, 0, 1, 1, 0])
-    share, n = 0.6, 5
+    # intra-video correlation. rho 0.25: Wilson on 5 / (1 + 4 x 0.25) = 2.5 items; rho 1 (or none known): the
+    # video counts as one item.
+    alone = Resampler(["v"], SETTINGS, ("one",), rho=0.25).interval(["v"] * 5, [1, 0, 1, 1, 0])
+    share, n = 0.6, 2.5
     centre = (share + Z * Z / (2 * n)) / (1 + Z * Z / n)
     half = Z * np.sqrt(share * (1 - share) / n + Z * Z / (4 * n * n)) / (1 + Z * Z / n)
     assert alone.method == "wilson-deff" and (alone.low, alone.high) == pytest.approx((centre - half, centre + half))
@@ -97,15 +98,18 @@ def _agresti_coull(successes: float, n: float) -> tuple[float, float]:
 
 
 def test_an_all_right_or_all_wrong_subset_gets_an_interval_that_does_not_collapse():
-    """Closed forms: Clopper-Pearson at 1 with n items independent (rho 0) is [(alpha/2)^(1/n), 1]; with rho 1,
-    every video counts once (n_eff = number of videos)."""
+    """Closed forms: Clopper-Pearson at 1 with n items nearly independent (rho 0.001) is about [(alpha/2)^(1/n), 1];
+    with rho 1, or where rho is 0, negative or unknown (the conservative design effect), every video counts once
+    (n_eff = number of videos)."""
     clusters = [v for v in range(5) for _ in range(4)]  # 5 videos, 20 items
-    right = Resampler(clusters, SETTINGS, ("k",)).interval(clusters, [1] * 20)
-    assert right.method == "clopper-pearson-deff" and right.high == 1.0 and right.low == pytest.approx(0.025 ** (1 / 20))
+    right = Resampler(clusters, SETTINGS, ("k",), rho=0.001).interval(clusters, [1] * 20)
+    assert right.method == "clopper-pearson-deff" and right.high == 1.0 and right.low == pytest.approx(0.025 ** (1 / 20), abs=1e-3)
+    for unknown in (0.0, -0.2, float("nan")):
+        assert Resampler(clusters, SETTINGS, ("k",), rho=unknown).interval(clusters, [1] * 20).low == pytest.approx(0.025 ** (1 / 5))
     wrong = Resampler(clusters, SETTINGS, ("k",), rho=1.0).interval(clusters, [0] * 20)
     assert wrong.low == 0.0 and wrong.high == pytest.approx(1 - 0.025 ** (1 / 5))
     # a trust score of 100 (values in [-1, 1], only at the ends): Agresti-Coull on the share, mapped to the range
-    trust = Resampler(clusters, SETTINGS, ("k",)).interval(clusters, [1.0] * 20, bounds=(-1.0, 1.0))
+    trust = Resampler(clusters, SETTINGS, ("k",), rho=1e-9).interval(clusters, [1.0] * 20, bounds=(-1.0, 1.0))
     low, high = _agresti_coull(20, 20)
     assert trust.method == "agresti-coull-deff" and (trust.low, trust.high) == pytest.approx((-1 + 2 * low, -1 + 2 * high))
     # the trust score's own correlation, where given, sets its n_eff (rho 1: 5 videos count as 5 items)
@@ -125,21 +129,21 @@ def test_the_trust_fallback_is_a_sound_interval_for_a_three_valued_mean():
             covered = 0
             for _ in range(1000):
                 values = rng.choice([1.0, 0.0, -1.0], p=probabilities, size=n)
-                found = bounded_mean_fallback(values, (-1.0, 1.0), n, 0.0)
+                found = bounded_mean_fallback(values, (-1.0, 1.0), [1] * n, 0.0)
                 covered += found.low <= truth <= found.high
             assert covered / 1000 >= 0.93, (probabilities, n, covered)
-    refused = bounded_mean_fallback([0.0] * 30, (-1.0, 1.0), 30, 0.0)
+    refused = bounded_mean_fallback([0.0] * 30, (-1.0, 1.0), [1] * 30, 0.0)
     binary = _agresti_coull(15, 30)  # 30 items at the share's middle as if each were right or wrong
     assert -1 + 2 * binary[0] < refused.low < 0 < refused.high < -1 + 2 * binary[1]
     for value in (-1.0, 0.0, 0.5, 1.0):
-        found = bounded_mean_fallback([value] * 12, (-1.0, 1.0), 4, 0.3)
+        found = bounded_mean_fallback([value] * 12, (-1.0, 1.0), [3] * 4, 0.3)
         assert -1.0 <= found.low < found.high <= 1.0 and found.low <= value <= found.high
 
 
 def test_the_paired_fallback_is_bonett_price_where_the_bootstrap_collapses():
     clusters = [v for v in range(12) for _ in range(5)]  # 12 videos, 60 items
     same = [i % 3 == 0 for i in range(60)]
-    identical = Resampler(clusters, SETTINGS, ("k",)).paired(clusters, same, same, ("identical",))
+    identical = Resampler(clusters, SETTINGS, ("k",), rho=1e-12).paired(clusters, same, same, ("identical",))
     # no discordant item: Bonett-Price's pseudo-items give discordant shares 1/(n+2) each, a difference of 0 and
     # half-width z sqrt((2/(n+2)) / (n+2)) = z sqrt(2) / (n+2)
     half = Z * np.sqrt(2) / 62
@@ -154,7 +158,7 @@ def test_the_paired_fallback_is_bonett_price_where_the_bootstrap_collapses():
     alone = Resampler(["v"], SETTINGS, ("k",)).paired(["v"] * 10, [1, 0] * 5, [0, 0] * 5, ("alone",))
     assert alone.ci_method == "bonett-price-deff" and alone.ci_low < alone.difference < alone.ci_high
     with pytest.raises(ValueError, match="0/1"):
-        paired_fallback([0.5], [0.0], 1, 0.0)
+        paired_fallback([0.5], [0.0], [1], 0.0)
 
 
 def test_the_paired_fallback_matches_a_published_bonett_price_interval():
@@ -162,7 +166,7 @@ def test_the_paired_fallback_matches_a_published_bonett_price_interval():
     (Bonett & Price 2012); independent items (rho 0, one item per video) reproduce it."""
     a = [0] * 12 + [0] * 4 + [1] * 26 + [1] * 6
     b = [0] * 12 + [1] * 4 + [0] * 26 + [1] * 6
-    found = paired_fallback(a, b, 48, 0.0)
+    found = paired_fallback(a, b, [1] * 48, 0.0)
     assert (found.low, found.high) == pytest.approx((0.2548067, 0.6251933), abs=1e-6)
 
 
@@ -176,7 +180,7 @@ def test_the_paired_fallback_covers_a_known_difference():
             for _ in range(1000):
                 cell = rng.choice(4, p=[only_a, only_b, (1 - only_a - only_b) / 2, (1 - only_a - only_b) / 2], size=n)
                 a, b = np.isin(cell, (0, 2)).astype(float), np.isin(cell, (1, 2)).astype(float)
-                found = paired_fallback(a, b, n, 0.0)
+                found = paired_fallback(a, b, [1] * n, 0.0)
                 covered += found.low <= only_a - only_b <= found.high
             assert covered / 1000 >= 0.93, (only_a, only_b, n, covered)
 
@@ -193,8 +197,10 @@ def test_the_intra_video_correlation_is_the_anova_estimate():
     # two videos all right, two all wrong: items within a video agree perfectly
     assert intra_cluster_correlation([([0, 0, 1, 1, 2, 2, 3, 3], [1, 1, 1, 1, 0, 0, 0, 0])]) == 1.0
     # values alternate within every video and every video has the same mean: no video effect
-    assert intra_cluster_correlation([([0, 0, 1, 1, 2, 2], [1, 0, 1, 0, 0, 1])]) == 0.0
-    assert intra_cluster_correlation([([0, 0], [1, 0])]) == 0.0  # one video: not estimable
+    # values alternate within every video and every video has the same mean: no video effect (negative: the
+    # items of a video differ more than chance would make them)
+    assert intra_cluster_correlation([([0, 0, 1, 1, 2, 2], [1, 0, 1, 0, 0, 1])]) < 0
+    assert np.isnan(intra_cluster_correlation([([0, 0], [1, 0])]))  # one video: not estimable
 
 
 def test_holm_adjusts_step_down_and_keeps_missing_values():
@@ -217,29 +223,62 @@ def test_the_intra_video_correlation_worked_by_hand():
     # groups that cannot be estimated are left out of the pool: one video, or one item per video
     skipped = [(["x", "x"], [1, 0]), (["p", "q", "r"], [1, 0, 1])]
     assert intra_cluster_correlation([one, *skipped]) == pytest.approx(0.5)
-    assert intra_cluster_correlation(skipped) == 0.0 and intra_cluster_correlation([]) == 0.0
+    assert np.isnan(intra_cluster_correlation(skipped)) and np.isnan(intra_cluster_correlation([]))
     # every value equal: no variance at all, nothing to estimate (not 0/0)
-    assert intra_cluster_correlation([(["a", "a", "b", "b"], [1, 1, 1, 1])]) == 0.0
-    # within-video spread larger than between: negative, clipped to 0
-    assert intra_cluster_correlation([(["a", "a", "b", "b"], [1, 0, 1, 0])]) == 0.0
+    assert np.isnan(intra_cluster_correlation([(["a", "a", "b", "b"], [1, 1, 1, 1])]))
+    # within-video spread larger than between: MSB 0, MSW 1/2, m0 2: (0 - 1/2) / (0 + 1/2) = -1, kept negative
+    assert intra_cluster_correlation([(["a", "a", "b", "b"], [1, 0, 1, 0])]) == pytest.approx(-1.0)
 
 
 def test_the_fallback_interval_worked_by_hand():
-    from virtuebench.support.bootstrap import fallback_interval
+    from virtuebench.support.bootstrap import effective_items, fallback_interval
 
-    # all right, 4 items in 2 videos, rho 0: n_eff 4; Clopper-Pearson's lower end solves p^4 = 0.025 (0.3976)
-    assert fallback_interval(1.0, 4, 2, 0.0) == Interval(pytest.approx(0.397635, abs=1e-6), 1.0, "clopper-pearson-deff")
+    # all right, 4 items in 2 videos, rho just above 0: n_eff about 4; Clopper-Pearson's lower end solves p^4 = 0.025
+    assert fallback_interval(1.0, [2, 2], 1e-12) == Interval(pytest.approx(0.397635, abs=1e-6), 1.0, "clopper-pearson-deff")
+    # rho 0, negative or unknown: the conservative design effect, each of the 2 videos one item: 1 - ... at n_eff 2
+    for unknown in (0.0, -0.3, float("nan")):
+        assert fallback_interval(1.0, [2, 2], unknown).low == pytest.approx(0.025**0.5)
     # all wrong, rho 1: the design effect 1 + (4/2 - 1) x 1 = 2 halves the items: 1 - 0.025^(1/2) = 0.8419
-    assert fallback_interval(0.0, 4, 2, 1.0) == Interval(0.0, pytest.approx(0.841886, abs=1e-6), "clopper-pearson-deff")
+    assert fallback_interval(0.0, [2, 2], 1.0) == Interval(0.0, pytest.approx(0.841886, abs=1e-6), "clopper-pearson-deff")
     # half right on n_eff 2: Wilson's interval 0.5 +- 0.4055 (centre 0.5 by symmetry)
-    assert fallback_interval(0.5, 4, 2, 1.0) == Interval(pytest.approx(0.09453, abs=1e-5), pytest.approx(0.90547, abs=1e-5), "wilson-deff")
+    assert fallback_interval(0.5, [2, 2], 1.0) == Interval(
+        pytest.approx(0.09453, abs=1e-5), pytest.approx(0.90547, abs=1e-5), "wilson-deff"
+    )
     # one item per video: no design effect whatever rho; fewer items than 1 effective: counted as 1
-    assert fallback_interval(1.0, 3, 3, 1.0).low == pytest.approx(0.025 ** (1 / 3))
-    assert fallback_interval(1.0, 1, 0, 0.0).low == pytest.approx(0.025)
+    assert fallback_interval(1.0, [1, 1, 1], 1.0).low == pytest.approx(0.025 ** (1 / 3))
+    assert fallback_interval(1.0, [], 0.0).low == pytest.approx(0.025)
     # Wilson at 1/4 on 8 items (by hand: centre 0.3395, half 0.2481) stays inside [0, 1]
-    quarter = fallback_interval(0.25, 8, 8, 0.0)
+    quarter = fallback_interval(0.25, [1] * 8, 0.5)
     assert (quarter.low, quarter.high, quarter.method) == (pytest.approx(0.0715, abs=1e-4), pytest.approx(0.5907, abs=1e-4), "wilson-deff")
-    assert fallback_interval(0.5, 4, 2, 1.0, confidence=0.5).high < 0.9  # a lower confidence, a narrower interval
+    assert fallback_interval(0.5, [2, 2], 1.0, confidence=0.5).high < 0.9  # a lower confidence, a narrower interval
+    # the cluster size is sum(m^2) / n, not the mean n / k: videos of 1 and 7 items (n 8, mean 4) have 50 / 8 =
+    # 6.25, so at rho 0.5 the design effect is 1 + 5.25 x 0.5 = 3.625, not 1 + 3 x 0.5 = 2.5
+    assert effective_items([1, 7], 0.5) == pytest.approx(8 / 3.625)
+    assert effective_items([4, 4], 0.5) == pytest.approx(8 / 2.5)  # equal sizes: the two agree
+
+
+def test_a_number_never_gets_a_narrower_interval_than_with_fewer_videos():
+    """The interval is chosen by the number of videos, and a number is never narrower than the method for fewer
+    videos would make it on the same data: merging its videos (fewer, larger) never narrows the interval, and
+    from BCA_MIN_VIDEOS on the bootstrap interval is replaced by the closed form where that is wider."""
+    from virtuebench.support.bootstrap import BCA_MIN_VIDEOS, fallback_interval
+
+    rng = np.random.default_rng(3)
+    for trial in range(40):
+        n_videos = int(rng.integers(BCA_MIN_VIDEOS - 5, BCA_MIN_VIDEOS + 30))
+        clusters = np.repeat(np.arange(n_videos), rng.integers(1, 8, size=n_videos))
+        values = (rng.random(len(clusters)) < rng.choice([0.5, 0.9, 0.99])).astype(float)
+        rho = float(rng.choice([float("nan"), -0.1, 0.05, 0.3]))
+        found = Resampler(clusters, SETTINGS, ("p", trial), rho=rho).interval(clusters, values)
+        sizes = np.bincount(clusters)
+        closed = fallback_interval(values.mean(), sizes, rho)
+        assert found.high - found.low >= closed.high - closed.low - 1e-12
+        assert found.method == ("bca" if found.method == "bca" and n_videos >= BCA_MIN_VIDEOS else closed.method)
+        for merge in (2, 3, 5):  # the same items on fewer, larger videos
+            fewer = clusters // merge
+            merged = Resampler(fewer, SETTINGS, ("p", trial), rho=rho).interval(fewer, values)
+            narrowest_before = min(found.high - found.low, closed.high - closed.low)
+            assert merged.high - merged.low >= narrowest_before - 1e-12, (trial, merge, merged, found)
 
 
 def test_bca_reduces_to_the_percentile_interval_without_bias_or_skew():
@@ -278,19 +317,24 @@ def test_a_resampler_refuses_what_it_was_not_built_over_and_says_nothing_without
     with pytest.raises(ValueError, match="^cluster 'v3' is not in the resampled universe$"):
         resampler.interval(["v1", "v3"], [1, 0])
     assert resampler.interval([], []) == Interval(None, None, "none")
-    # One video: every resample is the same, so the fallback: Wilson at 1/2 on 2 items (no correlation given).
+    # One video, fewer than BCA_MIN_VIDEOS: the closed form, Wilson at 1/2 on 2 items (correlation 1e-9 given).
     centre, half = 0.5, Z * (0.5 * 0.5 / 2 + Z * Z / 16) ** 0.5 / (1 + Z * Z / 2)
-    one_video = resampler.interval(["v1", "v1"], [1, 0])
-    assert one_video.method == "wilson-deff" and (one_video.low, one_video.high) == pytest.approx((centre - half, centre + half))
+    one_video = Resampler(["v1", "v2"], SETTINGS, ("k",), rho=1e-9).interval(["v1", "v1"], [1, 0])
+    assert one_video.method == "wilson-deff" and (one_video.low, one_video.high) == pytest.approx((centre - half, centre + half), abs=1e-6)
     # one item right on one video: Clopper-Pearson at 1 on 1 item, [0.025, 1]
     assert resampler.mean_interval(["v1"], [1]) == pytest.approx((0.025, 1.0))
 
 
 def test_many_videos_get_a_bca_interval_around_the_estimate():
-    clusters = [v for v in range(30) for _ in range(2)]
-    values = [(v * 7 + k) % 3 == 0 for v in range(30) for k in range(2)]  # 20 of 60 right
-    found = Resampler(clusters, Bootstrap(resamples=500), ("k",)).interval(clusters, values)
+    from virtuebench.support.bootstrap import BCA_MIN_VIDEOS
+
+    clusters = [v for v in range(60) for _ in range(2)]
+    values = [v % 3 == 0 for v in range(60) for _ in range(2)]  # 40 of 120 right, a video's two items alike
+    found = Resampler(clusters, Bootstrap(resamples=500), ("k",), rho=0.05).interval(clusters, values)
     assert found.method == "bca" and found.low < 1 / 3 < found.high and 0.1 < found.high - found.low < 0.5
+    # the same items over fewer videos than the cut: the closed form, whatever the resamples would show
+    few = [v % (BCA_MIN_VIDEOS - 1) for v in clusters]
+    assert Resampler(few, Bootstrap(resamples=500), ("k",), rho=0.05).interval(few, values).method == "wilson-deff"
 
 
 def test_a_paired_difference_worked_by_hand():
@@ -302,19 +346,20 @@ def test_a_paired_difference_worked_by_hand():
     # the same answers on both arms: no discordant item, p = 1
     same = paired_difference(["a", "a", "b"], [1, 0, 1], [1, 0, 1], settings, ("p",))
     assert (same.difference, same.p_value, same.n, same.n_clusters) == (0.0, 1.0, 3, 2)
-    # every resample has no difference either, so the fallback: Bonett-Price with no discordant item on 3 items
-    # (each discordant cell 1 / (3 + 2), difference 0), half-width z * sqrt(2 / 5) / sqrt(5)
-    assert (same.ci_low, same.ci_high) == pytest.approx((-Z * 2**0.5 / 5, Z * 2**0.5 / 5))
+    # 2 videos, so the closed form: Bonett-Price with no discordant item; the differences' correlation is unknown
+    # (all 0), so each video counts once: n_eff 2, each discordant cell 1 / (2 + 2), half-width z * sqrt(2 / 4) / 2
+    assert (same.ci_low, same.ci_high) == pytest.approx((-Z * 0.5**0.5 / 2, Z * 0.5**0.5 / 2))
     # one discordant video among two: every sign flip gives the same |difference|, so all 400 tie:
     # mid-p (0 beyond + 400 / 2 + 1) / (400 + 1) = 201/401
     tie = paired_difference(["a", "b"], [True, False], [False, False], settings, ("p",))  # booleans, as the report passes
     assert (tie.difference, tie.p_value) == (0.5, pytest.approx(201 / 401))
-    # one video: every resample is the same, so Bonett-Price on its 2 items, one discordant for a:
-    # shares (1 + 1) / 4 and (0 + 1) / 4, difference 1/4, half-width z * sqrt((1/2 + 1/4 - 1/16) / 4), clipped at 1
+    # one video: Bonett-Price with the video as one item (its correlation cannot be estimated): the discordant
+    # count 1 scaled to 1/2, shares (1/2 + 1) / 3 and 1 / 3, difference 1/6, half-width
+    # z * sqrt((1/2 + 1/3 - 1/36) / 3), clipped at 1
     one = paired_difference(["a", "a"], [1, 1], [0, 1], settings, ("p",))
-    half = Z * ((0.5 + 0.25 - 0.0625) / 4) ** 0.5
+    half = Z * ((0.5 + 1 / 3 - 1 / 36) / 3) ** 0.5
     assert (one.difference, one.n_clusters) == (0.5, 1)
-    assert (one.ci_low, one.ci_high) == (pytest.approx(0.25 - half), 1.0)
+    assert (one.ci_low, one.ci_high) == (pytest.approx(1 / 6 - half), 1.0)
     # 12 videos, arm a right on every item and b wrong on every item: a sign flip of each video's sum matches the
     # observed |difference| only when all 12 flips agree (2 in 4096): p about 1/401 (the +1 of a randomization test)
     clusters = [v for v in range(12) for _ in range(2)]

@@ -383,8 +383,10 @@ def _wider(resampled: Interval | None, closed: Interval) -> Interval:
 def mean_interval(
     clusters: Sequence[Hashable], values: Sequence[float], settings: Bootstrap, key: Sequence[Hashable]
 ) -> tuple[float | None, float | None]:
-    """95% interval of the mean of `values` (per item), resampling clusters (BCa); one number on its own."""
-    return Resampler(clusters, settings, key).mean_interval(clusters, values)
+    """95% interval of the mean of `values` (per item), one number on its own: as `Resampler.interval`, the
+    intra-video correlation estimated from the values themselves."""
+    rho = intra_cluster_correlation([(clusters, values)])
+    return Resampler(clusters, settings, key, rho=rho).mean_interval(clusters, values)
 
 
 @dataclass(frozen=True)
@@ -410,9 +412,12 @@ def paired_difference(
     difference; valid when the arms are exchangeable under no difference), mid-p for the many ties. A
     bootstrap test from the same resamples was tried first and rejected: it rejected too often under no
     difference. The randomization test's false-positive rates at 5, 12 and 50 videos are in docs/statistics.md
-    (benchmarks/bench_coverage.py); tests/test_bootstrap.py checks its p-values are uniform at 40 videos.
+    (benchmarks/bench_coverage.py); tests/test_bootstrap.py checks its p-values are uniform at 40 videos. The
+    closed-form interval's intra-video correlation is estimated from the differences themselves.
     """
-    return Resampler(clusters, settings, key).paired(clusters, a, b, key)
+    differences = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    rho = intra_cluster_correlation([(clusters, differences)]) if len(differences) else float("nan")
+    return Resampler(clusters, settings, key, rho=rho).paired(clusters, a, b, key)
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:

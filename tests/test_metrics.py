@@ -96,7 +96,7 @@ def test_trust_score_charges_a_guess_more_than_an_honest_refusal():
         _item("c", "v2", 64, False),  # wrong answer
         _item("d", "v2", 64, False, unanswerable=True),  # answered where it should have refused
         _item("e", "v3", 64, True, unanswerable=True, refused=True),  # the refusal where due
-        _item("f", "v3", 64, False, valid=False),  # no verdict: counted as a wrong answer
+        dataclasses.replace(_item("f", "v3", 64, False, valid=False), response=None, error="timeout"),  # no response: wrong
     ]
     overall = next(s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "overall"))
     assert (overall.n_correct, overall.n_wrong_refusal, overall.n, overall.n_videos) == (2, 1, 6, 3)
@@ -122,15 +122,16 @@ def test_trust_score_charges_a_guess_more_than_an_honest_refusal():
 
 
 def test_intervals_resample_videos_and_trace_to_the_records():
-    rng = np.random.default_rng(0)
-    judgments = [_item(f"i{v}_{k}", f"v{v}", 64, bool(rng.random() < 0.6)) for v in range(30) for k in range(4)]
+    rng = np.random.default_rng(2)
+    rates = rng.beta(2.4, 1.6, size=60)  # videos of their own rate: items of a video go together
+    judgments = [_item(f"i{v}_{k}", f"v{v}", 64, bool(rng.random() < rates[v])) for v in range(60) for k in range(4)]
     score = next(s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "overall"))
-    assert score.ci_low < score.accuracy < score.ci_high and score.n_videos == 30
+    assert score.ci_low < score.accuracy < score.ci_high and score.n_videos == 60
     # Against an independent computation: a plain percentile cluster bootstrap (its own draws, numpy only) of the
     # same 30 videos gives nearly the same interval; resampling items instead would give a narrower one.
     own = np.random.default_rng(99)
-    per_video = np.array([[j.judgement for j in judgments if j.video_id == f"v{v}"] for v in range(30)], dtype=float)
-    draws = own.integers(0, 30, size=(8000, 30))
+    per_video = np.array([[j.judgement for j in judgments if j.video_id == f"v{v}"] for v in range(60)], dtype=float)
+    draws = own.integers(0, 60, size=(8000, 60))
     means = 100 * per_video[draws].mean(axis=(1, 2))
     low, high = np.percentile(means, [2.5, 97.5])
     assert abs(score.ci_low - low) < 3 and abs(score.ci_high - high) < 3, (score.ci_low, score.ci_high, low, high)
@@ -164,6 +165,29 @@ def test_the_cli_warns_when_judgments_lack_their_video(tmp_path):
         [*cli, *trust, "--resamples", "200", "--wrong-answer", "1", "--unwarranted-refusal", "0"], capture_output=True, text=True
     )
     assert bad.returncode == 2 and "wrong_answer < unwarranted_refusal" in bad.stderr
+
+
+def test_the_trust_score_keeps_judge_failures_and_truncations_apart():
+    """Accuracy counts every invalid item wrong (the paper's rule). The trust score charges none of these as a
+    confident wrong answer: a judge failure (an answer, no verdict: decided_by none) is left out, a truncated reply
+    scores as an answer withheld (Kalai 0; refusal-credit its unwarranted_refusal); a missing response (the model's
+    failure to answer) stays a wrong answer. Each is counted apart."""
+    judgments = [
+        _item("a", "v1", 64, True),
+        dataclasses.replace(_item("b", "v1", 64, True, valid=False), decided_by="none"),  # the judge failed
+        dataclasses.replace(_item("c", "v2", 64, False, valid=False), truncated=True),  # cut off
+        dataclasses.replace(_item("d", "v2", 64, False, valid=False), response=None, error="backend error"),
+        _item("e", "v3", 64, False),
+    ]
+    score = _overall(judgments)[("rules", "64", "overall")]
+    assert (score.n, score.n_correct, score.n_invalid, score.n_judge_failed, score.n_truncated) == (5, 1, 3, 1, 1)
+    assert score.accuracy == 20.0
+    assert score.trust == round(100 * (1 + 0 - 1 - 1) / 4, 4)  # b left out; c 0; d and e -1
+    credit = _overall(judgments, trust=TrustWeights(-2.0, -0.5, scheme="refusal-credit"))[("rules", "64", "overall")]
+    assert credit.trust == round(100 * (1 - 0.5 - 2 - 2) / 4, 4)
+    # nothing left to score: no trust score, no interval
+    failed = _overall([judgments[1]])[("rules", "64", "overall")]
+    assert (failed.trust, failed.trust_ci_low, failed.trust_ci_method, failed.n_judge_failed) == (None, None, "none", 1)
 
 
 def test_an_invalid_verdict_is_wrong_whatever_its_judgement_field_says():
@@ -207,12 +231,14 @@ def test_the_trust_fallback_uses_the_trust_scores_own_intra_video_correlation():
     """Half the videos hold only unanswerable items, refused (correct, trust 0), half only answerable items
     answered right (trust 1): correctness is the same everywhere (no intra-video correlation), the trust score is
     constant within each video and differs between them (correlation 1). On the refusal subset both intervals
-    fall back: accuracy's on its 18 items, the trust score's on its 6 videos (n_eff = 18 / (1 + 2 x 1))."""
+    are the closed form (6 videos): accuracy's correlation cannot be estimated (every item right), so its 6 videos
+    count as 6 items (the conservative design effect); the trust score's own correlation, 1, gives the same
+    n_eff = 18 / (1 + 2 x 1) = 6."""
     judgments = [_item(f"u{v}_{k}", f"u{v}", 64, True, unanswerable=True, refused=True) for v in range(6) for k in range(3)]
     judgments += [_item(f"a{v}_{k}", f"a{v}", 64, True) for v in range(6) for k in range(3)]
     refusal = next(s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "refusal"))
-    assert refusal.ci_method == "clopper-pearson-deff" and refusal.ci_low == pytest.approx(100 * 0.025 ** (1 / 18), abs=1e-3)
-    on_videos = bounded_mean_fallback([0.0] * 6, (-1.0, 1.0), 6, 0.0)  # 6 independent items
+    assert refusal.ci_method == "clopper-pearson-deff" and refusal.ci_low == pytest.approx(100 * 0.025 ** (1 / 6), abs=1e-3)
+    on_videos = bounded_mean_fallback([0.0] * 6, (-1.0, 1.0), [1] * 6, 0.5)  # 6 independent items
     assert refusal.trust_ci_method == "agresti-coull-deff"
     assert (refusal.trust_ci_low, refusal.trust_ci_high) == pytest.approx((100 * on_videos.low, 100 * on_videos.high), abs=1e-3)
 
@@ -225,16 +251,16 @@ def _overall(judgments, **kwargs):
 
 
 def test_an_all_correct_number_gets_the_clopper_pearson_interval_on_its_items():
-    # 2 videos x 2 items, all right: the resamples are all 1, so the fallback: Clopper-Pearson at 1 on n_eff items.
-    # Every value equal: no between-video variance, rho 0, n_eff = 4; the lower end solves p^4 = 0.025.
+    # 2 videos x 2 items, all right: 2 videos, so the closed form: Clopper-Pearson at 1 on n_eff items. Every value
+    # equal: the correlation cannot be estimated, so each video counts once, n_eff = 2; the lower end solves p^2 = 0.025.
     judgments = [_item(f"{v}{k}", v, 64, True) for v in ("v1", "v2") for k in range(2)]
     score = _overall(judgments)[("rules", "64", "overall")]
-    assert (score.ci_low, score.ci_high, score.ci_method) == (round(100 * 0.025**0.25, 4), 100.0, "clopper-pearson-deff")
+    assert (score.ci_low, score.ci_high, score.ci_method) == (round(100 * 0.025**0.5, 4), 100.0, "clopper-pearson-deff")
     # the trust score's items all score 1 on a scale from -1 (a wrong answer) to 1: Agresti-Coull on that scale,
-    # 4 successes of 4 plus z^2 / 2 pseudo-items at each end: p~ = (4 + z^2 / 2) / (4 + z^2), p~ - z sqrt(p~ (1 - p~) / (4 + z^2))
+    # 2 successes of 2 plus z^2 / 2 pseudo-items at each end: p~ = (2 + z^2 / 2) / (2 + z^2), p~ - z sqrt(p~ (1 - p~) / (2 + z^2))
     z = 1.959963984540054
-    share = (4 + z * z / 2) / (4 + z * z)
-    low = share - z * (share * (1 - share) / (4 + z * z)) ** 0.5
+    share = (2 + z * z / 2) / (2 + z * z)
+    low = share - z * (share * (1 - share) / (2 + z * z)) ** 0.5
     assert score.trust == 100.0 and score.trust_ci_method == "agresti-coull-deff"
     assert (score.trust_ci_low, score.trust_ci_high) == (pytest.approx(100 * (-1 + 2 * low), abs=1e-4), 100.0)
 
@@ -252,12 +278,13 @@ def test_the_fallback_interval_counts_videos_not_items_where_answers_go_together
     # 1 + (2 - 1) x 1 = 2): Wilson at 1/2 on 2 items. Pooled over levels ("all") they would show none.
     judgments = [_item(f"a{k}", "v1", 64, True) for k in range(2)] + [_item(f"b{k}", "v2", 64, False) for k in range(2)]
     judgments += [_item(f"c{k}", "v1", 128, False) for k in range(2)] + [_item(f"d{k}", "v2", 128, True) for k in range(2)]
-    # a second judge whose items vary within videos (correlation 0): it must not dilute the first judge's
+    # a second judge whose items vary within videos (correlation negative: each video counts once, the conservative
+    # design effect): it must not dilute the first judge's
     other = [dataclasses.replace(j, judge="other", judgement=int(j.instance_id.endswith("0"))) for j in judgments]
     scores = _overall(judgments + other)
     level = scores[("rules", "64", "overall")]
     assert (level.ci_low, level.ci_high, level.ci_method) == (*_wilson(0.5, 2), "wilson-deff")
-    assert (scores[("other", "64", "overall")].ci_low, scores[("other", "64", "overall")].ci_high) == _wilson(0.5, 4)
+    assert (scores[("other", "64", "overall")].ci_low, scores[("other", "64", "overall")].ci_high) == _wilson(0.5, 2)
 
 
 def test_wrong_refusals_count_refusals_that_were_not_the_right_answer():
@@ -401,8 +428,9 @@ def test_the_cli_scores_every_file_and_lists_the_invalid_items(tmp_path, capsys,
     scores = {(s.model, s.level, s.subset): s for s in read_scores(tmp_path / "s.csv")}
     m, n = scores[("m", "64", "overall")], scores[("n", "64", "overall")]
     assert (m.n, m.n_correct, m.n_invalid, n.n, n.n_correct, n.n_videos) == (2, 1, 1, 2, 1, 2)
-    # refusal-credit with a wrong answer at -2: (1 - 2) / 2 items = -50; the invalid item counts as wrong
-    assert m.trust == -50.0 and n.trust == -50.0
+    # refusal-credit with a wrong answer at -2: (1 - 2) / 2 items = -50; m's invalid item has a response but no
+    # verdict (a judge failure): wrong in accuracy, left out of the trust score
+    assert n.trust == -50.0 and (m.trust, m.n_judge_failed, m.n_truncated) == (100.0, 1, 0)
     with (tmp_path / "invalid.csv").open() as handle:
         assert [row["instance_id"] for row in csv.DictReader(handle)] == ["b"]
     said = capsys.readouterr().err
@@ -467,8 +495,9 @@ def test_the_cli_help_says_what_each_setting_is(capsys):
 
 def test_the_cli_uses_the_given_resamples_and_seed(tmp_path):
     """The CLI's numbers are compute_scores' with Bootstrap(resamples, seed): the seed reaches the resamples."""
-    right = np.random.default_rng(1).random((12, 3)) < 0.6
-    judgments = [_item(f"i{v}_{k}", f"v{v}", 64, bool(right[v, k])) for v in range(12) for k in range(3)]
+    rng = np.random.default_rng(2)
+    right = rng.random((60, 3)) < rng.beta(2.4, 1.6, size=60)[:, None]  # 60 videos: BCa (the closed form is narrower)
+    judgments = [_item(f"i{v}_{k}", f"v{v}", 64, bool(right[v, k])) for v in range(60) for k in range(3)]
     write_jsonl_atomic(tmp_path / "j.jsonl", judgments)
     options = {**CLI_OPTIONS, "--out": str(tmp_path / "s.csv"), "--seed": "5", "--resamples": "400"}
     assert metrics_main([str(tmp_path / "j.jsonl"), *[part for item in options.items() for part in item]]) == 0

@@ -1,7 +1,7 @@
 """Coverage of the report's 95% intervals, and the paired test's false-positive rate, on simulated benchmarks
 with a known true rate (virtuebench.support.bootstrap; docs/statistics.md holds the last run's tables).
 
-    .venv/bin/python benchmarks/bench_coverage.py [--simulations 1000] [--resamples 1000] [--out docs/statistics.md]
+    .venv/bin/python benchmarks/bench_coverage.py [--simulations 1000] [--resamples 2000] [--out docs/statistics.md]
 
 A benchmark: `videos` videos with 1-7 questions each (as VirtueBench). `clustered`: each video's own rate is
 drawn from a Beta with mean `rate` and concentration 4 (items of a video are correlated, intra-video correlation
@@ -17,9 +17,10 @@ Each cell also gives the coverage conditional on the cases where the closed form
 of videos, the fallback cases: every item right or every item wrong (the trust score: every item the same
 value; the paired interval: no discordant item). There the intra-video correlation cannot be estimated and the
 conservative design effect applies (n_eff = the number of videos, virtuebench.support.bootstrap.effective_items).
-Sized to finish in about 10 minutes on 2 busy cores: 1000 benchmarks per cell and 1000 resamples (the report
-uses 2000; the cut and the coverage do not depend on it); the Monte Carlo error of a coverage near 95% is then
-0.7 points (one standard error), and that of a conditional cell sqrt(p (1 - p) / cases).
+Sized to finish well within 10 minutes on 2 busy cores: 1000 benchmarks per cell and 2000 resamples (as the
+report), the benchmarks of a cell sharing one set of resamples (all have the same videos, and the report shares
+the resamples of numbers over the same videos too); the Monte Carlo error of a coverage near 95% is then 0.7
+points (one standard error), and that of a conditional cell sqrt(p (1 - p) / cases).
 """
 
 from __future__ import annotations
@@ -84,11 +85,14 @@ def _conditional(covered: int, cases: int) -> str:
 def coverage(videos: int, rate: float, clustered: bool, simulations: int, settings: Bootstrap) -> Cell:
     rng = np.random.default_rng([videos, int(rate * 1000), clustered])
     cell = Cell()
-    for run in range(simulations):
+    # one resampler per cell: every benchmark has videos 0 .. videos - 1, so, as numbers over the same videos in
+    # results/scores.csv, they share one set of resamples (drawn once: the cell's cost is then the products)
+    resampler = Resampler(range(videos), settings, ("coverage", videos, rate, clustered))
+    for _ in range(simulations):
         clusters, p_item = benchmark(rng, videos, rate, clustered)
         right = (rng.random(len(p_item)) < p_item).astype(float)
         rho = intra_cluster_correlation([(clusters, right)])
-        found = Resampler(clusters, settings, ("coverage", run), rho=rho).interval(clusters, right)
+        found = resampler.interval(clusters, right, rho=rho)
         cell.add(found.low, found.high, rate, found.method, bool(np.all(right == right[0])))
     return cell
 
@@ -97,12 +101,13 @@ def trust_coverage(videos: int, rate: float, simulations: int, settings: Bootstr
     rng = np.random.default_rng([videos, int(rate * 1000), 3])
     truth = rate - (1 - rate) / 2
     cell = Cell()
-    for run in range(simulations):
+    resampler = Resampler(range(videos), settings, ("trust", videos, rate))  # shared resamples, as in `coverage`
+    for _ in range(simulations):
         clusters, p_item = benchmark(rng, videos, rate, True)
         right = rng.random(len(p_item)) < p_item
         values = np.where(right, 1.0, np.where(rng.random(len(p_item)) < 0.5, 0.0, -1.0))
         rho = intra_cluster_correlation([(clusters, values)])
-        found = Resampler(clusters, settings, ("trust", run), rho=rho).interval(clusters, values, bounds=(-1.0, 1.0))
+        found = resampler.interval(clusters, values, bounds=(-1.0, 1.0), rho=rho)
         cell.add(found.low, found.high, truth, found.method, bool(np.all(values == values[0])))
     return cell
 
@@ -112,11 +117,13 @@ def paired_null(videos: int, rate: float, simulations: int, settings: Bootstrap)
     and methods. The paired fallback's correlation is estimated from the benchmark's differences."""
     rng = np.random.default_rng([videos, int(rate * 1000), 7])
     hits, cell = 0, Cell()
+    resampler = Resampler(range(videos), settings, ("null", videos, rate))  # shared resamples, as in `coverage`
     for run in range(simulations):
         clusters, p_item = benchmark(rng, videos, rate, True)
         a, b = rng.random(len(p_item)) < p_item, rng.random(len(p_item)) < p_item
         rho = intra_cluster_correlation([(clusters, a.astype(float) - b)])
-        paired = Resampler(clusters, settings, ("null", run), rho=rho).paired(clusters, a, b, ("null", run))
+        resampler.rho = rho  # the paired interval reads the resampler's correlation
+        paired = resampler.paired(clusters, a, b, ("null", run))
         hits += paired.p_value is not None and paired.p_value < 0.05
         cell.add(paired.ci_low, paired.ci_high, 0.0, paired.ci_method, not np.any(a != b))
     return hits / simulations, cell
@@ -129,7 +136,7 @@ def _used(methods: Counter, simulations: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--simulations", type=int, default=1000)
-    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--out", help="write the tables (markdown) here")
     args = parser.parse_args()
     settings = Bootstrap(args.resamples, 0)

@@ -13,7 +13,7 @@ before it was recorded) are resampled as items, and the CLI says how many there 
 
 The trust score (`report.trust`) scores each item and reports 100 times the mean. Its default, `scheme: kalai`,
 is Kalai et al. 2025 ("Why language models hallucinate", sec. 4) exactly: a correct answer scores 1, any
-refusal ("I don't know") 0 whatever the truth, and a wrong answer (and an invalid item) -t/(1-t) for the
+refusal ("I don't know") 0 whatever the truth, and a wrong answer (and a missing response) -t/(1-t) for the
 confidence target t (`confidence_target`, default 0.5: -1). Two kinds of invalid item are not the model's
 confident wrong answer and are counted apart: a judge failure (`n_judge_failed`: the model answered in full but
 the judge gave no verdict, e.g. `decided_by: none` or a failed request) is left out of the trust score, which

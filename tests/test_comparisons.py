@@ -90,10 +90,16 @@ def test_identical_arms_have_no_difference_and_p_one():
 
 
 def test_comparisons_fall_back_on_few_videos_and_use_the_bootstrap_elsewhere():
-    rng = np.random.default_rng(8)
-    # a: right everywhere; b: right on 40% of items, 30 videos of 3 items: the bootstrap has many values
-    judgments = [_judgment(f"q{v}_{k}", f"v{v}", 64, "a", "honest", True) for v in range(30) for k in range(3)]
-    judgments += [_judgment(f"q{v}_{k}", f"v{v}", 64, "b", "honest", bool(rng.random() < 0.4)) for v in range(30) for k in range(3)]
+    rng = np.random.default_rng(3)
+    # a and b: 60 videos of 3 items, each arm right at a rate of the video's own (the paired differences vary
+    # within and between videos): from 50 videos on the paired bootstrap's BCa interval, here wider than
+    # Bonett-Price's
+    judgments = []
+    for v in range(60):
+        rate_a, rate_b = rng.beta(2, 2), rng.beta(2, 2)
+        for k in range(3):
+            judgments.append(_judgment(f"q{v}_{k}", f"v{v}", 64, "a", "honest", bool(rng.random() < rate_a)))
+            judgments.append(_judgment(f"q{v}_{k}", f"v{v}", 64, "b", "honest", bool(rng.random() < rate_b)))
     # c against d: 12 items on one video, a every third item apart
     judgments += [_judgment(f"o{k}", "alone", 128, "c", "honest", True) for k in range(12)]
     judgments += [_judgment(f"o{k}", "alone", 128, "d", "honest", k % 3 != 0) for k in range(12)]

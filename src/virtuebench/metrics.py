@@ -179,7 +179,10 @@ def compute_scores(
     videos = [video_of(j) for j in items]
     right = np.array([correct(j) for j in items], dtype=float)
     values = np.array([trust.value(j) for j in items], dtype=float)  # None -> nan
-    member = {subset: np.array([in_subset(j, subset) for j in items], dtype=bool) for subset in SUBSETS}
+    unanswerable = np.array([j.is_unanswerable for j in items], dtype=bool)
+    category = np.array([j.category for j in items], dtype=object)
+    member = {"overall": np.ones(len(items), dtype=bool), "refusal": unanswerable, "non_refusal": ~unanswerable}
+    member |= {subset: category == subset for subset in SUBSETS if subset not in member}  # in_subset, for all at once
     wrong_refusal = np.array([j.valid and j.refusal == 1 and j.judgement != 1 for j in items], dtype=bool)
     invalid = np.array([not j.valid for j in items], dtype=bool)
     truncated = np.array([j.truncated for j in items], dtype=bool)
@@ -188,7 +191,7 @@ def compute_scores(
     for judge in sorted({j.judge for j in items}):
         of_judge = {key: np.array(at, dtype=np.int64) for key, at in groups.items() if key[0] == judge}
         coded = np.full(len(items), -1, dtype=np.int64)
-        chosen_items = sorted({int(i) for at in of_judge.values() for i in at})
+        chosen_items = np.unique(np.concatenate(list(of_judge.values())))
         resampler = Resampler([videos[at] for at in chosen_items], bootstrap, (judge, "videos"))
         coded[chosen_items] = resampler.codes([videos[at] for at in chosen_items])
         # the intra-video correlations of correctness and of the trust score (for the closed-form intervals; each

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -46,6 +47,9 @@ CONFIDENCE = 0.95  # results/scores.csv's intervals are 95% (docs/contract.md)
 #: Numbers over fewer videos than this get the closed-form interval (module docstring; docs/statistics.md's
 #: coverage table: BCa covers 86% at 5 videos and 91-93% at 12, 94-95% from 50 on).
 BCA_MIN_VIDEOS = 50
+
+#: Weights matrices kept as floats (paper scale: 14 MB each) besides the compact uint16 copies of every set.
+FLOAT_WEIGHTS_KEPT = 6
 
 _BLAS = ThreadpoolController()  # built once: limiting through it costs microseconds a call
 
@@ -76,17 +80,21 @@ def intra_cluster_correlation(groups: Iterable[tuple[Sequence[Hashable], Sequenc
     those get the conservative design effect (`effective_items`)."""
     ssb = ssw = df_b = df_w = m0_sum = 0.0
     for clusters, values in groups:
-        by: dict[Hashable, list[float]] = {}
-        for cluster, value in zip(clusters, values):
-            by.setdefault(cluster, []).append(float(value))
-        k, n = len(by), sum(len(v) for v in by.values())
+        if isinstance(clusters, np.ndarray) and clusters.dtype.kind in "iu":
+            _, at = np.unique(clusters, return_inverse=True)
+        else:
+            index: dict[Hashable, int] = {}
+            at = np.fromiter((index.setdefault(cluster, len(index)) for cluster in clusters), dtype=np.int64, count=len(clusters))
+        observed = np.asarray(values, dtype=float)
+        sizes = np.bincount(at).astype(float)
+        k, n = np.count_nonzero(sizes), len(observed)
         if k < 2 or n <= k:
             continue
-        mean = sum(sum(v) for v in by.values()) / n
-        ssb += sum(len(v) * (sum(v) / len(v) - mean) ** 2 for v in by.values())
-        ssw += sum((x - sum(v) / len(v)) ** 2 for v in by.values() for x in v)
+        means = np.bincount(at, weights=observed) / np.where(sizes > 0, sizes, 1)
+        ssb += float((sizes * (means - observed.sum() / n) ** 2).sum())
+        ssw += float(((observed - means[at]) ** 2).sum())
         df_b, df_w = df_b + k - 1, df_w + n - k
-        m0_sum += n - sum(len(v) ** 2 for v in by.values()) / n
+        m0_sum += n - float((sizes**2).sum()) / n
     if df_b == 0 or df_w == 0:
         return float("nan")
     msb, msw, m0 = ssb / df_b, ssw / df_w, m0_sum / df_b
@@ -195,8 +203,20 @@ def bca_interval(
     """Bias-corrected and accelerated percentile interval (Efron & Tibshirani 1993, ch. 14) of a ratio
     sum/count over clusters; the acceleration from the delete-one-cluster jackknife. None, None with
     fewer than two clusters: one video says nothing about how results vary between videos."""
-    if len(counts) < 2:
+    percents = bca_percents(samples, estimate, counts, sums, confidence)
+    if percents is None:
         return None, None
+    low, high = np.percentile(samples, percents)
+    return float(low), float(high)
+
+
+def bca_percents(
+    samples: np.ndarray, estimate: float, counts: np.ndarray, sums: np.ndarray, confidence: float = CONFIDENCE
+) -> list[float] | None:
+    """The percentiles of `samples` that bound the BCa interval (`bca_interval`); None with fewer than two
+    clusters. Apart, so that many numbers' percentiles can be taken in one call (`Resampler.intervals`)."""
+    if len(counts) < 2:
+        return None
     n = len(samples)
     below = (np.count_nonzero(samples < estimate) + 0.5 * np.count_nonzero(samples == estimate)) / n
     z0 = NORMAL.inv_cdf(min(max(below, 1 / (n + 1)), n / (n + 1)))
@@ -210,8 +230,7 @@ def bca_interval(
     for tail in ((1 - confidence) / 2, (1 + confidence) / 2):
         z = z0 + NORMAL.inv_cdf(tail)
         percents.append(100 * NORMAL.cdf(z0 + z / (1 - acceleration * z)))
-    low, high = np.percentile(samples, percents)
-    return float(low), float(high)
+    return percents
 
 
 class Resampler:
@@ -225,6 +244,7 @@ class Resampler:
         self.universe = set(universe)
         self.settings, self.key, self.rho = settings, tuple(key), rho
         self._weights: dict[tuple[Hashable, ...], np.ndarray] = {}
+        self._floats: OrderedDict[tuple[Hashable, ...], np.ndarray] = OrderedDict()
         # the universe in the order a number's videos are resampled in; `codes` gives positions in it
         self.order = np.empty(len(self.universe), dtype=object)
         self.order[:] = sorted(self.universe, key=repr)
@@ -242,10 +262,12 @@ class Resampler:
     ) -> tuple[tuple[Hashable, ...], np.ndarray, np.ndarray]:
         """The number's own videos (sorted as `order`), and per video its item count and value sum. `coded`: the
         clusters are positions in `order` (`codes`)."""
-        if coded:
-            present, at = np.unique(np.asarray(clusters, dtype=np.int64), return_inverse=True)
-            counts = np.bincount(at, minlength=len(present)).astype(float)
-            return tuple(self.order[present]), counts, np.bincount(at, weights=np.asarray(values, dtype=float), minlength=len(present))
+        if coded:  # per position in `order`, then the positions present: each video's items summed in item order
+            codes = np.asarray(clusters, dtype=np.int64)
+            every = np.bincount(codes, minlength=len(self.order))
+            present = np.flatnonzero(every)
+            sums = np.bincount(codes, weights=np.asarray(values, dtype=float), minlength=len(self.order))[present]
+            return tuple(self.order[present]), every[present].astype(float), sums
         unknown = next((cluster for cluster in clusters if cluster not in self.universe), None)
         if unknown is not None:
             raise ValueError(f"cluster {unknown!r} is not in the resampled universe")
@@ -264,7 +286,12 @@ class Resampler:
             self._weights[order] = self.settings.weights(len(order), (*self.key, digest)).astype(
                 np.uint16 if len(order) < 65536 else np.int32
             )
-        return self._weights[order].astype(float)
+        if order not in self._floats:  # the few most recent as floats: paired rows come in runs over the same videos
+            self._floats[order] = self._weights[order].astype(float)
+            while len(self._floats) > FLOAT_WEIGHTS_KEPT:
+                self._floats.popitem(last=False)
+        self._floats.move_to_end(order)
+        return self._floats[order]
 
     def _own(self, clusters: Sequence[Hashable], values: Sequence[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The number's own videos: per video its item count and value sum, and the resample weights."""
@@ -299,8 +326,7 @@ class Resampler:
                 counts = np.column_stack([counts for _, counts, _ in batch])
                 sums = np.column_stack([sums for _, _, sums in batch])
                 samples = (weights @ sums) / (weights @ counts)
-                for column, (at, _, _) in enumerate(batch):
-                    resampled[at] = _bca(samples[:, column], counts[:, column], sums[:, column])
+                resampled.update(zip((at for at, _, _ in batch), _bca_columns(samples, counts, sums)))
             for at, counts_of, sums_of in batch:
                 number = numbers[at]
                 rho = self.rho if number.rho is None else number.rho
@@ -370,6 +396,30 @@ def _bca(samples: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> Interval 
     (every resample the same, as where every item is right)."""
     low, high = bca_interval(samples, float(sums.sum() / counts.sum()), counts, sums)
     return Interval(low, high, "bca") if low is not None and high is not None and high > low else None
+
+
+def _bca_columns(samples: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> list[Interval | None]:
+    """`_bca` of every column (one number each): the percentiles of all columns taken in one call, which gives the
+    same values as one call per column (the same order statistics and interpolation)."""
+    columns = samples.shape[1]
+    percents = [
+        bca_percents(samples[:, column], float(sums[:, column].sum() / counts[:, column].sum()), counts[:, column], sums[:, column])
+        for column in range(columns)
+    ]
+    wanted = [p for found in percents if found is not None for p in found]
+    if not wanted:
+        return [None] * columns
+    ends = np.percentile(samples, wanted, axis=0)  # (len(wanted), columns): each column's own two are picked
+    found: list[Interval | None] = []
+    row = 0
+    for column, percent in enumerate(percents):
+        if percent is None:
+            found.append(None)
+            continue
+        low, high = float(ends[row, column]), float(ends[row + 1, column])
+        row += 2
+        found.append(Interval(low, high, "bca") if high > low else None)
+    return found
 
 
 def _wider(resampled: Interval | None, closed: Interval) -> Interval:

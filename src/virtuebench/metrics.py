@@ -227,7 +227,7 @@ def compute_scores(
                     judge,
                     ci_low=_percent(accuracy.low),
                     ci_high=_percent(accuracy.high),
-                    n_videos=len(np.unique(coded[chosen])),
+                    n_videos=int(np.count_nonzero(np.bincount(coded[chosen]))),
                     n_wrong_refusal=int(wrong_refusal[chosen].sum()),
                     trust=round(100 * float(sum(values[scored].tolist())) / len(scored), 4) if len(scored) else None,
                     trust_ci_low=_percent(trusted.low),

@@ -12,6 +12,7 @@ from virtuebench.metrics import (
     Score,
     TrustWeights,
     compute_scores,
+    in_subset,
     level_order,
     read_scores,
     write_invalid,
@@ -19,7 +20,7 @@ from virtuebench.metrics import (
 )
 from virtuebench.metrics import main as metrics_main
 from virtuebench.records import Judgment, write_jsonl_atomic
-from virtuebench.support.bootstrap import Bootstrap, bounded_mean_fallback
+from virtuebench.support.bootstrap import Bootstrap, bounded_mean_fallback, effective_items
 
 
 def _judgment(i, level, unanswerable, correct, category="perception", valid=True, prompt="honest"):
@@ -185,9 +186,15 @@ def test_the_trust_score_keeps_judge_failures_and_truncations_apart():
     assert score.trust == round(100 * (1 + 0 - 1 - 1) / 4, 4)  # b left out; c 0; d and e -1
     credit = _overall(judgments, trust=TrustWeights(-2.0, -0.5, scheme="refusal-credit"))[("rules", "64", "overall")]
     assert credit.trust == round(100 * (1 - 0.5 - 2 - 2) / 4, 4)
+    # Kalai's scheme reads no refusal-credit setting: the truncated item scores 0 whatever unwarranted_refusal says
+    kalai = _overall(judgments, trust=TrustWeights(-2.0, -0.5, scheme="kalai"))[("rules", "64", "overall")]
+    assert kalai.trust == score.trust
     # nothing left to score: no trust score, no interval
-    failed = _overall([judgments[1]])[("rules", "64", "overall")]
+    alone = _overall([judgments[1]])
+    failed = alone[("rules", "64", "overall")]
     assert (failed.trust, failed.trust_ci_low, failed.trust_ci_method, failed.n_judge_failed) == (None, None, "none", 1)
+    # no unanswerable item: no refusal row, and the subsets after it are still scored
+    assert {subset for _, _, subset in alone} == {"non_refusal", "overall", "perception"}
 
 
 def test_an_invalid_verdict_is_wrong_whatever_its_judgement_field_says():
@@ -229,18 +236,23 @@ def test_no_number_of_ten_or_more_items_has_a_zero_width_or_missing_interval():
 
 def test_the_trust_fallback_uses_the_trust_scores_own_intra_video_correlation():
     """Half the videos hold only unanswerable items, refused (correct, trust 0), half only answerable items
-    answered right (trust 1): correctness is the same everywhere (no intra-video correlation), the trust score is
-    constant within each video and differs between them (correlation 1). On the refusal subset both intervals
-    are the closed form (6 videos): accuracy's correlation cannot be estimated (every item right), so its 6 videos
-    count as 6 items (the conservative design effect); the trust score's own correlation, 1, gives the same
-    n_eff = 18 / (1 + 2 x 1) = 6."""
-    judgments = [_item(f"u{v}_{k}", f"u{v}", 64, True, unanswerable=True, refused=True) for v in range(6) for k in range(3)]
-    judgments += [_item(f"a{v}_{k}", f"a{v}", 64, True) for v in range(6) for k in range(3)]
+    answered right (trust 1), 1, 2 or 3 items each: correctness is the same everywhere (its correlation cannot be
+    estimated), the trust score is constant within each video and differs between them (correlation 1). On the
+    refusal subset (6 videos, 12 items) both intervals are the closed form: accuracy's on its 6 videos (the
+    conservative design effect), the trust score's on n_eff = n / (1 + (m - 1) x 1) = n^2 / sum(m^2) = 144 / 28."""
+    sizes = [1, 2, 3, 1, 2, 3]
+    judgments = [
+        _item(f"u{v}_{k}", f"u{v}", 64, True, unanswerable=True, refused=True) for v, size in enumerate(sizes) for k in range(size)
+    ]
+    judgments += [_item(f"a{v}_{k}", f"a{v}", 64, True) for v, size in enumerate(sizes) for k in range(size)]
     refusal = next(s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "refusal"))
     assert refusal.ci_method == "clopper-pearson-deff" and refusal.ci_low == pytest.approx(100 * 0.025 ** (1 / 6), abs=1e-3)
-    on_videos = bounded_mean_fallback([0.0] * 6, (-1.0, 1.0), [1] * 6, 0.5)  # 6 independent items
+    on_videos = bounded_mean_fallback([0.0] * 12, (-1.0, 1.0), sizes, 1.0)
+    assert effective_items(sizes, 1.0) == pytest.approx(144 / 28)
     assert refusal.trust_ci_method == "agresti-coull-deff"
-    assert (refusal.trust_ci_low, refusal.trust_ci_high) == pytest.approx((100 * on_videos.low, 100 * on_videos.high), abs=1e-3)
+    assert (refusal.trust_ci_low, refusal.trust_ci_high) == pytest.approx((100 * on_videos.low, 100 * on_videos.high), abs=1e-4)
+    six = bounded_mean_fallback([0.0] * 12, (-1.0, 1.0), sizes, float("nan"))  # n_eff 6: what correctness's would give
+    assert refusal.trust_ci_low < 100 * six.low - 1  # fewer effective items, a wider interval
 
 
 # ---- hand-worked numbers for every branch of metrics.py (the mutation report, docs/mutation.md, lists what each catches)
@@ -284,6 +296,11 @@ def test_the_fallback_interval_counts_videos_not_items_where_answers_go_together
     scores = _overall(judgments + other)
     level = scores[("rules", "64", "overall")]
     assert (level.ci_low, level.ci_high, level.ci_method) == (*_wilson(0.5, 2), "wilson-deff")
+    # videos of unequal size: v1 3 items, v2 1. Per level the items of a video agree (correlation 1 from the levels;
+    # pooled over levels, "all", they disagree): n_eff = n / (sum(m^2) / n) = 4 / (10 / 4) = 1.6, not the 2 videos
+    uneven = [_item(f"e{k}", "v1", 64, True) for k in range(3)] + [_item("f", "v2", 64, False)]
+    uneven += [_item(f"g{k}", "v1", 128, False) for k in range(3)] + [_item("h", "v2", 128, True)]
+    assert _overall(uneven)[("rules", "64", "overall")].ci_low == _wilson(0.75, 1.6)[0]
     assert (scores[("other", "64", "overall")].ci_low, scores[("other", "64", "overall")].ci_high) == _wilson(0.5, 2)
 
 
@@ -308,6 +325,23 @@ def test_subsets_pick_their_items():
     assert (scores[("rules", "64", "non_refusal")].n, scores[("rules", "64", "non_refusal")].n_correct) == (2, 1)
     assert (scores[("rules", "64", "perception")].n, scores[("rules", "64", "reasoning")].n) == (2, 1)
     assert scores[("rules", "64", "reasoning")].accuracy == 0.0
+    # the subsets are in_subset's, which virtuebench.comparisons uses too
+    for subset in ("overall", "non_refusal", "refusal", "perception", "reasoning"):
+        assert scores[("rules", "64", subset)].n == sum(in_subset(j, subset) for j in judgments), subset
+    assert [in_subset(judgments[0], subset) for subset in ("overall", "refusal", "non_refusal", "perception", "reasoning")] == [
+        True,
+        True,
+        False,
+        True,
+        False,
+    ]
+    assert [in_subset(judgments[1], subset) for subset in ("overall", "refusal", "non_refusal", "perception", "reasoning")] == [
+        True,
+        False,
+        True,
+        False,
+        True,
+    ]
 
 
 def test_accuracy_keeps_four_decimals():
@@ -322,7 +356,7 @@ def test_rows_come_in_level_order_with_all_last():
 
 
 def test_every_field_of_a_score_survives_the_csv(tmp_path):
-    score = Score("m", "honest", "64", "overall", 62.5, 5, 8, 1, "rules", 40.1, 80.2, 4, 2, -12.5, -40.0, 10.0, "bca", "wilson-deff")
+    score = Score("m", "honest", "64", "overall", 62.5, 5, 8, 3, "rules", 40.1, 80.2, 4, 2, -12.5, -40.0, 10.0, "bca", "wilson-deff", 1, 2)
     write_scores([score], tmp_path / "scores.csv")
     assert (tmp_path / "scores.csv").read_text().splitlines()[0] == ",".join(f.name for f in dataclasses.fields(Score))
     assert read_scores(tmp_path / "scores.csv") == [score]
@@ -337,6 +371,7 @@ def test_every_field_of_a_score_survives_the_csv(tmp_path):
     assert (tmp_path / "none.csv").read_text().splitlines() == [",".join(f.name for f in dataclasses.fields(Score))]
     (old,) = read_scores(_old_scores(tmp_path))
     assert (old.n_videos, old.n_wrong_refusal, old.ci_method, old.trust_ci_method) == (0, 0, "", "")
+    assert (old.n_truncated, old.n_judge_failed) == (0, 0)  # files from before the two counts
 
 
 def _old_scores(tmp_path):

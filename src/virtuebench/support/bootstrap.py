@@ -302,7 +302,7 @@ def paired_difference(
     difference; valid when the arms are exchangeable under no difference), mid-p for the many ties. A
     bootstrap test from the same resamples was tried first and rejected: it rejected too often under no
     difference. The randomization test's false-positive rates at 5, 12 and 50 videos are in docs/statistics.md
-    (benchmarks/bench_coverage.py); tests/test_bootstrap.py checks its p-values are uniform at 40 videos.
+    (benchmarks/bench_coverage.py); tests/support/test_bootstrap.py checks its p-values are uniform at 40 videos.
     """
     return Resampler(clusters, settings, key).paired(clusters, a, b, key)
 

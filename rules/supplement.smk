@@ -65,8 +65,10 @@ checkpoint make_supplement_sets:
         level=SUPPLEMENT["level"],
         max_questions=lambda wildcards: f"--max-questions {SUPPLEMENT['max_questions_per_source']}" if SUPPLEMENT["max_questions_per_source"] else "",
         seed=SUPPLEMENT["seed"],
-        pool=lambda wildcards, input: f"--pool {input.pool}" if input.pool else "",
-        subtitles=supplement_subtitles_option,  # longvideobench_subtitles: interleaved
+        # --pool (question_pool filtered) and LongVideoBench's --subtitles (longvideobench_subtitles: interleaved) in one
+        # param: the command's text stays as it was before subtitles existed (a changed command would remake every set,
+        # and every supplement inference job after it, which reads its set by date)
+        pool=lambda wildcards, input: (f"--pool {input.pool}" if input.pool else "") + supplement_subtitles_option(wildcards),
     log:
         logpath("supplement/{source}/sets.log"),
     conda:
@@ -75,7 +77,7 @@ checkpoint make_supplement_sets:
         "Writing {wildcards.source}'s questions in MCQ and open-ended form at {params.level} frames"
     shell:
         "python -m virtuebench.curation supplement-sets {input.candidates} --level {params.level} {params.max_questions} "
-        "--seed {params.seed} {params.pool}{params.subtitles} --out-mcq {output.mcq} --out-oe {output.oe} > {log} 2>&1"
+        "--seed {params.seed} {params.pool} --out-mcq {output.mcq} --out-oe {output.oe} > {log} 2>&1"
 
 
 use rule extract_frames as extract_supplement_frames with:

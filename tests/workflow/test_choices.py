@@ -56,7 +56,11 @@ def test_every_setting_the_choices_table_names_exists():
         for key in keys:
             if key.startswith("models.yaml: "):
                 field = key.removeprefix("models.yaml: ")
-                ok = field.removeprefix("settings.") in backend_settings if field.startswith("settings.") else field in models_schema["properties"]
+                ok = (
+                    field.removeprefix("settings.") in backend_settings
+                    if field.startswith("settings.")
+                    else field in models_schema["properties"]
+                )
             elif key.startswith("judges: "):
                 ok = key.removeprefix("judges: ") in judge_settings
             else:

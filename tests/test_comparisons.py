@@ -148,7 +148,32 @@ def test_holm_family_is_the_table_by_default_or_each_level():
     from virtuebench.comparisons import Comparison, _adjust
 
     def row(level, p):
-        return Comparison("prompt", "rules", level, "overall", "m", "honest", "m", "plain", 50, 40, 10, 1, 19, p, None, False, 20, 5, "bca")
+        return Comparison(
+            "prompt",
+            "rules",
+            level,
+            "overall",
+            "m",
+            "honest",
+            "m",
+            "plain",
+            50,
+            40,
+            10,
+            1,
+            19,
+            p,
+            "exact",
+            0.0,
+            1e-6,
+            False,
+            None,
+            False,
+            False,
+            20,
+            5,
+            "bca",
+        )
 
     rows = [row("64", 0.01), row("128", 0.02), row("256", 0.04)]
     table = [r.p_holm for r in _adjust(rows)]

@@ -304,8 +304,9 @@ def paired_difference(
     which swaps the two arms of every item of a video together (a sign flip of the video's summed
     difference; valid when the arms are exchangeable under no difference), exact where the sign patterns can be
     counted (virtuebench.support.paired), conventional by default. A bootstrap test from the same resamples was
-    tried first and rejected: it rejected too often under no difference. The randomization test's false-positive rates at 5, 12 and 50 videos are in docs/statistics.md
-    (benchmarks/bench_coverage.py); tests/test_bootstrap.py checks its p-values are uniform at 40 videos.
+    tried first and rejected: it rejected too often under no difference. The randomization test's false-positive
+    rates at 5, 12 and 50 videos are in docs/statistics.md (benchmarks/bench_coverage.py);
+    tests/support/test_bootstrap.py checks its p-values are valid (conventional) and about uniform (mid-p) at 40 videos.
     """
     return Resampler(clusters, settings, key).paired(clusters, a, b, key)
 

@@ -7,59 +7,10 @@ import shutil
 import tarfile
 
 import pytest
+from helpers.releases import LONGVIDEOBENCH_ENTRIES
 
 from virtuebench.sources import longvideobench as lvb
 from virtuebench.sources import real_source
-
-
-def _entry(qid, video_id, category, level, question, candidates, correct, **extra):
-    """One lvb_val.json object with the release's fields."""
-    row = {
-        "video_id": video_id,
-        "question": question,
-        "question_wo_referring_query": question.split(", ")[-1],
-        "candidates": candidates,
-        "correct_choice": correct,
-        "position": [12],
-        "topic_category": "NP-News-Programs",
-        "question_category": category,
-        "level": level,
-        "id": qid,
-        "video_path": f"{video_id}.mp4",
-        "subtitle_path": f"{video_id}_en.json",
-        "duration_group": 600,
-        "starting_timestamp_for_subtitles": 0,
-        "duration": 70.0,
-        "view_count": 1234,
-    }
-    row.update(extra)
-    return row
-
-
-ENTRIES = [
-    _entry(
-        "vidAAAAAAAA_0",
-        "vidAAAAAAAA",
-        "T2A",
-        "L1-Perception",
-        "When the subtitle says 'hello there', what color is the woman's coat?",
-        ["yellow", "green", "blue", "red"],
-        2,
-    ),
-    _entry(
-        "vidAAAAAAAA_1",
-        "vidAAAAAAAA",
-        "SSS",
-        "L2-Relation",
-        "Which of the following sequences of scenes is correct?",
-        ["first a dog, then a cat", "first a cat, then a dog"],
-        1,
-    ),
-    _entry("vidBBBBBBBB_0", "vidBBBBBBBB", "O2E", "L1-Perception", "What is he doing?", ["running", "sitting"], 0),
-    _entry("vidAAAAAAAA_2", "vidAAAAAAAA", "E2O", "L1-Perception", "Which one carries a gun?", ["a", "b", "c"], 7),
-    _entry("vidAAAAAAAA_3", "vidAAAAAAAA", "S2O", "L1-Perception", "What objects are present?", "a lamp", 0),
-    _entry("vidAAAAAAAA_4", "vidAAAAAAAA", "XYZ", "L1-Perception", "Unknown category?", ["x", "y"], 0),
-]
 
 
 @pytest.fixture
@@ -70,8 +21,8 @@ def release(tmp_path, video_factory):
     staging.mkdir(parents=True)
     shutil.copy(video_factory(70, fps=1), staging / "vidAAAAAAAA.mp4")
     raw.mkdir()
-    (raw / "lvb_val.json").write_text(json.dumps(ENTRIES, indent=4))
-    test_entry = {k: v for k, v in ENTRIES[0].items() if k != "correct_choice"}
+    (raw / "lvb_val.json").write_text(json.dumps(LONGVIDEOBENCH_ENTRIES, indent=4))
+    test_entry = {k: v for k, v in LONGVIDEOBENCH_ENTRIES[0].items() if k != "correct_choice"}
     (raw / "lvb_test_wo_gt.json").write_text(json.dumps([{**test_entry, "id": "test_only_0"}]))
     with tarfile.open(tmp_path / "videos.tar", "w") as tar:
         tar.add(staging, arcname="videos")
@@ -120,7 +71,7 @@ def test_convert(release, tmp_path):
     assert first.instance_id == "longvideobench/vidAAAAAAAA_0" and first.source == "longvideobench"
     assert (first.task_type, first.category) == ("T2A", "perception")
     assert (second.task_type, second.category) == ("SSS", "reasoning")
-    assert first.question == ENTRIES[0]["question"]  # with its referring query
+    assert first.question == LONGVIDEOBENCH_ENTRIES[0]["question"]  # with its referring query
     assert first.answer == "blue" and first.options == ["yellow", "green", "blue", "red"]
     assert second.answer == "first a cat, then a dog"
     assert first.answers == {8: "blue", 64: "blue"}  # 128 frames do not exist in 70 s at 1 FPS

@@ -18,11 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers.data import make_video
+from helpers.releases import LONGVIDEOBENCH_ENTRIES, make_mlvu_release, make_videoevalpro_release, make_videomme_release
 from helpers.workflow import executed, scheduled, snakemake, workflow_with_rules_version
-from test_source_longvideobench import ENTRIES as LONGVIDEOBENCH_ENTRIES
-from test_source_mlvu import make_release as make_mlvu_release
-from test_source_videoevalpro import make_release as make_videoevalpro_release
-from test_source_videomme import make_release as make_videomme_release
 
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.curation.supplement import forms_of as supplement_forms
@@ -30,7 +27,7 @@ from virtuebench.instances import read_instances
 from virtuebench.sources import videoevalpro, videomme
 
 pytestmark = pytest.mark.workflow
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 
 
 def _lvbench_release(root: Path) -> Path:
@@ -390,7 +387,7 @@ def test_the_filtered_question_pool_runs_the_curation_filters_for_each_source_an
     """question_pool: filtered. MLVU and LongVideoBench are not curation sources here, so their answer-length and
     Keep/Discard filters run now; each source with options makes its sets from that source's kept questions
     (--pool); VideoEval-Pro, open-ended by design, keeps every question, so its sets are not made again."""
-    from test_rerun_scope import scheduled
+    from helpers.workflow import scheduled
 
     _, config, _ = curated
     changed = {**config, "supplement": {**config["supplement"], "question_pool": "filtered"}}
@@ -416,7 +413,7 @@ def test_videoevalpros_authors_grader_rejudges_only_its_open_ended_answers_and_t
     VideoEval-Pro's open-ended answers are judged again by their grader, and asked again with their suffix
     (videoevalpro_suffix: null follows the grader); with videoevalpro_suffix: false, only judged again. No other
     source's or form's job runs; the table is remade (its caption names the choices)."""
-    from test_rerun_scope import scheduled
+    from helpers.workflow import scheduled
 
     _, config, _ = curated
     models = config["supplement"]["models"]

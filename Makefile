@@ -40,11 +40,11 @@ test: $(STAMP)
 # re-inference interrupted after an answer-setting change, ENOSPC (root only) and --unlock beside a live run; each
 # plain rerun compared byte for byte with a clean run. Rewrites the table in docs/reliability.md; fails on any outcome
 # not as required (every fault identical; SIGINT to a stage may stop the rerun with a named error). About 15 minutes
-# on 2 cores. First tests/test_faults.py (marked `faults`, left out of `make test`: two whole runs interrupted and
+# on 2 cores. First tests/workflow/test_faults.py (marked `faults`, left out of `make test`: two whole runs interrupted and
 # rerun, about 1.5 minutes), whose assertions fail on any rerun that is not identical.
 FAULTS_OPTIONS ?=
 faults: $(STAMP)
-	python -m pytest -m faults tests/test_faults.py
+	python -m pytest -m faults tests/workflow/test_faults.py
 	python benchmarks/faults.py $(FAULTS_OPTIONS)
 
 # coverage and mutmut (the `dev` extra): only for the two targets below, so `make test` installs nothing more.
@@ -87,7 +87,7 @@ format: $(STAMP)
 	ruff check --fix .
 	ruff format .
 
-# vLLM in an environment of its own (it pins its own torch): the CPU build, for tests/test_vllm_route.py, which runs
+# vLLM in an environment of its own (it pins its own torch): the CPU build, for tests/models/test_vllm_route.py, which runs
 # the vllm backend against the transformers backend on tiny checkpoints. `make test` runs those tests where this
 # environment exists and skips them, with that reason, where it does not. On a GPU cluster use envs/vllm.yaml.
 # pip --isolated: PyPI only, so that no local torch wheel without its torchvision is picked up.

@@ -1,7 +1,7 @@
 """Visual tokens per frame at every level, for every family, side by side (the table in docs/models.md).
 
 A 16:9 frame as the workflow stores it under the registry's 200,704-pixel cap (597 x 336). The Qwen families through
-their sizing (models/families.py, equal to qwen-vl-utils 0.0.14's: tests/test_qwen_vl_utils.py); Keye-VL 1.5 through
+their sizing (models/families.py, equal to qwen-vl-utils 0.0.14's: tests/models/test_qwen_vl_utils.py); Keye-VL 1.5 through
 keye-vl-utils 1.5.2 itself, on frames that all differ from their neighbours (all "slow" frames: the fewest tokens
 each) and on a static video (one slow frame, the rest "fast" at 0.3x); the families with a fixed square input from their published configs.
 

@@ -1,4 +1,5 @@
 import copy
+import re
 
 import pytest
 import yaml
@@ -344,7 +345,12 @@ def test_the_schemas_defaults_are_the_library_defaults():
     assert (trust["scheme"]["default"], trust["confidence_target"]["default"]) == (TrustWeights.scheme, TrustWeights.confidence_target)
     from virtuebench.comparisons import compare
 
-    assert report["holm_family"]["default"] == compare.__defaults__[0]
+    holm_family, p_value, tarone = compare.__defaults__
+    assert (report["holm_family"]["default"], report["p_value"]["default"], report["holm_tarone"]["default"]) == (
+        holm_family,
+        p_value,
+        tarone,
+    )
     assert report["thumb_width"]["default"] == THUMB_WIDTH
 
 
@@ -689,7 +695,7 @@ def test_sections_that_do_nothing_under_the_source_or_without_supplement_models_
     config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
     config["supplement"]["authors_grader_prompt"] = str(prompt)
     warnings = check_config(config, CONFIG_DIR, base_dir=REPO, environ={}, defer_keys=True).warnings
-    assert [w for w in warnings if w.startswith("config.")] == [
+    assert [w for w in warnings if w.startswith("config.") and not w.startswith("config.curation.revisions")] == [
         "config.supplement.authors_grader_prompt: does nothing with videoevalpro_grader: virtuebench; it is the prompt of "
         "videoevalpro_grader: authors"
     ]
@@ -706,3 +712,28 @@ def test_a_dry_run_names_the_missing_keys_a_real_run_stops_on():
         "config.judges.gpt-4o: the judge needs an API key: set the environment variable OPENAI_API_KEY (or set config.judge: "
         "rules, or config.judges.gpt-4o.if_no_key: rules); a real run stops here, before any job",
     ]
+
+
+def test_a_source_revision_that_is_not_a_commit_is_warned_of_at_start_up():
+    """Every adapter's release is pinned to a commit where one is known; ALLVB's is not (no commit of it could be
+    confirmed: docs/sources.md), so the paper's config warns of it, and of a branch given in curation.revisions,
+    and says how to pin it; a commit given there silences it, as does a release already on disk (raw_dirs)."""
+    from virtuebench.sources import REAL_SOURCES, real_source
+
+    unpinned = [name for name in REAL_SOURCES if not re.fullmatch(r"[0-9a-f]{40}", real_source(name).RELEASE.revision)]
+    assert unpinned == ["allvb"]
+    config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+
+    def revision_warnings(config):
+        checked = check_config(config, CONFIG_DIR, base_dir=REPO, environ={}, defer_keys=True)
+        return [w for w in checked.warnings if w.startswith("config.curation.revisions")]
+
+    assert revision_warnings(config) == [
+        "config.curation.revisions: allvb (ALLVB/ALLVB) follows revision 'main', not a commit: pin one with "
+        "curation.revisions.allvb: <40-hex sha> (the commit each download resolved is in its download.json)"
+    ]
+    config["curation"]["revisions"] = {"allvb": "a" * 40, "mlvu": "main"}
+    assert [w.split(" follows")[0] for w in revision_warnings(config)] == ["config.curation.revisions: mlvu (MLVU/MVLU)"]
+    config["curation"]["revisions"] = {}
+    config["curation"]["raw_dirs"] = {"allvb": "/data/ALLVB"}
+    assert revision_warnings(config) == []

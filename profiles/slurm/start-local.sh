@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Start a single-node SLURM (Debian/Ubuntu slurm-wlm + munge) on this machine, as root: `make slurm-local`, to try
-# the cluster path on a workstation, and the real-SLURM test (tests/test_slurm.py).
+# the cluster path on a workstation, and the real-SLURM test (tests/workflow/test_slurm.py).
 # Idempotent: exits 0 at once if the node is already up. Prints why and exits 1 if it cannot.
 # Lessons kept here: with accounting disabled, Snakemake's slurm plugin needs `slurm-status-command: squeue`;
 # proctrack/linuxproc and task/none need no cgroups.

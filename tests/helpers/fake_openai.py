@@ -91,7 +91,7 @@ class FakeOpenAI:
             def log_message(self, *args):
                 pass
 
-        # port 0: any free one; another (a documented server's, tests/test_models_doc.py): OSError where it is taken
+        # port 0: any free one; another (a documented server's, tests/models/test_models_doc.py): OSError where it is taken
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 

@@ -1,7 +1,7 @@
 """Recording stand-ins for the checkpoint-shipped code of VideoChat-Flash, InternVideo2.5, InternVL3.5 and
 Keye-VL 1.5 (none of it is on PyPI): the same call signatures and the same steps as the authors' code
 (docs/models.md cites it), with the model's forward pass replaced by a record of what it was given.
-tests/test_remote_code.py uses them; keye-vl-utils, which is on PyPI, runs for real there."""
+tests/models/test_remote_code.py uses them; keye-vl-utils, which is on PyPI, runs for real there."""
 
 from __future__ import annotations
 

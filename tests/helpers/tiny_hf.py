@@ -78,7 +78,7 @@ INTERNVL_IMAGE_SIZE, INTERNVL_PATCH = 64, 16
 INTERNVL_IMAGE_SEQ_LENGTH = (INTERNVL_IMAGE_SIZE // INTERNVL_PATCH) ** 2 // 4  # downsample_ratio 0.5: 2x2 pixel shuffle
 LLAVA_IMAGE_SIZE, LLAVA_PATCH = 32, 8  # SigLIP: 4 x 4 patches a frame, pooled to 2 x 2 for video
 
-#: The language models' size: 2 layers, head_dim 32, the smallest head vLLM's CPU attention takes (tests/test_vllm_route.py).
+#: The language models' size: 2 layers, head_dim 32, the smallest head vLLM's CPU attention takes (tests/models/test_vllm_route.py).
 HEAD_DIM = 32
 TEXT_SIZE = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1)
 MROPE_SECTION = [8, 4, 4]  # temporal, height, width: half the head dimension

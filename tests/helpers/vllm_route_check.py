@@ -1,5 +1,5 @@
 """The vLLM route against the transformers route, on tiny random checkpoints saved here: run inside the vLLM
-environment (`make vllm-env`), by tests/test_vllm_route.py, which reads the JSON this writes.
+environment (`make vllm-env`), by tests/models/test_vllm_route.py, which reads the JSON this writes.
 
 For each family: the tiny model of its real transformers classes (tests/helpers/tiny_hf.py) is saved to a folder, and
 both backends load that folder. One request (64 frames of a one-hour video) goes through

@@ -42,20 +42,20 @@ class Target:
 TARGETS = (
     Target("levels", ("src/virtuebench/levels.py",), ("tests/test_levels.py",)),
     Target("metrics", ("src/virtuebench/metrics.py",), ("tests/test_metrics.py",)),
-    Target("summary", ("src/virtuebench/report/summary.py",), ("tests/test_summary.py",)),
+    Target("summary", ("src/virtuebench/report/summary.py",), ("tests/report/test_summary.py",)),
     Target("records", ("src/virtuebench/records.py",), ("tests/test_records.py", "tests/test_records_doc.py")),
-    Target("refusal", ("src/virtuebench/judge/refusal.py",), ("tests/test_judge.py", "tests/test_refusal.py")),
+    Target("refusal", ("src/virtuebench/judge/refusal.py",), ("tests/judge/test_judge.py", "tests/judge/test_refusal.py")),
     # Case A's matching: hundreds of mutants in word lists and phrasings; its survivors are listed, not all killed yet
     Target(
         "matching",
         ("src/virtuebench/judge/matching.py", "src/virtuebench/judge/numbers.py"),
-        ("tests/test_judge.py", "tests/test_numbers.py"),
+        ("tests/judge/test_judge.py", "tests/judge/test_numbers.py"),
         complete=False,
     ),
     Target(
         "timing",
         ("src/virtuebench/models/timing.py", "src/virtuebench/frames.py"),
-        ("tests/test_model_inputs.py", "tests/test_timing.py"),
+        ("tests/models/test_model_inputs.py", "tests/models/test_timing.py"),
         functions=("FrameTimes", "clock_text", "plan_frames"),
     ),
     # the cluster bootstrap: its survivors are listed; the ones left are mostly numerical guards and seeds
@@ -64,7 +64,7 @@ TARGETS = (
         ("src/virtuebench/support/bootstrap.py",),
         # the two calibration tests (16 s and 2 s) are left to `make test`: every mutant would rerun them
         (
-            "tests/test_bootstrap.py",
+            "tests/support/test_bootstrap.py",
             "-k",
             "not covers_a_known_rate and not uniform_under_no_difference",
         ),

@@ -4,10 +4,10 @@ Hugging Face checkpoints (`transformers`, `vllm`). docs/models.md cites the refe
 A family decides: the chat turn (a system turn, where the video goes, any time text), how the frames are
 sized and which processor arguments go with them (frame metadata, resizing), and how a reply separates
 thinking from the answer. Both backends use the same family, so the transformers and vLLM routes give a
-model the same prompt and the same pixels (tests/test_vllm_route.py proves it on tiny checkpoints).
+model the same prompt and the same pixels (tests/models/test_vllm_route.py proves it on tiny checkpoints).
 
 The Qwen families (Qwen2.5-VL, MiMo-VL, Qwen3-VL) size their frames the way qwen-vl-utils 0.0.14 does for
-a list of frames (`qwen_frame_size`, checked against the real package in tests/test_qwen_vl_utils.py):
+a list of frames (`qwen_frame_size`, checked against the real package in tests/models/test_qwen_vl_utils.py):
 a per-frame cap, then a share of a whole-clip pixel budget, both rounded to the patch grid, and the
 processor then takes them as they are (`do_resize=False`, as the Qwen model cards call it).
 """

@@ -16,7 +16,7 @@ When what it saw does not answer the question it refuses under a prompt that ask
 (the paper's honest prompt: "If the frames do not provide enough information, DO NOT guess") and answers anyway under any other prompt
 (the `guess` backend's answer: its best guess). With the honest prompt it must therefore score 100%
 at every level; anything less means the frames, the levels' ground truth or the judge disagree
-(tests/test_oracle.py, and `make demo`'s Table 2).
+(tests/models/test_oracle.py, and `make demo`'s Table 2).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ releases have no -HF one) and Keye-VL 1.5. Each follows its authors' published i
   we pass the manifest's timestamps instead (a float tensor, as keye-vl-utils would), and the thinking
   mode as the README's `/think`, `/no_think` at the end of the question. No `fps` goes in the message:
   keye-vl-utils would then recount the frames as int(N / fps * fps), which floating point rounds down to
-  N - 1 for about 7% of durations (tests/test_keye_vl_utils.py runs the real package over them).
+  N - 1 for about 7% of durations (tests/models/test_keye_vl_utils.py runs the real package over them).
 
 InternVideo2.5 and VideoChat-Flash group frames by 4 (16 tokens per frame after merging): a frame count that
 is not a multiple of 4 is refused rather than silently mis-grouped. Their code pins transformers 4.40

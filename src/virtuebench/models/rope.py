@@ -5,7 +5,7 @@ seconds (`second_per_grid_ts` x `tokens_per_second`): 64 frames of a one-hour vi
 In the reference code (Qwen2.5-VL's own transformers 4.49-4.57 implementation, and vLLM's), the text after a video
 continues after the largest position the video took. transformers 5.x (5.19 and 5.23 at least) continues it after
 max(height, width) instead, ignoring the time extent, so the question that follows a long video is placed where the
-model never saw text in training. tests/test_vllm_route.py found it: vLLM and transformers 5 disagreed on every
+model never saw text in training. tests/models/test_vllm_route.py found it: vLLM and transformers 5 disagreed on every
 video prompt and agreed on text alone. `use_reference_positions` puts the reference computation on a loaded model.
 Qwen3-VL is not affected: each of its temporal patches is a block of its own with its time written as text.
 """

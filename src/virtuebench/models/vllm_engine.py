@@ -4,7 +4,7 @@ The request is built from the same family specs as the transformers backend (mod
 the same function (`hf.processor_inputs`): the checkpoint's chat template with the family's turns, the
 frames sized as the family's authors size them, and for the Qwen families the frames with their metadata
 as a `(frames, metadata)` pair and the processor's arguments as `mm_processor_kwargs` (the form of the
-Qwen3-VL model card's vLLM example). tests/test_vllm_route.py runs this backend on tiny checkpoints with
+Qwen3-VL model card's vLLM example). tests/models/test_vllm_route.py runs this backend on tiny checkpoints with
 vLLM's CPU build: vLLM's own processor gives the transformers route's grid, frame times and prompt token
 ids, and the first tokens' log-probabilities agree with the transformers route's (docs/models.md).
 

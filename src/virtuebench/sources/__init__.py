@@ -65,6 +65,9 @@ class RealSourceSettings:
     #: which levels a video has: "1fps" (VirtueBench's grid) or "clip" (N frames over any video; the supplement);
     #: base.Conversion checks it
     sampling: str = "1fps"
+    #: a question's video length: "probed" from the file, or "release": the length the release states (LongVideoBench's
+    #: `duration`, which its loader samples within; supplement.longvideobench_subtitles: interleaved)
+    durations: str = "probed"
 
 
 def _real(name: str) -> Callable[[dict[str, Any], str, int], tuple[list[Instance], Excluded]]:
@@ -77,7 +80,14 @@ def _real(name: str) -> Callable[[dict[str, Any], str, int], tuple[list[Instance
         raw_dir = Path(given.raw_dir)
         if not raw_dir.is_dir():
             raise ValueError(f"{name} source: raw_dir {raw_dir} is not a folder (download the release first)")
-        return real_source(name).convert(raw_dir, Path(videos_dir), list(given.levels or LEVELS), sampling=given.sampling)
+        module = real_source(name)
+        levels = list(given.levels or LEVELS)
+        if given.durations == "probed":
+            return module.convert(raw_dir, Path(videos_dir), levels, sampling=given.sampling)
+        states = getattr(module, "STATES_DURATIONS", False)  # the release states each video's length
+        if given.durations != "release" or not states:
+            raise ValueError(f"{name} source: durations {given.durations!r} is not one of probed{', release' if states else ''}")
+        return module.convert(raw_dir, Path(videos_dir), levels, sampling=given.sampling, durations=given.durations)
 
     return adapter
 

@@ -7,7 +7,7 @@ bootstrap of its items: as many videos as it has, drawn with replacement, every 
 numbers over the same videos share the same resamples, so the same digits come back on every rerun and a
 paired comparison's arms move together. Intervals are BCa percentile intervals (Efron & Tibshirani 1993,
 ch. 14); a paired comparison's p-value comes from a randomization test over videos (paired_difference says
-why).
+why; virtuebench.support.paired computes it).
 
 Which interval a number gets is decided by how much information it has, the number of its videos, never by
 what its resamples happen to look like. Below BCA_MIN_VIDEOS videos (the cut is read off the coverage table
@@ -39,6 +39,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
+
+from virtuebench.support.paired import PValue, SignFlipTest, sign_flip_test
 
 NORMAL = NormalDist()
 T = TypeVar("T")
@@ -293,11 +295,6 @@ class Resampler:
         self._floats.move_to_end(order)
         return self._floats[order]
 
-    def _own(self, clusters: Sequence[Hashable], values: Sequence[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The number's own videos: per video its item count and value sum, and the resample weights."""
-        order, counts, sums = self._sums(clusters, values)
-        return counts, sums, self._weights_of(order)
-
     def interval(
         self, clusters: Sequence[Hashable], values: Sequence[float], bounds: tuple[float, float] | None = None, rho: float | None = None
     ) -> Interval:
@@ -344,30 +341,30 @@ class Resampler:
         return found.low, found.high
 
     @one_blas_thread
-    def paired(self, clusters: Sequence[Hashable], a: Sequence[float], b: Sequence[float], key: Sequence[Hashable]) -> Paired:
-        """See paired_difference; `key` seeds the randomization test."""
+    def paired(
+        self,
+        clusters: Sequence[Hashable],
+        a: Sequence[float],
+        b: Sequence[float],
+        key: Sequence[Hashable],
+        p_value: PValue = "conventional",
+    ) -> Paired:
+        """See paired_difference; `key` seeds the randomization test where it samples, `p_value` its definition."""
         if len(a) != len(b) or len(a) != len(clusters):
             raise ValueError(f"paired values differ in length: {len(clusters)} clusters, {len(a)} and {len(b)} values")
         diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
         if len(diff) == 0:
             return Paired(float("nan"), None, None, None, 0, 0, "none")
-        counts, sums, weights = self._own(clusters, diff)
+        order, counts, sums = self._sums(clusters, diff)
         total = counts.sum()
         observed = float(sums.sum() / total)
         n_clusters = len(counts)
-        interval = self._paired_interval(a, b, observed, counts, sums, weights)
-        if not np.any(sums):  # no video with any discordant item: nothing suggests a difference
-            return Paired(observed, interval.low, interval.high, 1.0, int(total), n_clusters, interval.method)
-        signs = self.settings.rng((*key, "randomization")).choice(np.array([-1.0, 1.0]), size=(self.settings.resamples, n_clusters))
-        flipped = np.abs(signs @ sums) / total
-        tolerance = 1e-9 * max(1.0, abs(observed))
-        beyond = np.count_nonzero(flipped > abs(observed) + tolerance)
-        tied = np.count_nonzero(np.abs(flipped - abs(observed)) <= tolerance)
-        p_value = min(1.0, (beyond + 0.5 * tied + 1) / (self.settings.resamples + 1))
-        return Paired(observed, interval.low, interval.high, float(p_value), int(total), n_clusters, interval.method)
+        interval = self._paired_interval(a, b, order, counts, sums)
+        test = sign_flip_test(sums, self.settings.rng((*key, "randomization")), p_value)
+        return Paired(observed, interval.low, interval.high, test.p_value, int(total), n_clusters, interval.method, test)
 
     def _paired_interval(
-        self, a: Sequence[float], b: Sequence[float], observed: float, counts: np.ndarray, sums: np.ndarray, weights: np.ndarray
+        self, a: Sequence[float], b: Sequence[float], order: tuple[Hashable, ...], counts: np.ndarray, sums: np.ndarray
     ) -> Interval:
         """Bonett-Price's interval below BCA_MIN_VIDEOS videos; from there the paired bootstrap's BCa interval, or
         Bonett-Price's where that is wider or BCa has no width (every difference 0, say); `self.rho` is the
@@ -375,6 +372,7 @@ class Resampler:
         closed = paired_fallback(a, b, counts, self.rho)
         if len(counts) < BCA_MIN_VIDEOS:
             return closed
+        weights = self._weights_of(order)  # drawn only where the bootstrap is used
         return _wider(_bca((weights @ sums) / (weights @ counts), counts, sums), closed)
 
 
@@ -450,6 +448,7 @@ class Paired:
     n: int
     n_clusters: int
     ci_method: str  # as Interval.method
+    test: SignFlipTest | None = None  # the p-value's test (virtuebench.support.paired): exact or Monte Carlo, its error
 
 
 def paired_difference(
@@ -459,11 +458,12 @@ def paired_difference(
 
     The interval: the paired cluster bootstrap (BCa). The p-value: a randomization test over clusters,
     which swaps the two arms of every item of a video together (a sign flip of the video's summed
-    difference; valid when the arms are exchangeable under no difference), mid-p for the many ties. A
-    bootstrap test from the same resamples was tried first and rejected: it rejected too often under no
-    difference. The randomization test's false-positive rates at 5, 12 and 50 videos are in docs/statistics.md
-    (benchmarks/bench_coverage.py); tests/test_bootstrap.py checks its p-values are uniform at 40 videos. The
-    closed-form interval's intra-video correlation is estimated from the differences themselves.
+    difference; valid when the arms are exchangeable under no difference), exact where the sign patterns can be
+    counted (virtuebench.support.paired), conventional by default. A bootstrap test from the same resamples was
+    tried first and rejected: it rejected too often under no difference. The randomization test's false-positive
+    rates at 5, 12 and 50 videos are in docs/statistics.md (benchmarks/bench_coverage.py);
+    tests/support/test_bootstrap.py checks its p-values are valid (conventional) and about uniform (mid-p) at 40 videos.
+    The closed-form interval's intra-video correlation is estimated from the differences themselves.
     """
     differences = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     rho = intra_cluster_correlation([(clusters, differences)]) if len(differences) else float("nan")

@@ -1,7 +1,7 @@
 """Snakemake end to end on a tiny config, one shared run: outputs, the analytic check on `refuse`, frame
 codes, traceability of every score, resumability of the whole run, lint and config errors. The tests that
 need a run of their own (broken videos, the LLM judge, CVRR-ES, the paper's models) are in
-tests/test_workflow_runs.py."""
+tests/workflow/test_workflow_runs.py."""
 
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def test_the_oracle_reading_the_frames_is_right_at_every_level_with_the_honest_p
 
 
 def test_the_demo_results_browser_opens_in_a_real_browser(run, tmp_path):
-    from test_browser import click_through
+    from helpers.browser import click_through
 
     site = run / "results" / "browser"
     assert (site / "index.html").is_file() and len(list((site / "items").glob("*.html"))) == 15
@@ -111,9 +111,9 @@ def open_report(report_zip: Path, folder: Path, shots: Path) -> dict[str, object
     category, and the results browser the report shows in its frame."""
     import zipfile
 
+    from helpers.browser import driver as _driver
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
-    from test_browser import _driver
 
     with zipfile.ZipFile(report_zip) as archive:
         archive.extractall(folder)

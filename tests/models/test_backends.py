@@ -21,7 +21,7 @@ from virtuebench.models.frames_io import fit_pixels
 from virtuebench.models.openai_api import OpenAISettings, build_messages
 from virtuebench.models.vllm_engine import VllmSettings, build_inputs, sampling_arguments
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).resolve().parents[1]
 REGISTRY = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
 
 
@@ -114,7 +114,7 @@ def test_vllm_request_building_needs_no_vllm(bench):
     inputs = build_inputs(request, Processor(), settings, family)
     assert inputs["prompt"].startswith("<|vision_start|><|video_pad|>") and inputs["prompt"].endswith("/think<|assistant|>")
     video, metadata = inputs["multi_modal_data"]["video"]
-    # The frames sized as qwen-vl-utils sizes them (tests/test_qwen_vl_utils.py), channels last for vLLM.
+    # The frames sized as qwen-vl-utils sizes them (tests/models/test_qwen_vl_utils.py), channels last for vLLM.
     stored = Image.open(request.frames[0])
     height, width = family.video_settings(**tiny).frame_size(stored.height, stored.width, 64)
     assert video.dtype == np.uint8 and video.shape == (64, height, width, 3)

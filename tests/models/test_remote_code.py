@@ -1,7 +1,7 @@
 """The adapters for families whose code ships with the checkpoint, against recording stand-ins of that
 code (tests/helpers/remote_standins.py; the checkpoints' code is not on PyPI): our frames, frame times and prompt
 reach the authors' entry points in the form their code expects. Keye-VL's keye-vl-utils is on PyPI and
-runs for real here (and over every duration in tests/test_keye_vl_utils.py). Needs the hf extra."""
+runs for real here (and over every duration in tests/models/test_keye_vl_utils.py). Needs the hf extra."""
 
 import re
 

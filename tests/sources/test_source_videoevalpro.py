@@ -4,19 +4,17 @@ parts) holding videos_filtered/<video>."""
 
 from __future__ import annotations
 
-import io
 import os
-import tarfile
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
 import pytest
 from helpers.data import convert_with_cli, excluded_reasons, make_video
+from helpers.releases import OPTIONS, VIDEOEVALPRO_ROWS, make_videoevalpro_release, videoevalpro_row
 
 from virtuebench import sources
 from virtuebench.sources import videoevalpro
-
-OPTIONS = ["A. Two.", "B. Three.", "C. Four.", "D. Five."]
 
 
 @pytest.fixture(scope="module")
@@ -24,62 +22,6 @@ def clip(tmp_path_factory) -> bytes:
     path = tmp_path_factory.mktemp("videoevalpro_video") / "clip.mp4"
     make_video(path, 70, fps=1)  # 70 s: level 64 is available, 128 is not
     return path.read_bytes()
-
-
-def _row(video: str, qa_type: str, question: str, options: list[str], answer: str, answer_text: str) -> dict:
-    return {
-        "video": video,
-        "question": question,
-        "options": options,
-        "answer": answer,
-        "answer_text": answer_text,
-        "meta": '{"duration": 70}',
-        "source": "Video-MME",
-        "qa_subtype": "Counting Problem",
-        "qa_type": qa_type,
-    }
-
-
-ROWS = [
-    _row("fFjv93ACGo8.mp4", "Local Perception", "How many cups are on the table?", OPTIONS, "C", "Four cups"),
-    _row(
-        "fFjv93ACGo8.mp4",
-        "Holistic Reasoning",
-        "Why does the man leave at the end?",
-        ["A. He is late.", "B. He is tired.", "C. He is sad.", "D. He is bored."],
-        "A",
-        "Because he is late",
-    ),
-    _row(
-        "Zt0pQ3vY9Kc.mp4",
-        "Local Reasoning",
-        "What does she do after opening the door?",
-        ["Sits", "Runs", "Waves", "Sings"],
-        "C",
-        "She waves",
-    ),
-    _row("NoSuchVideo.mp4", "Holistic Perception", "What is the video about?", OPTIONS, "A", "Cooking"),
-    _row("fFjv93ACGo8.mp4", "Local Perception", "What colour is the cup?", OPTIONS, "E", "Red"),  # letter outside the options
-    _row("fFjv93ACGo8.mp4", "Local Perception", "What colour is the pot?", OPTIONS, "A", " "),  # no open-ended answer
-    _row("fFjv93ACGo8.mp4", "Music Perception", "Which instrument plays?", OPTIONS, "A", "A piano"),  # unknown qa_type
-]
-
-
-def make_release(root: Path, clip: bytes, rows: list[dict] = ROWS) -> Path:
-    """The rows above (or `rows`); the two videos in one tar.gz split into two parts under videos/."""
-    (root / "data").mkdir(parents=True)
-    (root / "videos").mkdir()
-    pl.DataFrame(rows).write_parquet(root / "data" / "test-00000-of-00001.parquet")
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tarred:
-        for video in ("fFjv93ACGo8.mp4", "Zt0pQ3vY9Kc.mp4"):
-            member = tarfile.TarInfo(f"videos_filtered/{video}")
-            member.size = len(clip)
-            tarred.addfile(member, io.BytesIO(clip))
-    data = buffer.getvalue()
-    (root / "videos" / "videos_part_aa.tar.gz").write_bytes(data[: len(data) // 2])
-    (root / "videos" / "videos_part_ab.tar.gz").write_bytes(data[len(data) // 2 :])
-    return root
 
 
 def test_module():
@@ -95,7 +37,7 @@ def test_module():
 
 
 def test_prepare_joins_and_unpacks_once(tmp_path, clip):
-    raw = make_release(tmp_path / "raw", clip)
+    raw = make_videoevalpro_release(tmp_path / "raw", clip)
     assert videoevalpro.prepare(raw) == raw / "videos"
     video = raw / "videos" / "videos_filtered" / "fFjv93ACGo8.mp4"
     assert video.read_bytes() == clip and (raw / "videos" / "videos_filtered" / "Zt0pQ3vY9Kc.mp4").exists()
@@ -106,7 +48,7 @@ def test_prepare_joins_and_unpacks_once(tmp_path, clip):
 
 
 def test_convert(tmp_path, clip):
-    raw = make_release(tmp_path / "raw", clip)
+    raw = make_videoevalpro_release(tmp_path / "raw", clip)
     with pytest.raises(ValueError, match="unpack them first"):
         videoevalpro.convert(raw, tmp_path / "videos", [64, 128])
     videoevalpro.prepare(raw)
@@ -152,8 +94,8 @@ def test_unreadable_video_and_hand_unpacked_release(tmp_path, clip):
     (raw / "videos" / "good.mp4").write_bytes(clip)
     (raw / "videos" / "broken.mp4").write_bytes(b"not a video")
     rows = [
-        _row("good.mp4", "Local Perception", "How many cups?", OPTIONS, "B", "Three"),
-        _row("broken.mp4", "Local Perception", "Q?", OPTIONS, "B", "x"),
+        videoevalpro_row("good.mp4", "Local Perception", "How many cups?", OPTIONS, "B", "Three"),
+        videoevalpro_row("broken.mp4", "Local Perception", "Q?", OPTIONS, "B", "x"),
     ]
     pl.DataFrame(rows).write_parquet(raw / "data" / "test-00000-of-00001.parquet")
     assert videoevalpro.prepare(raw) == raw / "videos"
@@ -180,7 +122,7 @@ def test_cli(tmp_path, clip, monkeypatch):
     # Not registered in REAL_SOURCES yet: register it for this test only (a no-op once it is wired).
     monkeypatch.setitem(sources.REAL_SOURCES, "videoeval-pro", "videoevalpro")
     monkeypatch.setitem(sources.ADAPTERS, "videoeval-pro", sources._real("videoeval-pro"))
-    raw = make_release(tmp_path / "raw", clip)
+    raw = make_videoevalpro_release(tmp_path / "raw", clip)
     videoevalpro.prepare(raw)
     instances, excluded = convert_with_cli("videoeval-pro", raw, tmp_path)
     assert [inst.source_id for inst in instances] == ["0000-C", "0001-A", "0002-C", "0006-A"]
@@ -193,7 +135,7 @@ def test_clip_sampling_keeps_every_question_of_a_video_shorter_than_the_level(tm
 
     short = tmp_path / "short.mp4"
     make_video(short, 20, fps=2)
-    raw = make_release(tmp_path / "raw", short.read_bytes())
+    raw = make_videoevalpro_release(tmp_path / "raw", short.read_bytes())
     videoevalpro.prepare(raw)
     on_the_grid, excluded = videoevalpro.convert(raw, tmp_path / "grid", [64])  # VirtueBench's 1 FPS grid: too short
     assert on_the_grid == [] and sum(row["reason_kind"] == "too_short" for row in excluded) == 4
@@ -211,11 +153,11 @@ def test_clip_sampling_keeps_every_question_of_a_video_shorter_than_the_level(tm
 def test_a_new_spelling_of_a_task_type_still_fills_its_column_with_one_warning(tmp_path, clip, capsys):
     """Release drift: the hub renames 'Local Perception' to 'local_perception'; every row is kept, and one line
     names the spelling (not one per row)."""
-    renamed = [{**row, "qa_type": row["qa_type"].lower().replace(" ", "_")} for row in ROWS]
-    raw = make_release(tmp_path / "raw", clip, rows=renamed)
+    renamed = [{**row, "qa_type": row["qa_type"].lower().replace(" ", "_")} for row in VIDEOEVALPRO_ROWS]
+    raw = make_videoevalpro_release(tmp_path / "raw", clip, rows=renamed)
     videoevalpro.prepare(raw)
     instances, excluded = videoevalpro.convert(raw, tmp_path / "videos", [64, 128])
-    original = make_release(tmp_path / "raw2", clip)
+    original = make_videoevalpro_release(tmp_path / "raw2", clip)
     videoevalpro.prepare(original)
     before, _ = videoevalpro.convert(original, tmp_path / "videos2", [64, 128])
     assert [(i.source_id, i.category) for i in instances] == [(i.source_id, i.category) for i in before]
@@ -230,10 +172,12 @@ def test_a_new_task_type_still_fills_the_supplement_column_with_one_warning(tmp_
     supplement's open-ended set is the same as before, and one line names the new value."""
     from virtuebench.curation.supplement import make_sets
 
-    original = make_release(tmp_path / "raw", clip)
+    original = make_videoevalpro_release(tmp_path / "raw", clip)
     videoevalpro.prepare(original)
     before, _ = videoevalpro.convert(original, tmp_path / "videos", [64])
-    renamed = make_release(tmp_path / "raw2", clip, rows=[{**row, "qa_type": "Temporal Counting"} for row in ROWS])
+    renamed = make_videoevalpro_release(
+        tmp_path / "raw2", clip, rows=[{**row, "qa_type": "Temporal Counting"} for row in VIDEOEVALPRO_ROWS]
+    )
     videoevalpro.prepare(renamed)
     capsys.readouterr()
     instances, excluded = videoevalpro.convert(renamed, tmp_path / "videos2", [64])
@@ -248,10 +192,32 @@ def test_a_new_task_type_still_fills_the_supplement_column_with_one_warning(tmp_
 def test_a_row_without_options_is_kept_open_ended_and_left_out_of_the_mcq(tmp_path, clip):
     from virtuebench.curation.supplement import correct_index
 
-    rows = [*ROWS[:1], {**ROWS[0], "options": [], "question": "How many plates are there?", "answer": ""}]
-    raw = make_release(tmp_path / "raw", clip, rows=rows)
+    rows = [*VIDEOEVALPRO_ROWS[:1], {**VIDEOEVALPRO_ROWS[0], "options": [], "question": "How many plates are there?", "answer": ""}]
+    raw = make_videoevalpro_release(tmp_path / "raw", clip, rows=rows)
     videoevalpro.prepare(raw)
     instances, _ = videoevalpro.convert(raw, tmp_path / "videos", [64, 128])
     plain = next(i for i in instances if i.question == "How many plates are there?")
     assert plain.options == [] and plain.source_id == "0001" and correct_index(plain) is None
     assert correct_index(next(i for i in instances if i.source_id.startswith("0000-"))) is not None
+
+
+def test_a_row_without_options_reaches_the_open_ended_set_and_not_the_mcq(tmp_path, clip):
+    """The authors' open-ended scoring reads every row: the supplement's open-ended set of VideoEval-Pro (the column
+    the table shows) holds the row without options, judged against its answer_text; the MCQ set leaves it out. A
+    source converted from multiple choice still keeps only its questions with options, in both forms."""
+    from virtuebench.curation.supplement import make_sets
+
+    rows = [*VIDEOEVALPRO_ROWS[:1], {**VIDEOEVALPRO_ROWS[0], "options": None, "question": "How many plates are there?", "answer": ""}]
+    raw = make_videoevalpro_release(tmp_path / "raw", clip, rows=rows)
+    videoevalpro.prepare(raw)
+    instances, excluded = videoevalpro.convert(raw, tmp_path / "videos", [64], sampling="clip")
+    assert excluded == []
+    sets = make_sets(instances, 64)
+    assert [(i.source_id, i.answers) for i in sets["oe"]] == [("0000-C", {64: "Four cups"}), ("0001", {64: "Four cups"})]
+    assert [(i.source_id, i.answers) for i in sets["mcq"]] == [("0000-C", {64: "C"})]
+    assert [i.source_id for i in make_sets(instances, 64, max_questions=1, seed=0)["oe"]] != []
+    elsewhere = [  # the same two questions as an MCQ source converts them: the answer is an option's text
+        replace(inst, source="mlvu", instance_id=f"mlvu/{inst.source_id}", answer=inst.options[2] if inst.options else inst.answer)
+        for inst in instances
+    ]
+    assert [i.source_id for i in make_sets(elsewhere, 64)["oe"]] == [i.source_id for i in make_sets(elsewhere, 64)["mcq"]] == ["0000-C"]

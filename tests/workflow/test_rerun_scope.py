@@ -4,7 +4,7 @@ compares the jobs `snakemake -n` schedules, rule by rule, with the exact set tha
 settings that change its answers rerun exactly its inference, its judging and the report; its scheduling and
 description settings, and the interpreter its job runs with, rerun nothing; a new model adds only its jobs; a new
 rules version re-judges every rules judgment and nothing else (the curated workflow's filter decisions:
-tests/test_curation_workflow.py); unrelated settings rerun nothing."""
+tests/curation/test_curation_workflow.py); unrelated settings rerun nothing."""
 
 import sys
 from collections import Counter

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "src" / "virtuebench"
 importlinter = pytest.importorskip("importlinter", reason="import-linter is not installed (the test extra)")
 

@@ -1,4 +1,4 @@
-"""Snakemake end to end on tiny configs, each test a run of its own (kept apart from tests/test_workflow.py's
+"""Snakemake end to end on tiny configs, each test a run of its own (kept apart from tests/workflow/test_workflow.py's
 shared demo run so that the test workers can take them in parallel): broken videos, the LLM judge against a
 local fake server, CVRR-ES, and a dry run with the paper's 25 models."""
 

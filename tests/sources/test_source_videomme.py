@@ -4,16 +4,13 @@ videomme/test-00000-of-00001.parquet with the questions, videos_chunked_NN.zip h
 from __future__ import annotations
 
 import os
-import zipfile
 from pathlib import Path
 
-import polars as pl
 import pytest
 from helpers.data import convert_with_cli, excluded_reasons, make_video
+from helpers.releases import make_videomme_release
 
 from virtuebench.sources import REAL_SOURCES, real_source, videomme
-
-OPTIONS = ["A. Two.", "B. Three.", "C. Four.", "D. Five."]
 
 
 @pytest.fixture(scope="module")
@@ -21,57 +18,6 @@ def clip(tmp_path_factory) -> bytes:
     path = tmp_path_factory.mktemp("videomme_video") / "clip.mp4"
     make_video(path, 70, fps=1)  # 70 s: level 64 is available, 128 is not
     return path.read_bytes()
-
-
-def _row(question_id: str, video: str, task_type: str, question: str, options: list[str], answer: str) -> dict:
-    number = question_id.split("-")[0]
-    return {
-        "video_id": number,
-        "duration": "short",
-        "domain": "Life Record",
-        "sub_category": "Food",
-        "url": f"https://www.youtube.com/watch?v={video}",
-        "videoID": video,
-        "question_id": question_id,
-        "task_type": task_type,
-        "question": question,
-        "options": options,
-        "answer": answer,
-    }
-
-
-def make_release(root: Path, clip: bytes) -> Path:
-    """Questions on two videos in two chunks, one on a video no chunk holds, two bad rows and an unknown task type."""
-    (root / "videomme").mkdir(parents=True)
-    rows = [
-        _row("001-1", "fFjv93ACGo8", "Counting Problem", "How many cups are on the table?", OPTIONS, "C"),
-        _row(
-            "001-2",
-            "fFjv93ACGo8",
-            "Temporal Reasoning",
-            "What does the man do after pouring the tea?",
-            ["A. He drinks it.", "B. He leaves.", "C. He sings.", "D. He sleeps."],
-            "A",
-        ),
-        _row(
-            "002-1",
-            "Zt0pQ3vY9Kc",
-            "OCR Problems",
-            "What word is written on the sign?",
-            ["A. Open.", "B. Closed.", "C. Exit.", "D. Sale."],
-            "B",
-        ),
-        _row("003-1", "NoSuchVideo", "Object Recognition", "What is on the shelf?", OPTIONS, "D"),
-        _row("004-1", "fFjv93ACGo8", "Attribute Perception", "What colour is the cup?", OPTIONS, "E"),
-        _row("004-2", "fFjv93ACGo8", "Attribute Perception", "What colour is the pot?", ["Red.", "Blue.", "Green.", "White."], "A"),
-        _row("004-3", "fFjv93ACGo8", "Music Perception", "Which instrument plays?", OPTIONS, "A"),
-    ]
-    pl.DataFrame(rows).write_parquet(root / "videomme" / "test-00000-of-00001.parquet")
-    for number, video in (("01", "fFjv93ACGo8"), ("02", "Zt0pQ3vY9Kc")):
-        with zipfile.ZipFile(root / f"videos_chunked_{number}.zip", "w") as chunk:
-            chunk.writestr("data/", "")
-            chunk.writestr(f"data/{video}.mp4", clip)
-    return root
 
 
 def test_registered():
@@ -83,7 +29,7 @@ def test_registered():
 
 
 def test_prepare_unzips_chunks_once(tmp_path, clip):
-    raw = make_release(tmp_path / "raw", clip)
+    raw = make_videomme_release(tmp_path / "raw", clip)
     assert videomme.prepare(raw) == raw
     video = raw / "data" / "fFjv93ACGo8.mp4"
     assert video.read_bytes() == clip and (raw / "data" / "Zt0pQ3vY9Kc.mp4").exists()
@@ -94,7 +40,7 @@ def test_prepare_unzips_chunks_once(tmp_path, clip):
 
 
 def test_convert(tmp_path, clip):
-    raw = videomme.prepare(make_release(tmp_path / "raw", clip))
+    raw = videomme.prepare(make_videomme_release(tmp_path / "raw", clip))
     instances, excluded = videomme.convert(raw, tmp_path / "videos", [64, 128])
     assert [inst.instance_id for inst in instances] == ["video-mme/001-1", "video-mme/001-2", "video-mme/002-1"]
     count, order, ocr = instances
@@ -134,7 +80,7 @@ def test_missing_or_unreadable_table(tmp_path):
 
 
 def test_cli(tmp_path, clip):
-    raw = videomme.prepare(make_release(tmp_path / "raw", clip))
+    raw = videomme.prepare(make_videomme_release(tmp_path / "raw", clip))
     instances, excluded = convert_with_cli("video-mme", raw, tmp_path)
     assert [inst.source_id for inst in instances] == ["001-1", "001-2", "002-1"]
     assert instances[0].options == ["Two.", "Three.", "Four.", "Five."] and instances[0].answers == {64: "Four."}

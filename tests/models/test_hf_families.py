@@ -5,7 +5,7 @@ one-hour video (3600.4 s, a 3600-point 1 FPS grid) at the 64-frame level, and fo
 at 1024 frames.
 
 - Qwen2.5-VL and MiMo-VL: `second_per_grid_ts` = 2 T / N (qwen-vl-utils' value for N frames of a T-second 1 FPS
-  video), frames sized as qwen-vl-utils sizes them (models/families.py; tests/test_qwen_vl_utils.py runs the real
+  video), frames sized as qwen-vl-utils sizes them (models/families.py; tests/models/test_qwen_vl_utils.py runs the real
   package), prod(video_grid_thw) / merge_size**2 video tokens, the template's default system turn.
 - Qwen3-VL: `<t seconds>` before each temporal patch, t the mean of its two frames' manifest timestamps; the
   Thinking template's generation prompt opens `<think>`, so a reply that never closes it is truncated, not an answer.

@@ -1,6 +1,6 @@
 """What every source adapter shares (virtuebench.sources.base): the correct option read from a letter, an index or
 its text; the rows a Conversion leaves out and why; and a video moved under the same id relinked. The archive
-unpackers are tested in tests/test_archives.py."""
+unpackers are tested in tests/sources/test_archives.py."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 VLLM_PYTHON = Path(os.environ.get("VB_VLLM_PYTHON", TESTS.parent / ".venv-vllm" / "bin" / "python"))
 FAMILIES = ["qwen2.5-vl", "mimo-vl", "qwen3-vl", "qwen3-vl-thinking", "internvl", "llava-video"]
 TOLERANCE = 1e-4  # float32 on both routes: the differences seen are about 5e-7

@@ -295,7 +295,7 @@ def test_failed_requests_fail_the_job_and_only_they_are_asked_again(tmp_path):
     )
     with FakeOpenAI() as server:
         down = LlmJudge("g", {"model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None, "max_retries": 0, "timeout_s": 0.5})
-        # A dead endpoint stops the job before its first request (tests/test_endpoints.py) ...
+        # A dead endpoint stops the job before its first request (tests/models/test_endpoints.py) ...
         with pytest.raises(EndpointUnreachable, match="127.0.0.1:9"):
             judge_responses(tmp_path / "r.jsonl", bench / "instances.parquet", down, tmp_path / "j.jsonl")
         # ... one that fails only at the requests (here: the same, its check skipped) fails the job item by item.

@@ -197,7 +197,7 @@ def test_the_checkpoint_is_its_familys_entry_but_for_the_weights(checkpoint):
 def test_the_checkpoint_loads_from_the_folder_the_recipe_names(checkpoint, monkeypatch):
     """A tiny random Qwen2.5-VL (tests/helpers/tiny_hf.py) saved where the recipe's hub_id points, loaded from there with
     the recipe's revision, and asked one question through the family's code (the transformers backend: the vLLM route
-    needs its own environment, and tests/test_vllm_route.py proves the two give the same inputs). The backend is
+    needs its own environment, and tests/models/test_vllm_route.py proves the two give the same inputs). The backend is
     handed the loaded model because its own loading asks for device_map, which needs accelerate (envs/transformers.yaml
     has it, the hf extra does not)."""
     pytest.importorskip("torch", reason="the hf extra is not installed (pip install -e '.[hf]')")

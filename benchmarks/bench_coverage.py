@@ -17,7 +17,7 @@ Each cell also gives the coverage conditional on the cases where the closed form
 of videos, the fallback cases: every item right or every item wrong (the trust score: every item the same
 value; the paired interval: no discordant item). There the intra-video correlation cannot be estimated and the
 conservative design effect applies (n_eff = the number of videos, virtuebench.support.bootstrap.effective_items).
-Sized to finish well within 10 minutes on 2 busy cores: 1000 benchmarks per cell and 2000 resamples (as the
+Sized to finish well within 10 minutes on 2 busy cores (46 s at load average 5, 193 s at 10, 2026-11-26): 1000 benchmarks per cell and 2000 resamples (as the
 report), the benchmarks of a cell sharing one set of resamples (all have the same videos, and the report shares
 the resamples of numbers over the same videos too); the Monte Carlo error of a coverage near 95% is then 0.7
 points (one standard error), and that of a conditional cell sqrt(p (1 - p) / cases).

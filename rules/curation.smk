@@ -132,6 +132,7 @@ rule filter_difficulty:
         cache=CURATION_CACHE,
         frames_dir=lambda wildcards: f"{RESULTS}/curation/{wildcards.source}/single_frames",
         seed=CURATION["seed"],
+        frame_max_side=CURATION["filter_frame_max_side"] or "none",
     resources:
         model_run=lambda wildcards: curation_model_run_config("filter_model"),
         judge_run=lambda wildcards: PLAN.judge_run_config(judge_settings(CURATION["difficulty_judge"])),
@@ -146,7 +147,7 @@ rule filter_difficulty:
         "--model-config {params.model_config:q} --model-run-config {resources.model_run:q} --cache {params.cache} "
         "--judge {params.judge} --judge-config {params.judge_config:q} --judge-run-config {resources.judge_run:q} "
         "--judge-cache {params.judge_cache} --frames-dir {params.frames_dir} "
-        "--seed {params.seed} --out {output.kept} --removed {output.removed} --summary {output.summary} "
+        "--seed {params.seed} --frame-max-side {params.frame_max_side} --out {output.kept} --removed {output.removed} --summary {output.summary} "
         "--decisions {output.decisions} > {log} 2>&1"
 
 

@@ -144,7 +144,7 @@ def test_difficulty_filter_asks_with_one_random_frame_and_discards_correct_answe
     assert all(line.endswith("\t1") for line in calls)
     for video in ("short", "long"):
         second = filters.random_second(f"mlvu_{video}", videos[video][1], seed=7)
-        assert read_second_code(Image.open(tmp_path / "frames" / f"mlvu_{video}_{second:05d}.jpg")) == second
+        assert read_second_code(Image.open(tmp_path / "frames" / f"mlvu_{video}_{second:05d}_448.jpg")) == second
     # The seed decides the frame; another seed picks another one for at least one video, and shows it.
     other = next(
         seed for seed in range(8, 40) if filters.random_second("mlvu_short", 70.0, seed) != filters.random_second("mlvu_short", 70.0, 7)
@@ -153,8 +153,34 @@ def test_difficulty_filter_asks_with_one_random_frame_and_discards_correct_answe
         instances[:1], _llm(tmp_path, stage="difficulty", replies=replies), RulesJudge(), "rules", tmp_path / "frames", seed=other
     )
     second = filters.random_second("mlvu_short", 70.0, other)
-    assert read_second_code(Image.open(tmp_path / "frames" / f"mlvu_short_{second:05d}.jpg")) == second
+    assert read_second_code(Image.open(tmp_path / "frames" / f"mlvu_short_{second:05d}_448.jpg")) == second
     assert {filters.random_second(f"v{i}", 3600, 7) for i in range(5)} != {filters.random_second(f"v{i}", 3600, 8) for i in range(5)}
+
+
+def test_the_single_frames_size_is_a_setting_that_asks_again(tmp_path, videos):
+    """curation.filter_frame_max_side: the frame shrunk to the size (128x72 -> 32x18), kept as decoded with None; each
+    size is its own file and its own cached decision, so a new size asks the model again and the default asks nothing."""
+    instances = [_inst(1, videos, answer="blue", question="What colour is the hat?")]
+    second = filters.random_second("mlvu_short", 70.0, seed=0)
+    sizes = {}
+    for max_side in (filters.FILTER_FRAME_MAX_SIDE, 32, None, filters.FILTER_FRAME_MAX_SIDE):
+        filters.filter_difficulty(instances, _llm(tmp_path, stage="difficulty"), RulesJudge(), "rules", tmp_path / "f", max_side=max_side)
+        with Image.open(tmp_path / "f" / filters.single_frame_name("mlvu_short", second, max_side)) as image:
+            sizes[max_side] = image.size
+    assert sizes == {448: (128, 72), 32: (32, 18), None: (128, 72)}  # the test video is smaller than 448 px
+    assert sorted(path.name for path in (tmp_path / "f").iterdir()) == [
+        f"mlvu_short_{second:05d}_{suffix}.jpg" for suffix in ("32", "448", "full")
+    ]
+    assert _calls(tmp_path) == ["mlvu/q1"] * 3  # 448, 32, as decoded; 448 again is cached
+
+
+def test_the_cli_reads_the_frame_size_or_none(tmp_path, capsys):
+    from virtuebench.curation.__main__ import _max_side
+
+    assert (_max_side("448"), _max_side("none"), _max_side("None")) == (448, None, None)
+    with pytest.raises(SystemExit):
+        curation_main(["difficulty", "x.parquet", "--frame-max-side", "8"])
+    assert "'8' is not a size of at least 16 px, nor none" in capsys.readouterr().err
 
 
 def test_difficulty_filter_records_a_broken_video_as_invalid(tmp_path, videos):

@@ -51,6 +51,15 @@ def _llm_filter(args: argparse.Namespace, stage: str) -> filters.LlmFilter:
     return filters.LlmFilter(stage, args.model, stable_hash(tracked), backend, VerdictCache(args.cache), backend.max_concurrency)
 
 
+def _max_side(text: str) -> int | None:
+    """--frame-max-side: a size in px, or `none` (the frame as decoded)."""
+    if text.strip().lower() in {"none", "null"}:
+        return None
+    if not text.strip().isdigit() or int(text) < 16:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size of at least 16 px, nor none")
+    return int(text)
+
+
 def _filter(args: argparse.Namespace) -> int:
     instances = read_instances(args.input)
     source = args.source or ",".join(sorted({inst.source for inst in instances})) or "none"
@@ -65,7 +74,8 @@ def _filter(args: argparse.Namespace) -> int:
         judge_settings = json.loads(args.judge_config)
         judge = get_judge(args.judge, merge_settings(judge_settings, json.loads(args.judge_run_config)), args.judge_cache)
         judge_id = stable_hash([args.judge, judge_settings])
-        result = filters.filter_difficulty(instances, _llm_filter(args, "difficulty"), judge, judge_id, args.frames_dir, args.seed)
+        llm = _llm_filter(args, "difficulty")
+        result = filters.filter_difficulty(instances, llm, judge, judge_id, args.frames_dir, args.seed, args.frame_max_side)
     _write_filter_outputs(result, args, source)
     return 0
 
@@ -194,6 +204,12 @@ def main(argv: list[str] | None = None) -> int:
             sub.add_argument("--judge-cache")
             sub.add_argument("--frames-dir", required=True, help="where the single random frames are written")
             sub.add_argument("--seed", type=int, required=True)
+            sub.add_argument(
+                "--frame-max-side",
+                type=_max_side,
+                default=filters.FILTER_FRAME_MAX_SIDE,
+                help="the single frame's longest side in px, or none (curation.filter_frame_max_side; default %(default)s)",
+            )
     merge = commands.add_parser("merge")
     merge.add_argument("inputs", nargs="+")
     merge.add_argument("--summaries", nargs="*", default=[], help="filter summaries (JSON) to tabulate in --counts")

@@ -38,7 +38,7 @@ rule convert_source:
         candidates=res("sources/{source}/candidates.parquet"),
         excluded=res("sources/{source}/excluded.csv"),
     params:
-        settings=lambda wildcards: json.dumps({"raw_dir": source_raw_dir(wildcards.source), "levels": config["levels"]}),
+        settings=lambda wildcards: PLAN.curation_source_settings(wildcards.source),
         videos_dir=lambda wildcards: f"{RESULTS}/sources/{wildcards.source}/videos",
     log:
         logpath("sources/{source}/convert.log"),

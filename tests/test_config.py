@@ -706,3 +706,28 @@ def test_a_dry_run_names_the_missing_keys_a_real_run_stops_on():
         "config.judges.gpt-4o: the judge needs an API key: set the environment variable OPENAI_API_KEY (or set config.judge: "
         "rules, or config.judges.gpt-4o.if_no_key: rules); a real run stops here, before any job",
     ]
+
+
+def test_the_curations_open_choices_default_to_the_library_and_check_their_values():
+    """curation.filter_frame_max_side and curation.moviechat_breakpoint (docs/annotation.md): the schema's defaults are
+    the library's (the difficulty filter's 448 px; MovieChat-1K's adapter leaves breakpoints out), and a value outside
+    the allowed ones is named."""
+    import inspect
+
+    from virtuebench.config import with_defaults
+    from virtuebench.curation.filters import FILTER_FRAME_MAX_SIDE, filter_difficulty
+    from virtuebench.sources import moviechat
+
+    schema = REPO / "config" / "schema.yaml"
+    curation = with_defaults({**copy.deepcopy(DEFAULT), "source": {"name": "virtuebench"}}, schema)["curation"]
+    assert curation["filter_frame_max_side"] == FILTER_FRAME_MAX_SIDE == 448
+    assert inspect.signature(filter_difficulty).parameters["max_side"].default == FILTER_FRAME_MAX_SIDE
+    assert curation["moviechat_breakpoint"] == "exclude"
+    assert inspect.signature(moviechat.convert).parameters["include_breakpoint"].default is False
+    for choices in ({"filter_frame_max_side": None}, {"filter_frame_max_side": 1024}, {"moviechat_breakpoint": "include"}):
+        assert schema_errors({**DEFAULT, "curation": choices}, schema, "config") == []
+    wrong = schema_errors({**DEFAULT, "curation": {"filter_frame_max_side": 8, "moviechat_breakpoint": "some"}}, schema, "config")
+    assert wrong == [
+        "config.curation.filter_frame_max_side: 8 is less than the minimum of 16",
+        "config.curation.moviechat_breakpoint: 'some' is not allowed; allowed values: exclude, include",
+    ]

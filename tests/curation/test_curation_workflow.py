@@ -605,3 +605,48 @@ def test_a_hybrid_difficulty_judge_reaches_the_filter_resolved(tmp_path, monkeyp
     settings = merge_settings(json.loads(option["--judge-config"]), json.loads(option["--judge-run-config"]))
     judge = get_judge(option["--judge"], settings)
     assert isinstance(judge, HybridJudge) and judge.llm.settings.model == "gpt-4o-2024-08-06"
+
+
+def test_the_moviechat_breakpoint_switch_converts_moviechat_again_and_nothing_else(tmp_path):
+    """curation.moviechat_breakpoint: a converted MovieChat-1K (the default, exclude) is up to date; include converts
+    it again with the option (and what reads it: its length filter), and the breakpoint question comes in; the other
+    curation source's jobs stay as they are."""
+    release = tmp_path / "MovieChat-1K"
+    (release / "gt" / "gt").mkdir(parents=True)
+    (release / "videos").mkdir()
+    make_video(release / "videos" / "1.mp4", 70, fps=1)
+    gt = {
+        "info": {"video_path": "1.mp4", "fps": 1},
+        "global": [{"question": "What animal appears?", "answer": "A dog."}],
+        "breakpoint": [{"time": 30, "question": "What is she doing now?", "answer": "Running."}],
+    }
+    (release / "gt" / "gt" / "1.json").write_text(json.dumps(gt))
+    work = tmp_path / "work"
+    work.mkdir()
+    config = {
+        "source": {"name": "virtuebench"},
+        "curation": {
+            "sources": ["moviechat-1k", "lvbench"],
+            "raw_dirs": {"moviechat-1k": str(release), "lvbench": str(_lvbench_release(tmp_path / "LVBench"))},
+            "filter_model": "refuse",
+            "reference_model": "refuse",
+            "difficulty_judge": "rules",
+        },
+        "levels": [64],
+        "models": ["refuse"],
+        "prompts": ["honest"],
+        "judge": "rules",
+    }
+    targets = [f"results/curation/{source}/answer_length.parquet" for source in ("moviechat-1k", "lvbench")]
+    assert executed(snakemake(work, *targets, config=config)) == {"convert_source": 2, "filter_answer_length": 2}
+    assert scheduled(snakemake(work, "-n", *targets, config=config)) == {}
+    explicit = {**config, "curation": {**config["curation"], "moviechat_breakpoint": "exclude"}}
+    assert scheduled(snakemake(work, "-n", *targets, config=explicit)) == {}  # the default, written out: nothing to do
+    include = {**config, "curation": {**config["curation"], "moviechat_breakpoint": "include"}}
+    planned = snakemake(work, "-n", "-p", *targets, config=include)
+    assert scheduled(planned) == {"convert_source": 1, "filter_answer_length": 1}
+    (command,) = [line for line in planned.stdout.splitlines() if "-m virtuebench.sources " in line]
+    assert "moviechat-1k" in command and '"options": {"include_breakpoint": true}' in command
+    assert executed(snakemake(work, *targets, config=include)) == {"convert_source": 1, "filter_answer_length": 1}
+    converted = read_instances(work / "results" / "sources" / "moviechat-1k" / "candidates.parquet")
+    assert [inst.source_id for inst in converted] == ["1/global/0", "1/breakpoint/0"]

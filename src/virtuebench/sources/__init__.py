@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -65,6 +65,21 @@ class RealSourceSettings:
     #: which levels a video has: "1fps" (VirtueBench's grid) or "clip" (N frames over any video; the supplement);
     #: base.Conversion checks it
     sampling: str = "1fps"
+    #: the adapter's own choices, as keyword arguments of its `convert` (moviechat-1k: include_breakpoint, set from
+    #: config.curation.moviechat_breakpoint); a name its `convert` does not take is an error
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def convert_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """`options` checked against the keyword-only parameters of the source's `convert` (sampling aside: a setting)."""
+    import inspect
+
+    parameters = inspect.signature(real_source(name).convert).parameters.values()
+    accepted = sorted(p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name != "sampling")
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ValueError(f"{name} source: unknown option(s) {unknown}; its convert takes {accepted or 'none'}")
+    return options
 
 
 def _real(name: str) -> Callable[[dict[str, Any], str, int], tuple[list[Instance], Excluded]]:
@@ -77,7 +92,8 @@ def _real(name: str) -> Callable[[dict[str, Any], str, int], tuple[list[Instance
         raw_dir = Path(given.raw_dir)
         if not raw_dir.is_dir():
             raise ValueError(f"{name} source: raw_dir {raw_dir} is not a folder (download the release first)")
-        return real_source(name).convert(raw_dir, Path(videos_dir), list(given.levels or LEVELS), sampling=given.sampling)
+        options = convert_options(name, given.options)
+        return real_source(name).convert(raw_dir, Path(videos_dir), list(given.levels or LEVELS), sampling=given.sampling, **options)
 
     return adapter
 

@@ -251,12 +251,14 @@ def test_export_import_round_trip_with_evidence_check(tmp_path, videos):
     assert long_row["options"] == "red | blue" and long_row["decision"] == "keep" and long_row["answer_64"] == ""
     assert long_row["evidence"] == "1:00-1:02" and by_id["mlvu/q1"]["evidence"] == ""  # the source's timestamps
 
-    # The annotators' work: answers per level, evidence, one question discarded.
+    # The annotators' work: answers per level, evidence, one question discarded; each row annotated and reviewed.
+    for row in rows:
+        row.update(annotator="ann1", reviewer="rev1")
     by_id["mlvu/q1"].update(answer_64="Red", evidence="0:30")
     # Level 64 of a 140 s video samples every ~2.2 s; evidence at 0:01-0:01 is seen at 128 only if sampled.
     by_id["mlvu/q2"].update(answer_64="the video does not provide enough information", answer_128="red", evidence="2:15-2:19")
     by_id["mlvu/q3"].update(decision="discard")
-    by_id["mlvu/q4"].update(answer_64="blue")
+    by_id["mlvu/q4"].update(answer_64="blue")  # not in a verified file: left out
     verified = tmp_path / "verified"
     verified.mkdir()
     _write_batch(verified / "a.csv", [by_id["mlvu/q1"], by_id["mlvu/q2"]])
@@ -278,24 +280,77 @@ def test_export_import_round_trip_with_evidence_check(tmp_path, videos):
     ]
 
 
+#: A row as an annotator returns it: answered, with evidence, annotated and reviewed by two people.
+GOOD = {"answer_64": "red", "evidence": "0:30", "annotator": "ann1", "reviewer": "rev1"}
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
         ({"instance_id": "mlvu/q9"}, "a.csv:2: instance_id 'mlvu/q9' is not among the kept questions"),
         ({"answer_64": ""}, "a.csv:2: column answer_64: empty, but level 64 is available for mlvu_short"),
-        ({"answer_64": "red", "answer_128": "red"}, "a.csv:2: column answer_128: level 128 is unavailable for mlvu_short"),
-        ({"answer_64": "red", "evidence": "soon"}, "a.csv:2: column evidence: 'soon' is not a time"),
-        ({"answer_64": "red", "decision": "maybe"}, "a.csv:2: column decision: 'maybe' is not one of"),
+        ({"answer_128": "red"}, "a.csv:2: column answer_128: level 128 is unavailable for mlvu_short"),
+        ({"evidence": "soon"}, "a.csv:2: column evidence: 'soon' is not a time"),
+        ({"decision": "maybe"}, "a.csv:2: column decision: 'maybe' is not one of"),
+        # The paper's evidence timestamps (section 3.2): required, and within the 70 s video (seconds 0:00 to 1:09).
+        ({"evidence": ""}, "a.csv:2: column evidence: empty, but the evidence's timestamps are required"),
+        ({"evidence": "none"}, "a.csv:2: column evidence: 'none', but the evidence's timestamps are required"),
+        ({"evidence": "1:05-1:10"}, "a.csv:2: column evidence: 1:05-1:10 is past the end of mlvu_short (1:10, 70.0 s)"),
+        ({"evidence": "0:10; 2:00"}, "a.csv:2: column evidence: 2:00 is past the end of mlvu_short"),
+        # The paper's two annotators: the first annotates, a second verifies.
+        ({"annotator": " "}, "a.csv:2: column annotator: empty, but the first annotator must be named"),
+        ({"reviewer": ""}, "a.csv:2: column reviewer: empty, but a second annotator must verify the row"),
+        ({"reviewer": "ANN1"}, "a.csv:2: column reviewer: 'ANN1' names the annotator 'ann1', but the reviewer must be a second person"),
     ],
 )
 def test_a_malformed_verified_batch_names_file_row_and_column(tmp_path, videos, edit, message):
     kept = [_inst(1, videos)]
     (path,) = annotation.export_batches(kept, {}, [64, 128], "frames", tmp_path / "batches")
-    row = {**_read_batch(path)[0], **edit}
+    row = {**_read_batch(path)[0], **GOOD, **edit}
     (tmp_path / "v").mkdir()
     _write_batch(tmp_path / "v" / "a.csv", [row])
     with pytest.raises(annotation.AnnotationError, match=re.escape(message)):
         annotation.import_annotations(kept, tmp_path / "v", [64, 128])
+
+
+def test_every_bad_row_is_named_once_before_anything_is_imported(tmp_path, videos):
+    """Three rows wrong in several ways, one good, a file without the reviewer column: one line per bad row (each
+    naming its file, line and every column at fault) and one for the file, all in one error."""
+    kept = [_inst(n, videos) for n in range(1, 5)]
+    (path,) = annotation.export_batches(kept, {}, [64], "frames", tmp_path / "batches")
+    rows = [{**row, **GOOD} for row in _read_batch(path)]
+    rows[0].update(evidence="", reviewer="")
+    rows[2].update(answer_64="", annotator="")
+    rows[3].update(decision="discard", evidence="", answer_64="")  # a discarded row needs no evidence, but two people
+    rows[3].update(reviewer="ann1")
+    (tmp_path / "v").mkdir()
+    _write_batch(tmp_path / "v" / "a.csv", rows)
+    _write_batch(tmp_path / "v" / "b.csv", [{k: v for k, v in rows[1].items() if k != "reviewer"}])
+    with pytest.raises(annotation.AnnotationError) as error:
+        annotation.import_annotations(kept, tmp_path / "v", [64])
+    lines = str(error.value).splitlines()
+    assert lines[0] == "4 rows or files need fixing (docs/annotation.md):"
+    where = str(tmp_path / "v")
+    assert [line.strip() for line in lines[1:]] == [
+        f"{where}/a.csv:2: column reviewer: empty, but a second annotator must verify the row; "
+        "column evidence: empty, but the evidence's timestamps are required (e.g. 0:15-0:19)",
+        f"{where}/a.csv:4: column annotator: empty, but the first annotator must be named; "
+        "column answer_64: empty, but level 64 is available for mlvu_short",
+        f"{where}/a.csv:5: column reviewer: 'ann1' names the annotator 'ann1', but the reviewer must be a second person",
+        f"{where}/b.csv: missing column(s) ['reviewer']",
+    ]
+    rows[0].update(evidence="0:30", reviewer="rev1; rev2")  # two reviewers are fine
+    rows[2].update(answer_64="red", annotator="ann2")
+    rows[3].update(reviewer="rev1")
+    _write_batch(tmp_path / "v" / "a.csv", rows)
+    (tmp_path / "v" / "b.csv").unlink()
+    result = annotation.import_annotations(kept, tmp_path / "v", [64])
+    assert {row["instance_id"]: row["status"] for row in result.report} == {
+        "mlvu/q1": "verified",
+        "mlvu/q2": "verified",
+        "mlvu/q3": "verified",
+        "mlvu/q4": "discarded",
+    }
 
 
 def test_a_batch_saved_in_another_encoding_is_named(tmp_path, videos):
@@ -309,7 +364,7 @@ def test_a_batch_saved_in_another_encoding_is_named(tmp_path, videos):
 def test_a_question_annotated_twice_is_refused(tmp_path, videos):
     kept = [_inst(1, videos)]
     (path,) = annotation.export_batches(kept, {}, [64], "frames", tmp_path / "batches")
-    row = {**_read_batch(path)[0], "answer_64": "red"}
+    row = {**_read_batch(path)[0], **GOOD}
     (tmp_path / "v").mkdir()
     _write_batch(tmp_path / "v" / "a.csv", [row])
     _write_batch(tmp_path / "v" / "b.csv", [row])

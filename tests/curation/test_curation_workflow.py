@@ -214,6 +214,19 @@ def test_filters_remove_what_they_should_and_count_it(exported):
     assert "10 words" in removed["lvbench/2"] and "answered correctly from one frame" in removed["lvbench/4"]
     kept = read_instances(work / "results" / "curation" / "kept.parquet")
     assert sorted(inst.instance_id for inst in kept) == ["lvbench/1", "lvbench/5", "video-mme/001-1", "video-mme/001-2", "video-mme/002-1"]
+    # The funnel, all sources together, beside the paper's counts (VirtueBench, section 3.2).
+    paper = {
+        (row["stage"], row["measure"]): (row["run"], row["paper"], row["ratio"])
+        for row in _rows(work / "results" / "curation" / "paper_counts.csv")
+    }
+    assert paper == {
+        ("collected", "videos"): ("3", "3042", "0.001"),
+        ("collected", "questions"): ("8", "33400", "0.000"),
+        ("answer_length", "questions"): ("7", "", ""),
+        ("answerability", "questions"): ("6", "", ""),
+        ("difficulty", "questions"): ("5", "2500", "0.002"),
+        ("difficulty", "videos"): ("3", "", ""),
+    }
     # The conversion's report: Video-MME's question on a video no chunk holds, and its bad rows.
     excluded = {row["item"] for row in _rows(work / "results" / "sources" / "video-mme" / "excluded.csv")}
     assert "video-mme:003-1" in excluded
@@ -245,7 +258,8 @@ def test_without_verified_annotations_the_table_is_refused(exported):
 
 @pytest.fixture(scope="module")
 def annotated(exported, curated):
-    """The annotators: accept each draft, but mark the ball unanswerable at 64 frames (against its evidence)."""
+    """The annotators: accept each draft, but mark the ball unanswerable at 64 frames (against its evidence); every row
+    carries evidence timestamps, an annotator and a reviewer, as import requires."""
     work, _ = exported
     _, config, _ = curated
     verified = work / "annotations" / "verified"
@@ -289,8 +303,13 @@ def test_verified_answers_become_the_instances_and_the_evidence_check_flags_disa
     assert ball.source_id == "1" and ball.options == ["red", "blue"] and ball.answer == "red"
     assert instances["lvbench/5"].answers == {64: REFUSAL_ANSWER, 128: REFUSAL_ANSWER}
     check = _rows(annotated / "results" / "annotation" / "answerability_check.csv")
+    # The ball marked unanswerable at 64 against its evidence; and the drafts' refusals the annotators accepted where
+    # the evidence they gave (now required) is among the level's frames.
+    disagreeing = [("lvbench/1", "64", "1:00"), ("lvbench/5", "64", "0:10-0:20"), ("lvbench/5", "128", "0:10-0:20")]
+    disagreeing += [("video-mme/001-1", "64", "0:05"), ("video-mme/001-2", "64", "0:05")]
     assert check == [
-        {"instance_id": "lvbench/1", "level": "64", "annotated": "unanswerable", "evidence_says": "answerable", "evidence": "1:00"}
+        {"instance_id": instance_id, "level": level, "annotated": "unanswerable", "evidence_says": "answerable", "evidence": evidence}
+        for instance_id, level, evidence in disagreeing
     ]
     report = {row["instance_id"]: row["status"] for row in _rows(annotated / "results" / "instances_excluded.csv")}
     assert report["video-mme/002-1"] == "discarded" and report["lvbench/1"] == "verified"
@@ -299,6 +318,20 @@ def test_verified_answers_become_the_instances_and_the_evidence_check_flags_disa
 def test_statistics_and_tables_come_from_the_curated_instances(annotated):
     sources = {row["source"]: row for row in _rows(annotated / "results" / "stats" / "sources.csv")}
     assert (sources["lvbench"]["n_questions"], sources["video-mme"]["n_questions"], sources["total"]["n_questions"]) == ("2", "2", "4")
+    # The whole comparison with the paper: the funnel's rows, then the instances table's (section 3.3).
+    paper = _rows(annotated / "results" / "stats" / "paper_counts.csv")
+    assert paper[:6] == _rows(annotated / "results" / "curation" / "paper_counts.csv")
+    assert {(row["level"], row["measure"]): (row["run"], row["paper"]) for row in paper[6:]} == {
+        ("all", "instances"): ("4", "1328"),
+        ("all", "videos"): ("2", "901"),  # vid_a and Video-MME's 001
+        ("64", "instances"): ("4", ""),
+        ("128", "instances"): ("2", ""),  # the 140 s LVBench video; Video-MME's are 70 s
+        ("256", "instances"): ("0", ""),
+        ("512", "instances"): ("0", "915"),
+        ("1024", "instances"): ("0", "587"),
+        ("all", "perception questions"): (sources["total"]["perception"], "767"),
+        ("all", "reasoning questions"): (sources["total"]["reasoning"], "561"),
+    }
     fig4 = _rows(annotated / "results" / "fig4.csv")
     assert fig4, "fig4.csv is empty"
     table2 = (annotated / "results" / "table2.tex").read_text()

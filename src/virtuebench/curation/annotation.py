@@ -236,7 +236,9 @@ def check_people(row: dict[str, str]) -> list[str]:
         problems.append("column reviewer: empty, but a second annotator must verify the row")
     same = sorted({name.lower() for name in annotators} & {name.lower() for name in reviewers})
     if same:
-        problems.append(f"column reviewer: {row.get('reviewer')!r} names the annotator {same[0]!r}, but the reviewer must be a second person")
+        problems.append(
+            f"column reviewer: {row.get('reviewer')!r} names the annotator {same[0]!r}, but the reviewer must be a second person"
+        )
     return problems
 
 
@@ -255,7 +257,10 @@ def check_evidence(text: str | None, inst: Instance) -> tuple[list[list[float]],
     for start, end in intervals:
         if start >= inst.duration_s or end > last:
             shown = format_evidence([[start, end]])
-            return [], f"column evidence: {shown} is past the end of {inst.video_id} ({format_time(inst.duration_s)}, {inst.duration_s:.1f} s)"
+            return (
+                [],
+                f"column evidence: {shown} is past the end of {inst.video_id} ({format_time(inst.duration_s)}, {inst.duration_s:.1f} s)",
+            )
     return intervals, None
 
 

@@ -240,6 +240,24 @@ def supplement_video_stamp(wildcards):
     return _stamp(supplement_video_path(wildcards))
 
 
+def supplement_frames_options(wildcards):
+    """The supplement frame job's options; LongVideoBench's with its subtitles: the length the release states."""
+    options = PLAN.supplement_frames_options()
+    if not PLAN.supplement_stated_durations(wildcards.source):
+        return options
+    table = checkpoints.make_supplement_sets.get(source=wildcards.source).output.oe
+    durations = {inst.video_id: inst.duration_s for inst in _instances_at(table, os.path.getmtime(table))}
+    return f"{options} --duration {durations[wildcards.video_id]!r}"
+
+
+def supplement_convert_settings(wildcards):
+    return PLAN.supplement_convert_settings(wildcards.source)
+
+
+def supplement_subtitles_option(wildcards):
+    return PLAN.supplement_subtitles_option(wildcards.source)
+
+
 def supplement_pool(wildcards):
     return PLAN.supplement_pool(wildcards.source)
 

@@ -5,8 +5,8 @@
 # clip sampling (every question of every readable video has the level), and each video gets its own
 # SUPPLEMENT level frames over its whole length (results/supplement/frames/<source>/<video_id>/), apart from
 # VirtueBench's 1 FPS grid.
-# convert (clip) -> sets (per source and form; question_pool filtered: only what the curation's open-ended filters
-# keep) -> frames (short_video_frames) -> inference -> judging -> results/supplement/table1.{csv,tex}
+# convert (clip) -> sets (per source and form; question_pool filtered: only what the curation's open-ended filters,
+# run on these candidates, keep) -> frames (short_video_frames) -> inference -> judging -> results/supplement/table1.{csv,tex}
 
 
 use rule convert_source as convert_supplement_source with:
@@ -14,12 +14,44 @@ use rule convert_source as convert_supplement_source with:
         candidates=res("supplement/{source}/candidates.parquet"),
         excluded=res("supplement/{source}/excluded.csv"),
     params:
-        settings=lambda wildcards: json.dumps({"raw_dir": source_raw_dir(wildcards.source), "levels": [SUPPLEMENT["level"]], "sampling": "clip"}),
+        settings=supplement_convert_settings,  # LongVideoBench with its subtitles: the release's durations too
         videos_dir=lambda wildcards: f"{RESULTS}/supplement/{wildcards.source}/videos",
     log:
         logpath("supplement/{source}/convert.log"),
     message:
         f"Converting every {{wildcards.source}} question to candidates with {SUPPLEMENT['level']} frames over any video"
+
+
+# question_pool filtered: the curation's two open-ended filters (answer length, then Keep/Discard) run on the supplement's
+# own candidates (clip sampling), not on the curation's 1 FPS ones, so a question on a video shorter than the smallest
+# VirtueBench level (LongVideoBench's 8-15 s group) is filtered like any other, never dropped for its length. The
+# filter model's answers are cached (curation.cache): a question the curation asked already is not asked again.
+localrules:
+    filter_supplement_answer_length,
+    filter_supplement_answerability,
+
+
+use rule filter_answer_length as filter_supplement_answer_length with:
+    input:
+        rules.convert_supplement_source.output.candidates,
+    output:
+        kept=res("supplement/{source}/pool/answer_length.parquet"),
+        removed=res("supplement/{source}/pool/answer_length_removed.csv"),
+        summary=res("supplement/{source}/pool/answer_length.json"),
+    log:
+        logpath("supplement/{source}/pool/answer_length.log"),
+
+
+use rule filter_answerability as filter_supplement_answerability with:
+    input:
+        rules.filter_supplement_answer_length.output.kept,
+    output:
+        kept=res("supplement/{source}/pool/answerability.parquet"),
+        removed=res("supplement/{source}/pool/answerability_removed.csv"),
+        summary=res("supplement/{source}/pool/answerability.json"),
+        decisions=res("supplement/{source}/pool/answerability_decisions.jsonl"),
+    log:
+        logpath("supplement/{source}/pool/answerability.log"),
 
 
 checkpoint make_supplement_sets:
@@ -33,7 +65,10 @@ checkpoint make_supplement_sets:
         level=SUPPLEMENT["level"],
         max_questions=lambda wildcards: f"--max-questions {SUPPLEMENT['max_questions_per_source']}" if SUPPLEMENT["max_questions_per_source"] else "",
         seed=SUPPLEMENT["seed"],
-        pool=lambda wildcards, input: f"--pool {input.pool}" if input.pool else "",
+        # --pool (question_pool filtered) and LongVideoBench's --subtitles (longvideobench_subtitles: interleaved) in one
+        # param: the command's text stays as it was before subtitles existed (a changed command would remake every set,
+        # and every supplement inference job after it, which reads its set by date)
+        pool=lambda wildcards, input: (f"--pool {input.pool}" if input.pool else "") + supplement_subtitles_option(wildcards),
     log:
         logpath("supplement/{source}/sets.log"),
     conda:
@@ -53,7 +88,7 @@ use rule extract_frames as extract_supplement_frames with:
     params:
         video=supplement_video_path,
         stamp=supplement_video_stamp,
-        options=PLAN.supplement_frames_options(),
+        options=supplement_frames_options,
     log:
         logpath("supplement/frames/{source}/{video_id}.log"),
     message:
@@ -125,6 +160,7 @@ rule make_supplement_table:
         short_video_frames=SUPPLEMENT["short_video_frames"],
         videoevalpro_grader=SUPPLEMENT["videoevalpro_grader"],
         videoevalpro_suffix="yes" if PLAN.supplement_choices.uses_suffix else "no",
+        longvideobench_subtitles="interleaved" if SUPPLEMENT["longvideobench_subtitles"] == "interleaved" else "false",
     log:
         logpath("supplement/table1.log"),
     conda:
@@ -137,4 +173,4 @@ rule make_supplement_table:
         "--csv {output.csv} --tex {output.tex} --mcq-prompt {params.mcq_prompt} --oe-prompt {params.oe_prompt} "
         "--mlvu-average {params.mlvu_average} --question-pool {params.question_pool} "
         "--short-video-frames {params.short_video_frames} --videoevalpro-grader {params.videoevalpro_grader} "
-        "--videoevalpro-suffix {params.videoevalpro_suffix} --excluded {input.excluded} > {log} 2>&1"
+        "--videoevalpro-suffix {params.videoevalpro_suffix} --longvideobench-subtitles {params.longvideobench_subtitles} --excluded {input.excluded} > {log} 2>&1"

@@ -232,6 +232,21 @@ def test_a_clip_shorter_than_the_level_gets_the_level_or_one_frame_per_second(vi
     assert (min(b - a for a, b in zip(stamps, stamps[1:])) >= 1.0) == (sampling == "clip-capped")
 
 
+def test_a_stated_duration_samples_within_it(video_factory, tmp_path):
+    """--duration (LongVideoBench's stated `duration`, supplement.longvideobench_subtitles: interleaved): the clip's
+    frames are placed over the stated length where it is shorter than the file, and never past the file's end."""
+    from virtuebench.frames import main
+    from virtuebench.levels import clip_timestamps
+
+    video = video_factory(20.5, fps=4)
+    manifest = extract(video, tmp_path / "a", levels=[4], sampling="clip", stated_duration_s=10.0)
+    assert manifest.duration_s == 10.0 and manifest.levels["4"].timestamps == clip_timestamps(4, 10.0) == [1.25, 3.75, 6.25, 8.75]
+    longer = extract(video, tmp_path / "b", levels=[4], sampling="clip", stated_duration_s=99.0)
+    assert longer.duration_s == pytest.approx(20.5)
+    assert main([str(video), str(tmp_path / "c"), "--levels", "4", "--sampling", "clip", "--duration", "10"]) == 0
+    assert Manifest.read(tmp_path / "c").levels["4"].timestamps == [1.25, 3.75, 6.25, 8.75]
+
+
 def test_a_manifest_that_is_missing_broken_or_of_another_format_is_named(tmp_path):
     with pytest.raises(FramesError, match=rf"^{tmp_path}/manifest.json: frame manifest not found$"):
         Manifest.read(tmp_path)

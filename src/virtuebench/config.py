@@ -609,6 +609,18 @@ def _check_curation(review: _Review, registry: Registry, judges: dict[str, dict[
     if key_env and not review.environ.get(key_env):
         # A hybrid's key was checked with its if_no_key (its kind's resolve); an llm judge's has no fallback here.
         review.missing_key(f"config.curation.difficulty_judge: {difficulty_judge} needs an API key: set the environment variable {key_env}")
+    downloaded = [*curation["sources"], *(config["supplement"]["sources"] if config["supplement"]["models"] else [])]
+    for source in dict.fromkeys(downloaded):
+        if source in REAL_SOURCES and source not in curation["raw_dirs"]:
+            release = real_source(source).RELEASE
+            revision = curation["revisions"].get(source) or release.revision
+            if not re.fullmatch(r"[0-9a-f]{40}", revision):
+                # A branch moves: two runs a month apart may read different files with nothing to say so but
+                # download.json's commit. Warned, not refused: no commit of some releases is known (docs/sources.md).
+                review.warnings.append(
+                    f"config.curation.revisions: {source} ({release.repo_id}) follows revision {revision!r}, not a commit: "
+                    f"pin one with curation.revisions.{source}: <40-hex sha> (the commit each download resolved is in its download.json)"
+                )
     if not review.environ.get("HF_TOKEN"):
         for source in curation["sources"]:
             if source in REAL_SOURCES and source not in curation["raw_dirs"] and real_source(source).RELEASE.gated:

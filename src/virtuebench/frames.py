@@ -184,11 +184,13 @@ def extract(
     threads: int = 1,
     strategy: str = "auto",
     sampling: str = "1fps",
+    stated_duration_s: float | None = None,
 ) -> Manifest:
     """Write the frames of every available level of `video` under `outdir`; raise FramesError if it cannot.
 
     `sampling` places a level's frames (levels.SAMPLINGS): on the 1 FPS grid (VirtueBench), or over the
-    whole clip (CVRR-ES), where every clip has every level.
+    whole clip (CVRR-ES), where every clip has every level. `stated_duration_s`: the length the release states
+    (LongVideoBench's `duration`, which its loader samples within), used in place of the probed one where shorter.
 
     `strategy` is "auto" (plan from the keyframe layout), or "sequential" / "seek" to force a path;
     every path writes the same frames.
@@ -220,6 +222,8 @@ def extract(
             duration = video_duration_s(container, stream)
         except VideoError as error:
             raise FramesError(str(error)) from None
+        if stated_duration_s is not None:
+            duration = min(duration, float(stated_duration_s))
         manifest.duration_s = duration
         manifest.grid_size = grid_size(duration)
         manifest.fps = float(stream.average_rate) if stream.average_rate else None
@@ -638,6 +642,12 @@ def main(argv: list[str] | None = None) -> int:
         "at most one frame per second of a shorter clip (LongVideoBench's loader)",
     )
     parser.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="sample within the first DURATION seconds (the length the release states) where shorter than the video",
+    )
+    parser.add_argument(
         "--on-error",
         choices=("fail", "record"),
         default="fail",
@@ -646,6 +656,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if any(level <= 0 for level in args.levels):
         parser.error(f"--levels must be positive, got {args.levels}")
+    if args.duration is not None and args.duration <= 0:
+        parser.error(f"--duration must be positive, got {args.duration}")
     return run_stoppable(lambda stop: _run(args, stop))
 
 
@@ -663,6 +675,7 @@ def _run(args: argparse.Namespace, stop: Stop) -> int:
             threads=args.threads,
             strategy=args.strategy,
             sampling=args.sampling,
+            stated_duration_s=args.duration,
         )
     except Exception as error:
         fault = environment_fault(error)

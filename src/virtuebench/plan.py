@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,6 +187,26 @@ class Plan:
         sampling = "clip-capped" if self.supplement["short_video_frames"] == "cap" else "clip"
         return self._frames_options([self.supplement["level"]], sampling)
 
+    def supplement_stated_durations(self, source: str) -> bool:
+        """Whether the supplement's questions of `source` take the length its release states (LongVideoBench with
+        its subtitles interleaved, as its loader samples within `duration`), not the probed one."""
+        return source == "longvideobench" and self.supplement["longvideobench_subtitles"] == "interleaved"
+
+    def supplement_convert_settings(self, source: str) -> str:
+        """The supplement conversion's settings: every question of every video at the table's level (clip sampling)."""
+        settings: dict[str, Any] = {"raw_dir": self.source_raw_dir(source), "levels": [self.supplement["level"]], "sampling": "clip"}
+        if self.supplement_stated_durations(source):
+            settings["durations"] = "release"
+        return json.dumps(settings)
+
+    def supplement_subtitles_option(self, source: str) -> str:
+        """The sets job's subtitle options (with a leading space), or "": LongVideoBench's release folder and the frame
+        sampling its subtitles are placed against."""
+        if not self.supplement_stated_durations(source):
+            return ""
+        sampling = "clip-capped" if self.supplement["short_video_frames"] == "cap" else "clip"
+        return f" --subtitles {shlex.quote(self.source_raw_dir(source))} --frame-sampling {sampling}"
+
     def _frames_options(self, levels: Iterable[int], sampling: str) -> str:
         frames = self.config["frames"]
         options = [f"--levels {' '.join(map(str, levels))}", f"--jpeg-quality {frames['jpeg_quality']}"]
@@ -362,11 +383,12 @@ class Plan:
         return self.checked.curation_models[self.config["curation"][key]]
 
     def supplement_pool(self, source: str) -> list[str]:
-        """question_pool filtered: the questions of the source the curation's open-ended filters keep (none for a
-        source that is open-ended by design, VideoEval-Pro, whose questions all stay)."""
+        """question_pool filtered: the questions of the source the curation's open-ended filters keep, run on the
+        supplement's own candidates (clip sampling: none lost to the 1 FPS grid); none for a source that is open-ended
+        by design, VideoEval-Pro, whose questions all stay."""
         if self.supplement["question_pool"] != "filtered" or source not in self.supplement_filtered_sources():
             return []
-        return [self.res(f"curation/{source}/answerability.parquet")]
+        return [self.res(f"supplement/{source}/pool/answerability.parquet")]
 
     def supplement_filtered_sources(self) -> list[str]:
         return [source for source in self.supplement_sources if "mcq" in supplement_forms(source)]

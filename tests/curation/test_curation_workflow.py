@@ -138,6 +138,8 @@ def curated(tmp_path_factory):
     (longvideobench_raw / "videos").mkdir(parents=True)
     (longvideobench_raw / "lvb_val.json").write_text(json.dumps(LONGVIDEOBENCH_ENTRIES))
     (longvideobench_raw / "videos" / "vidAAAAAAAA.mp4").write_bytes(clip.read_bytes())
+    (longvideobench_raw / "subtitles").mkdir()  # read with supplement.longvideobench_subtitles: interleaved
+    (longvideobench_raw / "subtitles" / "vidAAAAAAAA_en.json").write_text(json.dumps([{"timestamp": [10.0, 14.0], "text": "hello there"}]))
     config = {
         "source": {"name": "virtuebench"},
         "curation": {
@@ -421,9 +423,11 @@ def test_the_short_video_frame_rule_changes_the_supplement_frames_extracted(anno
 
 
 def test_the_filtered_question_pool_runs_the_curation_filters_for_each_source_and_sets_only_what_they_keep(annotated, curated):
-    """question_pool: filtered. MLVU and LongVideoBench are not curation sources here, so their answer-length and
-    Keep/Discard filters run now; each source with options makes its sets from that source's kept questions
-    (--pool); VideoEval-Pro, open-ended by design, keeps every question, so its sets are not made again."""
+    """question_pool: filtered. The answer-length and Keep/Discard filters run on each source's supplement candidates
+    (clip sampling: a question on a video shorter than the smallest level is filtered, not dropped), not on the
+    curation's 1 FPS ones, so they run for all three sources with options, curation source (LVBench) or not; each
+    makes its sets from that source's kept questions (--pool); VideoEval-Pro, open-ended by design, keeps every
+    question, so its sets are not made again. The curation's own filters do not run again."""
     from helpers.workflow import scheduled
 
     _, config, _ = curated
@@ -432,17 +436,40 @@ def test_the_filtered_question_pool_runs_the_curation_filters_for_each_source_an
     assert result.returncode == 0, result.stderr[-3000:]
     jobs = scheduled(result)
     print(f"\nquestion_pool filtered: {dict(jobs)}")
-    assert jobs["filter_answer_length"] == jobs["filter_answerability"] == 2  # mlvu, longvideobench
+    assert jobs["filter_supplement_answer_length"] == jobs["filter_supplement_answerability"] == 3  # mlvu, lvbench, longvideobench
+    assert not jobs["filter_answer_length"] and not jobs["filter_answerability"]
     sets = {
         re.search(r"--out-mcq results/supplement/(\S+)/mcq\.parquet", command)[1]: re.search(r"--pool (\S+)", command)
         for command in _supplement_commands(result, "virtuebench.curation")
         if "supplement-sets" in command
     }
     assert {source: pool[1] if pool else None for source, pool in sets.items()} == {
-        "mlvu": "results/curation/mlvu/answerability.parquet",
-        "lvbench": "results/curation/lvbench/answerability.parquet",
-        "longvideobench": "results/curation/longvideobench/answerability.parquet",
+        "mlvu": "results/supplement/mlvu/pool/answerability.parquet",
+        "lvbench": "results/supplement/lvbench/pool/answerability.parquet",
+        "longvideobench": "results/supplement/longvideobench/pool/answerability.parquet",
     }  # VideoEval-Pro's sets are unchanged: not made again
+
+
+def test_longvideobench_subtitles_reconvert_and_ask_only_longvideobench_again(annotated, curated):
+    """supplement.longvideobench_subtitles: interleaved. LongVideoBench alone is converted again with the release's
+    durations, its sets are made with its subtitles (the release folder and the frame sampling they are placed
+    against), and nothing of the other sources runs; false, the default, is what the run used."""
+    from helpers.workflow import scheduled
+
+    _, config, _ = curated
+    changed = {**config, "supplement": {**config["supplement"], "longvideobench_subtitles": "interleaved"}}
+    result = snakemake(annotated, "-n", "-p", "results/supplement/table1.tex", config=changed)
+    assert result.returncode == 0, result.stderr[-3000:]
+    jobs = scheduled(result)
+    print(f"\nlongvideobench_subtitles interleaved: {dict(jobs)}")
+    assert jobs["convert_supplement_source"] == jobs["make_supplement_sets"] == 1
+    commands = _supplement_commands(result, "virtuebench.curation") + _supplement_commands(result, "virtuebench.sources")
+    converted = [command for command in commands if "--out results/supplement/" in command]
+    assert len(converted) == 1 and "results/supplement/longvideobench/candidates.parquet" in converted[0]
+    assert '"durations": "release"' in converted[0]
+    made = [command for command in commands if "supplement-sets" in command]
+    raw = config["curation"]["raw_dirs"]["longvideobench"]
+    assert len(made) == 1 and f"--subtitles {raw} --frame-sampling clip --out-mcq results/supplement/longvideobench/" in made[0]
 
 
 def test_videoevalpros_authors_grader_rejudges_only_its_open_ended_answers_and_their_suffix_asks_them_again(annotated, curated):

@@ -5,6 +5,7 @@ parts) holding videos_filtered/<video>."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
@@ -198,3 +199,25 @@ def test_a_row_without_options_is_kept_open_ended_and_left_out_of_the_mcq(tmp_pa
     plain = next(i for i in instances if i.question == "How many plates are there?")
     assert plain.options == [] and plain.source_id == "0001" and correct_index(plain) is None
     assert correct_index(next(i for i in instances if i.source_id.startswith("0000-"))) is not None
+
+
+def test_a_row_without_options_reaches_the_open_ended_set_and_not_the_mcq(tmp_path, clip):
+    """The authors' open-ended scoring reads every row: the supplement's open-ended set of VideoEval-Pro (the column
+    the table shows) holds the row without options, judged against its answer_text; the MCQ set leaves it out. A
+    source converted from multiple choice still keeps only its questions with options, in both forms."""
+    from virtuebench.curation.supplement import make_sets
+
+    rows = [*VIDEOEVALPRO_ROWS[:1], {**VIDEOEVALPRO_ROWS[0], "options": None, "question": "How many plates are there?", "answer": ""}]
+    raw = make_videoevalpro_release(tmp_path / "raw", clip, rows=rows)
+    videoevalpro.prepare(raw)
+    instances, excluded = videoevalpro.convert(raw, tmp_path / "videos", [64], sampling="clip")
+    assert excluded == []
+    sets = make_sets(instances, 64)
+    assert [(i.source_id, i.answers) for i in sets["oe"]] == [("0000-C", {64: "Four cups"}), ("0001", {64: "Four cups"})]
+    assert [(i.source_id, i.answers) for i in sets["mcq"]] == [("0000-C", {64: "C"})]
+    assert [i.source_id for i in make_sets(instances, 64, max_questions=1, seed=0)["oe"]] != []
+    elsewhere = [  # the same two questions as an MCQ source converts them: the answer is an option's text
+        replace(inst, source="mlvu", instance_id=f"mlvu/{inst.source_id}", answer=inst.options[2] if inst.options else inst.answer)
+        for inst in instances
+    ]
+    assert [i.source_id for i in make_sets(elsewhere, 64)["oe"]] == [i.source_id for i in make_sets(elsewhere, 64)["mcq"]] == ["0000-C"]

@@ -159,10 +159,18 @@ def _supplement_sets(args: argparse.Namespace) -> int:
 
     # question_pool filtered: the curation's kept questions of this source (results/curation/<source>/answerability.parquet)
     pool = {inst.instance_id for inst in read_instances(args.pool)} if args.pool else None
-    sets = supplement.make_sets(read_instances(args.candidates), args.level, args.max_questions, args.seed, pool)
+    candidates = read_instances(args.candidates)
+    sets = supplement.make_sets(candidates, args.level, args.max_questions, args.seed, pool)
+    if args.subtitles:  # supplement.longvideobench_subtitles: interleaved
+        sets = {form: supplement.with_subtitles(rows, args.subtitles, args.level, args.frame_sampling) for form, rows in sets.items()}
     write_instances(sets["mcq"], args.out_mcq)
     write_instances(sets["oe"], args.out_oe)
-    print(f"supplement: {len(sets['mcq'])} questions with options at {args.level} frames", file=sys.stderr)
+    outside = "" if pool is None else f", {sum(inst.instance_id not in pool for inst in candidates)} outside the filtered pool"
+    print(
+        f"supplement: {len(candidates)} candidates{outside}; {len(sets['oe'])} open-ended and {len(sets['mcq'])} multiple-choice "
+        f"questions at {args.level} frames{' with subtitles' if args.subtitles else ''}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -182,6 +190,7 @@ def _supplement_table(args: argparse.Namespace) -> int:
         args.short_video_frames,
         args.videoevalpro_grader,
         args.videoevalpro_suffix == "yes",
+        "interleaved" if args.longvideobench_subtitles == "interleaved" else False,
     )
     # results/supplement/<source>/excluded.csv: the questions each conversion left out, with why
     missing = supplement.missing_videos({Path(path).parent.name: Path(path) for path in args.excluded}) if args.excluded else None
@@ -265,6 +274,10 @@ def main(argv: list[str] | None = None) -> int:
     sets.add_argument("--max-questions", type=int)
     sets.add_argument("--seed", type=int, required=True)
     sets.add_argument("--pool", help="instances table whose questions alone are kept (supplement.question_pool: filtered)")
+    sets.add_argument(
+        "--subtitles", help="LongVideoBench's release folder: its subtitles put before each question, placed as its loader interleaves them"
+    )
+    sets.add_argument("--frame-sampling", choices=("clip", "clip-capped"), default="clip", help="the frame jobs' sampling (--subtitles)")
     sets.add_argument("--out-mcq", required=True)
     sets.add_argument("--out-oe", required=True)
     sets.set_defaults(func=_supplement_sets)
@@ -289,6 +302,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     table.add_argument(
         "--videoevalpro-suffix", choices=("yes", "no"), default="no", help="whether VideoEval-Pro's OE question had its authors' suffix"
+    )
+    table.add_argument(
+        "--longvideobench-subtitles", choices=("false", "interleaved"), default="false", help="supplement.longvideobench_subtitles"
     )
     table.add_argument("--excluded", nargs="*", help="each source's excluded.csv: questions lost to missing videos go in the caption")
     table.set_defaults(func=_supplement_table)

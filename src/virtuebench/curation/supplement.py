@@ -15,8 +15,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from virtuebench.instances import Instance
+from virtuebench.levels import clip_frame_count, clip_timestamps
 from virtuebench.records import iter_jsonl
-from virtuebench.sources import videoevalpro
+from virtuebench.sources import longvideobench, videoevalpro
 from virtuebench.sources.base import MISSING_VIDEO, option_letter
 from virtuebench.support.tabular import latex_escape, write_csv
 
@@ -66,6 +67,11 @@ def correct_index(inst: Instance) -> int | None:
     return None
 
 
+def has_mcq(inst: Instance) -> bool:
+    """Whether the question can be asked as a multiple choice: options, and a correct one among them."""
+    return bool(inst.options) and correct_index(inst) is not None
+
+
 def make_sets(
     candidates: Sequence[Instance],
     level: int = 64,
@@ -73,23 +79,55 @@ def make_sets(
     seed: int = 0,
     pool: set[str] | None = None,
 ) -> dict[str, list[Instance]]:
-    """{"mcq": [...], "oe": [...]}: the questions with options that have `level`, the same ones in both forms
-    (the MCQ form scored by the correct letter, the open-ended one against the source's answer); with `pool`
-    (question_pool filtered: the instance ids the curation's open-ended filters kept) only those."""
+    """{"mcq": [...], "oe": [...]}: the questions that have `level`, with `pool` (question_pool filtered: the instance
+    ids the curation's open-ended filters kept) only those. A source converted from multiple choice keeps the
+    questions with options, the same ones in both forms (the MCQ form scored by the correct letter, the open-ended one
+    against the source's answer). A source that is open-ended by design (OPEN_ENDED_ONLY: VideoEval-Pro) keeps every
+    question in the open-ended set, as its authors' open-ended scoring reads every row, and only those with options in
+    the MCQ set (which its column of the table does not show)."""
     eligible = sorted(
         (
             inst
             for inst in candidates
-            if inst.options and level in inst.answers and correct_index(inst) is not None and (pool is None or inst.instance_id in pool)
+            if level in inst.answers and (inst.source in OPEN_ENDED_ONLY or has_mcq(inst)) and (pool is None or inst.instance_id in pool)
         ),
         key=lambda inst: inst.instance_id,
     )
     if max_questions is not None and len(eligible) > max_questions:
         eligible = sorted(random.Random(seed).sample(eligible, max_questions), key=lambda inst: inst.instance_id)
     return {
-        "mcq": [replace(inst, question=mcq_question(inst), answers={level: option_letter(correct_index(inst))}) for inst in eligible],
+        "mcq": [
+            replace(inst, question=mcq_question(inst), answers={level: option_letter(correct_index(inst))})
+            for inst in eligible
+            if has_mcq(inst)
+        ],
         "oe": [replace(inst, answers={level: inst.answer}) for inst in eligible],
     }
+
+
+def with_subtitles(rows: Sequence[Instance], raw_dir: str | Path, level: int, sampling: str) -> list[Instance]:
+    """supplement.longvideobench_subtitles: interleaved: each LongVideoBench question with the release's subtitles
+    written before it, placed among the frames as the release's loader interleaves them (longvideobench.
+    interleave_subtitles) at the frame times its frame job samples (`level` frames under `sampling` over the
+    question's duration_s, the release's own `duration` with this setting). Other sources' rows are as they were."""
+    refs = longvideobench.subtitle_refs(raw_dir)
+    files: dict[Path, list[dict]] = {}
+    out = []
+    for inst in rows:
+        if inst.source != longvideobench.SOURCE:
+            out.append(inst)
+            continue
+        if inst.source_id not in refs:
+            raise ValueError(
+                f"{longvideobench.SOURCE}: question {inst.source_id!r} has no subtitle_path in {Path(raw_dir) / longvideobench.ANNOTATIONS}"
+            )
+        path, starting, duration = refs[inst.source_id]
+        if path not in files:
+            files[path] = longvideobench.read_subtitles(path)
+        times = clip_timestamps(clip_frame_count(level, inst.duration_s, sampling), inst.duration_s)
+        text = longvideobench.subtitles_text(longvideobench.interleave_subtitles(times, files[path], starting, duration), len(times))
+        out.append(replace(inst, question=f"{text}\n\n{inst.question}") if text else inst)
+    return out
 
 
 @dataclass(frozen=True)
@@ -103,6 +141,7 @@ class Choices:
     short_video_frames: str = "repeat"  # `level` frames over any video, or "cap": one per whole second of a shorter one
     videoevalpro_grader: str = "virtuebench"  # VideoEval-Pro's OE judged by the run's judge, or "authors": its authors' grader
     videoevalpro_suffix: bool | None = None  # the authors' suffix on VideoEval-Pro's OE question; None: as the grader
+    longvideobench_subtitles: str | bool = False  # LongVideoBench frames only, or "interleaved": its subtitles as its loader places them
 
     @property
     def uses_suffix(self) -> bool:
@@ -129,9 +168,10 @@ class Choices:
             else "pooled over its questions"
         )
         pool = (
-            "the questions with options that the curation's answer-length and Keep/Discard filters keep (VideoEval-Pro: every question)"
+            "the questions with options that the curation's answer-length and Keep/Discard filters keep, run on the table's own "
+            "candidates (videos of any length; VideoEval-Pro: every question)"
             if self.question_pool == "filtered"
-            else "every question with options (VideoEval-Pro: every question), not a filtered pool"
+            else "every question with options (VideoEval-Pro: every question, with options or not), not a filtered pool"
         )
         short = (
             rf"one per whole second of a video shorter than {level} s (as LongVideoBench's loader)"
@@ -144,11 +184,17 @@ class Choices:
             else "VideoEval-Pro too, not with its authors' grader"
         )
         suffix = "with" if self.uses_suffix else "without"
+        subtitles = (
+            "LongVideoBench with its subtitles placed among the frames by time as its loader does, written before the "
+            "question, and frames within the release's stated duration"
+            if self.longvideobench_subtitles == "interleaved"
+            else "LongVideoBench without its subtitles (frames only, over the video file's length)"
+        )
         return (
             rf"Protocol: MCQ with the \texttt{{{self.mcq_prompt}}} prompt, scored by its letter; OE with the "
             rf"\texttt{{{self.oe_prompt}}} prompt, judged by the run's judge against the release's answer ({grader}), "
             rf"VideoEval-Pro's question {suffix} its authors' suffix ``Keep the answer short and concise.''; {pool}; "
-            rf"MLVU {mlvu}; {level} frames at the centres of {level} equal segments of the whole video, {short}."
+            rf"MLVU {mlvu}; {level} frames at the centres of {level} equal segments of the whole video, {short}; {subtitles}."
         )
 
 

@@ -65,17 +65,25 @@ class RealSourceSettings:
     #: which levels a video has: "1fps" (VirtueBench's grid) or "clip" (N frames over any video; the supplement);
     #: base.Conversion checks it
     sampling: str = "1fps"
+    #: a question's video length: "probed" from the file, or "release": the length the release states (LongVideoBench's
+    #: `duration`, which its loader samples within; supplement.longvideobench_subtitles: interleaved)
+    durations: str = "probed"
     #: the adapter's own choices, as keyword arguments of its `convert` (moviechat-1k: include_breakpoint, set from
     #: config.curation.moviechat_breakpoint); a name its `convert` does not take is an error
     options: dict[str, Any] = field(default_factory=dict)
 
 
+#: Keyword arguments of an adapter's `convert` that are settings of their own (RealSourceSettings), not options.
+_SETTINGS_KEYWORDS = ("sampling", "durations")
+
+
 def convert_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
-    """`options` checked against the keyword-only parameters of the source's `convert` (sampling aside: a setting)."""
+    """`options` checked against the keyword-only parameters of the source's `convert` (sampling and durations aside:
+    settings of their own)."""
     import inspect
 
     parameters = inspect.signature(real_source(name).convert).parameters.values()
-    accepted = sorted(p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name != "sampling")
+    accepted = sorted(p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in _SETTINGS_KEYWORDS)
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         raise ValueError(f"{name} source: unknown option(s) {unknown}; its convert takes {accepted or 'none'}")
@@ -92,8 +100,15 @@ def _real(name: str) -> Callable[[dict[str, Any], str, int], tuple[list[Instance
         raw_dir = Path(given.raw_dir)
         if not raw_dir.is_dir():
             raise ValueError(f"{name} source: raw_dir {raw_dir} is not a folder (download the release first)")
+        module = real_source(name)
+        levels = list(given.levels or LEVELS)
         options = convert_options(name, given.options)
-        return real_source(name).convert(raw_dir, Path(videos_dir), list(given.levels or LEVELS), sampling=given.sampling, **options)
+        if given.durations == "probed":
+            return module.convert(raw_dir, Path(videos_dir), levels, sampling=given.sampling, **options)
+        states = getattr(module, "STATES_DURATIONS", False)  # the release states each video's length
+        if given.durations != "release" or not states:
+            raise ValueError(f"{name} source: durations {given.durations!r} is not one of probed{', release' if states else ''}")
+        return module.convert(raw_dir, Path(videos_dir), levels, sampling=given.sampling, durations=given.durations, **options)
 
     return adapter
 

@@ -257,12 +257,15 @@ class Conversion:
         evidence: Sequence[Sequence[float]] = (),
         video_key: str | None = None,
         item: str | None = None,
+        stated_duration_s: float | None = None,
     ) -> bool:
         """Add one question; False (and a report row) when it had to be left out.
 
         The video id is `<source>_<video_key>` (`video_prefix` in place of the source where set);
         `video_key` defaults to the file's stem (a source whose file names repeat across folders passes
         a key that tells them apart). `item` names the question in the report (default: its id).
+        `stated_duration_s`: the length the release states, used in place of the probed one (no longer than it:
+        frames exist only up to the file's end).
         """
         source_id = str(source_id)
         item = source_id if item is None else item
@@ -282,6 +285,8 @@ class Conversion:
             self.exclude(item, reason, kind=kind)
             return False
         video_id, duration, linked = video
+        if stated_duration_s is not None:
+            duration = min(float(stated_duration_s), duration)
         levels = sampled_levels(duration, self.levels, self.sampling)
         if not levels:
             self.exclude(item, self.too_short(video_file, duration), kind="too_short")

@@ -6,7 +6,9 @@ and what was confirmed: docs/sources.md#longvideobench.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from virtuebench.instances import Instance
 from virtuebench.sources.archives import extract_archive, extract_parts, part_order
@@ -14,19 +16,26 @@ from virtuebench.sources.base import Conversion, Excluded, HubRelease
 
 SOURCE = "longvideobench"
 
-#: The dataset repository is gated (accept its terms on the hub; HF_TOKEN in the environment). No commit
-#: sha of it could be confirmed from stored sources, so this follows the branch; pin it once downloaded.
+#: The dataset repository is gated (accept its terms on the hub; HF_TOKEN in the environment). The sha is a hub-cache
+#: snapshot (`datasets--longvideobench--LongVideoBench/snapshots/60d1c89c...`) that several public scripts read
+#: `lvb_val.json` and `videos/` from: a snapshot folder is named by its commit; that it is the newest commit on main
+#: could not be confirmed (assumed; docs/sources.md#longvideobench). `subtitles.tar` is read only with
+#: supplement.longvideobench_subtitles: interleaved.
 RELEASE = HubRelease(
     repo_id="longvideobench/LongVideoBench",
-    revision="main",
-    allow_patterns=("lvb_val.json", "videos.tar.part.*"),
+    revision="60d1c89c1919a198b73be39c2babb213b29d6a5c",
+    allow_patterns=("lvb_val.json", "videos.tar.part.*", "subtitles.tar"),
     gated=True,
 )
+#: `duration` in lvb_val.json: the length its loader samples frames within (sources.RealSourceSettings.durations).
+STATES_DURATIONS = True
 
 ANNOTATIONS = "lvb_val.json"
 PARTS_GLOB = "videos.tar.part.*"
 ARCHIVE = "videos.tar"
 VIDEOS = "videos"
+SUBTITLES_ARCHIVE = "subtitles.tar"
+SUBTITLES = "subtitles"
 
 #: question_category -> VirtueBench category. Principle: recognizing, reading or counting what is visible
 #: at the one moment the referring query points to = perception; relating two or more moments (order,
@@ -59,8 +68,8 @@ TASK_CATEGORIES = {
 
 def prepare(raw_dir: str | Path) -> Path:
     """Unpack `videos.tar.part.*` (in part order) into `raw_dir`, streaming the parts into the unpacker without
-    joining them (extract_parts: the extra disk is the unpacked videos, about 1x the parts); returns the videos
-    folder.
+    joining them (extract_parts: the extra disk is the unpacked videos, about 1x the parts), and `subtitles.tar`
+    where it was downloaded; returns the videos folder.
 
     Idempotent: once unpacked (the `.videos.tar.extracted` marker) nothing is read again, so the parts may be
     deleted afterwards. A release already unpacked by hand (a `videos/` folder, no parts) needs nothing, and a
@@ -69,6 +78,8 @@ def prepare(raw_dir: str | Path) -> Path:
     raw_dir = Path(raw_dir)
     archive = raw_dir / ARCHIVE
     videos = raw_dir / VIDEOS
+    if (raw_dir / SUBTITLES_ARCHIVE).is_file():  # gives subtitles/<subtitle_path>, as the loader reads them
+        extract_archive(raw_dir / SUBTITLES_ARCHIVE, raw_dir)
     if (raw_dir / f".{ARCHIVE}.extracted").exists():
         return videos
     parts = sorted(raw_dir.glob(PARTS_GLOB), key=part_order)
@@ -112,8 +123,14 @@ def _video_file(raw_dir: Path, video_path: str) -> Path:
     return expected
 
 
-def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int], *, sampling: str = "1fps") -> tuple[list[Instance], Excluded]:
+def convert(
+    raw_dir: str | Path, videos_dir: str | Path, levels: list[int], *, sampling: str = "1fps", durations: str = "probed"
+) -> tuple[list[Instance], Excluded]:
     """Candidate instances from `lvb_val.json`: one per question, the correct candidate as the answer.
+
+    `durations`: "probed" (the file's length, as every source) or "release": the entry's `duration`, which the
+    release's loader samples its frames within (`load_video(video_file, duration, ...)`), no longer than the file;
+    an entry without a positive `duration` is then a bad row.
 
     The open-ended question is `question`, not `question_wo_referring_query`: the referring query
     ("when the subtitle says ...", "in front of the red building ...") is what points to the moment the
@@ -124,6 +141,8 @@ def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int], *, s
     Questions that only make sense with their options ("Which of the following sequences ...") are
     kept as they are; the options stay beside the answer.
     """
+    if durations not in ("probed", "release"):
+        raise ValueError(f"{SOURCE}: durations {durations!r} is not one of probed, release")
     raw_dir = Path(raw_dir)
     annotations = raw_dir / ANNOTATIONS
     if not annotations.is_file():
@@ -144,6 +163,10 @@ def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int], *, s
             item = entry["id"] if has_id else f"{ANNOTATIONS}#{index}"
             conversion.exclude(item, f"bad row: {reason}", kind="bad_row")
             continue
+        stated = entry.get("duration")
+        if durations == "release" and (not isinstance(stated, int | float) or isinstance(stated, bool) or stated <= 0):
+            conversion.exclude(entry["id"], f"bad row: 'duration' {stated!r} is not a positive number of seconds", kind="bad_row")
+            continue
         candidates = [str(option).strip() for option in entry["candidates"]]
         conversion.add(
             source_id=entry["id"].strip(),
@@ -152,5 +175,96 @@ def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int], *, s
             question=entry["question"],
             answer=candidates[entry["correct_choice"]],
             options=candidates,
+            stated_duration_s=float(stated) if durations == "release" else None,
         )
     return conversion.result()
+
+
+# --- Subtitles (supplement.longvideobench_subtitles: interleaved) -------------------------------------------------------
+# The release's loader (longvideobench/LongVideoBench, longvideobench/longvideobench_dataset.py at commit
+# fc3c553250cfee6853a722f9b181f1b69f478426: LongVideoBenchDataset with insert_text=True, its default) reads
+# subtitles/<subtitle_path> and puts each subtitle among the frames by time (insert_subtitles_into_frames); these
+# functions do the same with this run's frame times, and the supplement writes the result before the question.
+
+
+def subtitle_refs(raw_dir: str | Path) -> dict[str, tuple[Path, float, float]]:
+    """question id -> (its subtitle file, `starting_timestamp_for_subtitles`, `duration`), from lvb_val.json."""
+    raw_dir = Path(raw_dir)
+    entries = json.loads((raw_dir / ANNOTATIONS).read_text(encoding="utf-8"))
+    refs = {}
+    for entry in entries:
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str) and isinstance(entry.get("subtitle_path"), str):
+            refs[entry["id"].strip()] = (
+                raw_dir / SUBTITLES / entry["subtitle_path"],
+                float(entry.get("starting_timestamp_for_subtitles") or 0.0),
+                float(entry.get("duration") or 0.0),
+            )
+    return refs
+
+
+def read_subtitles(path: Path) -> list[dict[str, Any]]:
+    """A subtitle file: a JSON list of {"timestamp": [start, end], "text"} or {"start": "HH:MM:SS.mmm", "end", "line"}."""
+    if not path.is_file():
+        raise ValueError(f"{SOURCE}: {path} not found: download {SUBTITLES_ARCHIVE} ({RELEASE.url}) and unpack it (longvideobench.prepare)")
+    try:
+        subtitles = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{SOURCE}: {path} is not valid JSON ({error})") from None
+    if not isinstance(subtitles, list) or not all(isinstance(line, dict) for line in subtitles):
+        raise ValueError(f"{SOURCE}: {path} should hold a list of subtitle objects")
+    return subtitles
+
+
+def _seconds(timestamp: str) -> float:
+    hours, minutes, seconds = str(timestamp).split(":")
+    return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+
+
+def interleave_subtitles(
+    frame_times: Sequence[float], subtitles: Sequence[dict[str, Any]], starting_timestamp: float, duration: float
+) -> list[int | str]:
+    """Frames (as their index) and subtitle texts in the order the release's loader interleaves them.
+
+    As insert_subtitles_into_frames: a subtitle's times are shifted by `starting_timestamp`; it goes after every frame
+    at or before its midpoint; it is kept only where a frame lies strictly inside it (widened to 1 s about its
+    midpoint where shorter); an end that is not a float (null, and an integer too, as the loader's isinstance check
+    reads it) is the video's `duration`.
+    """
+    items: list[int | str] = []
+    current = 0
+    for subtitle in subtitles:
+        if "timestamp" in subtitle:
+            start, end = subtitle["timestamp"]
+            if not isinstance(end, float):
+                end = duration
+            text = subtitle["text"]
+        else:
+            start, end = _seconds(subtitle["start"]), _seconds(subtitle["end"])
+            text = subtitle["line"]
+        start, end = float(start) - starting_timestamp, float(end) - starting_timestamp
+        middle = (start + end) / 2
+        while current < len(frame_times) and frame_times[current] <= middle:
+            items.append(current)
+            current += 1
+        if end - start < 1:
+            start, end = middle - 0.5, middle + 0.5
+        if any(start < time < end for time in frame_times):
+            items.append(str(text))
+    items.extend(range(current, len(frame_times)))
+    return items
+
+
+def subtitles_text(items: Sequence[int | str], n_frames: int) -> str:
+    """The interleaved subtitles as text before the question (a video model takes its frames as one input, so a
+    subtitle cannot sit between two of them): each on its own line after the frame it follows; "" where none."""
+    lines = []
+    last_frame = None
+    for item in items:
+        if isinstance(item, int):
+            last_frame = item
+        else:
+            place = "before frame 1" if last_frame is None else f"after frame {last_frame + 1}"
+            lines.append(f"[{place}] {item.strip()}")
+    if not lines:
+        return ""
+    return f"Subtitles, placed by time among the video's {n_frames} frames:\n" + "\n".join(lines)

@@ -233,7 +233,7 @@ def filter_difficulty(
     Correctness of the reply against the full-video answer is decided by `judge` (`judge_id` names it
     and its settings, so changing the judge re-decides); a reply the judge cannot score is recorded as
     invalid and the question left out. The frame's longest side is at most `max_side` px (None: as decoded);
-    it is part of each decision's cache key, so another size asks again.
+    away from the default it is part of each decision's cache key, so another size asks again.
     """
     frames_dir = Path(frames_dir)
     frames: dict[str, tuple[Path, float] | str] = {}
@@ -269,6 +269,9 @@ def filter_difficulty(
 
     def key_parts(inst: Instance) -> list[Any]:
         frame = frames[inst.video_id]
-        return [inst.question, inst.answer, judge_id, seed, frame if isinstance(frame, str) else frame[1], max_side]
+        parts = [inst.question, inst.answer, judge_id, seed, frame if isinstance(frame, str) else frame[1]]
+        # The size joins the key only away from the default: decisions cached before it was a setting (all at 448 px)
+        # stay valid, and another size asks again.
+        return parts if max_side == FILTER_FRAME_MAX_SIDE else [*parts, max_side]
 
     return llm.run(instances, make_request, decide, key_parts, DIFFICULTY)

@@ -51,6 +51,8 @@ rule compare_arms:
         resamples=config["report"]["bootstrap"]["resamples"],
         seed=config["report"]["bootstrap"]["seed"],
         holm_family=config["report"]["holm_family"],
+        holm_tarone="--holm-tarone" if config["report"]["holm_tarone"] else "--no-holm-tarone",
+        p_value=config["report"]["p_value"],
         results=lambda wildcards, output: os.path.dirname(output[0]),
     log:
         logpath("comparisons.log"),
@@ -61,7 +63,8 @@ rule compare_arms:
     shell:
         "python -m virtuebench.comparisons {input} --chain-root {params.results} --models {params.models} --prompts {params.prompts} "
         "--prompt {params.prompt} --judge {params.judge} {params.pairs} --resamples {params.resamples} "
-        "--seed {params.seed} --holm-family {params.holm_family} --out {output} > {log} 2>&1"
+        "--seed {params.seed} --holm-family {params.holm_family} {params.holm_tarone} --p-value {params.p_value} "
+        "--out {output} > {log} 2>&1"
 
 
 rule make_tables:

@@ -144,15 +144,69 @@ def test_a_pair_without_common_items_is_named_and_the_cli_writes_the_contract_co
     assert float(overall["difference"]) == 50.0 and int(overall["n"]) == 4
 
 
+def _row(level, p, p_min=1e-6, p_mc_se=0.0, kind="prompt"):
+    """A comparison row with the fields Holm's adjustment reads."""
+    from virtuebench.comparisons import Comparison
+
+    fixed = dict(judge="rules", subset="overall", model_a="m", prompt_a="honest", model_b="m", prompt_b="plain", accuracy_a=50)
+    fixed |= dict(accuracy_b=40, difference=10, ci_low=1, ci_high=19, p_holm=None, in_family=False, holds=False, near_alpha=False)
+    method = "monte-carlo" if p_mc_se else "exact"
+    return Comparison(
+        kind=kind, level=level, p_value=p, p_method=method, p_mc_se=p_mc_se, p_min=p_min, n=20, n_videos=5, ci_method="bca", **fixed
+    )
+
+
 def test_holm_family_is_the_table_by_default_or_each_level():
-    from virtuebench.comparisons import Comparison, _adjust
+    from virtuebench.comparisons import _adjust
 
-    def row(level, p):
-        return Comparison("prompt", "rules", level, "overall", "m", "honest", "m", "plain", 50, 40, 10, 1, 19, p, None, False, 20, 5, "bca")
-
+    row = _row
     rows = [row("64", 0.01), row("128", 0.02), row("256", 0.04)]
     table = [r.p_holm for r in _adjust(rows)]
     level = [r.p_holm for r in _adjust(rows, "level")]
     assert table == pytest.approx([0.03, 0.04, 0.04]) and level == pytest.approx([0.01, 0.02, 0.04])
     with pytest.raises(ValueError, match="holm_family"):
         _adjust(rows, "global")
+
+
+def test_holm_leaves_out_the_rows_that_cannot_reach_005_tarone():
+    """A row whose test cannot go below 0.05 (p_min: 2/2^k, k its discordant videos) cannot be a false "holds":
+    out of the family, it does not raise the others' multiplier. With report.holm_tarone false every row counts."""
+    from virtuebench.comparisons import _adjust
+
+    rows = [_row("64", 0.02, p_min=2 / 64), _row("128", 1.0, p_min=1.0), _row("256", 0.125, p_min=0.125), _row("512", 0.03, p_min=2 / 4096)]
+    tarone = _adjust(rows)
+    assert [r.in_family for r in tarone] == [True, False, False, True]
+    assert [r.p_holm for r in tarone] == [pytest.approx(0.04), None, None, pytest.approx(0.04)]
+    assert [r.holds for r in tarone] == [True, False, False, True]
+    every = _adjust(rows, tarone=False)
+    assert all(r.in_family for r in every) and [r.p_holm for r in every] == pytest.approx([0.08, 1.0, 0.25, 0.09])
+    assert not any(r.holds for r in every)
+
+
+def test_a_verdict_within_two_monte_carlo_errors_of_005_is_flagged():
+    from virtuebench.comparisons import _adjust
+
+    near, far, exact = _row("64", 0.046, p_mc_se=0.003), _row("128", 0.001, p_mc_se=0.0002), _row("256", 0.046)
+    flagged = _adjust([near, far], "level") + _adjust([exact], "level")
+    assert [r.holds for r in flagged] == [True, True, True] and [r.near_alpha for r in flagged] == [True, False, False]
+    # in one family the sampled row's error also moves the exact row's Holm multiplier: both are flagged
+    together = _adjust([_row("64", 0.02, p_mc_se=0.006), _row("64", 0.026)])
+    assert [r.holds for r in together] == [True, True] and [r.near_alpha for r in together] == [True, True]
+
+
+def test_twelve_videos_all_one_way_get_the_exact_p_value():
+    """The demo's oracle honest-vs-plain refusal row: 12 videos, each with honest right and plain wrong on its
+    unanswerable items: p = 2/4096 exactly (1/4096 as a mid-p), in the family and holding on its own."""
+    judgments = []
+    for v in range(12):
+        for k in range(1 + v % 3):
+            judgments.append(_judgment(f"q{v}_{k}", f"v{v}", 64, "oracle", "honest", True, unanswerable=True))
+            judgments.append(_judgment(f"q{v}_{k}", f"v{v}", 64, "oracle", "plain", False, unanswerable=True))
+    chosen = pairs(["oracle"], ["honest", "plain"], "honest")
+    for definition, expected in (("conventional", 0.000488), ("mid-p", 0.000244)):
+        rows, _ = compare(judgments, chosen, "rules", SETTINGS, p_value=definition)
+        refusal = next(r for r in rows if (r.level, r.subset) == ("64", "refusal"))
+        assert (refusal.p_value, refusal.p_method, refusal.p_mc_se, refusal.n_videos) == (expected, "exact", 0.0, 12)
+        assert refusal.in_family and refusal.holds and not refusal.near_alpha
+        # no answerable item: no non_refusal row; overall is the refusal subset, and level "all" repeats 64
+        assert {r.subset for r in rows} == {"overall", "refusal"} and all(r.p_value == expected for r in rows)

@@ -345,7 +345,12 @@ def test_the_schemas_defaults_are_the_library_defaults():
     assert (trust["scheme"]["default"], trust["confidence_target"]["default"]) == (TrustWeights.scheme, TrustWeights.confidence_target)
     from virtuebench.comparisons import compare
 
-    assert report["holm_family"]["default"] == compare.__defaults__[0]
+    holm_family, p_value, tarone = compare.__defaults__
+    assert (report["holm_family"]["default"], report["p_value"]["default"], report["holm_tarone"]["default"]) == (
+        holm_family,
+        p_value,
+        tarone,
+    )
     assert report["thumb_width"]["default"] == THUMB_WIDTH
 
 

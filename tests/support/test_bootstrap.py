@@ -47,17 +47,24 @@ def test_the_95_percent_interval_covers_a_known_rate_93_to_97_percent_of_the_tim
 
 
 def test_paired_p_value_is_uniform_under_no_difference():
+    """The conventional p-value is valid (P(p <= q) <= q: the ties of a discrete test make it a little large), the
+    mid-p about uniform (at 40 videos)."""
     rng = np.random.default_rng(7)
-    p_values = []
+    conventional, mid = [], []
     for run in range(1000):
         clusters, p_item = _benchmark(rng, 40, 0.5, concentration=2.0)
         a, b = rng.random(len(p_item)) < p_item, rng.random(len(p_item)) < p_item  # two arms, same truth
-        p_values.append(paired_difference(clusters, a, b, SETTINGS, ("null", run)).p_value)
-    p_values = np.sort(np.array(p_values))
-    shares = {q: float(np.mean(p_values < q)) for q in (0.05, 0.1, 0.25, 0.5, 0.75)}
-    ks = float(np.max(np.abs(np.arange(1, len(p_values) + 1) / len(p_values) - p_values)))
-    print(f"\nshare of p below q: {shares}; Kolmogorov-Smirnov distance {ks:.3f}")
-    assert 0.03 <= shares[0.05] <= 0.07 and 0.07 <= shares[0.1] <= 0.13 and 0.45 <= shares[0.5] <= 0.55
+        conventional.append(paired_difference(clusters, a, b, SETTINGS, ("null", run)).p_value)
+        mid.append(Resampler(clusters, SETTINGS, ("k",)).paired(clusters, a, b, ("null", run), "mid-p").p_value)
+    for name, p_values in (("conventional", conventional), ("mid-p", mid)):
+        p_values = np.sort(np.array(p_values))
+        shares = {q: float(np.mean(p_values <= q)) for q in (0.05, 0.1, 0.25, 0.5, 0.75)}
+        ks = float(np.max(np.abs(np.arange(1, len(p_values) + 1) / len(p_values) - p_values)))
+        print(f"\n{name}: share of p at or below q: {shares}; Kolmogorov-Smirnov distance {ks:.3f}")
+        if name == "conventional":  # binomial noise on 1000 draws: 2 standard errors
+            assert all(share <= q + 2 * (q * (1 - q) / 1000) ** 0.5 for q, share in shares.items()) and shares[0.05] >= 0.03
+        else:
+            assert 0.03 <= shares[0.05] <= 0.07 and 0.07 <= shares[0.1] <= 0.13 and 0.45 <= shares[0.5] <= 0.55
     assert ks < 0.06  # 1000 draws from a uniform: the 1% critical value is 0.052, plus the test's discreteness
 
 
@@ -305,10 +312,10 @@ def test_a_paired_difference_worked_by_hand():
     # every resample has no difference either, so the fallback: Bonett-Price with no discordant item on 3 items
     # (each discordant cell 1 / (3 + 2), difference 0), half-width z * sqrt(2 / 5) / sqrt(5)
     assert (same.ci_low, same.ci_high) == pytest.approx((-Z * 2**0.5 / 5, Z * 2**0.5 / 5))
-    # one discordant video among two: every sign flip gives the same |difference|, so all 400 tie:
-    # mid-p (0 beyond + 400 / 2 + 1) / (400 + 1) = 201/401
+    # one discordant video among two: both sign patterns give the same |difference|: p = 1 (mid-p 1/2)
     tie = paired_difference(["a", "b"], [True, False], [False, False], settings, ("p",))  # booleans, as the report passes
-    assert (tie.difference, tie.p_value) == (0.5, pytest.approx(201 / 401))
+    assert (tie.difference, tie.p_value) == (0.5, 1.0)
+    assert Resampler(["a", "b"], settings, ("k",)).paired(["a", "b"], [1, 0], [0, 0], ("p",), "mid-p").p_value == 0.5
     # one video: every resample is the same, so Bonett-Price on its 2 items, one discordant for a:
     # shares (1 + 1) / 4 and (0 + 1) / 4, difference 1/4, half-width z * sqrt((1/2 + 1/4 - 1/16) / 4), clipped at 1
     one = paired_difference(["a", "a"], [1, 1], [0, 1], settings, ("p",))
@@ -316,10 +323,11 @@ def test_a_paired_difference_worked_by_hand():
     assert (one.difference, one.n_clusters) == (0.5, 1)
     assert (one.ci_low, one.ci_high) == (pytest.approx(0.25 - half), 1.0)
     # 12 videos, arm a right on every item and b wrong on every item: a sign flip of each video's sum matches the
-    # observed |difference| only when all 12 flips agree (2 in 4096): p about 1/401 (the +1 of a randomization test)
+    # observed |difference| only when all 12 flips agree (2 in 4096), exactly
     clusters = [v for v in range(12) for _ in range(2)]
     strong = paired_difference(clusters, [1] * 24, [0] * 24, settings, ("p",))
-    assert strong.difference == 1.0 and strong.p_value == pytest.approx(1 / 401, abs=2 / 401)
+    assert strong.difference == 1.0 and strong.p_value == pytest.approx(2 / 4096, rel=1e-12)
+    assert strong.test is not None and (strong.test.method, strong.test.p_mc_se, strong.test.n_discordant) == ("exact", 0.0, 12)
     assert (strong.n, strong.n_clusters) == (24, 12)
     # half the videos favour a, half b, by the same amount: no difference, a large p-value
     balanced = paired_difference(clusters, [v % 2 for v in clusters], [1 - v % 2 for v in clusters], settings, ("p",))

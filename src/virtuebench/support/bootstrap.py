@@ -7,7 +7,7 @@ bootstrap of its items: as many videos as it has, drawn with replacement, every 
 numbers over the same videos share the same resamples, so the same digits come back on every rerun and a
 paired comparison's arms move together. Intervals are BCa percentile intervals (Efron & Tibshirani 1993,
 ch. 14); a paired comparison's p-value comes from a randomization test over videos (paired_difference says
-why).
+why; virtuebench.support.paired computes it).
 
 Where the resamples cannot show the uncertainty (every item right, or every item wrong, one video, or fewer
 than MIN_DISTINCT distinct resample values) the percentile interval would collapse to a point. There the
@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
+
+from virtuebench.support.paired import PValue, SignFlipTest, sign_flip_test
 
 NORMAL = NormalDist()
 
@@ -232,8 +234,15 @@ class Resampler:
         found = self.interval(clusters, values)
         return found.low, found.high
 
-    def paired(self, clusters: Sequence[Hashable], a: Sequence[float], b: Sequence[float], key: Sequence[Hashable]) -> Paired:
-        """See paired_difference; `key` seeds the randomization test."""
+    def paired(
+        self,
+        clusters: Sequence[Hashable],
+        a: Sequence[float],
+        b: Sequence[float],
+        key: Sequence[Hashable],
+        p_value: PValue = "conventional",
+    ) -> Paired:
+        """See paired_difference; `key` seeds the randomization test where it samples, `p_value` its definition."""
         if len(a) != len(b) or len(a) != len(clusters):
             raise ValueError(f"paired values differ in length: {len(clusters)} clusters, {len(a)} and {len(b)} values")
         diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
@@ -244,15 +253,8 @@ class Resampler:
         observed = float(sums.sum() / total)
         n_clusters = len(counts)
         interval = self._paired_interval(a, b, observed, counts, sums, weights)
-        if not np.any(sums):  # no video with any discordant item: nothing suggests a difference
-            return Paired(observed, interval.low, interval.high, 1.0, int(total), n_clusters, interval.method)
-        signs = self.settings.rng((*key, "randomization")).choice(np.array([-1.0, 1.0]), size=(self.settings.resamples, n_clusters))
-        flipped = np.abs(signs @ sums) / total
-        tolerance = 1e-9 * max(1.0, abs(observed))
-        beyond = np.count_nonzero(flipped > abs(observed) + tolerance)
-        tied = np.count_nonzero(np.abs(flipped - abs(observed)) <= tolerance)
-        p_value = min(1.0, (beyond + 0.5 * tied + 1) / (self.settings.resamples + 1))
-        return Paired(observed, interval.low, interval.high, float(p_value), int(total), n_clusters, interval.method)
+        test = sign_flip_test(sums, self.settings.rng((*key, "randomization")), p_value)
+        return Paired(observed, interval.low, interval.high, test.p_value, int(total), n_clusters, interval.method, test)
 
     def _paired_interval(
         self, a: Sequence[float], b: Sequence[float], observed: float, counts: np.ndarray, sums: np.ndarray, weights: np.ndarray
@@ -290,6 +292,7 @@ class Paired:
     n: int
     n_clusters: int
     ci_method: str  # as Interval.method
+    test: SignFlipTest | None = None  # the p-value's test (virtuebench.support.paired): exact or Monte Carlo, its error
 
 
 def paired_difference(
@@ -299,10 +302,11 @@ def paired_difference(
 
     The interval: the paired cluster bootstrap (BCa). The p-value: a randomization test over clusters,
     which swaps the two arms of every item of a video together (a sign flip of the video's summed
-    difference; valid when the arms are exchangeable under no difference), mid-p for the many ties. A
-    bootstrap test from the same resamples was tried first and rejected: it rejected too often under no
-    difference. The randomization test's false-positive rates at 5, 12 and 50 videos are in docs/statistics.md
-    (benchmarks/bench_coverage.py); tests/support/test_bootstrap.py checks its p-values are uniform at 40 videos.
+    difference; valid when the arms are exchangeable under no difference), exact where the sign patterns can be
+    counted (virtuebench.support.paired), conventional by default. A bootstrap test from the same resamples was
+    tried first and rejected: it rejected too often under no difference. The randomization test's false-positive
+    rates at 5, 12 and 50 videos are in docs/statistics.md (benchmarks/bench_coverage.py);
+    tests/support/test_bootstrap.py checks its p-values are valid (conventional) and about uniform (mid-p) at 40 videos.
     """
     return Resampler(clusters, settings, key).paired(clusters, a, b, key)
 

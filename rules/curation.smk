@@ -38,7 +38,7 @@ rule convert_source:
         candidates=res("sources/{source}/candidates.parquet"),
         excluded=res("sources/{source}/excluded.csv"),
     params:
-        settings=lambda wildcards: json.dumps({"raw_dir": source_raw_dir(wildcards.source), "levels": config["levels"]}),
+        settings=lambda wildcards: PLAN.curation_source_settings(wildcards.source),
         videos_dir=lambda wildcards: f"{RESULTS}/sources/{wildcards.source}/videos",
     log:
         logpath("sources/{source}/convert.log"),
@@ -132,6 +132,7 @@ rule filter_difficulty:
         cache=CURATION_CACHE,
         frames_dir=lambda wildcards: f"{RESULTS}/curation/{wildcards.source}/single_frames",
         seed=CURATION["seed"],
+        frame_max_side=CURATION["filter_frame_max_side"] or "none",
     resources:
         model_run=lambda wildcards: curation_model_run_config("filter_model"),
         judge_run=lambda wildcards: PLAN.judge_run_config(judge_settings(CURATION["difficulty_judge"])),
@@ -146,13 +147,14 @@ rule filter_difficulty:
         "--model-config {params.model_config:q} --model-run-config {resources.model_run:q} --cache {params.cache} "
         "--judge {params.judge} --judge-config {params.judge_config:q} --judge-run-config {resources.judge_run:q} "
         "--judge-cache {params.judge_cache} --frames-dir {params.frames_dir} "
-        "--seed {params.seed} --out {output.kept} --removed {output.removed} --summary {output.summary} "
+        "--seed {params.seed} --frame-max-side {params.frame_max_side} --out {output.kept} --removed {output.removed} --summary {output.summary} "
         "--decisions {output.decisions} > {log} 2>&1"
 
 
 checkpoint merge_kept:
     input:
         kept=expand(res("curation/{source}/difficulty.parquet"), source=CURATION_SOURCES),
+        candidates=res("sources/candidates.parquet"),
         summaries=expand(
             res("curation/{source}/{stage}.json"),
             source=CURATION_SOURCES,
@@ -161,6 +163,7 @@ checkpoint merge_kept:
     output:
         kept=res("curation/kept.parquet"),
         counts=res("curation/filter_counts.csv"),
+        paper_counts=res("curation/paper_counts.csv"),  # the funnel beside the paper's counts
         run_record=res("curation/kept_run.json"),  # read by make_instances: why in rules/sources.smk
     log:
         logpath("curation/merge.log"),
@@ -170,7 +173,8 @@ checkpoint merge_kept:
         "Merging the questions every filter kept; the funnel's counts go to {output.counts}"
     shell:
         "python -m virtuebench.curation merge {input.kept} --summaries {input.summaries} "
-        "--out {output.kept} --counts {output.counts} --run-record {output.run_record} > {log} 2>&1"
+        "--out {output.kept} --counts {output.counts} --candidates {input.candidates} --paper-counts {output.paper_counts} "
+        "--run-record {output.run_record} > {log} 2>&1"
 
 
 # An inference job (rules/inference.smk) of the reference model on the kept questions.
@@ -213,17 +217,20 @@ rule export_annotation:
 
 rule make_stats:
     input:
-        res("instances.parquet"),
+        instances=res("instances.parquet"),
+        funnel=res("curation/paper_counts.csv"),
     output:
         composition=res("stats/composition.csv"),
         summary_csv=res("stats/sources.csv"),
         summary_tex=res("stats/sources.tex"),
+        paper_counts=res("stats/paper_counts.csv"),  # the funnel's and the instances' counts beside the paper's
     log:
         logpath("stats.log"),
     conda:
         "../envs/core.yaml"
     message:
-        "Counting instances per source, category and task type"
+        "Counting instances per source, category and task type, and beside the paper's counts"
     shell:
-        "python -m virtuebench.curation stats {input} --composition {output.composition} "
-        "--summary-csv {output.summary_csv} --summary-tex {output.summary_tex} > {log} 2>&1"
+        "python -m virtuebench.curation stats {input.instances} --composition {output.composition} "
+        "--summary-csv {output.summary_csv} --summary-tex {output.summary_tex} --funnel {input.funnel} "
+        "--paper-counts {output.paper_counts} > {log} 2>&1"

@@ -714,6 +714,31 @@ def test_a_dry_run_names_the_missing_keys_a_real_run_stops_on():
     ]
 
 
+def test_the_curations_open_choices_default_to_the_library_and_check_their_values():
+    """curation.filter_frame_max_side and curation.moviechat_breakpoint (docs/annotation.md): the schema's defaults are
+    the library's (the difficulty filter's 448 px; MovieChat-1K's adapter leaves breakpoints out), and a value outside
+    the allowed ones is named."""
+    import inspect
+
+    from virtuebench.config import with_defaults
+    from virtuebench.curation.filters import FILTER_FRAME_MAX_SIDE, filter_difficulty
+    from virtuebench.sources import moviechat
+
+    schema = REPO / "config" / "schema.yaml"
+    curation = with_defaults({**copy.deepcopy(DEFAULT), "source": {"name": "virtuebench"}}, schema)["curation"]
+    assert curation["filter_frame_max_side"] == FILTER_FRAME_MAX_SIDE == 448
+    assert inspect.signature(filter_difficulty).parameters["max_side"].default == FILTER_FRAME_MAX_SIDE
+    assert curation["moviechat_breakpoint"] == "exclude"
+    assert inspect.signature(moviechat.convert).parameters["include_breakpoint"].default is False
+    for choices in ({"filter_frame_max_side": None}, {"filter_frame_max_side": 1024}, {"moviechat_breakpoint": "include"}):
+        assert schema_errors({**DEFAULT, "curation": choices}, schema, "config") == []
+    wrong = schema_errors({**DEFAULT, "curation": {"filter_frame_max_side": 8, "moviechat_breakpoint": "some"}}, schema, "config")
+    assert wrong == [
+        "config.curation.filter_frame_max_side: 8 is less than the minimum of 16",
+        "config.curation.moviechat_breakpoint: 'some' is not allowed; allowed values: exclude, include",
+    ]
+
+
 def test_a_source_revision_that_is_not_a_commit_is_warned_of_at_start_up():
     """Every adapter's release is pinned to a commit where one is known; ALLVB's is not (no commit of it could be
     confirmed: docs/sources.md), so the paper's config warns of it, and of a branch given in curation.revisions,

@@ -358,6 +358,18 @@ class Plan:
         """An already downloaded release (config.curation.raw_dirs), else the download rule's folder."""
         return self.config["curation"]["raw_dirs"].get(source) or self.res(f"sources/{source}/raw")
 
+    def curation_source_settings(self, source: str) -> str:
+        """convert_source's --settings for a curation source: its release, the levels, and the adapter options the
+        curation's choices set (curation.moviechat_breakpoint). Only a choice away from its default adds an option, so
+        the default's settings, a tracked param, stay as they were."""
+        settings: dict[str, Any] = {"raw_dir": self.source_raw_dir(source), "levels": self.config["levels"]}
+        options = {}
+        if source == "moviechat-1k" and self.config["curation"]["moviechat_breakpoint"] == "include":
+            options["include_breakpoint"] = True
+        if options:
+            settings["options"] = options
+        return json.dumps(settings)
+
     def source_download(self, source: str) -> list[str]:
         """The download job's record, unless the release is already on disk (config.curation.raw_dirs)."""
         return [] if self.config["curation"]["raw_dirs"].get(source) else [self.res(f"sources/{source}/raw/download.json")]

@@ -144,7 +144,7 @@ def test_difficulty_filter_asks_with_one_random_frame_and_discards_correct_answe
     assert all(line.endswith("\t1") for line in calls)
     for video in ("short", "long"):
         second = filters.random_second(f"mlvu_{video}", videos[video][1], seed=7)
-        assert read_second_code(Image.open(tmp_path / "frames" / f"mlvu_{video}_{second:05d}.jpg")) == second
+        assert read_second_code(Image.open(tmp_path / "frames" / f"mlvu_{video}_{second:05d}_448.jpg")) == second
     # The seed decides the frame; another seed picks another one for at least one video, and shows it.
     other = next(
         seed for seed in range(8, 40) if filters.random_second("mlvu_short", 70.0, seed) != filters.random_second("mlvu_short", 70.0, 7)
@@ -153,8 +153,34 @@ def test_difficulty_filter_asks_with_one_random_frame_and_discards_correct_answe
         instances[:1], _llm(tmp_path, stage="difficulty", replies=replies), RulesJudge(), "rules", tmp_path / "frames", seed=other
     )
     second = filters.random_second("mlvu_short", 70.0, other)
-    assert read_second_code(Image.open(tmp_path / "frames" / f"mlvu_short_{second:05d}.jpg")) == second
+    assert read_second_code(Image.open(tmp_path / "frames" / f"mlvu_short_{second:05d}_448.jpg")) == second
     assert {filters.random_second(f"v{i}", 3600, 7) for i in range(5)} != {filters.random_second(f"v{i}", 3600, 8) for i in range(5)}
+
+
+def test_the_single_frames_size_is_a_setting_that_asks_again(tmp_path, videos):
+    """curation.filter_frame_max_side: the frame shrunk to the size (128x72 -> 32x18), kept as decoded with None; each
+    size is its own file and its own cached decision, so a new size asks the model again and the default asks nothing."""
+    instances = [_inst(1, videos, answer="blue", question="What colour is the hat?")]
+    second = filters.random_second("mlvu_short", 70.0, seed=0)
+    sizes = {}
+    for max_side in (filters.FILTER_FRAME_MAX_SIDE, 32, None, filters.FILTER_FRAME_MAX_SIDE):
+        filters.filter_difficulty(instances, _llm(tmp_path, stage="difficulty"), RulesJudge(), "rules", tmp_path / "f", max_side=max_side)
+        with Image.open(tmp_path / "f" / filters.single_frame_name("mlvu_short", second, max_side)) as image:
+            sizes[max_side] = image.size
+    assert sizes == {448: (128, 72), 32: (32, 18), None: (128, 72)}  # the test video is smaller than 448 px
+    assert sorted(path.name for path in (tmp_path / "f").iterdir()) == [
+        f"mlvu_short_{second:05d}_{suffix}.jpg" for suffix in ("32", "448", "full")
+    ]
+    assert _calls(tmp_path) == ["mlvu/q1"] * 3  # 448, 32, as decoded; 448 again is cached
+
+
+def test_the_cli_reads_the_frame_size_or_none(tmp_path, capsys):
+    from virtuebench.curation.__main__ import _max_side
+
+    assert (_max_side("448"), _max_side("none"), _max_side("None")) == (448, None, None)
+    with pytest.raises(SystemExit):
+        curation_main(["difficulty", "x.parquet", "--frame-max-side", "8"])
+    assert "'8' is not a size of at least 16 px, nor none" in capsys.readouterr().err
 
 
 def test_difficulty_filter_records_a_broken_video_as_invalid(tmp_path, videos):
@@ -225,12 +251,14 @@ def test_export_import_round_trip_with_evidence_check(tmp_path, videos):
     assert long_row["options"] == "red | blue" and long_row["decision"] == "keep" and long_row["answer_64"] == ""
     assert long_row["evidence"] == "1:00-1:02" and by_id["mlvu/q1"]["evidence"] == ""  # the source's timestamps
 
-    # The annotators' work: answers per level, evidence, one question discarded.
+    # The annotators' work: answers per level, evidence, one question discarded; each row annotated and reviewed.
+    for row in rows:
+        row.update(annotator="ann1", reviewer="rev1")
     by_id["mlvu/q1"].update(answer_64="Red", evidence="0:30")
     # Level 64 of a 140 s video samples every ~2.2 s; evidence at 0:01-0:01 is seen at 128 only if sampled.
     by_id["mlvu/q2"].update(answer_64="the video does not provide enough information", answer_128="red", evidence="2:15-2:19")
     by_id["mlvu/q3"].update(decision="discard")
-    by_id["mlvu/q4"].update(answer_64="blue")
+    by_id["mlvu/q4"].update(answer_64="blue")  # not in a verified file: left out
     verified = tmp_path / "verified"
     verified.mkdir()
     _write_batch(verified / "a.csv", [by_id["mlvu/q1"], by_id["mlvu/q2"]])
@@ -252,24 +280,77 @@ def test_export_import_round_trip_with_evidence_check(tmp_path, videos):
     ]
 
 
+#: A row as an annotator returns it: answered, with evidence, annotated and reviewed by two people.
+GOOD = {"answer_64": "red", "evidence": "0:30", "annotator": "ann1", "reviewer": "rev1"}
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
         ({"instance_id": "mlvu/q9"}, "a.csv:2: instance_id 'mlvu/q9' is not among the kept questions"),
         ({"answer_64": ""}, "a.csv:2: column answer_64: empty, but level 64 is available for mlvu_short"),
-        ({"answer_64": "red", "answer_128": "red"}, "a.csv:2: column answer_128: level 128 is unavailable for mlvu_short"),
-        ({"answer_64": "red", "evidence": "soon"}, "a.csv:2: column evidence: 'soon' is not a time"),
-        ({"answer_64": "red", "decision": "maybe"}, "a.csv:2: column decision: 'maybe' is not one of"),
+        ({"answer_128": "red"}, "a.csv:2: column answer_128: level 128 is unavailable for mlvu_short"),
+        ({"evidence": "soon"}, "a.csv:2: column evidence: 'soon' is not a time"),
+        ({"decision": "maybe"}, "a.csv:2: column decision: 'maybe' is not one of"),
+        # The paper's evidence timestamps (section 3.2): required, and within the 70 s video (seconds 0:00 to 1:09).
+        ({"evidence": ""}, "a.csv:2: column evidence: empty, but the evidence's timestamps are required"),
+        ({"evidence": "none"}, "a.csv:2: column evidence: 'none', but the evidence's timestamps are required"),
+        ({"evidence": "1:05-1:10"}, "a.csv:2: column evidence: 1:05-1:10 is past the end of mlvu_short (1:10, 70.0 s)"),
+        ({"evidence": "0:10; 2:00"}, "a.csv:2: column evidence: 2:00 is past the end of mlvu_short"),
+        # The paper's two annotators: the first annotates, a second verifies.
+        ({"annotator": " "}, "a.csv:2: column annotator: empty, but the first annotator must be named"),
+        ({"reviewer": ""}, "a.csv:2: column reviewer: empty, but a second annotator must verify the row"),
+        ({"reviewer": "ANN1"}, "a.csv:2: column reviewer: 'ANN1' names the annotator 'ann1', but the reviewer must be a second person"),
     ],
 )
 def test_a_malformed_verified_batch_names_file_row_and_column(tmp_path, videos, edit, message):
     kept = [_inst(1, videos)]
     (path,) = annotation.export_batches(kept, {}, [64, 128], "frames", tmp_path / "batches")
-    row = {**_read_batch(path)[0], **edit}
+    row = {**_read_batch(path)[0], **GOOD, **edit}
     (tmp_path / "v").mkdir()
     _write_batch(tmp_path / "v" / "a.csv", [row])
     with pytest.raises(annotation.AnnotationError, match=re.escape(message)):
         annotation.import_annotations(kept, tmp_path / "v", [64, 128])
+
+
+def test_every_bad_row_is_named_once_before_anything_is_imported(tmp_path, videos):
+    """Three rows wrong in several ways, one good, a file without the reviewer column: one line per bad row (each
+    naming its file, line and every column at fault) and one for the file, all in one error."""
+    kept = [_inst(n, videos) for n in range(1, 5)]
+    (path,) = annotation.export_batches(kept, {}, [64], "frames", tmp_path / "batches")
+    rows = [{**row, **GOOD} for row in _read_batch(path)]
+    rows[0].update(evidence="", reviewer="")
+    rows[2].update(answer_64="", annotator="")
+    rows[3].update(decision="discard", evidence="", answer_64="")  # a discarded row needs no evidence, but two people
+    rows[3].update(reviewer="ann1")
+    (tmp_path / "v").mkdir()
+    _write_batch(tmp_path / "v" / "a.csv", rows)
+    _write_batch(tmp_path / "v" / "b.csv", [{k: v for k, v in rows[1].items() if k != "reviewer"}])
+    with pytest.raises(annotation.AnnotationError) as error:
+        annotation.import_annotations(kept, tmp_path / "v", [64])
+    lines = str(error.value).splitlines()
+    assert lines[0] == "4 rows or files need fixing (docs/annotation.md):"
+    where = str(tmp_path / "v")
+    assert [line.strip() for line in lines[1:]] == [
+        f"{where}/a.csv:2: column reviewer: empty, but a second annotator must verify the row; "
+        "column evidence: empty, but the evidence's timestamps are required (e.g. 0:15-0:19)",
+        f"{where}/a.csv:4: column annotator: empty, but the first annotator must be named; "
+        "column answer_64: empty, but level 64 is available for mlvu_short",
+        f"{where}/a.csv:5: column reviewer: 'ann1' names the annotator 'ann1', but the reviewer must be a second person",
+        f"{where}/b.csv: missing column(s) ['reviewer']",
+    ]
+    rows[0].update(evidence="0:30", reviewer="rev1; rev2")  # two reviewers are fine
+    rows[2].update(answer_64="red", annotator="ann2")
+    rows[3].update(reviewer="rev1")
+    _write_batch(tmp_path / "v" / "a.csv", rows)
+    (tmp_path / "v" / "b.csv").unlink()
+    result = annotation.import_annotations(kept, tmp_path / "v", [64])
+    assert {row["instance_id"]: row["status"] for row in result.report} == {
+        "mlvu/q1": "verified",
+        "mlvu/q2": "verified",
+        "mlvu/q3": "verified",
+        "mlvu/q4": "discarded",
+    }
 
 
 def test_a_batch_saved_in_another_encoding_is_named(tmp_path, videos):
@@ -283,7 +364,7 @@ def test_a_batch_saved_in_another_encoding_is_named(tmp_path, videos):
 def test_a_question_annotated_twice_is_refused(tmp_path, videos):
     kept = [_inst(1, videos)]
     (path,) = annotation.export_batches(kept, {}, [64], "frames", tmp_path / "batches")
-    row = {**_read_batch(path)[0], "answer_64": "red"}
+    row = {**_read_batch(path)[0], **GOOD}
     (tmp_path / "v").mkdir()
     _write_batch(tmp_path / "v" / "a.csv", [row])
     _write_batch(tmp_path / "v" / "b.csv", [row])
@@ -378,3 +459,78 @@ def test_statistics_count_sources_categories_and_unanswerable_clips(videos):
     assert summary["lvbench"]["mean_duration_s"] == 105.0 and summary["lvbench"]["share_percent"] == 66.67
     assert summary["total"]["n_questions"] == 3 and summary["total"]["perception"] == 2
     assert "lvbench & 2 & 2 & 1 & 1 & 105.0 & 66.67" in stats.summary_tex(list(summary.values()), "c")
+
+
+def test_the_papers_counts_stand_beside_the_runs_at_each_stage_and_level(tmp_path, videos):
+    """The funnel (merge) and the instances table (stats) counted as the paper counts them, each count beside the
+    paper's figure (VirtueBench (arXiv:2603.07071), sections 3.2 and 3.3) with run / paper; written by the CLI as the
+    merge_kept and make_stats rules call it."""
+    candidates = [_inst(1, videos), _inst(2, videos), _inst(3, videos, video="long"), _inst(4, videos, video="long")]
+    kept = candidates[2:]
+    summaries = [
+        {"source": "mlvu", "stage": "answer_length", "n_in": 4, "n_removed": 1, "n_invalid": 0, "n_out": 3},
+        {"source": "mlvu", "stage": "answerability", "n_in": 3, "n_removed": 0, "n_invalid": 0, "n_out": 3},
+        {"source": "mlvu", "stage": "difficulty", "n_in": 3, "n_removed": 1, "n_invalid": 0, "n_out": 2},
+    ]
+    funnel = stats.beside_paper(stats.funnel_counts(candidates, summaries, kept))
+    assert [(row["stage"], row["measure"], row["run"], row["paper"], row["ratio"]) for row in funnel] == [
+        ("collected", "videos", 2, 3042, "0.001"),
+        ("collected", "questions", 4, 33400, "0.000"),
+        ("answer_length", "questions", 3, "", ""),
+        ("answerability", "questions", 3, "", ""),
+        ("difficulty", "questions", 2, 2500, "0.001"),
+        ("difficulty", "videos", 1, "", ""),
+    ]
+    assert "approximately 2,500" in funnel[4]["paper_says"] and funnel[4]["paper_says"].startswith("section 3.2")
+    instances = [*kept, _inst(5, videos, source="lvbench")]
+    instances[0] = Instance(**{**instances[0].__dict__, "category": "reasoning"})
+    annotated = {(row["level"], row["measure"]): row for row in stats.beside_paper(stats.annotated_counts(instances))}
+    assert {key: (row["run"], row["paper"]) for key, row in annotated.items()} == {
+        ("all", "instances"): (3, 1328),
+        ("all", "videos"): (2, 901),
+        ("64", "instances"): (3, ""),  # the 70 s and the 140 s videos reach 64 frames, only the 140 s one 128
+        ("128", "instances"): (2, ""),
+        ("256", "instances"): (0, ""),
+        ("512", "instances"): (0, 915),
+        ("1024", "instances"): (0, 587),
+        ("all", "perception questions"): (2, 767),
+        ("all", "reasoning questions"): (1, 561),
+    }
+    assert annotated[("all", "instances")]["ratio"] == "0.002" and annotated[("512", "instances")]["ratio"] == "0.000"
+    # Every count the paper states has its row; a stage measured without one of them is refused.
+    stated = {(count.stage, count.level, count.measure) for count in stats.PAPER_COUNTS}
+    assert stated <= {(row["stage"], row["level"], row["measure"]) for row in [*funnel, *annotated.values()]}
+    with pytest.raises(ValueError, match=r"the paper's counts \[\('annotated', 'all', 'videos'\)\] have no measured row"):
+        stats.beside_paper([row for row in stats.annotated_counts(instances) if row["measure"] != "videos"])
+
+    # Through the CLI, as merge_kept and make_stats run it: the funnel's rows, then the instances'.
+    for name, table in (("candidates", candidates), ("kept", kept), ("instances", instances)):
+        write_instances(table, tmp_path / f"{name}.parquet")
+    for summary in summaries:
+        (tmp_path / f"{summary['stage']}.json").write_text(json.dumps(summary))
+    merged = [str(tmp_path / "kept.parquet"), "--summaries", *(str(tmp_path / f"{stage}.json") for stage in stats.FILTER_STAGES)]
+    out = ["--out", str(tmp_path / "merged.parquet"), "--paper-counts", str(tmp_path / "funnel.csv")]
+    assert curation_main(["merge", *merged, *out, "--candidates", str(tmp_path / "candidates.parquet")]) == 0
+    assert curation_main(["merge", *merged, *out]) == 1  # the funnel needs the collected candidates
+    stat_outputs = [
+        "--composition",
+        str(tmp_path / "c.csv"),
+        "--summary-csv",
+        str(tmp_path / "s.csv"),
+        "--summary-tex",
+        str(tmp_path / "s.tex"),
+    ]
+    paper = ["--funnel", str(tmp_path / "funnel.csv"), "--paper-counts", str(tmp_path / "paper.csv")]
+    assert curation_main(["stats", str(tmp_path / "instances.parquet"), *stat_outputs, *paper]) == 0
+    written = _read_batch(tmp_path / "paper.csv")
+    assert list(written[0]) == stats.PAPER_COUNT_COLUMNS == ["stage", "level", "measure", "run", "paper", "ratio", "paper_says"]
+    assert [row["stage"] for row in written] == ["collected"] * 2 + list(stats.FILTER_STAGES) + ["difficulty"] + ["annotated"] * 9
+    assert written[1] == {
+        "stage": "collected",
+        "level": "all",
+        "measure": "questions",
+        "run": "4",
+        "paper": "33400",
+        "ratio": "0.000",
+        "paper_says": "section 3.2, Data Collection: the initial collection comprises 3,042 videos and 33,400 questions",
+    }

@@ -216,6 +216,19 @@ def test_filters_remove_what_they_should_and_count_it(exported):
     assert "10 words" in removed["lvbench/2"] and "answered correctly from one frame" in removed["lvbench/4"]
     kept = read_instances(work / "results" / "curation" / "kept.parquet")
     assert sorted(inst.instance_id for inst in kept) == ["lvbench/1", "lvbench/5", "video-mme/001-1", "video-mme/001-2", "video-mme/002-1"]
+    # The funnel, all sources together, beside the paper's counts (VirtueBench, section 3.2).
+    paper = {
+        (row["stage"], row["measure"]): (row["run"], row["paper"], row["ratio"])
+        for row in _rows(work / "results" / "curation" / "paper_counts.csv")
+    }
+    assert paper == {
+        ("collected", "videos"): ("3", "3042", "0.001"),
+        ("collected", "questions"): ("8", "33400", "0.000"),
+        ("answer_length", "questions"): ("7", "", ""),
+        ("answerability", "questions"): ("6", "", ""),
+        ("difficulty", "questions"): ("5", "2500", "0.002"),
+        ("difficulty", "videos"): ("3", "", ""),
+    }
     # The conversion's report: Video-MME's question on a video no chunk holds, and its bad rows.
     excluded = {row["item"] for row in _rows(work / "results" / "sources" / "video-mme" / "excluded.csv")}
     assert "video-mme:003-1" in excluded
@@ -247,7 +260,8 @@ def test_without_verified_annotations_the_table_is_refused(exported):
 
 @pytest.fixture(scope="module")
 def annotated(exported, curated):
-    """The annotators: accept each draft, but mark the ball unanswerable at 64 frames (against its evidence)."""
+    """The annotators: accept each draft, but mark the ball unanswerable at 64 frames (against its evidence); every row
+    carries evidence timestamps, an annotator and a reviewer, as import requires."""
     work, _ = exported
     _, config, _ = curated
     verified = work / "annotations" / "verified"
@@ -260,7 +274,11 @@ def annotated(exported, curated):
             for level in (64, 128):
                 if row[f"frames_{level}"]:
                     row[f"answer_{level}"] = row[f"draft_{level}"]
-            row["evidence"] = row["draft_evidence_128"] or row["draft_evidence_64"]
+            # The drafts' evidence where they give any, else the source's own timestamps (export's), else a moment seen;
+            # annotated by one person and reviewed by another (the paper's two annotators).
+            drafted = row["draft_evidence_128"] or row["draft_evidence_64"]
+            row["evidence"] = drafted if drafted != "none" else row["evidence"] or "0:05"
+            row.update(annotator="ann1", reviewer="rev1")
             if row["instance_id"] == "lvbench/1":
                 row["answer_64"] = REFUSAL_ANSWER
             if row["instance_id"] == "video-mme/002-1":
@@ -287,8 +305,13 @@ def test_verified_answers_become_the_instances_and_the_evidence_check_flags_disa
     assert ball.source_id == "1" and ball.options == ["red", "blue"] and ball.answer == "red"
     assert instances["lvbench/5"].answers == {64: REFUSAL_ANSWER, 128: REFUSAL_ANSWER}
     check = _rows(annotated / "results" / "annotation" / "answerability_check.csv")
+    # The ball marked unanswerable at 64 against its evidence; and the drafts' refusals the annotators accepted where
+    # the evidence they gave (now required) is among the level's frames.
+    disagreeing = [("lvbench/1", "64", "1:00"), ("lvbench/5", "64", "0:10-0:20"), ("lvbench/5", "128", "0:10-0:20")]
+    disagreeing += [("video-mme/001-1", "64", "0:05"), ("video-mme/001-2", "64", "0:05")]
     assert check == [
-        {"instance_id": "lvbench/1", "level": "64", "annotated": "unanswerable", "evidence_says": "answerable", "evidence": "1:00"}
+        {"instance_id": instance_id, "level": level, "annotated": "unanswerable", "evidence_says": "answerable", "evidence": evidence}
+        for instance_id, level, evidence in disagreeing
     ]
     report = {row["instance_id"]: row["status"] for row in _rows(annotated / "results" / "instances_excluded.csv")}
     assert report["video-mme/002-1"] == "discarded" and report["lvbench/1"] == "verified"
@@ -297,6 +320,20 @@ def test_verified_answers_become_the_instances_and_the_evidence_check_flags_disa
 def test_statistics_and_tables_come_from_the_curated_instances(annotated):
     sources = {row["source"]: row for row in _rows(annotated / "results" / "stats" / "sources.csv")}
     assert (sources["lvbench"]["n_questions"], sources["video-mme"]["n_questions"], sources["total"]["n_questions"]) == ("2", "2", "4")
+    # The whole comparison with the paper: the funnel's rows, then the instances table's (section 3.3).
+    paper = _rows(annotated / "results" / "stats" / "paper_counts.csv")
+    assert paper[:6] == _rows(annotated / "results" / "curation" / "paper_counts.csv")
+    assert {(row["level"], row["measure"]): (row["run"], row["paper"]) for row in paper[6:]} == {
+        ("all", "instances"): ("4", "1328"),
+        ("all", "videos"): ("2", "901"),  # vid_a and Video-MME's 001
+        ("64", "instances"): ("4", ""),
+        ("128", "instances"): ("2", ""),  # the 140 s LVBench video; Video-MME's are 70 s
+        ("256", "instances"): ("0", ""),
+        ("512", "instances"): ("0", "915"),
+        ("1024", "instances"): ("0", "587"),
+        ("all", "perception questions"): (sources["total"]["perception"], "767"),
+        ("all", "reasoning questions"): (sources["total"]["reasoning"], "561"),
+    }
     fig4 = _rows(annotated / "results" / "fig4.csv")
     assert fig4, "fig4.csv is empty"
     table2 = (annotated / "results" / "table2.tex").read_text()
@@ -632,3 +669,48 @@ def test_a_hybrid_difficulty_judge_reaches_the_filter_resolved(tmp_path, monkeyp
     settings = merge_settings(json.loads(option["--judge-config"]), json.loads(option["--judge-run-config"]))
     judge = get_judge(option["--judge"], settings)
     assert isinstance(judge, HybridJudge) and judge.llm.settings.model == "gpt-4o-2024-08-06"
+
+
+def test_the_moviechat_breakpoint_switch_converts_moviechat_again_and_nothing_else(tmp_path):
+    """curation.moviechat_breakpoint: a converted MovieChat-1K (the default, exclude) is up to date; include converts
+    it again with the option (and what reads it: its length filter), and the breakpoint question comes in; the other
+    curation source's jobs stay as they are."""
+    release = tmp_path / "MovieChat-1K"
+    (release / "gt" / "gt").mkdir(parents=True)
+    (release / "videos").mkdir()
+    make_video(release / "videos" / "1.mp4", 70, fps=1)
+    gt = {
+        "info": {"video_path": "1.mp4", "fps": 1},
+        "global": [{"question": "What animal appears?", "answer": "A dog."}],
+        "breakpoint": [{"time": 30, "question": "What is she doing now?", "answer": "Running."}],
+    }
+    (release / "gt" / "gt" / "1.json").write_text(json.dumps(gt))
+    work = tmp_path / "work"
+    work.mkdir()
+    config = {
+        "source": {"name": "virtuebench"},
+        "curation": {
+            "sources": ["moviechat-1k", "lvbench"],
+            "raw_dirs": {"moviechat-1k": str(release), "lvbench": str(_lvbench_release(tmp_path / "LVBench"))},
+            "filter_model": "refuse",
+            "reference_model": "refuse",
+            "difficulty_judge": "rules",
+        },
+        "levels": [64],
+        "models": ["refuse"],
+        "prompts": ["honest"],
+        "judge": "rules",
+    }
+    targets = [f"results/curation/{source}/answer_length.parquet" for source in ("moviechat-1k", "lvbench")]
+    assert executed(snakemake(work, *targets, config=config)) == {"convert_source": 2, "filter_answer_length": 2}
+    assert scheduled(snakemake(work, "-n", *targets, config=config)) == {}
+    explicit = {**config, "curation": {**config["curation"], "moviechat_breakpoint": "exclude"}}
+    assert scheduled(snakemake(work, "-n", *targets, config=explicit)) == {}  # the default, written out: nothing to do
+    include = {**config, "curation": {**config["curation"], "moviechat_breakpoint": "include"}}
+    planned = snakemake(work, "-n", "-p", *targets, config=include)
+    assert scheduled(planned) == {"convert_source": 1, "filter_answer_length": 1}
+    (command,) = [line for line in planned.stdout.splitlines() if "-m virtuebench.sources " in line]
+    assert "moviechat-1k" in command and '"options": {"include_breakpoint": true}' in command
+    assert executed(snakemake(work, *targets, config=include)) == {"convert_source": 1, "filter_answer_length": 1}
+    converted = read_instances(work / "results" / "sources" / "moviechat-1k" / "candidates.parquet")
+    assert [inst.source_id for inst in converted] == ["1/global/0", "1/breakpoint/0"]

@@ -7,6 +7,7 @@ import json
 import shlex
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 from helpers.data import convert_with_cli, excluded_reasons
@@ -185,3 +186,76 @@ def test_fetch_cli_passes_the_downloader_line_apart_from_the_subcommand(tmp_path
     assert lvbench.main(["fetch", str(tmp_path)]) == 0
     assert lvbench.main(["fetch", str(tmp_path), "--command", "dl {out} {key}", "--timeout", "5"]) == 0
     assert asked == [(lvbench.DEFAULT_COMMAND, None), ("dl {out} {key}", 5.0)]
+
+
+def _v2d_meta(key: str, number: int, status: str = "success", error: str | None = None) -> str:
+    """The JSON video2dataset writes beside sample `number` (its `files` output): the row's url, the key, the status."""
+    meta = {"url": f"https://www.youtube.com/watch?v={key}", "key": f"{number:08d}", "status": status, "error_message": error}
+    return json.dumps({**meta, "yt_meta_dict": {}}, indent=4)
+
+
+@pytest.fixture
+def official_release(tmp_path, video_factory):
+    """LVBench as its official script leaves it (scripts/download.sh: save_video_txt.py, then video2dataset
+    --output_format files): videos/00000/<number:08d>.mp4 and .json, numbered in the order of the metadata's keys.
+    The metadata's second line is not JSON (save_video_txt.py skips it: it takes no number). Sample 0 (kept_vid_01)
+    was downloaded, sample 1 (gone_vid_01) failed, sample 2 (fetch_vid_1) came without its JSON."""
+    raw = tmp_path / "LVBench"
+    shard = raw / "videos" / "00000"
+    shard.mkdir(parents=True)
+    lines = [json.dumps(LINES[0]), "{not json", json.dumps(LINES[1]), json.dumps(LINES[2])]
+    (raw / "video_info.meta.jsonl").write_text("\n".join(lines) + "\n")
+    clip = video_factory(70, fps=1)
+    shutil.copy(clip, shard / "00000000.mp4")
+    (shard / "00000000.json").write_text(_v2d_meta("kept_vid_01", 0))
+    (shard / "00000001.json").write_text(_v2d_meta("gone_vid_01", 1, "failed_to_download", "ERROR: [youtube]: Video unavailable"))
+    shutil.copy(clip, shard / "00000002.mp4")
+    (raw / "videos" / "00000.parquet").write_bytes(b"PAR1")  # video2dataset's shard table and stats, not read
+    (raw / "videos" / "00000_stats.json").write_text("{}")
+    return raw
+
+
+def test_the_official_download_layout_maps_numbered_files_to_keys(official_release, tmp_path, capsys):
+    """Numbered files become the keys' videos: through the URL in each file's JSON, or without one through the position
+    of the key in the metadata; the failed download is reported with video2dataset's status and message."""
+    assert lvbench.download_order(official_release) == ["kept_vid_01", "gone_vid_01", "fetch_vid_1"]
+    found, failed = lvbench.official_videos(official_release)
+    shard = official_release / "videos" / "00000"
+    assert found == {"kept_vid_01": shard / "00000000.mp4", "fetch_vid_1": shard / "00000002.mp4"}
+    assert failed == {"gone_vid_01": "video2dataset: failed_to_download (ERROR: [youtube]: Video unavailable)"}
+
+    instances, excluded = lvbench.convert(official_release, tmp_path / "linked", [64])
+    by_id = {inst.source_id: inst for inst in instances}
+    assert sorted(by_id) == ["101", "102", "103", "104", "107", "301"]
+    assert Path(by_id["101"].video_path).resolve() == (shard / "00000000.mp4").resolve()
+    assert Path(by_id["301"].video_path).resolve() == (shard / "00000002.mp4").resolve()
+    assert by_id["301"].video_id == "lvbench_fetch_vid_1" and by_id["301"].answers == {64: "A clock"}
+    reasons = excluded_reasons(excluded)
+    assert reasons["lvbench:201"].endswith("video not downloaded (video2dataset: failed_to_download (ERROR: [youtube]: Video unavailable))")
+    assert {row["item"]: row["reason_kind"] for row in excluded}["lvbench:201"] == "missing_video"
+    assert reasons["lvbench:video_info.meta.jsonl:2"].startswith("bad line: not valid JSON")
+
+    # fetch leaves the official download's videos alone and asks only for the missing one.
+    missing = lvbench.fetch_videos(official_release, "no-such-downloader-xyz -o {out} {key}")
+    assert [row["key"] for row in missing] == ["gone_vid_01"]
+    assert sorted(path.name for path in (official_release / "videos").iterdir()) == ["00000", "00000.parquet", "00000_stats.json"]
+
+
+def test_a_numbered_file_follows_the_url_in_its_json_over_its_position(official_release, tmp_path, capsys):
+    """The JSON records what was downloaded: a videos.txt made from another copy of the metadata (other order) still maps
+    right. A number past the metadata's keys without a JSON matches nothing and is named on stderr."""
+    shard = official_release / "videos" / "00000"
+    (shard / "00000000.json").write_text(_v2d_meta("fetch_vid_1", 0))
+    (shard / "00000002.json").write_text(_v2d_meta("kept_vid_01", 2))
+    shutil.copy(shard / "00000000.mp4", shard / "00000007.mp4")
+    found, _ = lvbench.official_videos(official_release)
+    assert found == {"fetch_vid_1": shard / "00000000.mp4", "kept_vid_01": shard / "00000002.mp4"}
+    assert f"{shard / '00000007.mp4'} matches no key of video_info.meta.jsonl" in capsys.readouterr().err
+    # videos/<key>.mp4, where fetch or the user put one, comes first.
+    shutil.copy(shard / "00000000.mp4", official_release / "videos" / "kept_vid_01.mp4")
+    paths, _ = lvbench.locate_videos(official_release, ["kept_vid_01", "fetch_vid_1", "gone_vid_01"])
+    assert paths == {
+        "kept_vid_01": official_release / "videos" / "kept_vid_01.mp4",
+        "fetch_vid_1": shard / "00000000.mp4",
+        "gone_vid_01": official_release / "videos" / "gone_vid_01.mp4",
+    }

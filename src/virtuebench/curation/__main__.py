@@ -11,6 +11,7 @@ supplement-sets | supplement-table   the supplementary's Table 1 (MCQ vs open-en
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import sys
 import time
@@ -51,6 +52,15 @@ def _llm_filter(args: argparse.Namespace, stage: str) -> filters.LlmFilter:
     return filters.LlmFilter(stage, args.model, stable_hash(tracked), backend, VerdictCache(args.cache), backend.max_concurrency)
 
 
+def _max_side(text: str) -> int | None:
+    """--frame-max-side: a size in px, or `none` (the frame as decoded)."""
+    if text.strip().lower() in {"none", "null"}:
+        return None
+    if not text.strip().isdigit() or int(text) < 16:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size of at least 16 px, nor none")
+    return int(text)
+
+
 def _filter(args: argparse.Namespace) -> int:
     instances = read_instances(args.input)
     source = args.source or ",".join(sorted({inst.source for inst in instances})) or "none"
@@ -65,7 +75,8 @@ def _filter(args: argparse.Namespace) -> int:
         judge_settings = json.loads(args.judge_config)
         judge = get_judge(args.judge, merge_settings(judge_settings, json.loads(args.judge_run_config)), args.judge_cache)
         judge_id = stable_hash([args.judge, judge_settings])
-        result = filters.filter_difficulty(instances, _llm_filter(args, "difficulty"), judge, judge_id, args.frames_dir, args.seed)
+        llm = _llm_filter(args, "difficulty")
+        result = filters.filter_difficulty(instances, llm, judge, judge_id, args.frames_dir, args.seed, args.frame_max_side)
     _write_filter_outputs(result, args, source)
     return 0
 
@@ -73,9 +84,14 @@ def _filter(args: argparse.Namespace) -> int:
 def _merge(args: argparse.Namespace) -> int:
     instances = [inst for path in args.inputs for inst in read_instances(path)]
     write_instances(instances, args.out)
+    summaries = [json.loads(Path(path).read_text()) for path in args.summaries]
     if args.counts:
-        rows = [json.loads(Path(path).read_text()) for path in args.summaries]
-        write_csv(args.counts, rows, ["source", "stage", "n_in", "n_removed", "n_invalid", "n_out"])
+        write_csv(args.counts, summaries, ["source", "stage", "n_in", "n_removed", "n_invalid", "n_out"])
+    if args.paper_counts:
+        if not args.candidates:
+            raise ValueError("merge --paper-counts needs --candidates (the collected candidates of every curation source)")
+        funnel = stats.funnel_counts(read_instances(args.candidates), summaries, instances)
+        write_csv(args.paper_counts, stats.beside_paper(funnel), stats.PAPER_COUNT_COLUMNS)
     n_videos = len({inst.video_id for inst in instances})
     if args.run_record:
         # When this merge ran: a file that differs after every merge, for the instances checkpoint to read (rules/sources.smk)
@@ -128,6 +144,13 @@ def _stats(args: argparse.Namespace) -> int:
     summary = stats.source_summary(instances)
     write_csv(args.summary_csv, summary)
     Path(args.summary_tex).write_text(stats.summary_tex(summary, f"Sources of the {len(instances)} instances."))
+    if args.paper_counts:
+        # The whole comparison: the curation funnel's rows (merge --paper-counts), then the instances table's.
+        funnel: list[dict[str, str]] = []
+        if args.funnel:
+            with open(args.funnel, newline="", encoding="utf-8") as handle:
+                funnel = list(csv.DictReader(handle))
+        write_csv(args.paper_counts, funnel + stats.beside_paper(stats.annotated_counts(instances)), stats.PAPER_COUNT_COLUMNS)
     return 0
 
 
@@ -203,12 +226,20 @@ def main(argv: list[str] | None = None) -> int:
             sub.add_argument("--judge-cache")
             sub.add_argument("--frames-dir", required=True, help="where the single random frames are written")
             sub.add_argument("--seed", type=int, required=True)
+            sub.add_argument(
+                "--frame-max-side",
+                type=_max_side,
+                default=filters.FILTER_FRAME_MAX_SIDE,
+                help="the single frame's longest side in px, or none (curation.filter_frame_max_side; default %(default)s)",
+            )
     merge = commands.add_parser("merge")
     merge.add_argument("inputs", nargs="+")
     merge.add_argument("--summaries", nargs="*", default=[], help="filter summaries (JSON) to tabulate in --counts")
     merge.add_argument("--out", required=True)
     merge.add_argument("--counts", help="CSV of the curation funnel: source, stage, n_in, n_removed, n_invalid, n_out")
     merge.add_argument("--run-record", help="JSON saying when this merge ran and what it kept")
+    merge.add_argument("--candidates", help="every curation source's collected candidates (for --paper-counts)")
+    merge.add_argument("--paper-counts", help="CSV of the funnel's counts, all sources together, beside the paper's")
     merge.set_defaults(func=_merge)
     export = commands.add_parser("export")
     export.add_argument("--kept", required=True)
@@ -234,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     stat.add_argument("--composition", required=True)
     stat.add_argument("--summary-csv", required=True)
     stat.add_argument("--summary-tex", required=True)
+    stat.add_argument("--funnel", help="merge's --paper-counts CSV: its rows come first in --paper-counts")
+    stat.add_argument("--paper-counts", help="CSV of the funnel's and the instances' counts beside the paper's")
     stat.set_defaults(func=_stats)
     sets = commands.add_parser("supplement-sets")
     sets.add_argument("candidates")

@@ -9,6 +9,7 @@ later release of VirtueBench's own annotations imports through the same path.
 from __future__ import annotations
 
 import csv
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -214,52 +215,120 @@ def normalize_answer(text: str) -> str:
     return REFUSAL_ANSWER if is_refusal_answer(stripped) else stripped
 
 
+#: Columns every verified batch must have: the key, the decision, the evidence and the two people the paper names
+#: ("Each instance is independently reviewed by at least two annotators: the first provides the initial annotation,
+#: and the second verifies and corrects inaccuracies", VirtueBench (arXiv:2603.07071), section 3.2).
+REQUIRED_COLUMNS = ("instance_id", "decision", "evidence", "annotator", "reviewer")
+
+
+def people(text: str | None) -> list[str]:
+    """The names in an annotator or reviewer cell: several are separated by ';' or ','."""
+    return [name.strip() for name in re.split(r"[;,]", text or "") if name.strip()]
+
+
+def check_people(row: dict[str, str]) -> list[str]:
+    """The annotator and reviewer columns' problems: both filled, and the reviewer someone other than the annotator."""
+    annotators, reviewers = people(row.get("annotator")), people(row.get("reviewer"))
+    problems = []
+    if not annotators:
+        problems.append("column annotator: empty, but the first annotator must be named")
+    if not reviewers:
+        problems.append("column reviewer: empty, but a second annotator must verify the row")
+    same = sorted({name.lower() for name in annotators} & {name.lower() for name in reviewers})
+    if same:
+        problems.append(
+            f"column reviewer: {row.get('reviewer')!r} names the annotator {same[0]!r}, but the reviewer must be a second person"
+        )
+    return problems
+
+
+def check_evidence(text: str | None, inst: Instance) -> tuple[list[list[float]], str | None]:
+    """The evidence intervals of a kept row, or its problem: the paper's annotators "are required to specify timestamps
+    corresponding to the evidence supporting each answer" (section 3.2), so evidence is required, must parse, and must
+    lie within the video (an interval starts before its end and ends by the end of its last second)."""
+    given = (text or "").strip()
+    if not given or given.lower() in {"none", "n/a", "-"}:
+        return [], f"column evidence: {repr(given) if given else 'empty'}, but the evidence's timestamps are required (e.g. 0:15-0:19)"
+    try:
+        intervals = parse_evidence(text or "")
+    except ValueError as error:
+        return [], f"column evidence: {error}"
+    last = math.ceil(inst.duration_s - 1e-9)
+    for start, end in intervals:
+        if start >= inst.duration_s or end > last:
+            shown = format_evidence([[start, end]])
+            return (
+                [],
+                f"column evidence: {shown} is past the end of {inst.video_id} ({format_time(inst.duration_s)}, {inst.duration_s:.1f} s)",
+            )
+    return intervals, None
+
+
+def _check_row(row: dict[str, str], inst: Instance, levels: Sequence[int]) -> tuple[dict[str, Any], list[str]]:
+    """One verified row: its decision, answers and evidence, and every problem found in it."""
+    problems = check_people(row)
+    decision = (row.get("decision") or "keep").strip().lower()
+    if decision not in DECISIONS:
+        problems.append(f"column decision: {row.get('decision')!r} is not one of {list(DECISIONS)}")
+    evidence: list[list[float]] = []
+    answers: dict[int, str] = {}
+    if decision == "keep":
+        evidence, problem = check_evidence(row.get("evidence"), inst)
+        problems += [problem] if problem else []
+        for level in available_levels(inst.duration_s, levels):
+            column = f"answer_{level}"
+            value = (row.get(column) or "").strip()
+            if not value:
+                problems.append(f"column {column}: empty, but level {level} is available for {inst.video_id}")
+            else:
+                answers[level] = normalize_answer(value)
+        for level in levels:
+            if level not in available_levels(inst.duration_s, levels) and (row.get(f"answer_{level}") or "").strip():
+                problems.append(f"column answer_{level}: level {level} is unavailable for {inst.video_id} ({inst.duration_s:.0f} s)")
+    return {"decision": decision, "answers": answers, "evidence": evidence}, problems
+
+
 def read_verified(verified_dir: str | Path, kept: dict[str, Instance], levels: Sequence[int]) -> dict[str, dict[str, Any]]:
-    """instance_id -> {decision, answers, evidence, where} from every batch CSV in `verified_dir`."""
+    """instance_id -> {decision, answers, evidence, where} from every batch CSV in `verified_dir`.
+
+    Every file and row is checked before anything is imported; the error lists one line per bad row (or file),
+    naming the file, the line and each column at fault.
+    """
     verified_dir = Path(verified_dir)
     files = sorted(verified_dir.glob("*.csv"))
     if not files:
         raise AnnotationError(f"{verified_dir}: no verified batch files (*.csv); see docs/annotation.md")
     rows: dict[str, dict[str, Any]] = {}
+    errors: list[str] = []
     for path in files:
         try:
             lines = path.read_text(encoding="utf-8-sig").splitlines(keepends=True)
         except UnicodeDecodeError as error:
-            raise AnnotationError(f"{path}: not UTF-8 ({error.reason} at byte {error.start}); save it as 'CSV UTF-8'") from None
+            errors.append(f"{path}: not UTF-8 ({error.reason} at byte {error.start}); save it as 'CSV UTF-8'")
+            continue
         reader = csv.DictReader(lines)
         header = reader.fieldnames or []
-        missing = [name for name in ("instance_id", "decision", "evidence") if name not in header]
+        missing = [name for name in REQUIRED_COLUMNS if name not in header]
         if missing:
-            raise AnnotationError(f"{path}: missing column(s) {missing}")
+            errors.append(f"{path}: missing column(s) {missing}")
+            continue
         for line, row in enumerate(reader, start=2):
             where = f"{path}:{line}"
             instance_id = (row.get("instance_id") or "").strip()
             if instance_id not in kept:
-                raise AnnotationError(f"{where}: instance_id {instance_id!r} is not among the kept questions")
+                errors.append(f"{where}: instance_id {instance_id!r} is not among the kept questions")
+                continue
             if instance_id in rows:
-                raise AnnotationError(f"{where}: instance_id {instance_id!r} is also annotated at {rows[instance_id]['where']}")
-            decision = (row.get("decision") or "keep").strip().lower()
-            if decision not in DECISIONS:
-                raise AnnotationError(f"{where}: column decision: {row.get('decision')!r} is not one of {list(DECISIONS)}")
-            try:
-                evidence = parse_evidence(row.get("evidence", ""))
-            except ValueError as error:
-                raise AnnotationError(f"{where}: column evidence: {error}") from None
-            inst = kept[instance_id]
-            answers = {}
-            if decision == "keep":
-                for level in available_levels(inst.duration_s, levels):
-                    column = f"answer_{level}"
-                    value = (row.get(column) or "").strip()
-                    if not value:
-                        raise AnnotationError(f"{where}: column {column}: empty, but level {level} is available for {inst.video_id}")
-                    answers[level] = normalize_answer(value)
-                for level in levels:
-                    if level not in answers and (row.get(f"answer_{level}") or "").strip():
-                        raise AnnotationError(
-                            f"{where}: column answer_{level}: level {level} is unavailable for {inst.video_id} ({inst.duration_s:.0f} s)"
-                        )
-            rows[instance_id] = {"decision": decision, "answers": answers, "evidence": evidence, "where": where}
+                errors.append(f"{where}: instance_id {instance_id!r} is also annotated at {rows[instance_id]['where']}")
+                continue
+            record, problems = _check_row(row, kept[instance_id], levels)
+            if problems:
+                errors.append(f"{where}: " + "; ".join(problems))
+            rows[instance_id] = {**record, "where": where}
+    if errors:
+        if len(errors) == 1:
+            raise AnnotationError(errors[0])
+        raise AnnotationError(f"{len(errors)} rows or files need fixing (docs/annotation.md):\n  " + "\n  ".join(errors))
     return rows
 
 

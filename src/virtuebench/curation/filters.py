@@ -192,8 +192,15 @@ def random_second(video_id: str, duration_s: float, seed: int) -> int:
     return random.Random(f"{seed}:{video_id}").randrange(size)
 
 
-def extract_single_frame(video: str | Path, time_s: float, out: Path, max_side: int | None = 448) -> Path:
-    """The frame on screen at `time_s` as a JPEG (written once; an existing file is reused)."""
+#: The single frame's longest side (curation.filter_frame_max_side). The paper does not give the frame's size
+#: (VirtueBench (arXiv:2603.07071), section 3.2: "we randomly sample a single frame from each video"); 448 px is the
+#: project's choice, the per-frame cap of the evaluated models' frames (frames.max_pixels 200,704 = 448 x 448).
+FILTER_FRAME_MAX_SIDE = 448
+
+
+def extract_single_frame(video: str | Path, time_s: float, out: Path, max_side: int | None = FILTER_FRAME_MAX_SIDE) -> Path:
+    """The frame on screen at `time_s` as a JPEG, its longest side shrunk to `max_side` (None: as decoded); written
+    once, an existing file is reused (its name carries the size: single_frame_name)."""
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -207,14 +214,26 @@ def extract_single_frame(video: str | Path, time_s: float, out: Path, max_side: 
     return out
 
 
+def single_frame_name(video_id: str, second: int, max_side: int | None) -> str:
+    """Named by its second and size: another seed or another size never reuses the old image."""
+    return f"{video_id}_{second:05d}_{max_side or 'full'}.jpg"
+
+
 def filter_difficulty(
-    instances: Sequence[Instance], llm: LlmFilter, judge: Judge, judge_id: str, frames_dir: str | Path, seed: int = 0
+    instances: Sequence[Instance],
+    llm: LlmFilter,
+    judge: Judge,
+    judge_id: str,
+    frames_dir: str | Path,
+    seed: int = 0,
+    max_side: int | None = FILTER_FRAME_MAX_SIDE,
 ) -> FilterResult:
     """Discard a question the model answers correctly from one random frame of its video (or common sense).
 
     Correctness of the reply against the full-video answer is decided by `judge` (`judge_id` names it
     and its settings, so changing the judge re-decides); a reply the judge cannot score is recorded as
-    invalid and the question left out.
+    invalid and the question left out. The frame's longest side is at most `max_side` px (None: as decoded);
+    away from the default it is part of each decision's cache key, so another size asks again.
     """
     frames_dir = Path(frames_dir)
     frames: dict[str, tuple[Path, float] | str] = {}
@@ -223,8 +242,8 @@ def filter_difficulty(
             continue
         try:
             second = random_second(inst.video_id, inst.duration_s, seed)
-            # Named by its second: another seed never reuses the old image.
-            path = extract_single_frame(inst.video_path, grid_timestamp(second), frames_dir / f"{inst.video_id}_{second:05d}.jpg")
+            out = frames_dir / single_frame_name(inst.video_id, second, max_side)
+            path = extract_single_frame(inst.video_path, grid_timestamp(second), out, max_side)
             frames[inst.video_id] = (path, grid_timestamp(second))
         except Exception as error:  # a broken video: its questions are recorded as invalid
             frames[inst.video_id] = f"single frame unavailable: {type(error).__name__}: {error}"
@@ -250,6 +269,9 @@ def filter_difficulty(
 
     def key_parts(inst: Instance) -> list[Any]:
         frame = frames[inst.video_id]
-        return [inst.question, inst.answer, judge_id, seed, frame if isinstance(frame, str) else frame[1]]
+        parts = [inst.question, inst.answer, judge_id, seed, frame if isinstance(frame, str) else frame[1]]
+        # The size joins the key only away from the default: decisions cached before it was a setting (all at 448 px)
+        # stay valid, and another size asks again.
+        return parts if max_side == FILTER_FRAME_MAX_SIDE else [*parts, max_side]
 
     return llm.run(instances, make_request, decide, key_parts, DIFFICULTY)

@@ -1,14 +1,17 @@
-"""Statistics that depend only on the data: counts per source, category and task type, and the
-per-source table of the curation funnel (what each filter removed)."""
+"""Statistics that depend only on the data: counts per source, category and task type, the per-source
+table of the curation funnel (what each filter removed), and a run's counts beside the paper's.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from virtuebench import is_refusal_answer
 from virtuebench.instances import Instance
+from virtuebench.levels import LEVELS, is_available
 from virtuebench.support.tabular import latex_escape
 
 
@@ -76,3 +79,98 @@ def summary_tex(rows: Sequence[dict[str, Any]], caption: str) -> str:
         )
     lines += [r"\bottomrule", r"\end{tabular}", f"\\caption{{{caption}}}", r"\end{table}", ""]
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# The paper's counts beside a run's
+
+
+@dataclass(frozen=True)
+class PaperCount:
+    """One count the paper states: where in the pipeline (`stage`), at which frame level (`all`: every level), of
+    what, the figure, and the paper's words with their section."""
+
+    stage: str
+    level: str
+    measure: str
+    figure: int
+    says: str
+
+
+#: Every count VirtueBench (arXiv:2603.07071) states for its curation, in pipeline order. The stages are the funnel's:
+#: `collected` (the converted candidates), one per filter (answer_length, answerability, difficulty: what it kept),
+#: `annotated` (the instances table). "Up to 512 frames" counts the instances whose video reaches level 512 (915 and
+#: 587 are nested: 915 + 587 exceeds 1,328).
+COLLECTION = "section 3.2, Data Collection: the initial collection comprises 3,042 videos and 33,400 questions"
+LEVELS_SAID = "section 3.3: among these instances, 915 can be sampled to produce clips of up to 512 frames, and 587 up to 1,024"
+CATEGORIES_SAID = "section 3.3: VirtueBench contains 767 perception and 561 reasoning questions"
+PAPER_COUNTS = (
+    PaperCount("collected", "all", "videos", 3042, COLLECTION),
+    PaperCount("collected", "all", "questions", 33400, COLLECTION),
+    PaperCount("difficulty", "all", "questions", 2500, "section 3.2, Quality Filtering: approximately 2,500 open-ended QA pairs"),
+    PaperCount("annotated", "all", "instances", 1328, "sections 3.2 (Annotation and Verification) and 3.3: 1,328 instances"),
+    PaperCount("annotated", "all", "videos", 901, "section 3.3: 1,328 instances in total, corresponding to 901 original videos"),
+    PaperCount("annotated", "512", "instances", 915, LEVELS_SAID),
+    PaperCount("annotated", "1024", "instances", 587, LEVELS_SAID),
+    PaperCount("annotated", "all", "perception questions", 767, CATEGORIES_SAID),
+    PaperCount("annotated", "all", "reasoning questions", 561, CATEGORIES_SAID),
+)
+
+PAPER_COUNT_COLUMNS = ["stage", "level", "measure", "run", "paper", "ratio", "paper_says"]
+FILTER_STAGES = ("answer_length", "answerability", "difficulty")
+
+
+def funnel_counts(candidates: Sequence[Instance], summaries: Iterable[Mapping[str, Any]], kept: Sequence[Instance]) -> list[dict[str, Any]]:
+    """A run's curation funnel, all sources together: the collected candidates, then each filter's kept questions
+    (from the filters' summaries), and the videos the last filter kept."""
+    out: dict[str, int] = dict.fromkeys(FILTER_STAGES, 0)
+    for summary in summaries:
+        out[summary["stage"]] = out.get(summary["stage"], 0) + int(summary["n_out"])
+    rows = [
+        {"stage": "collected", "level": "all", "measure": "videos", "run": len({inst.video_id for inst in candidates})},
+        {"stage": "collected", "level": "all", "measure": "questions", "run": len(candidates)},
+    ]
+    rows += [{"stage": stage, "level": "all", "measure": "questions", "run": out[stage]} for stage in FILTER_STAGES]
+    rows.append({"stage": "difficulty", "level": "all", "measure": "videos", "run": len({inst.video_id for inst in kept})})
+    return rows
+
+
+def annotated_counts(instances: Sequence[Instance]) -> list[dict[str, Any]]:
+    """A run's instances table counted as the paper counts it (section 3.3): instances, videos, the instances whose video
+    reaches each of the paper's five levels (whatever levels the run built), and the perception/reasoning split."""
+    categories = Counter(inst.category for inst in instances)
+    rows = [
+        {"stage": "annotated", "level": "all", "measure": "instances", "run": len(instances)},
+        {"stage": "annotated", "level": "all", "measure": "videos", "run": len({inst.video_id for inst in instances})},
+    ]
+    for level in LEVELS:
+        reached = sum(is_available(level, inst.duration_s) for inst in instances)
+        rows.append({"stage": "annotated", "level": str(level), "measure": "instances", "run": reached})
+    rows += [
+        {"stage": "annotated", "level": "all", "measure": f"{name} questions", "run": categories.get(name, 0)}
+        for name in ("perception", "reasoning")
+    ]
+    return rows
+
+
+def beside_paper(measured: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each measured row with the paper's figure for it, run / paper (3 decimals) and the paper's words; a row the paper
+    gives no figure for keeps both empty. A paper count of a stage measured here but not matched is an error (a
+    count the comparison would silently drop)."""
+    paper = {(count.stage, count.level, count.measure): count for count in PAPER_COUNTS}
+    rows = []
+    for row in measured:
+        count = paper.pop((row["stage"], row["level"], row["measure"]), None)
+        rows.append(
+            {
+                **row,
+                "paper": count.figure if count else "",
+                "ratio": f"{row['run'] / count.figure:.3f}" if count else "",
+                "paper_says": count.says if count else "",
+            }
+        )
+    stages = {row["stage"] for row in measured}
+    unmatched = [key for key in paper if key[0] in stages]
+    if unmatched:
+        raise ValueError(f"the paper's counts {unmatched} have no measured row beside them")
+    return rows

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -68,6 +68,26 @@ class RealSourceSettings:
     #: a question's video length: "probed" from the file, or "release": the length the release states (LongVideoBench's
     #: `duration`, which its loader samples within; supplement.longvideobench_subtitles: interleaved)
     durations: str = "probed"
+    #: the adapter's own choices, as keyword arguments of its `convert` (moviechat-1k: include_breakpoint, set from
+    #: config.curation.moviechat_breakpoint); a name its `convert` does not take is an error
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+#: Keyword arguments of an adapter's `convert` that are settings of their own (RealSourceSettings), not options.
+_SETTINGS_KEYWORDS = ("sampling", "durations")
+
+
+def convert_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """`options` checked against the keyword-only parameters of the source's `convert` (sampling and durations aside:
+    settings of their own)."""
+    import inspect
+
+    parameters = inspect.signature(real_source(name).convert).parameters.values()
+    accepted = sorted(p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in _SETTINGS_KEYWORDS)
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ValueError(f"{name} source: unknown option(s) {unknown}; its convert takes {accepted or 'none'}")
+    return options
 
 
 def _real(name: str) -> Callable[[dict[str, Any], str, int], tuple[list[Instance], Excluded]]:
@@ -82,12 +102,13 @@ def _real(name: str) -> Callable[[dict[str, Any], str, int], tuple[list[Instance
             raise ValueError(f"{name} source: raw_dir {raw_dir} is not a folder (download the release first)")
         module = real_source(name)
         levels = list(given.levels or LEVELS)
+        options = convert_options(name, given.options)
         if given.durations == "probed":
-            return module.convert(raw_dir, Path(videos_dir), levels, sampling=given.sampling)
+            return module.convert(raw_dir, Path(videos_dir), levels, sampling=given.sampling, **options)
         states = getattr(module, "STATES_DURATIONS", False)  # the release states each video's length
         if given.durations != "release" or not states:
             raise ValueError(f"{name} source: durations {given.durations!r} is not one of probed{', release' if states else ''}")
-        return module.convert(raw_dir, Path(videos_dir), levels, sampling=given.sampling, durations=given.durations)
+        return module.convert(raw_dir, Path(videos_dir), levels, sampling=given.sampling, durations=given.durations, **options)
 
     return adapter
 

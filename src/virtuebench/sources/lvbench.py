@@ -1,6 +1,7 @@
 """LVBench source adapter: the authors' annotation file and the YouTube videos it names (fetched once,
-outside the workflow: `python -m virtuebench.sources.lvbench fetch RAW_DIR`), as candidate instances;
-one of VirtueBench's six long-video sources. Layout read, choices, and what was confirmed:
+outside the workflow: `python -m virtuebench.sources.lvbench fetch RAW_DIR`, or the authors' own video2dataset
+script, whose numbered files are mapped to their keys), as candidate instances; one of VirtueBench's six long-video
+sources. Layout read, choices, and what was confirmed:
 docs/sources.md#lvbench.
 """
 
@@ -111,6 +112,87 @@ def video_file(raw_dir: Path, key: str) -> Path:
     return raw_dir / VIDEOS / f"{key}.mp4"
 
 
+# ---------------------------------------------------------------------------------------------
+# The official download's layout (THUDM/LVBench scripts/download.sh: video2dataset)
+#
+# scripts/save_video_txt.py writes one URL per line of video_info.meta.jsonl that parses and has a `key`, in file order;
+# video2dataset (`--input_format txt --output_format files`, its default config: 1,000 samples a shard, 5-digit shard
+# names) writes the URL on row n (counted from 0) as videos/<n // 1000:05d>/<n:08d>.mp4 (the number is shard * 1000 +
+# row in shard = n), with <n:08d>.json beside it holding the `url` and a `status` (a failed download leaves the JSON
+# alone). So a number maps to a key through the URL its JSON records, or,
+# without the JSON, through its position in the metadata.
+
+_NUMBERED = re.compile(r"^\d+$")
+_YOUTUBE_ID = re.compile(r"(?:[?&]v=|youtu\.be/|/shorts/)([A-Za-z0-9_-]+)")
+
+
+def download_order(raw_dir: Path) -> list[str]:
+    """The keys in the order scripts/save_video_txt.py lists them: every line of the metadata that parses as JSON and has
+    a `key` (any other line is skipped there too, so it takes no number)."""
+    keys = []
+    with open(raw_dir / ANNOTATIONS, encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                key = json.loads(line.strip())["key"]
+            except (ValueError, TypeError, KeyError, IndexError):
+                continue
+            keys.append(str(key))
+    return keys
+
+
+def _youtube_id(url: object) -> str | None:
+    match = _YOUTUBE_ID.search(url) if isinstance(url, str) else None
+    return match.group(1) if match else None
+
+
+def official_videos(raw_dir: Path) -> tuple[dict[str, Path], dict[str, str]]:
+    """The official download's videos by key, and the keys its downloads failed for (key -> why), from
+    videos/<shard>/<number>.mp4 and the .json beside each (docs/sources.md#lvbench). A number's key is the YouTube id in
+    its JSON's `url`; without a JSON, the key at that position of the metadata (download_order)."""
+    folder = raw_dir / VIDEOS
+    shards = sorted(path for path in folder.iterdir() if path.is_dir() and _NUMBERED.match(path.name)) if folder.is_dir() else []
+    if not shards:
+        return {}, {}
+    order = download_order(raw_dir)
+    found: dict[str, Path] = {}
+    failed: dict[str, str] = {}
+    for shard in shards:
+        numbers = {path.stem for path in shard.iterdir() if path.suffix in (".mp4", ".json") and _NUMBERED.match(path.stem)}
+        for number in sorted(numbers):
+            video, sidecar = shard / f"{number}.mp4", shard / f"{number}.json"
+            meta: dict = {}
+            if sidecar.is_file():
+                try:
+                    loaded = json.loads(sidecar.read_text(encoding="utf-8"))
+                    meta = loaded if isinstance(loaded, dict) else {}
+                except (ValueError, UnicodeDecodeError):
+                    meta = {}
+            key = _youtube_id(meta.get("url"))
+            if key is None and int(number) < len(order):
+                key = order[int(number)]
+            if key is None:
+                print(
+                    f"{SOURCE}: {video} matches no key of {ANNOTATIONS} (no URL in {sidecar.name}, number past the list)", file=sys.stderr
+                )
+                continue
+            if video.is_file() and video.stat().st_size > 0:
+                found.setdefault(key, video)
+            elif meta.get("status") not in (None, "success"):
+                failed[key] = f"video2dataset: {meta.get('status')} ({str(meta.get('error_message') or '').strip()[:200] or 'no message'})"
+    return found, {key: why for key, why in failed.items() if key not in found}
+
+
+def locate_videos(raw_dir: Path, keys: list[str]) -> tuple[dict[str, Path], dict[str, str]]:
+    """Each key's video: videos/<key>.mp4 (fetch's layout) first, else the official download's numbered file; and why
+    the others are missing, where a download said so (videos_missing.csv, or video2dataset's failed JSON)."""
+    official, failed = official_videos(raw_dir)
+    paths = {}
+    for key in keys:
+        flat = video_file(raw_dir, key)
+        paths[key] = flat if flat.exists() or key not in official else official[key]
+    return paths, {**failed, **_read_missing(raw_dir)}
+
+
 def prepare(raw_dir: str | Path) -> Path:
     """Nothing to unpack: make sure `videos/` exists for `fetch`. Never uses the network; idempotent."""
     videos = Path(raw_dir) / VIDEOS
@@ -156,17 +238,18 @@ def _question(qa: object) -> tuple[str, str, str, list[str], str] | str:
 
 
 def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int], *, sampling: str = "1fps") -> tuple[list[Instance], Excluded]:
-    """Candidate instances from `video_info.meta.jsonl` and `videos/<key>.mp4` (docs/sources.md#lvbench)."""
+    """Candidate instances from `video_info.meta.jsonl` and its videos: `videos/<key>.mp4`, or the official download's
+    `videos/<shard>/<number>.mp4` (docs/sources.md#lvbench)."""
     raw_dir = Path(raw_dir)
     entries, broken = read_annotations(raw_dir)
     conversion = Conversion(SOURCE, videos_dir, levels, TASK_CATEGORIES, sampling=sampling)
     for number, reason in broken:
         conversion.exclude(f"{ANNOTATIONS}:{number}", f"bad line: {reason}", kind="bad_row")
-    not_fetched = _read_missing(raw_dir)
+    paths, not_fetched = locate_videos(raw_dir, [entry["key"] for _, entry in entries])
     unparsed: list[str] = []
     for number, entry in entries:
         key = entry["key"]
-        path = video_file(raw_dir, key)
+        path = paths[key]
         for index, qa in enumerate(entry["qa"]):
             parsed = _question(qa)
             if isinstance(parsed, str):
@@ -182,7 +265,7 @@ def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int], *, s
             evidence = parse_time_reference(qa.get("time_reference"))
             if evidence is None:
                 unparsed.append(f"{uid}: {qa.get('time_reference')!r}")
-            conversion.add(uid, path, task_type, stem, answer, options, evidence or [])
+            conversion.add(uid, path, task_type, stem, answer, options, evidence or [], video_key=key)
     if unparsed:
         print(
             f"{SOURCE}: {len(unparsed)} time_reference value(s) did not parse; those questions keep empty evidence "
@@ -215,10 +298,11 @@ def fetch_videos(raw_dir: str | Path, command_template: str = DEFAULT_COMMAND, t
     raw_dir = Path(raw_dir)
     entries, _ = read_annotations(raw_dir)
     videos = prepare(raw_dir)
+    official, _ = official_videos(raw_dir)  # already there from the official download script: not fetched again
     missing: list[dict[str, str]] = []
     for key in dict.fromkeys(entry["key"] for _, entry in entries):
         final = video_file(raw_dir, key)
-        if final.is_file() and final.stat().st_size > 0:
+        if (final.is_file() and final.stat().st_size > 0) or key in official:
             continue
         partial = videos / f".{key}.partial.mp4"
         partial.unlink(missing_ok=True)

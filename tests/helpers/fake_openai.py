@@ -232,6 +232,20 @@ class FakeOpenAI:
             reply = "B"
         self._reply(handler, body, content, reply + self.echo(handler))
 
+    #: Gemini 2.5's thinking tokens at most, by `reasoning_effort` (its OpenAI compatibility maps the levels to budgets;
+    #: none turns thinking off on Flash only), and with none given: dynamic thinking, up to the model's maximum budget
+    #: (Flash 24,576, Pro 32,768: the Gemini API's thinking guide). Its OpenAI compatibility counts them against
+    #: max_tokens, so a limit below the budget can leave no room for the answer. This fake spends the whole budget.
+    GEMINI_THINKING = {"none": 0, "low": 1024, "medium": 8192, "high": 24576}
+    GEMINI_MAX_BUDGET = {"gemini-2.5-flash": 24576, "gemini-2.5-pro": 32768}
+
+    def thinking_tokens(self, body: dict) -> int:
+        model = str(body.get("model", ""))
+        if model not in self.GEMINI_MAX_BUDGET:
+            return 0
+        effort = body.get("reasoning_effort")
+        return self.GEMINI_THINKING[effort] if effort in self.GEMINI_THINKING else self.GEMINI_MAX_BUDGET[model]
+
     def rejected_parameter(self, body: dict) -> dict | None:
         """What the real API rejects with HTTP 400 for a reasoning model (gpt-5, o-series; not gpt-5-chat):
         a temperature other than 1, and max_tokens. The bodies are OpenAI's."""
@@ -296,6 +310,15 @@ class FakeOpenAI:
             return self._send(
                 handler, 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"], "choices": [choice]}
             )
+        thinking, limit = self.thinking_tokens(body), body.get("max_completion_tokens") or body.get("max_tokens")
+        if limit is not None and thinking + 5 > limit:  # the whole limit spent thinking: no answer, as Gemini's API does
+            choice = {"index": 0, "message": {"role": "assistant", "content": None}, "finish_reason": "length"}
+            usage = {"prompt_tokens": 100 * images, "completion_tokens": limit, "completion_tokens_details": {"reasoning_tokens": limit}}
+            return self._send(
+                handler,
+                200,
+                {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"], "choices": [choice], "usage": usage},
+            )
         time.sleep(self.backend_delay_s)
         with self.lock:
             self.answered[question] += 1
@@ -316,6 +339,11 @@ class FakeOpenAI:
                         "finish_reason": "stop",
                     }
                 ],
-                "usage": {"prompt_tokens": 100 * images, "completion_tokens": 5, "total_tokens": 100 * images + 5},
+                "usage": {
+                    "prompt_tokens": 100 * images,
+                    "completion_tokens": thinking + 5,
+                    "total_tokens": 100 * images + thinking + 5,
+                    **({"completion_tokens_details": {"reasoning_tokens": thinking}} if thinking else {}),
+                },
             },
         )

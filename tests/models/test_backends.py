@@ -217,6 +217,32 @@ def test_openai_backend_with_faults_and_a_restart(bench, tmp_path):
     assert secret not in everything
 
 
+@pytest.mark.parametrize("model", ["Gemini-2.5-Flash", "Gemini-2.5-Pro"])
+def test_gemini_thinking_leaves_room_for_the_answer(bench, model, monkeypatch):
+    """Gemini 2.5 thinks by default, up to its largest budget, counted against the token limit (the fake spends the
+    whole budget): the registry's limit still leaves the answer; the old ones (Flash 4,096, Pro 8,192) came back empty
+    and were recorded as truncated."""
+    from virtuebench.models.openai_api import OpenAIBackend
+
+    settings = dict(REGISTRY[model]["settings"])
+    monkeypatch.setenv(settings["api_key_env"], "sk-test")
+    limit_key = "max_tokens" if "max_tokens" in settings else "max_completion_tokens"
+    with FakeOpenAI() as server:
+        reply = OpenAIBackend({**settings, "base_url": server.base_url, "max_retries": 0}).answer(_api_request(bench))
+        old = OpenAIBackend(
+            {
+                **settings,
+                limit_key: {"Gemini-2.5-Flash": 4096, "Gemini-2.5-Pro": 8192}[model],
+                "base_url": server.base_url,
+                "max_retries": 0,
+            }
+        )
+        cut = old.answer(_api_request(bench))
+    assert reply.text == "I saw 64 frames." and not reply.truncated
+    assert reply.usage["completion_tokens"] == FakeOpenAI.GEMINI_MAX_BUDGET[settings["model"]] + 5 <= settings[limit_key]
+    assert cut.truncated and not cut.text
+
+
 def test_openai_backend_needs_its_key(bench, tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "VB_MODEL_KEY"}
     with FakeOpenAI() as server:

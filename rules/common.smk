@@ -12,6 +12,8 @@ from virtuebench.instances import content_digest, read_instances
 from virtuebench.instances import videos as video_paths
 from virtuebench.inference import items_for_level
 from virtuebench.plan import REPORT_RULES, levels_present
+from virtuebench.metrics import METHOD as SCORES_METHOD
+from virtuebench.comparisons import METHOD as COMPARISONS_METHOD
 from virtuebench.sources import REAL_SOURCES
 from virtuebench import verify
 from virtuebench.records import stable_hash

@@ -16,6 +16,7 @@ rule compute_scores:
         scores=report(res("scores.csv"), caption="../report/scores.rst", category="Numbers"),
         invalid=res("invalid_items.csv"),
     params:
+        method=SCORES_METHOD,  # virtuebench.metrics.METHOD: a new scoring method scores the judgments again
         resamples=config["report"]["bootstrap"]["resamples"],
         seed=config["report"]["bootstrap"]["seed"],
         trust_scheme=config["report"]["trust"]["scheme"],
@@ -48,6 +49,7 @@ rule compare_arms:
         prompt=config["report"]["prompt"],
         judge=JUDGE,
         pairs=" ".join(f"--pair {a} {b}" for a, b in config["report"]["compare"]),
+        method=COMPARISONS_METHOD,  # virtuebench.comparisons.METHOD: a new method makes the comparisons again
         resamples=config["report"]["bootstrap"]["resamples"],
         seed=config["report"]["bootstrap"]["seed"],
         holm_family=config["report"]["holm_family"],

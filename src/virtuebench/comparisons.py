@@ -45,6 +45,11 @@ from virtuebench.support.stops import run_stoppable
 from virtuebench.support.tabular import write_csv
 from virtuebench.verify import add_chain_argument, read_judgments
 
+#: The version of how comparisons.csv is computed (its test, Holm's family and intervals): a tracked param of
+#: compare_arms (rules/report.smk), so comparisons made by an earlier method are made again after an update. Raise it
+#: with any change to what comparisons.csv holds.
+METHOD = "comparisons/2: exact paired test, Tarone's Holm family, intervals chosen by videos"
+
 SUBSETS = ("overall", "non_refusal", "refusal")  # Table 2's subsets; Fig. 6 uses refusal
 KINDS = ("prompt", "adjacent", "config")
 ALPHA = 0.05

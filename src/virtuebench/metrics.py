@@ -47,6 +47,11 @@ from virtuebench.support.stops import run_stoppable
 from virtuebench.support.tabular import write_csv
 from virtuebench.verify import add_chain_argument, read_judgments
 
+#: The version of how scores.csv is computed from the judgments (its intervals and counts): a tracked param of
+#: compute_scores (rules/report.smk), so a results folder scored by an earlier method is scored again after an update,
+#: never left beside tables of the new one. Raise it with any change to what scores.csv holds.
+METHOD = "scores/2: intervals chosen by videos, conservative design effect, n_truncated and n_judge_failed"
+
 SUBSETS = ("overall", "non_refusal", "refusal", "perception", "reasoning")
 ALL_LEVELS = "all"
 

@@ -28,13 +28,9 @@ NULLABLE_STR = {"type": ["string", "null"]}
 
 
 @dataclass(frozen=True)
-class TransformersSettings:
-    """Every setting of the transformers backend, each with its rerun class; the weights' hub id, revision and family
-    are the model spec's (models/spec.py), not settings."""
+class FramePixelSettings:
+    """The frame-size settings of the backends that run the families' own processors (transformers, vllm)."""
 
-    trust_remote_code: bool = setting(False, rerun="answers", schema={"type": "boolean"})
-    dtype: str = setting("auto", rerun="answers", schema={"type": "string"}, description="auto: bfloat16 on GPU, float32 on CPU")
-    device_map: str = setting("auto", rerun="answers", schema={"type": "string"})
     max_pixels: int | None = setting(
         None, rerun="answers", schema=NULLABLE_INT, description="per frame, the paper's cap, on top of the family's own"
     )
@@ -44,6 +40,16 @@ class TransformersSettings:
     min_pixels: int | None = setting(
         None, rerun="answers", schema=NULLABLE_INT, description="Qwen families: the per-frame floor (default: the family's)"
     )
+
+
+@dataclass(frozen=True)
+class TransformersSettings(FramePixelSettings):
+    """Every setting of the transformers backend, each with its rerun class; the weights' hub id, revision and family
+    are the model spec's (models/spec.py), not settings."""
+
+    trust_remote_code: bool = setting(False, rerun="answers", schema={"type": "boolean"})
+    dtype: str = setting("auto", rerun="answers", schema={"type": "string"}, description="auto: bfloat16 on GPU, float32 on CPU")
+    device_map: str = setting("auto", rerun="answers", schema={"type": "string"})
     max_new_tokens: int = setting(1024, rerun="answers", schema={"type": "integer", "minimum": 1})
     generation: dict[str, Any] = setting(
         rerun="answers", schema={"type": "object"}, description="extra generate() arguments (sampling etc.)", default_factory=dict

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from virtuebench.models.base import Backend, Reply, Request
 from virtuebench.models.families import Family, get_family
-from virtuebench.models.hf import NULLABLE_INT, NULLABLE_STR, processor_inputs
+from virtuebench.models.hf import NULLABLE_INT, NULLABLE_STR, FramePixelSettings, processor_inputs
 from virtuebench.support.settings import setting, settings_from_dict
 
 if TYPE_CHECKING:
@@ -29,21 +29,12 @@ NULLABLE_NUMBER = {"type": ["number", "null"]}
 
 
 @dataclass(frozen=True)
-class VllmSettings:
+class VllmSettings(FramePixelSettings):
     """Every setting of the vllm backend, each with its rerun class; the weights' hub id, revision and family are the
     model spec's (models/spec.py). The batch size and the memory share change how the job runs, not its answers."""
 
     trust_remote_code: bool = setting(False, rerun="answers", schema={"type": "boolean"})
     tensor_parallel_size: int = setting(1, rerun="answers", schema={"type": "integer", "minimum": 1})
-    max_pixels: int | None = setting(
-        None, rerun="answers", schema=NULLABLE_INT, description="per frame, the paper's cap, on top of the family's own"
-    )
-    total_pixels: int | None = setting(
-        None, rerun="answers", schema=NULLABLE_INT, description="Qwen families: the clip's pixel budget (default: the family's)"
-    )
-    min_pixels: int | None = setting(
-        None, rerun="answers", schema=NULLABLE_INT, description="Qwen families: the per-frame floor (default: the family's)"
-    )
     max_new_tokens: int = setting(1024, rerun="answers", schema={"type": "integer", "minimum": 1})
     temperature: float = setting(0.0, rerun="answers", schema={"type": "number"})
     top_p: float | None = setting(None, rerun="answers", schema=NULLABLE_NUMBER)

@@ -30,6 +30,7 @@ from helpers.tiny_hf import BUILDERS  # noqa: E402
 from virtuebench.levels import level_indices, level_timestamps  # noqa: E402
 from virtuebench.models.base import Request  # noqa: E402
 from virtuebench.models.hf import TransformersBackend  # noqa: E402
+from virtuebench.models.spec import ModelSpec  # noqa: E402
 from virtuebench.support.concurrency import imap_prefetched  # noqa: E402
 
 DURATION_S = 3600.4  # a one-hour video
@@ -271,11 +272,11 @@ def main(argv: list[str] | None = None) -> int:
         max_pixels = FULL_PIXELS.get(family) if cuda else None
         backend = TransformersBackend(
             {
-                "family": family,
                 "max_new_tokens": args.max_new_tokens,
                 "max_pixels": max_pixels,
                 "generation": {"min_new_tokens": args.max_new_tokens},
             },
+            ModelSpec.from_job(family, {"backend": "transformers", "family": family}, {}),
             model=model,
             processor=processor,
         )

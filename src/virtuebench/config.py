@@ -22,7 +22,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from virtuebench.levels import LEVELS
-from virtuebench.models.spec import ModelSpec, resolve_spec
+from virtuebench.models.spec import ChoiceInEffect, ModelSpec, apply_option, resolve_choices, resolve_spec
 from virtuebench.support.settings import RERUN_CLASSES, did_you_mean, merge_settings  # noqa: F401  (the classes; the other half of run_settings)
 
 
@@ -123,9 +123,28 @@ def load_schema(schema_path: str | Path) -> dict[str, Any]:
 
 
 def schema_errors(data: Any, schema_path: str | Path, root: str) -> list[str]:
-    schema = load_schema(schema_path)
-    validator = Draft202012Validator(schema)
+    return _errors(Draft202012Validator(load_schema(schema_path)), data, root)
+
+
+def _errors(validator: Draft202012Validator, data: Any, root: str) -> list[str]:
     return [_describe(error, root) for error in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))]
+
+
+def choice_errors(name: str, entry: dict[str, Any], validator: Draft202012Validator, root: str) -> list[str]:
+    """A registry entry's named choices (`choices`), each checked: its default is one of its options, and the entry
+    with each option applied is itself a valid entry (an option's setting its backend does not have is an error here,
+    not when a run first picks it)."""
+    errors = []
+    for choice, declared in (entry.get("choices") or {}).items():
+        options = declared["options"]
+        if declared["default"] not in options:
+            errors.append(
+                f"{root}.choices.{choice}.default: {declared['default']!r} is not one of its options; "
+                f"{did_you_mean(declared['default'], options)}allowed values: {', '.join(options)}"
+            )
+        for option, keys in options.items():
+            errors += _errors(validator, apply_option(entry, keys), f"{root} (choices.{choice}: {option})")
+    return errors
 
 
 def load_registry(path: str | Path, schema_path: str | Path, key: str = "model_registry") -> dict[str, dict[str, Any]]:
@@ -140,7 +159,10 @@ def load_registry(path: str | Path, schema_path: str | Path, key: str = "model_r
         raise ConfigError(f"{path}: not valid YAML ({error})") from None
     if not isinstance(registry, dict):
         raise ConfigError(f"{path}: must map model names to entries")
-    errors = [line for name, entry in registry.items() for line in schema_errors(entry, schema_path, f"{path}: {name}")]
+    validator = Draft202012Validator(load_schema(schema_path))
+    errors = [line for name, entry in registry.items() for line in _errors(validator, entry, f"{path}: {name}")]
+    if not errors:  # the choices' own checks read a valid entry
+        errors = [line for name, entry in registry.items() for line in choice_errors(name, entry, validator, f"{path}: {name}")]
     if errors:
         raise ConfigError("\n".join(errors))
     return registry
@@ -250,6 +272,9 @@ class Checked:
     frame_pixels: int | None = None  # cap on a stored frame's area (frames.max_pixels, `auto` resolved)
     #: Every model's resolved spec (those of config.models and the curation's), by name: what its jobs are given.
     specs: dict[str, ModelSpec] = field(default_factory=dict)
+    #: Each model's named registry choices at the option the run uses (config.model_choices, else the default), by
+    #: name; a model that declares none is absent. The table captions state them (virtuebench.plan.Plan.choices_note).
+    choices: dict[str, list[ChoiceInEffect]] = field(default_factory=dict)
 
 
 def frame_storage_pixels(specs: list[ModelSpec]) -> int | None:
@@ -496,6 +521,47 @@ def _check_names(review: _Review) -> None:
                 review.problems.append(f"{where}: name {name!r} must be letters, digits, '.', '_' or '-' (it becomes a folder name)")
 
 
+def _declared_choices(entries: dict[str, dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
+    """{choice: {model: its options}} of every named choice the registry's entries declare."""
+    declared: dict[str, dict[str, list[str]]] = {}
+    for model, entry in entries.items():
+        for choice, spec in (entry.get("choices") or {}).items():
+            declared.setdefault(choice, {})[model] = list(spec["options"])
+    return declared
+
+
+def _check_model_choices(review: _Review, registry: Registry, models: Iterable[str]) -> None:
+    """config.model_choices: each a choice some registry entry declares, at an option every model of the run that
+    declares it has (a choice's options are the same on every entry that shares its name in config/models.yaml)."""
+    declared = _declared_choices(registry.entries)
+    in_run = [model for model in models if model in registry.entries]
+    for choice, option in review.config["model_choices"].items():
+        if choice not in declared:
+            review.problems.append(
+                f"config.model_choices.{choice}: no entry of {registry.described()} declares a choice {choice!r}"
+                f"{_and_did_you_mean(choice, declared)}; declared choices: {', '.join(sorted(declared)) or 'none'}"
+            )
+            continue
+        options = sorted({name for names in declared[choice].values() for name in names})
+        lacking = [model for model in in_run if model in declared[choice] and option not in declared[choice][model]]
+        if option not in options:
+            review.problems.append(
+                f"config.model_choices.{choice}: {option!r} is not allowed; {did_you_mean(option, options)}"
+                f"allowed values: {', '.join(options)}"
+            )
+        elif lacking:
+            review.problems.append(
+                f"config.model_choices.{choice}: {option!r} is not an option of {', '.join(lacking)} "
+                f"(their options: {', '.join(declared[choice][lacking[0]])})"
+            )
+
+
+def _valid_picks(entry: dict[str, Any], picked: dict[str, str]) -> dict[str, str]:
+    """The picks of config.model_choices that are options of `entry` (the others are config errors, reported)."""
+    choices = entry.get("choices") or {}
+    return {choice: option for choice, option in picked.items() if choice in choices and option in choices[choice]["options"]}
+
+
 def _check_models(review: _Review, registry: Registry) -> None:
     # An entry's backend is checked by models.schema.yaml (load_registry): a registered one or package.module:Class.
     config, entries = review.config, registry.entries
@@ -509,8 +575,9 @@ def _check_models(review: _Review, registry: Registry) -> None:
             review.problems.append(
                 f"config.models[{i}]: {model!r} reads only the synthetic demo's frames (source synthetic), not {config['source']['name']}'s"
             )
-        else:
-            review.warnings += registry_warnings(model, entries[model])
+        else:  # the entry as the run's choices resolve it: the hub id and revision it will load
+            resolved, _ = resolve_choices(entries[model], _valid_picks(entries[model], config["model_choices"]))
+            review.warnings += registry_warnings(model, resolved)
 
 
 def _check_supplement(review: _Review) -> None:
@@ -719,16 +786,21 @@ def check_config(
     _check_models(review, registry)
     _check_supplement(review)
     curation_models = _check_curation(review, registry, judges)
+    _check_model_choices(review, registry, [*config["models"], *curation_models])
     _check_unused_settings(review, given)
     if review.problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(review.problems))
-    specs = {name: model_spec(name, registry.entries[name], config_dir) for name in [*config["models"], *curation_models]}
+    # Each model's entry with the run's named choices applied, once: everything below (specs, resources, the tracked
+    # params) reads the resolved entry, so an option switched reruns exactly the models that declare its choice.
+    resolved = {name: resolve_choices(registry.entries[name], config["model_choices"]) for name in [*config["models"], *curation_models]}
+    curation_models = {name: resolved[name][0] for name in curation_models}
+    specs = {name: model_spec(name, entry, config_dir) for name, (entry, _) in resolved.items()}
     frame_pixels = config["frames"]["max_pixels"]
     if frame_pixels == "auto":
         frame_pixels = frame_storage_pixels([specs[model] for model in config["models"]])
     review.warnings += frame_size_warnings(frame_pixels, [specs[model] for model in config["models"]])
     return Checked(
-        {model: registry.entries[model] for model in config["models"]},
+        {model: resolved[model][0] for model in config["models"]},
         judges,
         judge,
         [(a, b) for a, b in config["compare_judges"]],
@@ -737,4 +809,5 @@ def check_config(
         review.missing_keys,
         frame_pixels,
         specs,
+        {name: in_effect for name, (_, in_effect) in resolved.items() if in_effect},
     )

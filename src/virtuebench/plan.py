@@ -236,6 +236,16 @@ class Plan:
         size): untracked, as a string resource (a resource is re-read where the job runs and never reruns a job)."""
         return json.dumps(self.checked.specs[model].run, sort_keys=True)
 
+    def choices_note(self, models: Iterable[str]) -> str:
+        """The named registry choices the `models` declare, each at the option this run uses (config.model_choices,
+        else the entry's default), for a table's caption: "choice = option (default); ...", or "" where none declares
+        one. A tracked param of the tables, so switching an option writes the captions again."""
+        in_effect = {}
+        for model in models:
+            for choice in self.checked.choices.get(model, []):
+                in_effect.setdefault(choice.choice, choice.describe())
+        return "; ".join(in_effect.values())
+
     def gpus(self, model: str) -> int:
         return self.model_entry(model).get("gpus", 0)
 

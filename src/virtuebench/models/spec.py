@@ -7,6 +7,11 @@ what reaches the job untracked. The weights' commit is worked out here (`commit`
 job and after loading by `virtuebench.models.load_backend`; the stored frames' pixel cap (`frame_pixels`) is the
 setting the backend declares as its frame cap.
 
+A registry entry may declare named choices (`choices`: the papers' open decisions, docs/choices.md), each a set of
+options that override some of its keys; `resolve_choices` applies the options a run picks (the workflow config's
+`model_choices`) before the spec is made, so the options' hub ids, revisions and settings reach the jobs through the
+same tracked halves as any other key: switching an option reruns exactly the models that declare the choice.
+
 The walk of a model setting, rule side then job side (docs/extending.md, "A model family"): config/models.yaml ->
 virtuebench.config (the schema, filled from the backend registry) -> `resolve_spec` here -> rules/common.smk (the two
 halves as JSON on the shell line) -> virtuebench.inference -> `ModelSpec.from_job` here -> virtuebench.models
@@ -120,3 +125,55 @@ def resolve_spec(name: str, entry: dict[str, Any], entry_classes: dict[str, str]
     answers["settings"] = {key: value for key, value in settings.items() if classes.get(key, "answers") == "answers"}
     run["settings"] = {key: value for key, value in settings.items() if classes.get(key) == "scheduling"}
     return ModelSpec.from_job(name, answers, run)
+
+
+#: The keys a choice's option may set on its entry (config/models.schema.yaml, `choices`).
+OPTION_KEYS = ("hub_id", "revision", "provenance", "settings")
+
+
+@dataclass(frozen=True)
+class ChoiceInEffect:
+    """One named choice of a resolved entry: the option the run uses, and whether it is the entry's default."""
+
+    choice: str
+    option: str
+    default: bool
+
+    def describe(self) -> str:
+        return f"{self.choice} = {self.option}" + (" (default)" if self.default else "")
+
+
+def apply_option(entry: dict[str, Any], option: dict[str, Any]) -> dict[str, Any]:
+    """`entry` with one option's keys: each key replaces the entry's, except `settings`, merged key by key, where a
+    setting given as null removes the entry's (the backend's own default then applies). A setting cannot be set to
+    null by an option: none of the registry's choices needs it, and null as "remove" lets an option undo a setting."""
+    resolved = {key: value for key, value in entry.items() if key != "choices"}
+    for key in OPTION_KEYS:
+        if key not in option:
+            continue
+        if key != "settings":
+            resolved[key] = option[key]
+            continue
+        settings = dict(resolved.get("settings") or {})
+        for name, value in (option["settings"] or {}).items():
+            if value is None:
+                settings.pop(name, None)
+            else:
+                settings[name] = value
+        resolved["settings"] = settings
+    return resolved
+
+
+def resolve_choices(entry: dict[str, Any], picked: dict[str, str]) -> tuple[dict[str, Any], list[ChoiceInEffect]]:
+    """(the entry as the run uses it, its choices in effect): each choice it declares at the option `picked` names
+    (the workflow config's `model_choices`), else at its default; the `choices` key itself is dropped. The options
+    are checked before (virtuebench.config: an option a choice lacks is a config error)."""
+    resolved = {key: value for key, value in entry.items() if key != "choices"}
+    in_effect = []
+    for choice, declared in (entry.get("choices") or {}).items():
+        option = picked.get(choice, declared["default"])
+        if option not in declared["options"]:  # the config check says so first, naming the key (virtuebench.config)
+            raise ValueError(f"choice {choice}: {option!r} is not one of its options {', '.join(declared['options'])}")
+        resolved = apply_option(resolved, declared["options"][option])
+        in_effect.append(ChoiceInEffect(choice, option, option == declared["default"]))
+    return resolved, in_effect

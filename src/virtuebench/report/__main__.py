@@ -22,11 +22,12 @@ def _tables(args: argparse.Namespace) -> int:
     except EmptyTable as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    Path(args.table1).write_text(table1(scores, args.models, args.levels, args.prompt, args.judge, args.intervals))
-    Path(args.table2).write_text(table2(scores, args.models, args.levels, args.prompt, args.judge, args.intervals))
+    common = (scores, args.models, args.levels, args.prompt, args.judge)
+    Path(args.table1).write_text(table1(*common, args.intervals, args.model_choices))
+    Path(args.table2).write_text(table2(*common, args.intervals, args.model_choices))
     if args.table2_trust:
         trust = trust_from_arguments(args)
-        Path(args.table2_trust).write_text(table2_trust(scores, args.models, args.levels, args.prompt, args.judge, trust, args.intervals))
+        Path(args.table2_trust).write_text(table2_trust(*common, trust, args.intervals, args.model_choices))
     return 0
 
 
@@ -71,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     tables.add_argument("--table2", required=True)
     tables.add_argument("--table2-trust", help="Table 2's variant with the trust score")
     tables.add_argument("--intervals", action="store_true", help="print each number's 95%% interval")
+    tables.add_argument("--model-choices", default="", help="the models' named registry choices in effect, for the captions")
     add_trust_arguments(tables)  # the trust score's settings, for the caption
     tables.set_defaults(func=_tables)
 

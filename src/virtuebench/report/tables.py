@@ -47,6 +47,11 @@ def _cell(index, model: str, level: int, subset: str, intervals: bool = False, m
     return f"{score.accuracy:.2f}" + (_interval(score.ci_low, score.ci_high) if intervals else "")
 
 
+def _choices_note(choices: str) -> str:
+    """The named registry choices of the table's models at the options the run used (config.model_choices), or ""."""
+    return f"; model choices: {latex_escape(choices)}" if choices else ""
+
+
 def _interval_note(intervals: bool) -> str:
     return "; in brackets, each number's 95\\% interval (bootstrap over videos)" if intervals else ""
 
@@ -88,7 +93,15 @@ def _table(caption: str, label: str, levels: Sequence[int], subsets: Sequence[tu
     )
 
 
-def table2(scores: Sequence[Score], models: Sequence[str], levels: Sequence[int], prompt: str, judge: str, intervals: bool = False) -> str:
+def table2(
+    scores: Sequence[Score],
+    models: Sequence[str],
+    levels: Sequence[int],
+    prompt: str,
+    judge: str,
+    intervals: bool = False,
+    choices: str = "",
+) -> str:
     index = _index(scores, prompt, judge)
     subsets = [("overall", "Overall"), ("non_refusal", "Non-refusal"), ("refusal", "Refusal")]
     rows = [
@@ -101,7 +114,7 @@ def table2(scores: Sequence[Score], models: Sequence[str], levels: Sequence[int]
     caption = (
         f"Accuracy (\\%) on the overall, non-refusal and refusal subsets per frame level; prompt "
         f"\\texttt{{{latex_escape(prompt)}}}, judge \\texttt{{{latex_escape(judge)}}}; "
-        f"{_invalid_note(scores, prompt, judge, models)}{_interval_note(intervals)}."
+        f"{_invalid_note(scores, prompt, judge, models)}{_interval_note(intervals)}{_choices_note(choices)}."
     )
     return _table(caption, "tab:refusal", levels, subsets, rows)
 
@@ -114,6 +127,7 @@ def table2_trust(
     judge: str,
     trust: TrustWeights,
     intervals: bool = False,
+    choices: str = "",
 ) -> str:
     """Table 2's variant with the trust score beside accuracy (virtuebench.metrics.TrustWeights)."""
     index = _index(scores, prompt, judge)
@@ -128,12 +142,20 @@ def table2_trust(
     caption = (
         f"Accuracy (\\%) and trust score per frame level: 100 times the mean item score, where {trust.describe()}; "
         f"prompt \\texttt{{{latex_escape(prompt)}}}, judge "
-        f"\\texttt{{{latex_escape(judge)}}}; {_invalid_note(scores, prompt, judge, models)}{_interval_note(intervals)}."
+        f"\\texttt{{{latex_escape(judge)}}}; {_invalid_note(scores, prompt, judge, models)}{_interval_note(intervals)}{_choices_note(choices)}."
     )
     return _table(caption, "tab:trust", levels, subsets, rows)
 
 
-def table1(scores: Sequence[Score], models: Sequence[str], levels: Sequence[int], prompt: str, judge: str, intervals: bool = False) -> str:
+def table1(
+    scores: Sequence[Score],
+    models: Sequence[str],
+    levels: Sequence[int],
+    prompt: str,
+    judge: str,
+    intervals: bool = False,
+    choices: str = "",
+) -> str:
     index = _index(scores, prompt, judge)
     subsets = [("overall", "Overall"), ("perception_reasoning", "P / R")]
     rows = []
@@ -148,6 +170,6 @@ def table1(scores: Sequence[Score], models: Sequence[str], levels: Sequence[int]
     caption = (
         f"Overall accuracy (\\%) and Perception / Reasoning accuracy per frame level; prompt "
         f"\\texttt{{{latex_escape(prompt)}}}, judge \\texttt{{{latex_escape(judge)}}}; "
-        f"{_invalid_note(scores, prompt, judge, models)}{_interval_note(intervals)}."
+        f"{_invalid_note(scores, prompt, judge, models)}{_interval_note(intervals)}{_choices_note(choices)}."
     )
     return _table(caption, "tab:main", levels, subsets, rows)

@@ -151,3 +151,70 @@ def test_tokens_per_frame_at_every_level(monkeypatch):
     # The per-frame cap up to 128 frames; then the clip's share (Qwen2.5-VL: down to its 128-token floor per two frames).
     assert table["qwen2.5-vl"] == [120.0, 120.0, 85.0, 56.0, 56.0]
     assert table["qwen3-vl"] == [90.0, 90.0, 72.0, 33.0, 16.0]
+
+
+def _doc_budget_table() -> dict[tuple[str, str, str], list[float]]:
+    """docs/models.md, "The Qwen video budget: both options, both sizings": {(family, budget, sizing): tokens per level}."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "models.md").read_text()
+    section = text.split("### The Qwen video budget: both options, both sizings", 1)[1].split("\n#", 1)[0]
+    table = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 8 and cells[0] not in ("family",) and not cells[0].startswith("---"):
+            table[(cells[0].split(",")[0], cells[1], cells[2])] = [float(cell) for cell in cells[3:]]
+    return table
+
+
+def _budget_options(family: str) -> dict[str, dict]:
+    """{option: the settings it sets} of qwen_video_budget, as config/models.yaml declares it for the family's entries."""
+    from pathlib import Path
+
+    import yaml
+
+    registry = yaml.safe_load((Path(__file__).resolve().parents[2] / "config" / "models.yaml").read_text())
+    entry = next(entry for entry in registry.values() if entry.get("family") == family and "choices" in entry)
+    return {option: keys.get("settings", {}) for option, keys in entry["choices"]["qwen_video_budget"]["options"].items()}
+
+
+def test_tokens_per_frame_under_each_budget_option_and_sizing(monkeypatch):
+    """docs/models.md's table of the Qwen video budget's options (config/models.yaml, qwen_video_budget) equals what
+    qwen-vl-utils 0.0.14 gives, as released and with its fetch_image handed the patch size (the fix of upstream
+    commit fe12058), for a 16:9 frame stored at the registry's cap; and our sizing agrees with it in every cell."""
+    chosen, fetched = [], {}
+
+    def record_size(video, size, **kwargs):
+        chosen.append(tuple(size))
+        return torch.zeros((video.shape[0], video.shape[1], *size))
+
+    monkeypatch.setattr(vision_process.transforms.functional, "resize", record_size)
+    monkeypatch.setattr(vision_process.torch, "stack", lambda frames: frames[0].unsqueeze(0).expand(len(frames), *frames[0].shape))
+    real_fetch_image, fixed = vision_process.fetch_image, [False]
+
+    def fetch_image(ele, factor, *args, **kwargs):
+        # 0.0.14 passes the factor (2 x patch) here; fe12058 passes the patch size.
+        size = factor // 2 if fixed[0] else factor
+        key = (id(ele["image"]), size)
+        return fetched.get(key) or fetched.setdefault(key, real_fetch_image(ele, size, *args, **kwargs))
+
+    monkeypatch.setattr(vision_process, "fetch_image", fetch_image)
+    image = Image.new("RGB", (597, 336), (90, 30, 200))
+    computed = {}
+    for family in ("qwen2.5-vl", "qwen3-vl"):
+        for option, keys in _budget_options(family).items():
+            video = FAMILIES[family].video_settings(REGISTRY_MAX_PIXELS, keys.get("total_pixels"), keys.get("min_pixels"))
+            for sizing in ("0.0.14", "fixed"):
+                fixed[0] = sizing == "fixed"
+                cells = []
+                for n in (64, 128, 256, 512, 1024):
+                    fetch([image] * n, video)
+                    height, width = chosen[-1]
+                    cells.append(height * width / video.factor**2 / 2)
+                    assert video.tokens_per_frame(336, 597, n, fixed=fixed[0]) == cells[-1], (family, option, sizing, n)
+                computed[(family, option, sizing)] = cells
+    print(f"\ntokens per frame by (family, budget, sizing), levels 64..1024: {computed}")
+    assert _doc_budget_table() == computed
+    # The fixed sizing with the VideoMME budget (known before this table): Qwen3-VL 95/95/64/33/16, Qwen2.5-VL 126/126/90/60/60.
+    assert computed[("qwen3-vl", "videomme", "fixed")] == [95, 95, 64, 33, 16]
+    assert computed[("qwen2.5-vl", "videomme", "fixed")] == [126, 126, 90, 60, 60]

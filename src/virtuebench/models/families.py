@@ -128,22 +128,24 @@ class QwenVideo:
             min_pixels=min_pixels or self.min_pixels,
         )
 
-    def frame_sizes(self, height: int, width: int, n_frames: int) -> tuple[tuple[int, int], tuple[int, int]]:
-        """((h, w) after each frame's own resize, (h, w) of the clip's frames): qwen-vl-utils' two smart_resize steps."""
+    def frame_sizes(self, height: int, width: int, n_frames: int, fixed: bool = False) -> tuple[tuple[int, int], tuple[int, int]]:
+        """((h, w) after each frame's own resize, (h, w) of the clip's frames): qwen-vl-utils' two smart_resize steps.
+        `fixed`: as qwen-vl-utils after upstream commit fe12058 (QwenLM/Qwen3-VL), which rounds each frame to the
+        factor; only docs/models.md's tokens-per-frame table asks for it (the workflow sizes as 0.0.14 does)."""
         f = self.factor
         # fetch_video hands fetch_image the factor (28 or 32) where fetch_image expects the patch size, so each frame's
         # own resize rounds to multiples of twice the factor (56 or 64). It is what the authors' code feeds the model.
-        first = _smart_resize(height, width, 2 * f, self.min_pixels, self.max_pixels)  # fetch_image, per frame
+        first = _smart_resize(height, width, f if fixed else 2 * f, self.min_pixels, self.max_pixels)  # fetch_image, per frame
         n_even = math.ceil(n_frames / 2) * 2  # FRAME_FACTOR: a temporal patch holds two frames
         budget = max(min(768 * f * f, self.total_pixels / n_even * 2), int(self.min_pixels * 1.05))  # VIDEO_MAX_TOKEN_NUM 768
         return first, _smart_resize(*first, f, self.min_pixels, min(self.max_pixels, budget))
 
-    def frame_size(self, height: int, width: int, n_frames: int) -> tuple[int, int]:
-        return self.frame_sizes(height, width, n_frames)[1]
+    def frame_size(self, height: int, width: int, n_frames: int, fixed: bool = False) -> tuple[int, int]:
+        return self.frame_sizes(height, width, n_frames, fixed)[1]
 
-    def tokens_per_frame(self, height: int, width: int, n_frames: int) -> float:
+    def tokens_per_frame(self, height: int, width: int, n_frames: int, fixed: bool = False) -> float:
         """Visual tokens the language model sees per frame: a merged token is 2x2 patches of two frames."""
-        h, w = self.frame_size(height, width, n_frames)
+        h, w = self.frame_size(height, width, n_frames, fixed)
         return h * w / self.factor**2 / 2
 
 

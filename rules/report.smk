@@ -86,8 +86,8 @@ rule make_tables:
         confidence_target=config["report"]["trust"]["confidence_target"],
         wrong_answer=config["report"]["trust"]["wrong_answer"],
         unwarranted_refusal=config["report"]["trust"]["unwarranted_refusal"],
-        # The models' named registry choices in effect (config.model_choices), stated in the captions.
-        model_choices=PLAN.choices_note(config["models"]),
+        # The models' named registry choices in effect (config.model_choices), stated in the captions ("" where none).
+        model_choices=PLAN.choices_option(config["models"]),
     log:
         logpath("tables.log"),
     conda:
@@ -100,7 +100,7 @@ rule make_tables:
         "--table1 {output.table1} --table2 {output.table2} --table2-trust {output.trust} {params.intervals} "
         "--trust-scheme {params.trust_scheme} --confidence-target {params.confidence_target} "
         "--wrong-answer {params.wrong_answer} --unwarranted-refusal {params.unwarranted_refusal} "
-        "--model-choices {params.model_choices:q} > {log} 2>&1"
+        "{params.model_choices} > {log} 2>&1"
 
 
 rule make_fig4:

@@ -762,3 +762,118 @@ def test_a_source_revision_that_is_not_a_commit_is_warned_of_at_start_up():
     config["curation"]["revisions"] = {}
     config["curation"]["raw_dirs"] = {"allvb": "/data/ALLVB"}
     assert revision_warnings(config) == []
+
+
+# --- Named registry choices (config/models.yaml `choices`, config.model_choices) -------------------------------------
+
+TOY_CHOICE = {
+    "default": "plain",
+    "description": "a toy choice",
+    "evidence": "none: a test",
+    "options": {
+        "plain": {"description": "the entry as written"},
+        "other": {
+            "description": "other weights and settings",
+            "hub_id": "org/other",
+            "revision": "0123456789abcdef0123456789abcdef01234567",
+            "settings": {"priors": {"count": "7"}, "text": None},
+        },
+    },
+}
+
+
+def toy_registry(tmp_path, choice=None):
+    registry = {
+        "toy": {
+            "backend": "guess",
+            "hub_id": "org/toy",
+            "settings": {"text": "x", "priors": {"count": "3"}},
+            "choices": {"toy_choice": choice or TOY_CHOICE},
+        },
+        "plain": {"backend": "refuse"},
+    }
+    (tmp_path / "models.yaml").write_text(yaml.safe_dump(registry))
+    return {**copy.deepcopy(DEFAULT), "model_registry": str(tmp_path / "models.yaml"), "models": ["toy", "plain"]}
+
+
+def test_an_option_overrides_the_entrys_keys_and_merges_its_settings_a_null_removing_one():
+    from virtuebench.models.spec import apply_option, resolve_choices
+
+    entry = {"backend": "guess", "hub_id": "org/toy", "revision": None, "settings": {"text": "x", "priors": {"count": "3"}}}
+    resolved = apply_option(entry, TOY_CHOICE["options"]["other"])
+    assert resolved == {
+        "backend": "guess",
+        "hub_id": "org/other",
+        "revision": "0123456789abcdef0123456789abcdef01234567",
+        "settings": {"priors": {"count": "7"}},  # priors replaced, text removed by its null
+    }
+    assert entry["settings"] == {"text": "x", "priors": {"count": "3"}}  # the registry's entry is left as it was
+    as_written, in_effect = resolve_choices({**entry, "choices": {"toy_choice": TOY_CHOICE}}, {})
+    assert as_written == entry and [c.describe() for c in in_effect] == ["toy_choice = plain (default)"]
+    _, in_effect = resolve_choices({**entry, "choices": {"toy_choice": TOY_CHOICE}}, {"toy_choice": "other"})
+    assert [c.describe() for c in in_effect] == ["toy_choice = other"]
+
+
+def test_the_picked_option_reaches_the_models_tracked_params_and_no_other_models(tmp_path):
+    config = toy_registry(tmp_path)
+    default = check(config)
+    assert default.specs["toy"].answers["hub_id"] == "org/toy" and "choices" not in default.specs["toy"].answers
+    switched = check({**config, "model_choices": {"toy_choice": "other"}})
+    assert switched.specs["toy"].answers["hub_id"] == "org/other"
+    assert switched.specs["toy"].answers["settings"] == {"priors": {"count": "7"}}
+    assert switched.models["toy"]["hub_id"] == "org/other"  # the resolved entry, which the plan's resources read
+    assert switched.specs["plain"] == default.specs["plain"]
+    assert [c.describe() for c in switched.choices["toy"]] == ["toy_choice = other"] and "plain" not in switched.choices
+
+
+@pytest.mark.parametrize(
+    ("choices", "message"),
+    [
+        ({"toy_choise": "other"}, "config.model_choices.toy_choise: no entry of the model registry"),
+        ({"toy_choise": "other"}, "did you mean 'toy_choice'?"),
+        (
+            {"toy_choice": "othr"},
+            "config.model_choices.toy_choice: 'othr' is not allowed; did you mean 'other'? allowed values: other, plain",
+        ),
+    ],
+)
+def test_an_unknown_choice_or_option_is_named_with_its_key(tmp_path, choices, message):
+    with pytest.raises(ConfigError) as error:
+        check({**toy_registry(tmp_path), "model_choices": choices})
+    assert message in str(error.value)
+
+
+def test_a_choices_default_must_be_one_of_its_options(tmp_path):
+    config = toy_registry(tmp_path, {**TOY_CHOICE, "default": "plian"})
+    with pytest.raises(ConfigError) as error:
+        check(config)
+    assert f"{tmp_path / 'models.yaml'}: toy.choices.toy_choice.default: 'plian' is not one of its options; did you mean 'plain'?" in str(
+        error.value
+    )
+
+
+def test_an_options_settings_are_checked_against_the_backend(tmp_path):
+    """An option is checked as the entry it makes, when the registry is read: a setting the backend lacks is named."""
+    options = {"plain": {"description": "as written"}, "other": {"description": "a typo", "settings": {"temprature": 0.5}}}
+    choice = {"default": "plain", "description": "d", "evidence": "e", "options": options}
+    entry = {"backend": "openai", "settings": {"model": "m", "api_key_env": "X"}, "choices": {"toy_choice": choice}}
+    (tmp_path / "models.yaml").write_text(yaml.safe_dump({"api": entry}))
+    with pytest.raises(ConfigError) as error:
+        check({**copy.deepcopy(DEFAULT), "model_registry": str(tmp_path / "models.yaml"), "models": ["refuse"]})
+    assert "api (choices.toy_choice: other).settings: unknown key(s) 'temprature'" in str(error.value)
+
+
+def test_every_choice_of_the_registry_has_its_default_among_its_options_and_evidence():
+    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+    declared = {choice for entry in registry.values() for choice in entry.get("choices", {})}
+    assert declared == {"mimo_vl_release", "mimo_vl_decoding", "qwen3_vl_decoding", "internvl35_stage", "qwen_video_budget"}
+    for choice in declared:  # every pick of each choice passes the config check with the models that declare it
+        models = [name for name, entry in registry.items() if choice in entry.get("choices", {})]
+        for option in registry[models[0]]["choices"][choice]["options"]:
+            checked = check_config(
+                {**copy.deepcopy(DEFAULT), "models": models, "model_choices": {choice: option}},
+                REPO / "config",
+                environ={},
+                defer_keys=True,
+            )
+            assert all(any(c.choice == choice and c.option == option for c in checked.choices[m]) for m in models)

@@ -166,3 +166,21 @@ def test_the_instances_table_is_made_by_the_source_or_imported_from_the_annotati
         assert step.files == {"check": "results/paper/annotation/answerability_check.csv"} and step.threads == 1
         assert step.inputs["drafts"] == plan.reference_drafts() and len(step.inputs["drafts"]) == len(plan.config["levels"])
         assert "python -m virtuebench.curation import " in step.command
+
+
+def test_the_tables_state_the_named_choices_of_their_models_and_only_theirs():
+    """config.model_choices reaches the captions through the plan: each choice the tables' models declare, at the
+    option in effect; a run whose models declare none (the demo) passes nothing, so its captions are as before."""
+    assert plan_of(config_of("config.yaml")).choices_option(["refuse", "guess", "oracle"]) == ""
+    config = {
+        **config_of("config.yaml"),
+        "models": ["refuse", "Mimo-VL-7B", "Qwen3VL-8B"],
+        "model_choices": {"qwen_video_budget": "qwen-vl-utils"},
+    }
+    plan = plan_of(config)
+    assert plan.choices_note(["refuse", "Mimo-VL-7B"]) == (
+        "mimo_vl_release = june-2025 (default); mimo_vl_decoding = lmms-eval (default); qwen_video_budget = qwen-vl-utils"
+    )
+    assert plan.choices_note(["Qwen3VL-8B"]) == "qwen3_vl_decoding = readme (default); qwen_video_budget = qwen-vl-utils"
+    assert plan.choices_option(["refuse"]) == ""
+    assert plan.choices_option(["Qwen3VL-8B"]).startswith("--model-choices 'qwen3_vl_decoding = readme (default); ")

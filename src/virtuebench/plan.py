@@ -246,6 +246,11 @@ class Plan:
                 in_effect.setdefault(choice.choice, choice.describe())
         return "; ".join(in_effect.values())
 
+    def choices_option(self, models: Iterable[str]) -> str:
+        """`--model-choices NOTE` for the tables' command, or "" where no model declares a choice."""
+        note = self.choices_note(models)
+        return f"--model-choices {shlex.quote(note)}" if note else ""
+
     def gpus(self, model: str) -> int:
         return self.model_entry(model).get("gpus", 0)
 

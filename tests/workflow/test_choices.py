@@ -1,6 +1,7 @@
 """docs/choices.md, the table of the papers' open choices: every setting it names exists where it says (the workflow
-config's schema, the model registry's schema and its backends' settings, the LLM judges' settings), so the table cannot
-name a switch that was renamed or never made. A row marked planned is skipped: its setting is still being added."""
+config's schema, the model registry's schema and its backends' settings, the LLM judges' settings, the named choices
+config/models.yaml declares with their options), so the table cannot name a switch that was renamed or never made. A
+row marked planned is skipped: its setting is still being added."""
 
 from __future__ import annotations
 
@@ -41,6 +42,18 @@ def _backend_settings(models_schema: dict) -> set[str]:
     return names
 
 
+def _declared_with(named: str) -> bool:
+    """`choice: option, option`: config/models.yaml declares the choice (`choices`) on some entry, and its options are
+    exactly those named, on every entry that declares it."""
+    import yaml
+
+    choice, _, listed = named.partition(":")
+    options = {option.strip() for option in listed.split(",")}
+    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+    declared = [entry["choices"][choice] for entry in registry.values() if choice in (entry.get("choices") or {})]
+    return bool(declared) and all(set(spec["options"]) == options for spec in declared)
+
+
 def test_every_setting_the_choices_table_names_exists():
     config_schema = load_schema(REPO / "config" / "schema.yaml")
     models_schema = load_schema(REPO / "config" / "models.schema.yaml")
@@ -61,6 +74,8 @@ def test_every_setting_the_choices_table_names_exists():
                     if field.startswith("settings.")
                     else field in models_schema["properties"]
                 )
+            elif key.startswith("model_choices."):
+                ok = _declared_with(key.removeprefix("model_choices."))
             elif key.startswith("judges: "):
                 ok = key.removeprefix("judges: ") in judge_settings
             else:
@@ -82,5 +97,10 @@ def test_the_switches_of_this_issue_are_in_the_table():
         "curation.revisions",
         "curation.filter_frame_max_side",
         "curation.moviechat_breakpoint",
+        "model_choices.mimo_vl_release: june-2025, august-2025",
+        "model_choices.mimo_vl_decoding: lmms-eval, examples",
+        "model_choices.qwen3_vl_decoding: readme, videomme-script",
+        "model_choices.internvl35_stage: instruct, mpo",
+        "model_choices.qwen_video_budget: videomme, qwen-vl-utils",
     ):
         assert f"`{key}`" in text, key

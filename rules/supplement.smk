@@ -161,6 +161,8 @@ rule make_supplement_table:
         videoevalpro_grader=SUPPLEMENT["videoevalpro_grader"],
         videoevalpro_suffix="yes" if PLAN.supplement_choices.uses_suffix else "no",
         longvideobench_subtitles="interleaved" if SUPPLEMENT["longvideobench_subtitles"] == "interleaved" else "false",
+        # The models' named registry choices in effect (config.model_choices), stated in the caption ("" where none).
+        model_choices=PLAN.choices_option(SUPPLEMENT["models"]),
     log:
         logpath("supplement/table1.log"),
     conda:
@@ -173,4 +175,5 @@ rule make_supplement_table:
         "--csv {output.csv} --tex {output.tex} --mcq-prompt {params.mcq_prompt} --oe-prompt {params.oe_prompt} "
         "--mlvu-average {params.mlvu_average} --question-pool {params.question_pool} "
         "--short-video-frames {params.short_video_frames} --videoevalpro-grader {params.videoevalpro_grader} "
-        "--videoevalpro-suffix {params.videoevalpro_suffix} --longvideobench-subtitles {params.longvideobench_subtitles} --excluded {input.excluded} > {log} 2>&1"
+        "--videoevalpro-suffix {params.videoevalpro_suffix} --longvideobench-subtitles {params.longvideobench_subtitles} --excluded {input.excluded} "
+        "{params.model_choices} > {log} 2>&1"

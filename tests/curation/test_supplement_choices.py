@@ -220,3 +220,23 @@ def test_the_authors_grader_needs_their_prompt_in_a_file_and_its_key(tmp_path):
     config["supplement"]["videoevalpro_grader"], config["supplement"]["videoevalpro_suffix"] = "virtuebench", "yes"
     with pytest.raises(ConfigError, match=r"config.supplement.videoevalpro_suffix: must be of type"):
         check_config(config, REPO / "config", base_dir=REPO, defer_keys=True, environ={})
+
+
+def test_table_1_states_its_models_named_registry_choices(tmp_path):
+    """config.model_choices in effect for the table's models (virtuebench.plan.Plan.choices_option), in the caption;
+    none declared: the caption as before."""
+    judgments = {("m", "mlvu", form): _judgments(tmp_path / "mlvu" / f"{form}.jsonl", [("A", 1)]) for form in ("mcq", "oe")}
+    write_table(judgments, {"m": 50.0}, ["m"], ["mlvu"], 64, tmp_path / "t.csv", tmp_path / "plain.tex")
+    write_table(
+        judgments,
+        {"m": 50.0},
+        ["m"],
+        ["mlvu"],
+        64,
+        tmp_path / "t.csv",
+        tmp_path / "t.tex",
+        model_choices="qwen_video_budget = videomme (default)",
+    )
+    plain, tex = (tmp_path / "plain.tex").read_text(), (tmp_path / "t.tex").read_text()
+    assert "Model choices" not in plain
+    assert tex == plain.replace("}\n\\end{table}", " Model choices: qwen\\_video\\_budget = videomme (default).}\n\\end{table}")

@@ -194,7 +194,9 @@ def _supplement_table(args: argparse.Namespace) -> int:
     )
     # results/supplement/<source>/excluded.csv: the questions each conversion left out, with why
     missing = supplement.missing_videos({Path(path).parent.name: Path(path) for path in args.excluded}) if args.excluded else None
-    supplement.write_table(judgments, overall, args.models, args.sources, args.level, args.csv, args.tex, choices, missing)
+    supplement.write_table(
+        judgments, overall, args.models, args.sources, args.level, args.csv, args.tex, choices, missing, args.model_choices
+    )
     return 0
 
 
@@ -307,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
         "--longvideobench-subtitles", choices=("false", "interleaved"), default="false", help="supplement.longvideobench_subtitles"
     )
     table.add_argument("--excluded", nargs="*", help="each source's excluded.csv: questions lost to missing videos go in the caption")
+    table.add_argument("--model-choices", default="", help="the models' named registry choices in effect, for the caption")
     table.set_defaults(func=_supplement_table)
     args = parser.parse_args(argv)
     started = time.monotonic()

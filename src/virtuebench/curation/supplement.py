@@ -246,6 +246,11 @@ def _missing_note(missing: dict[str, int] | None, sources: Sequence[str]) -> str
     return " Questions left out because their video is missing: " + (", ".join(lost) if lost else "none") + "."
 
 
+def _model_choices_note(model_choices: str) -> str:
+    """The table's models' named registry choices in effect (config.model_choices), or "" where none declares one."""
+    return f" Model choices: {latex_escape(model_choices)}." if model_choices else ""
+
+
 def write_table(
     judgments: dict[tuple[str, str, str], Path],
     overall: dict[str, float],
@@ -256,6 +261,7 @@ def write_table(
     tex_path: str | Path,
     choices: Choices = Choices(),
     missing: dict[str, int] | None = None,
+    model_choices: str = "",
 ) -> None:
     """One row per model: OE and MCQ accuracy per source (OE only where the source is open-ended by design),
     then VirtueBench overall; the CSV keeps n and the number correct too; the caption states the choices."""
@@ -296,7 +302,7 @@ def write_table(
         r"\end{tabular}",
         rf"\caption{{Accuracy (\%) on the source benchmarks' questions at {level} frames against their full-video "
         r"answers, multiple-choice (MCQ) and open-ended (OE), beside VirtueBench overall at the same level. "
-        rf"{choices.describe(level)}{_missing_note(missing, sources)}}}",
+        rf"{choices.describe(level)}{_missing_note(missing, sources)}{_model_choices_note(model_choices)}}}",
         r"\end{table}",
         "",
     ]

@@ -307,9 +307,10 @@ def test_tracked_settings_keep_what_changes_the_answers_and_nothing_else():
     assert set(tracked) == {"backend", "family", "hub_id", "revision", "env", "settings"}
     assert set(run) == {"gpus", "mem_gb", "runtime_min", "max_level", "settings"}  # the top-level scheduling keys too
     assert run["settings"] == {"batch_size": 4, "gpu_memory_utilization": 0.8} and tracked["settings"]["temperature"] == 0.7
-    # The two halves make the whole entry again, less its description settings.
+    # The two halves make the whole entry again, less its description settings (`choices` among them: what a choice
+    # changes is tracked through the keys it resolves to, virtuebench.models.spec.resolve_choices).
     assert merge_settings(tracked, run) == {
-        key: value for key, value in entry.items() if key not in ("verified", "description", "provenance")
+        key: value for key, value in entry.items() if key not in ("verified", "description", "provenance", "choices")
     }
     llm = {"kind": "llm", "model": "m", "base_url": "http://x/v1", "api_key_env": "K", "max_concurrency": 3, "if_no_key": "rules"}
     assert yaml.safe_load(tracked_settings("judge", llm, CONFIG_DIR)) == {"kind": "llm", "model": "m", "base_url": "http://x/v1"}

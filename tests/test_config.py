@@ -878,3 +878,9 @@ def test_every_choice_of_the_registry_has_its_default_among_its_options_and_evid
                 defer_keys=True,
             )
             assert all(any(c.choice == choice and c.option == option for c in checked.choices[m]) for m in models)
+
+
+def test_a_choice_no_model_of_the_run_declares_is_named_in_a_warning(tmp_path):
+    config = {**toy_registry(tmp_path), "models": ["plain"], "model_choices": {"toy_choice": "other"}}
+    warnings = check(config).warnings
+    assert "config.model_choices.toy_choice: does nothing for this run's models; it is declared by toy" in warnings

@@ -130,7 +130,7 @@ def _errors(validator: Draft202012Validator, data: Any, root: str) -> list[str]:
     return [_describe(error, root) for error in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))]
 
 
-def choice_errors(name: str, entry: dict[str, Any], validator: Draft202012Validator, root: str) -> list[str]:
+def choice_errors(entry: dict[str, Any], validator: Draft202012Validator, root: str) -> list[str]:
     """A registry entry's named choices (`choices`), each checked: its default is one of its options, and the entry
     with each option applied is itself a valid entry (an option's setting its backend does not have is an error here,
     not when a run first picks it)."""
@@ -162,7 +162,7 @@ def load_registry(path: str | Path, schema_path: str | Path, key: str = "model_r
     validator = Draft202012Validator(load_schema(schema_path))
     errors = [line for name, entry in registry.items() for line in _errors(validator, entry, f"{path}: {name}")]
     if not errors:  # the choices' own checks read a valid entry
-        errors = [line for name, entry in registry.items() for line in choice_errors(name, entry, validator, f"{path}: {name}")]
+        errors = [line for name, entry in registry.items() for line in choice_errors(entry, validator, f"{path}: {name}")]
     if errors:
         raise ConfigError("\n".join(errors))
     return registry
@@ -532,7 +532,8 @@ def _declared_choices(entries: dict[str, dict[str, Any]]) -> dict[str, dict[str,
 
 def _check_model_choices(review: _Review, registry: Registry, models: Iterable[str]) -> None:
     """config.model_choices: each a choice some registry entry declares, at an option every model of the run that
-    declares it has (a choice's options are the same on every entry that shares its name in config/models.yaml)."""
+    declares it has (entries may declare a choice of the same name with different options; config/models.yaml's
+    share theirs). A choice no model of the run declares is accepted with a warning: it changes nothing."""
     declared = _declared_choices(registry.entries)
     in_run = [model for model in models if model in registry.entries]
     for choice, option in review.config["model_choices"].items():
@@ -553,6 +554,11 @@ def _check_model_choices(review: _Review, registry: Registry, models: Iterable[s
             review.problems.append(
                 f"config.model_choices.{choice}: {option!r} is not an option of {', '.join(lacking)} "
                 f"(their options: {', '.join(declared[choice][lacking[0]])})"
+            )
+        elif not any(model in declared[choice] for model in in_run):
+            review.warnings.append(
+                f"config.model_choices.{choice}: does nothing for this run's models; it is declared by "
+                f"{', '.join(sorted(declared[choice]))}"
             )
 
 

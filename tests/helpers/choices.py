@@ -5,9 +5,10 @@ supplement, tests/curation/test_curation_workflow.py run the cases; issue 38: "e
 
 A case is one of two kinds:
 - rerun (the default): the folder of its family was finished with the defaults; the setting is flipped and the dry run
-  must schedule exactly the rules in `due` (rule names, `all` aside), and run inference for exactly the `models` named;
+  must schedule exactly the rules in `due` (rule names, `all` aside), and ask exactly the `models` named for answers (run_inference's
+  message; the supplement's inference is counted by its rule);
 - commands (`differs` given): where the folder holds no finished job the setting reaches (a GPU model's inference, a
-  download) or the setting is read only beside another (a seed with no sample), the dry run is made twice, with `base`
+  download) or the setting is read only beside another (the sample's seed beside its size), the dry run is made twice, with `base`
   and with `base` plus the change: both schedule `due`, and the shell commands that differ are exactly those holding
   `differs`, each holding `shows` after the change. The setting then sits in a tracked param or the command, which a
   finished job would rerun on (Snakemake's params and code triggers).

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.choices import SWITCHES, check_switch, table_settings
 from helpers.data import make_video
 from helpers.releases import LONGVIDEOBENCH_ENTRIES, make_mlvu_release, make_videoevalpro_release, make_videomme_release
 from helpers.workflow import executed, scheduled, snakemake, workflow_with_rules_version
@@ -521,6 +522,24 @@ def test_videoevalpros_authors_grader_rejudges_only_its_open_ended_answers_and_t
     prompt.unlink()  # the later tests keep the default grader
 
 
+#: The targets the annotated run made: a dry run for them plans what a change reruns.
+TABLE_TARGETS = ("results/table2.tex", "results/fig4.png", "results/stats/sources.csv", "results/supplement/table1.tex")
+
+
+@pytest.mark.parametrize(
+    "setting", [setting for setting in table_settings() if setting in SWITCHES and SWITCHES[setting].family == "curated"]
+)
+def test_a_curation_or_supplement_switch_of_docs_choices_reruns_what_reads_it(annotated, curated, setting):
+    """docs/choices.md's curation and supplement settings, each flipped on the annotated run: the dry run plans exactly
+    the rules its case in tests/helpers/choices.py names (tests/workflow/test_choices_dryrun.py checks that every
+    setting of the table has a case)."""
+    _, config, _ = curated
+    for name, text in (("grader_a.txt", "Prompt A."), ("grader_b.txt", "Prompt B.")):  # the grader's prompt, two ways
+        (annotated / "config").mkdir(exist_ok=True)
+        (annotated / "config" / name).write_text(f"{text}\nQuestion: {{question}}\nTarget: {{target}}\nReply: {{predicted_answer}}\n")
+    check_switch(setting, SWITCHES[setting], annotated, config, TABLE_TARGETS)
+
+
 def test_paper_config_dry_run_shows_the_whole_curation_chain_for_all_six_sources(tmp_path, monkeypatch):
     for variable in ("OPENAI_API_KEY", "GEMINI_API_KEY", "HF_TOKEN"):
         monkeypatch.delenv(variable, raising=False)  # a dry run needs no key
@@ -594,9 +613,6 @@ def test_a_corrected_verified_batch_is_imported_again(annotated, curated):
     assert result.returncode == 0, result.stderr[-3000:]
     instances = {inst.instance_id: inst for inst in read_instances(annotated / "results" / "instances.parquet")}
     assert instances["lvbench/1"].answers[128] == "blue"
-
-
-TABLE_TARGETS = ("results/table2.tex", "results/fig4.png", "results/stats/sources.csv", "results/supplement/table1.tex")
 
 
 def test_a_new_rules_version_rejudges_every_rules_judgment_and_nothing_else(annotated, curated, tmp_path):

@@ -8,21 +8,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from helpers.choices import CHOICES, setting_cells
+
 from virtuebench.config import load_schema
 from virtuebench.judge.kinds import settings_properties
 
 REPO = Path(__file__).resolve().parents[2]
-CHOICES = REPO / "docs" / "choices.md"
-
-
-def _setting_cells() -> list[tuple[str, str]]:
-    """(the row's first cell, its setting cell) of every table row in docs/choices.md."""
-    rows = []
-    for line in CHOICES.read_text().splitlines():
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if len(cells) == 5 and cells[0] not in ("choice", "---"):
-            rows.append((cells[0], cells[3]))
-    return rows
 
 
 def _config_key_exists(schema: dict, key: str) -> bool:
@@ -58,7 +49,7 @@ def test_every_setting_the_choices_table_names_exists():
     config_schema = load_schema(REPO / "config" / "schema.yaml")
     models_schema = load_schema(REPO / "config" / "models.schema.yaml")
     backend_settings, judge_settings = _backend_settings(models_schema), set(settings_properties())
-    rows = _setting_cells()
+    rows = setting_cells()
     assert len(rows) >= 40, f"docs/choices.md: only {len(rows)} rows read; is its table layout (5 columns) intact?"
     checked, missing = 0, []
     for choice, cell in rows:

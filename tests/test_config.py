@@ -699,6 +699,15 @@ def test_sections_that_do_nothing_under_the_source_or_without_supplement_models_
         "config.supplement.authors_grader_prompt: does nothing with videoevalpro_grader: virtuebench; it is the prompt of "
         "videoevalpro_grader: authors"
     ]
+    config["supplement"]["seed"] = 7  # the seed draws a sample; paper.yaml asks every question
+    warnings = check_config(config, CONFIG_DIR, base_dir=REPO, environ={}, defer_keys=True).warnings
+    assert (
+        "config.supplement.seed: does nothing without supplement.max_questions_per_source (every question is asked; the seed draws the sample)"
+        in warnings
+    )
+    config["supplement"]["max_questions_per_source"] = 20
+    warnings = check_config(config, CONFIG_DIR, base_dir=REPO, environ={}, defer_keys=True).warnings
+    assert not [w for w in warnings if w.startswith("config.supplement.seed")]
 
 
 def test_a_dry_run_names_the_missing_keys_a_real_run_stops_on():

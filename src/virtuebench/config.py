@@ -649,7 +649,7 @@ def _check_unused_settings(review: _Review, given: dict[str, Any]) -> None:
     """Warn of each setting the config gives (`given`: before the schema's defaults) that does nothing under its other
     choices: the other trust scheme's, one a judge's kind does not read, the curation's without source virtuebench,
     the supplement's without supplement.models, another benchmark's block, the authors' grader prompt without the
-    authors' grader."""
+    authors' grader, the supplement's seed without its sample size."""
     config = review.config
     trust = (given.get("report") or {}).get("trust") or {}
     scheme = config["report"]["trust"]["scheme"]
@@ -687,6 +687,11 @@ def _check_unused_settings(review: _Review, given: dict[str, Any]) -> None:
         review.warnings.append(
             f"config.supplement.authors_grader_prompt: does nothing with videoevalpro_grader: {grader}; "
             "it is the prompt of videoevalpro_grader: authors"
+        )
+    if supplement["models"] and "seed" in (given.get("supplement") or {}) and not supplement["max_questions_per_source"]:
+        review.warnings.append(
+            "config.supplement.seed: does nothing without supplement.max_questions_per_source (every question is asked; "
+            "the seed draws the sample)"
         )
 
 

@@ -771,3 +771,30 @@ def test_a_source_revision_that_is_not_a_commit_is_warned_of_at_start_up():
     config["curation"]["revisions"] = {}
     config["curation"]["raw_dirs"] = {"allvb": "/data/ALLVB"}
     assert revision_warnings(config) == []
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem", "warning"),
+    [
+        ({"backend": "guess", "samples": 3}, "decodes deterministically", None),
+        ({"backend": "vllm", "hub_id": "x/y", "samples": 2}, "decodes deterministically", None),  # temperature 0
+        ({"backend": "vllm", "hub_id": "x/y", "samples": 2, "settings": {"temperature": 0.7, "seed": 1}}, None, None),
+        ({"backend": "vllm", "hub_id": "x/y", "samples": 2, "settings": {"temperature": 0.7}}, None, "with no seed"),
+        ({"backend": "transformers", "hub_id": "x/y", "samples": 2}, "decodes deterministically", None),
+        ({"backend": "transformers", "hub_id": "x/y", "samples": 2, "settings": {"generation": {"do_sample": True}}}, None, None),
+        ({"backend": "openai", "samples": 2, "settings": {"model": "m", "temperature": None}}, None, "with no seed"),
+        ({"backend": "guess", "samples": 1}, None, None),
+    ],
+)
+def test_samples_on_a_backend_that_decodes_deterministically_is_an_error(entry, problem, warning):
+    """`samples` > 1 repeats each item: an error where the backend's settings make every run the same, a warning where
+    they sample with no seed (a rerun does not repeat the runs)."""
+    from virtuebench.models import samples_check
+
+    problems, warnings = samples_check("mine", entry)
+    assert (problems[0] if problems else None) is None if problem is None else problem in problems[0]
+    assert (warnings[0] if warnings else None) is None if warning is None else warning in warnings[0]
+    if problems:
+        assert problems[0].startswith("mine: samples: ")
+    config = yaml.safe_load((REPO / "config" / "models.schema.yaml").read_text())
+    assert config["properties"]["samples"]["x-rerun"] == "answers"

@@ -22,6 +22,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from virtuebench.levels import LEVELS
+from virtuebench.models import samples_check
 from virtuebench.models.spec import ModelSpec, resolve_spec
 from virtuebench.support.settings import RERUN_CLASSES, did_you_mean, merge_settings  # noqa: F401  (the classes; the other half of run_settings)
 
@@ -511,6 +512,9 @@ def _check_models(review: _Review, registry: Registry) -> None:
             )
         else:
             review.warnings += registry_warnings(model, entries[model])
+            problems, warnings = samples_check(model, entries[model])
+            review.problems += [f"config.models[{i}]: {problem}" for problem in problems]
+            review.warnings += warnings
 
 
 def _check_supplement(review: _Review) -> None:

@@ -64,7 +64,9 @@ checkpoint make_supplement_sets:
     params:
         level=SUPPLEMENT["level"],
         max_questions=lambda wildcards: f"--max-questions {SUPPLEMENT['max_questions_per_source']}" if SUPPLEMENT["max_questions_per_source"] else "",
-        seed=SUPPLEMENT["seed"],
+        # the seed draws the sample, so without one it is 0 in the command: a changed seed alone remakes no set (and no
+        # supplement inference or judging after it)
+        seed=SUPPLEMENT["seed"] if SUPPLEMENT["max_questions_per_source"] else 0,
         # --pool (question_pool filtered) and LongVideoBench's --subtitles (longvideobench_subtitles: interleaved) in one
         # param: the command's text stays as it was before subtitles existed (a changed command would remake every set,
         # and every supplement inference job after it, which reads its set by date)

@@ -216,3 +216,25 @@ def test_twelve_videos_all_one_way_get_the_exact_p_value():
         assert refusal.in_family and refusal.holds and not refusal.near_alpha
         # no answerable item: no non_refusal row; overall is the refusal subset, and level "all" repeats 64
         assert {r.subset for r in rows} == {"overall", "refusal"} and all(r.p_value == expected for r in rows)
+
+
+def test_a_sampled_arm_is_compared_on_its_per_item_means():
+    """An arm with three runs per item (`sample` 0..2) against one run once: each item's correctness is the mean over
+    its runs, so accuracy_a is the mean of the runs' accuracies and the difference that of the per-item means."""
+    import dataclasses
+
+    runs = {0: [True, False, True, False], 1: [True, True, False, False], 2: [False, False, True, False]}
+    videos = ["v1", "v2", "v3", "v4"]
+    sampled = [
+        dataclasses.replace(_judgment(f"i{at}", videos[at], 64, "s", "honest", right), sample=k)
+        for k, of_run in runs.items()
+        for at, right in enumerate(of_run)
+    ]
+    once = [_judgment(f"i{at}", videos[at], 64, "o", "honest", at == 0) for at in range(4)]
+    rows, notes = compare(sampled + once, [("config", Arm("s", "honest"), Arm("o", "honest"))], "rules", SETTINGS)
+    assert not notes
+    (row,) = [r for r in rows if (r.level, r.subset) == ("64", "overall")]
+    means = [np.mean([runs[k][at] for k in runs]) for at in range(4)]  # 2/3, 1/3, 2/3, 0
+    assert row.n == 4 and row.accuracy_a == round(100 * float(np.mean(means)), 4) and row.accuracy_b == 25.0
+    assert row.difference == pytest.approx(100 * (float(np.mean(means)) - 0.25), abs=1e-3)
+    assert row.p_method == "exact" and row.p_value is not None

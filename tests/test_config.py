@@ -700,6 +700,15 @@ def test_sections_that_do_nothing_under_the_source_or_without_supplement_models_
         "config.supplement.authors_grader_prompt: does nothing with videoevalpro_grader: virtuebench; it is the prompt of "
         "videoevalpro_grader: authors"
     ]
+    config["supplement"]["seed"] = 7  # the seed draws a sample; paper.yaml asks every question
+    warnings = check_config(config, CONFIG_DIR, base_dir=REPO, environ={}, defer_keys=True).warnings
+    assert (
+        "config.supplement.seed: does nothing without supplement.max_questions_per_source (every question is asked; the seed draws the sample)"
+        in warnings
+    )
+    config["supplement"]["max_questions_per_source"] = 20
+    warnings = check_config(config, CONFIG_DIR, base_dir=REPO, environ={}, defer_keys=True).warnings
+    assert not [w for w in warnings if w.startswith("config.supplement.seed")]
 
 
 def test_a_dry_run_names_the_missing_keys_a_real_run_stops_on():
@@ -884,3 +893,30 @@ def test_a_choice_no_model_of_the_run_declares_is_named_in_a_warning(tmp_path):
     config = {**toy_registry(tmp_path), "models": ["plain"], "model_choices": {"toy_choice": "other"}}
     warnings = check(config).warnings
     assert "config.model_choices.toy_choice: does nothing for this run's models; it is declared by toy" in warnings
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem", "warning"),
+    [
+        ({"backend": "guess", "samples": 3}, "decodes deterministically", None),
+        ({"backend": "vllm", "hub_id": "x/y", "samples": 2}, "decodes deterministically", None),  # temperature 0
+        ({"backend": "vllm", "hub_id": "x/y", "samples": 2, "settings": {"temperature": 0.7, "seed": 1}}, None, None),
+        ({"backend": "vllm", "hub_id": "x/y", "samples": 2, "settings": {"temperature": 0.7}}, None, "with no seed"),
+        ({"backend": "transformers", "hub_id": "x/y", "samples": 2}, "decodes deterministically", None),
+        ({"backend": "transformers", "hub_id": "x/y", "samples": 2, "settings": {"generation": {"do_sample": True}}}, None, None),
+        ({"backend": "openai", "samples": 2, "settings": {"model": "m", "temperature": None}}, None, "with no seed"),
+        ({"backend": "guess", "samples": 1}, None, None),
+    ],
+)
+def test_samples_on_a_backend_that_decodes_deterministically_is_an_error(entry, problem, warning):
+    """`samples` > 1 repeats each item: an error where the backend's settings make every run the same, a warning where
+    they sample with no seed (a rerun does not repeat the runs)."""
+    from virtuebench.models import samples_check
+
+    problems, warnings = samples_check("mine", entry)
+    assert (problems[0] if problems else None) is None if problem is None else problem in problems[0]
+    assert (warnings[0] if warnings else None) is None if warning is None else warning in warnings[0]
+    if problems:
+        assert problems[0].startswith("mine: samples: ")
+    config = yaml.safe_load((REPO / "config" / "models.schema.yaml").read_text())
+    assert config["properties"]["samples"]["x-rerun"] == "answers"

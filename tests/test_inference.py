@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from helpers.data import build_bench, kill_after_progress
 
+from virtuebench import REFUSAL_ANSWER
 from virtuebench.frames import extract_or_record
 from virtuebench.inference import items_for_level, run_inference
 from virtuebench.instances import read_instances
@@ -125,6 +126,87 @@ def test_kill_minus_nine_resumes_without_redoing_or_duplicating(bench, tmp_path)
     # Each finished item was asked exactly once; only the one in flight at the kill (the 6th) is asked twice.
     assert len(asked) == 16 and len(set(asked)) == 15 and set(asked) == set(ids)
     assert all(asked.count(i) == 1 for i in done_before)
+
+
+def _sampled(calls=None, samples=3, seed=10):
+    settings = {"seed": seed, **({"calls_file": str(calls)} if calls else {})}
+    return {"backend": "helpers.vb_test_backends:SampledBackend", "samples": samples, "settings": settings}
+
+
+def test_a_sampled_model_answers_each_item_once_per_sample_seeded_with_seed_plus_k(bench, tmp_path):
+    """samples: 3 writes three records per item, `sample` 0..2, run k asked with Request.sample k (the backend seeds it
+    with its seed + k): the answers are what the backend gives for that sample, and a second run writes the same."""
+    from helpers.vb_test_backends import SampledBackend
+
+    from virtuebench.models import Request
+
+    instances = read_instances(bench / "instances.parquet")
+    out = tmp_path / "sampled.jsonl"
+    summary = run_inference(instances, bench / "frames", "s", _sampled(), "honest", 64, out)
+    records = _lines(out)
+    items = items_for_level(instances, 64)
+    assert [(r["instance_id"], r["sample"]) for r in records] == [(i.instance_id, k) for i in items for k in range(3)]
+    assert summary.items == summary.answered == 45
+    backend, questions = SampledBackend({"seed": 10}), {inst.instance_id: inst.question for inst in items}
+    picks = []
+    for record in records:  # run k's answer is the one the backend draws for Request.sample k
+        request = Request(record["instance_id"], questions[record["instance_id"]], "", [], [], 64, None, record["sample"])
+        picks.append(backend.choice(request))
+        if picks[-1] == 2:
+            assert record["response"] == REFUSAL_ANSWER, record
+        elif picks[-1] == 1:
+            assert record["response"] == backend.guess.answer(request).text, record
+    assert set(picks) == {0, 1, 2}
+    runs = {}
+    for record in records:
+        runs.setdefault(record["instance_id"], []).append(record["response"])
+    assert any(len(set(answers)) > 1 for answers in runs.values()), "some item's runs differ"
+    again = tmp_path / "again.jsonl"
+    run_inference(instances, bench / "frames", "s", _sampled(), "honest", 64, again)
+    assert [r["response"] for r in _lines(again)] == [r["response"] for r in records]  # seeded: a rerun samples the same
+    other_seed = tmp_path / "other.jsonl"
+    run_inference(instances, bench / "frames", "s", _sampled(seed=11), "honest", 64, other_seed)
+    shifted = {(r["instance_id"], r["sample"]): r["response"] for r in _lines(other_seed)}
+    # seed 11's run k is seed 10's run k + 1: the seed of run k is the base seed + k
+    assert all(shifted[(r["instance_id"], r["sample"] - 1)] == r["response"] for r in records if r["sample"] > 0)
+
+
+def test_a_model_run_once_writes_no_sample_field(bench, tmp_path):
+    instances = read_instances(bench / "instances.parquet")
+    out = tmp_path / "once.jsonl"
+    run_inference(instances, bench / "frames", "s", _sampled(samples=1), "honest", 64, out)
+    assert '"sample"' not in out.read_text()
+
+
+def test_kill_minus_nine_with_samples_resumes_each_item_and_sample_once(bench, tmp_path):
+    """A sampled model's job killed after 7 of its 45 (item, sample) answers: the rerun asks only the 38 left (and the
+    one in flight at the kill again), duplicates none, and writes what an uninterrupted run writes."""
+    calls, out = tmp_path / "calls.txt", tmp_path / "responses.jsonl"
+    command = [
+        *(sys.executable, "-m", "virtuebench.inference", "--instances", str(bench / "instances.parquet")),
+        *("--frames-dir", str(bench / "frames"), "--model", "sampled", "--model-config", json.dumps(_sampled(calls))),
+        *("--prompt", "honest", "--level", "64", "--out", str(out)),
+    ]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    partial = Path(f"{out}.partial")
+    kill_after_progress(command, {**env, "VB_TEST_HOLD_AFTER": "7"}, partial, lines=7)
+    assert not out.exists()
+    done_before = [f"{r['instance_id']}#{r['sample']}" for r in map(json.loads, partial.read_text().splitlines())]
+    assert len(done_before) == 7
+    rerun = subprocess.run(command, env=env, capture_output=True, text=True)
+    assert rerun.returncode == 0, rerun.stderr
+    records = _lines(out)
+    keys = [f"{r['instance_id']}#{r['sample']}" for r in records]
+    assert len(keys) == len(set(keys)) == 45
+    asked = calls.read_text().split()
+    assert len(asked) == 46 and set(asked) == set(keys) and all(asked.count(key) == 1 for key in done_before)
+    clean = tmp_path / "clean.jsonl"
+    clean_command = [*command[:-1], str(clean)]
+    clean_command[command.index("--model-config") + 1] = json.dumps(_sampled(tmp_path / "clean-calls.txt"))
+    assert subprocess.run(clean_command, env=env, capture_output=True, text=True).returncode == 0
+    # equal but for the latencies (and the fingerprint: the calls file is a setting)
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("latency_s", "fingerprint")} for r in rows]  # noqa: E731
+    assert strip(records) == strip(_lines(clean))
 
 
 def test_an_edited_question_is_asked_again_on_resume(bench, tmp_path):

@@ -597,3 +597,50 @@ def test_require_judge_lists_a_few_of_many_files():
     with pytest.raises(RecordError) as error:
         require_judge(other, "strict", paths[:3])
     assert str(error.value).endswith("another judge: 'rules' (1), 'x' (2); judge them again (`snakemake --forcerun judge_responses`)")
+
+
+def test_a_sampled_models_runs_average_per_item_and_their_spread_is_reported():
+    """Three runs of four items on two videos: accuracy is the mean of the runs' accuracies (= the mean of the items'
+    means), `n` the items, n_correct every run's correct answers, accuracy_sd the runs' SD (ddof 1), min and max their
+    range; the interval is the interval of the per-item means; a model run once keeps empty spread columns."""
+    runs = {0: [True, True, False, False], 1: [True, False, False, False], 2: [True, True, True, False]}
+    videos = ["v1", "v1", "v2", "v2"]
+    judgments = [
+        dataclasses.replace(_item(f"i{at}", videos[at], 64, right), sample=k)
+        for k, of_run in runs.items()
+        for at, right in enumerate(of_run)
+    ]
+    (score,) = [s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "overall")]
+    per_run = [100 * sum(of_run) / 4 for of_run in runs.values()]  # 50, 25, 75
+    assert score.samples == 3 and score.n == 4 and score.n_correct == 6
+    assert score.accuracy == round(float(np.mean(per_run)), 4) == 50.0
+    assert score.accuracy_sd == round(float(np.std(per_run, ddof=1)), 4) == 25.0
+    assert (score.accuracy_min, score.accuracy_max) == (25.0, 75.0)
+    means = [1.0, 2 / 3, 1 / 3, 0.0]  # per item, over the runs
+    expected = compute_scores([_item(f"i{at}", videos[at], 64, True) for at in range(4)])[0]
+    assert expected.samples == 1 and expected.accuracy_sd is None and expected.accuracy_min is None and expected.trust_sd is None
+    assert score.ci_low is not None and score.ci_low <= 100 * float(np.mean(means)) <= score.ci_high
+    # Kalai's trust score: 1 right, -1 wrong, per item averaged over its runs; the runs' trust scores' SD
+    per_run_trust = [100 * np.mean([1 if right else -1 for right in of_run]) for of_run in runs.values()]
+    assert score.trust == round(float(np.mean(per_run_trust)), 4)
+    assert score.trust_sd == round(float(np.std(per_run_trust, ddof=1)), 4)
+
+
+def test_a_sampled_models_interval_is_the_interval_of_its_per_item_means():
+    """The sampled runs' interval equals the one computed for one run whose item values are the per-item means: the
+    closed form below 50 videos is the share's (Wilson on the design-effect-adjusted items)."""
+    from virtuebench.support.bootstrap import Resampler, intra_cluster_correlation
+
+    runs = {0: [True, True, False, False, True, False], 1: [True, False, False, True, True, False]}
+    videos = ["v1", "v1", "v2", "v2", "v3", "v3"]
+    judgments = [
+        dataclasses.replace(_item(f"i{at}", videos[at], 64, right), sample=k)
+        for k, of_run in runs.items()
+        for at, right in enumerate(of_run)
+    ]
+    (score,) = [s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "overall")]
+    means = [float(np.mean([runs[k][at] for k in runs])) for at in range(6)]
+    resampler = Resampler(videos, Bootstrap(), ("rules", "videos"), rho=intra_cluster_correlation([(videos, means)]))
+    interval = resampler.interval(videos, means)
+    assert (score.ci_low, score.ci_high) == (round(100 * interval.low, 4), round(100 * interval.high, 4))
+    assert score.ci_method == interval.method == "wilson-deff"

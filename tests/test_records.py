@@ -12,6 +12,7 @@ from virtuebench.records import (
     ProgressLog,
     RecordError,
     Response,
+    item_key,
     iter_jsonl,
     load_records,
     response_hash,
@@ -155,14 +156,31 @@ def test_records_without_a_key_may_repeat(tmp_path):
 
 
 def test_response_hash_is_a_digest_of_every_field_as_read_back(tmp_path):
-    """A judgment keeps response_hash of the record it judged; the report compares it with the record there now."""
+    """A judgment keeps response_hash of the record it judged; the report compares it with the record there now. A model
+    run once has no `sample` in its lines, nor in the digest: its judgments' hashes are what they were before the field."""
     record = _response("a", usage={"prompt_tokens": 3}, thinking="hm")
-    by_hand = hashlib.sha256(json.dumps(dataclasses.asdict(record), sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+    fields = {name: value for name, value in dataclasses.asdict(record).items() if name != "sample"}
+    by_hand = hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
     assert response_hash(record) == by_hand
     path = tmp_path / "r.jsonl"
     write_jsonl_atomic(path, [record])
+    assert '"sample"' not in path.read_text()
     assert response_hash(load_records(path, Response)[0]) == by_hand  # the same once written and read back
     assert response_hash(dataclasses.replace(record, latency_s=0.6)) != by_hand  # asked again: another record
+    sampled = dataclasses.replace(record, sample=0)  # a sampled model's run 0: its sample is in the line and the digest
+    write_jsonl_atomic(path, [sampled])
+    assert json.loads(path.read_text())["sample"] == 0
+    assert response_hash(load_records(path, Response)[0]) == response_hash(sampled) != by_hand
+
+
+def test_a_record_file_holds_each_sample_of_an_item_once(tmp_path):
+    """A sampled model's records of one item differ by `sample`; the same (item, sample) twice is refused."""
+    path = tmp_path / "r.jsonl"
+    write_jsonl_atomic(path, [dataclasses.replace(_response("a"), sample=k) for k in (0, 1, 2)])
+    assert [r.sample for r in load_records(path, Response)] == [0, 1, 2]
+    write_jsonl_atomic(path, [dataclasses.replace(_response("a"), sample=k) for k in (0, 1, 1)])
+    with pytest.raises(RecordError, match="records 2 and 3 are the same item .*instance_id 'a', sample 1"):
+        load_records(path, Response)
 
 
 def test_write_jsonl_atomic_replaces_the_file_whole(tmp_path):
@@ -202,3 +220,17 @@ def test_judgment_defaults_say_nothing_was_decided():
         False,
         None,
     )
+
+
+def test_resume_keys_a_sampled_models_records_by_item_and_sample(tmp_path):
+    """Each (item, sample) is resumed on its own: a finished sample is kept, another sample of the item is not implied."""
+    log = ProgressLog(tmp_path / "out.jsonl", "fp", key=item_key)
+    lines = [
+        {"instance_id": "a", "sample": 0, "fingerprint": "fp", "error": None},
+        {"instance_id": "a", "sample": 1, "fingerprint": "fp", "error": "timeout"},  # failed: tried again
+        {"instance_id": "a", "sample": 2, "fingerprint": "fp", "error": None},
+        {"instance_id": "b", "fingerprint": "fp", "error": None},  # a model run once: no sample
+    ]
+    log.partial.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    kept = log.resume(is_done=lambda record: record["error"] is None)
+    assert list(kept) == ["a#0", "a#2", "b"]

@@ -1,7 +1,8 @@
 """Paired comparisons from judgment records: is a difference in Table 2 or Fig. 6 more than noise?
 
 Two arms (a model under a prompt) are compared on the items both answered: the same instance at the
-same level, so the difference is not muddled by which questions each arm saw. The difference's
+same level, so the difference is not muddled by which questions each arm saw (a sampled model's item: the mean of its
+runs' correctness, so the differences may be fractions; virtuebench.support.paired tests them). The difference's
 interval is a paired bootstrap over videos (Bonett-Price's interval where it collapses, `ci_method`), its
 p-value a randomization test over videos, exact (virtuebench.support.paired; `report.p_value`: conventional, the
 default, or mid-p). Which pairs (docs/records.md#comparisons-resultscomparisonscsv):
@@ -48,7 +49,7 @@ from virtuebench.verify import add_chain_argument, read_judgments
 #: The version of how comparisons.csv is computed (its test, Holm's family and intervals): a tracked param of
 #: compare_arms (rules/report.smk), so comparisons made by an earlier method are made again after an update. Raise it
 #: with any change to what comparisons.csv holds.
-METHOD = "comparisons/2: exact paired test, Tarone's Holm family, intervals chosen by videos"
+METHOD = "comparisons/3: exact paired test, Tarone's Holm family, intervals chosen by videos, a sampled model's runs averaged per item"
 
 SUBSETS = ("overall", "non_refusal", "refusal")  # Table 2's subsets; Fig. 6 uses refusal
 KINDS = ("prompt", "adjacent", "config")
@@ -100,8 +101,8 @@ class _Items:
     """The items a comparison pairs, in one order: each one's video and whether each arm got it right."""
 
     videos: np.ndarray  # object: video ids
-    right_a: np.ndarray  # bool
-    right_b: np.ndarray  # bool
+    right_a: np.ndarray  # float: correctness, or a sampled model's mean correctness over its runs
+    right_b: np.ndarray
 
     def take(self, at: np.ndarray) -> _Items:
         return _Items(self.videos[at], self.right_a[at], self.right_b[at])
@@ -131,11 +132,11 @@ def compare(
     """The comparisons, and a note for each pair with no item in common. `p_value`: the test's definition
     (report.p_value); `tarone`: leave out of Holm's family the rows that cannot reach p < 0.05 (report.holm_tarone)."""
     # keyed by (model, prompt): a tuple hashes in C, a dataclass in Python (254,800 judgments at paper scale)
-    by_arm: dict[tuple[str, str], dict[tuple[str, int], Judgment]] = defaultdict(dict)
+    by_arm: dict[tuple[str, str], dict[tuple[str, int], list[Judgment]]] = defaultdict(dict)
     universe, notes = set(), []
     for judgment in judgments:
         if judgment.judge == judge:
-            by_arm[judgment.model, judgment.prompt][(judgment.instance_id, judgment.level)] = judgment
+            by_arm[judgment.model, judgment.prompt].setdefault((judgment.instance_id, judgment.level), []).append(judgment)
             universe.add(video_of(judgment))
     chosen_items: list[tuple[str, str, str, Arm, Arm, _Items]] = []
     for kind, a, b in chosen:
@@ -145,11 +146,11 @@ def compare(
             notes.append(f"{kind}: {a.model}:{a.prompt} and {b.model}:{b.prompt} have no judged item in common (judge {judge})")
             continue
         # the pair's items once, as arrays; each (level, subset) row is a mask over them, in the same order
-        first, second = [arm_a[key] for key in common], [arm_b[key] for key in common]
+        first = [arm_a[key][0] for key in common]
         pair = _Items(
             np.array([video_of(judgment) for judgment in first], dtype=object),
-            np.array([correct(judgment) for judgment in first], dtype=bool),
-            np.array([correct(judgment) for judgment in second], dtype=bool),
+            np.array([_mean_correct(arm_a[key]) for key in common], dtype=float),
+            np.array([_mean_correct(arm_b[key]) for key in common], dtype=float),
         )
         item_levels = np.array([str(level) for _, level in common])
         in_subsets = {subset: np.array([in_subset(judgment, subset) for judgment in first], dtype=bool) for subset in SUBSETS}
@@ -162,13 +163,18 @@ def compare(
     # the intra-video correlation of the paired differences, pooled over every pair's levels (each item once per
     # pair), for the fallback interval
     rho = intra_cluster_correlation(
-        (items.videos.tolist(), (items.right_a.astype(int) - items.right_b.astype(int)).tolist())
+        (items.videos.tolist(), (items.right_a - items.right_b).tolist())
         for _, level, subset, _, _, items in chosen_items
         if level != ALL_LEVELS and subset == "overall"
     )
     resampler = Resampler(universe, bootstrap, (judge, "videos"), rho=rho)  # each comparison over its own videos, as scores.csv
     rows = [_row(kind, judge, level, subset, a, b, items, resampler, p_value) for kind, level, subset, a, b, items in chosen_items]
     return _adjust(rows, holm_family, tarone), notes
+
+
+def _mean_correct(runs: list[Judgment]) -> float:
+    """An item's correctness: 0 or 1, or a sampled model's mean over its runs."""
+    return sum(correct(judgment) for judgment in runs) / len(runs)
 
 
 def _row(
@@ -198,8 +204,8 @@ def _row(
         a.prompt,
         b.model,
         b.prompt,
-        round(100 * int(items.right_a.sum()) / len(items.videos), 4),
-        round(100 * int(items.right_b.sum()) / len(items.videos), 4),
+        round(100 * float(items.right_a.sum()) / len(items.videos), 4),
+        round(100 * float(items.right_b.sum()) / len(items.videos), 4),
         percent(paired.difference),
         percent(paired.ci_low),
         percent(paired.ci_high),

@@ -22,6 +22,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from virtuebench.levels import LEVELS
+from virtuebench.models import samples_check
 from virtuebench.models.spec import ChoiceInEffect, ModelSpec, apply_option, resolve_choices, resolve_spec
 from virtuebench.support.settings import RERUN_CLASSES, did_you_mean, merge_settings  # noqa: F401  (the classes; the other half of run_settings)
 
@@ -581,9 +582,12 @@ def _check_models(review: _Review, registry: Registry) -> None:
             review.problems.append(
                 f"config.models[{i}]: {model!r} reads only the synthetic demo's frames (source synthetic), not {config['source']['name']}'s"
             )
-        else:  # the entry as the run's choices resolve it: the hub id and revision it will load
+        else:  # the entry as the run's choices resolve it: the hub id and revision it will load, its settings
             resolved, _ = resolve_choices(entries[model], _valid_picks(entries[model], config["model_choices"]))
             review.warnings += registry_warnings(model, resolved)
+            problems, warnings = samples_check(model, resolved)
+            review.problems += [f"config.models[{i}]: {problem}" for problem in problems]
+            review.warnings += warnings
 
 
 def _check_supplement(review: _Review) -> None:
@@ -722,7 +726,7 @@ def _check_unused_settings(review: _Review, given: dict[str, Any]) -> None:
     """Warn of each setting the config gives (`given`: before the schema's defaults) that does nothing under its other
     choices: the other trust scheme's, one a judge's kind does not read, the curation's without source virtuebench,
     the supplement's without supplement.models, another benchmark's block, the authors' grader prompt without the
-    authors' grader."""
+    authors' grader, the supplement's seed without its sample size."""
     config = review.config
     trust = (given.get("report") or {}).get("trust") or {}
     scheme = config["report"]["trust"]["scheme"]
@@ -760,6 +764,11 @@ def _check_unused_settings(review: _Review, given: dict[str, Any]) -> None:
         review.warnings.append(
             f"config.supplement.authors_grader_prompt: does nothing with videoevalpro_grader: {grader}; "
             "it is the prompt of videoevalpro_grader: authors"
+        )
+    if supplement["models"] and "seed" in (given.get("supplement") or {}) and not supplement["max_questions_per_source"]:
+        review.warnings.append(
+            "config.supplement.seed: does nothing without supplement.max_questions_per_source (every question is asked; "
+            "the seed draws the sample)"
         )
 
 

@@ -9,6 +9,11 @@ an input error: the job refuses to start (IncompleteFrames), writing nothing. A 
 non-zero after finishing every other item, so nothing downstream sees an incomplete set. SIGINT / SIGTERM and
 faults of the disk or the OS (a full disk: support/faults.py) stop the job with one line, the progress file kept.
 
+A sampled model (registry `samples: N`, N > 1) answers every item N times in the same job, each answer a record with its
+`sample` (0..N-1); the backend is asked with `Request.sample` and seeds run k with its seed + k, so a rerun or a resume
+samples the same answers, and a resume redoes no finished (item, sample). A model run once writes records without
+`sample`, as before it existed.
+
 How items reach the backend follows what it declares (models/base.py): in batches, from several
 threads, or pipelined (the next item's frames and processor run on a CPU thread while the current
 item generates), else one after another.
@@ -37,7 +42,7 @@ from virtuebench.instances import Instance, read_instances
 from virtuebench.models import Backend, Reply, Request, load_backend
 from virtuebench.models.spec import ModelSpec
 from virtuebench.prompts import Prompt, get_prompt
-from virtuebench.records import ProgressLog, Response, stable_hash
+from virtuebench.records import ProgressLog, Response, item_key, stable_hash
 from virtuebench.support.concurrency import imap_prefetched, imap_unordered
 from virtuebench.support.faults import describe, environment_error, environment_fault
 from virtuebench.support.progress import Progress
@@ -77,6 +82,26 @@ def fingerprint(model: str, answers: dict[str, Any], prompt_hash: str, level: in
 
 def items_for_level(instances: list[Instance], level: int) -> list[Instance]:
     return sorted((inst for inst in instances if level in inst.answers), key=lambda inst: inst.instance_id)
+
+
+def sample_numbers(spec: ModelSpec) -> list[int | None]:
+    """The runs of each item: [None] for a model run once (its records carry no `sample`), else 0..samples-1."""
+    samples = int(spec.answers.get("samples", 1))
+    return [None] if samples == 1 else list(range(samples))
+
+
+#: One answer to make: an item, and which of a sampled model's runs (None: the model is run once).
+Unit = tuple[Instance, int | None]
+
+
+def unit_key(inst: Instance, sample: int | None) -> str:
+    """The progress file's key of an (item, sample): records.item_key of its record."""
+    return item_key({"instance_id": inst.instance_id, "sample": sample})
+
+
+def context_key(video_id: str, sample: int | None) -> str:
+    """The progress file's key of a video's context step (two-step prompts): one per video and sample."""
+    return item_key({"instance_id": CONTEXT_PREFIX + video_id, "sample": sample})
 
 
 class IncompleteFrames(RuntimeError):
@@ -157,6 +182,8 @@ class InferenceJob:
         self.spec, self.model, self.prompt, self.level = spec, spec.name, prompt, level
         self.frames_dir = Path(frames_dir)
         self.items = items_for_level(instances, level)
+        self.samples = sample_numbers(spec)
+        self.units: list[Unit] = [(inst, sample) for inst in self.items for sample in self.samples]
         # Only the settings that change the answers: a new concurrency or batch size keeps what was answered.
         self.key = fingerprint(spec.name, spec.answers, prompt.hash, level)
         self.manifests = read_manifests(self.items, self.frames_dir, level)  # before anything is written
@@ -166,7 +193,7 @@ class InferenceJob:
             inst.instance_id: stable_hash([inst.question, frames_hash(self.manifests[inst.video_id], level)]) for inst in self.items
         }
         self.item_hashes.update({CONTEXT_PREFIX + video_id: frames_hash(m, level) for video_id, m in self.manifests.items()})
-        self.log = ProgressLog(output, self.key)
+        self.log = ProgressLog(output, self.key, key=item_key)
         # Records made with other weights (an unpinned hub id that moved, a folder whose files changed) are asked again.
         # The commit the job will load, where it can be told before loading (a pinned revision, a local snapshot or
         # folder, the hub cache); None where it cannot (not downloaded yet: checked again once the backend has loaded).
@@ -179,20 +206,18 @@ class InferenceJob:
             )
         )
         self.contexts: dict[str, tuple[str | None, str | None]] = {
-            record["instance_id"].removeprefix(CONTEXT_PREFIX): (record["context"], None)
-            for record in self.done.values()
-            if record["instance_id"].startswith(CONTEXT_PREFIX)
-        }
+            key: (record["context"], None) for key, record in self.done.items() if record["instance_id"].startswith(CONTEXT_PREFIX)
+        }  # by context_key
         self._context_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
         self.backend: Backend | None = None
 
     @property
-    def pending(self) -> list[Instance]:
-        return [inst for inst in self.items if inst.instance_id not in self.done]
+    def pending(self) -> list[Unit]:
+        return [(inst, sample) for inst, sample in self.units if unit_key(inst, sample) not in self.done]
 
     def record(
         self,
-        inst: Instance,
+        unit: Unit,
         n_frames: int,
         latency: float = 0.0,
         reply: Reply | None = None,
@@ -200,6 +225,7 @@ class InferenceJob:
         retryable: bool = False,
         context: str | None = None,
     ) -> Response:
+        inst, sample = unit
         return Response(
             instance_id=inst.instance_id,
             video_id=inst.video_id,
@@ -221,97 +247,103 @@ class InferenceJob:
             truncated=reply.truncated if reply else False,
             finish_reason=reply.finish_reason if reply else None,
             weights_commit=self.backend.weights_commit if self.backend else None,
+            sample=sample,
         )
 
-    def failure(self, inst: Instance, request: Request, error: Exception, latency: float, context: str | None) -> Response:
+    def failure(self, unit: Unit, request: Request, error: Exception, latency: float, context: str | None) -> Response:
         """A backend failure: recorded for this item and retried on the next run. A fault of the disk or the OS (a
         full disk, too many open files) is no item's: it stops the job, as every other item would meet it too."""
         if environment_error(error):
             raise error
-        return self.record(inst, len(request.frames), latency, error=f"{type(error).__name__}: {error}", retryable=True, context=context)
+        return self.record(unit, len(request.frames), latency, error=f"{type(error).__name__}: {error}", retryable=True, context=context)
 
     def context_for(
-        self, inst: Instance, frames: list[Path], timestamps: list[float], duration_s: float | None
+        self, unit: Unit, frames: list[Path], timestamps: list[float], duration_s: float | None
     ) -> tuple[str | None, str | None]:
-        """A two-step prompt's first answer for the item's video: asked once per video, kept in the progress file."""
-        video_id = inst.video_id
-        with self._context_locks[video_id]:  # one step-1 request per video, even with concurrent items
-            if video_id not in self.contexts:
-                request = Request(CONTEXT_PREFIX + video_id, "", self.prompt.context_template, frames, timestamps, self.level, duration_s)
+        """A two-step prompt's first answer for the item's video: asked once per video (and per sample of a sampled
+        model: each run is a run of the whole prompt), kept in the progress file."""
+        video_id, sample = unit[0].video_id, unit[1]
+        key = context_key(video_id, sample)
+        with self._context_locks[key]:  # one step-1 request per video, even with concurrent items
+            if key not in self.contexts:
+                request = Request(
+                    CONTEXT_PREFIX + video_id, "", self.prompt.context_template, frames, timestamps, self.level, duration_s, sample or 0
+                )
                 try:
                     reply = self.backend.answer(request)
-                    self.log.append(
-                        {
-                            "instance_id": CONTEXT_PREFIX + video_id,
-                            "fingerprint": self.key,
-                            "context": reply.text,
-                            "error": None,
-                            "usage": reply.usage or None,
-                            "item_hash": self.item_hashes[CONTEXT_PREFIX + video_id],
-                        }
-                    )
-                    self.contexts[video_id] = (reply.text, None)
+                    record = {
+                        "instance_id": CONTEXT_PREFIX + video_id,
+                        "fingerprint": self.key,
+                        "context": reply.text,
+                        "error": None,
+                        "usage": reply.usage or None,
+                        "item_hash": self.item_hashes[CONTEXT_PREFIX + video_id],
+                    }
+                    self.log.append(record if sample is None else {**record, "sample": sample})
+                    self.contexts[key] = (reply.text, None)
                 except Exception as error:  # recorded on each of the video's items, retried next run
                     if environment_error(error):
                         raise
-                    self.contexts[video_id] = (None, f"context step failed: {type(error).__name__}: {error}")
-            return self.contexts[video_id]
+                    self.contexts[key] = (None, f"context step failed: {type(error).__name__}: {error}")
+            return self.contexts[key]
 
-    def request_for(self, inst: Instance) -> tuple[Response | None, Request | None, str | None]:
+    def request_for(self, unit: Unit) -> tuple[Response | None, Request | None, str | None]:
         """An input-error record, or the request to send (with the context step's answer)."""
+        inst, sample = unit
         manifest = self.manifests[inst.video_id]
         if manifest.error:  # the video itself is broken: recorded when its frames were extracted
-            return self.record(inst, 0, error=f"frames unavailable: {manifest.error}"), None, None
+            return self.record(unit, 0, error=f"frames unavailable: {manifest.error}"), None, None
         if str(self.level) not in manifest.levels:
             error = f"level {self.level} unavailable: video {manifest.video} has a grid of {manifest.grid_size} points"
-            return self.record(inst, 0, error=error), None, None
+            return self.record(unit, 0, error=error), None, None
         frames = manifest.frame_paths(self.frames_dir / inst.video_id, self.level)
         timestamps = manifest.levels[str(self.level)].timestamps
         context, error_text = (None, None)
         if self.prompt.context_template:
-            context, error_text = self.context_for(inst, frames, timestamps, manifest.duration_s)
+            context, error_text = self.context_for(unit, frames, timestamps, manifest.duration_s)
         if error_text is not None:
-            return self.record(inst, len(frames), error=error_text, retryable=True, context=context), None, context
+            return self.record(unit, len(frames), error=error_text, retryable=True, context=context), None, context
         prompt = self.prompt.render(inst.question, context)
-        return None, Request(inst.instance_id, inst.question, prompt, frames, timestamps, self.level, manifest.duration_s), context
+        request = Request(inst.instance_id, inst.question, prompt, frames, timestamps, self.level, manifest.duration_s, sample or 0)
+        return None, request, context
 
     # -- the ways items reach the backend ------------------------------------------------------------
 
-    def answer(self, inst: Instance) -> Response:
-        done, request, context = self.request_for(inst)
+    def answer(self, unit: Unit) -> Response:
+        done, request, context = self.request_for(unit)
         if done is not None:
             return done
         started = time.monotonic()
         try:
-            return self.record(inst, len(request.frames), time.monotonic() - started, self.backend.answer(request), context=context)
+            return self.record(unit, len(request.frames), time.monotonic() - started, self.backend.answer(request), context=context)
         except Exception as error:  # any backend failure is recorded per item and retried next run
-            return self.failure(inst, request, error, time.monotonic() - started, context)
+            return self.failure(unit, request, error, time.monotonic() - started, context)
 
-    def prepare(self, inst: Instance) -> tuple[Response | None, Request | None, str | None, Any]:
+    def prepare(self, unit: Unit) -> tuple[Response | None, Request | None, str | None, Any]:
         """The pipelined backend's CPU step, run ahead on another thread; a failure there is the item's."""
-        done, request, context = self.request_for(inst)
+        done, request, context = self.request_for(unit)
         if done is not None:
             return done, None, None, None
         try:
             return None, request, context, self.backend.prepare(request)
         except Exception as error:
-            return self.failure(inst, request, error, 0.0, context), None, None, None
+            return self.failure(unit, request, error, 0.0, context), None, None, None
 
-    def generate(self, inst: Instance, prepared: tuple[Response | None, Request | None, str | None, Any]) -> Response:
+    def generate(self, unit: Unit, prepared: tuple[Response | None, Request | None, str | None, Any]) -> Response:
         done, request, context, inputs = prepared
         if done is not None:
             return done
         started = time.monotonic()
         try:
-            return self.record(inst, len(request.frames), time.monotonic() - started, self.backend.generate(inputs), context=context)
+            return self.record(unit, len(request.frames), time.monotonic() - started, self.backend.generate(inputs), context=context)
         except Exception as error:
-            return self.failure(inst, request, error, time.monotonic() - started, context)
+            return self.failure(unit, request, error, time.monotonic() - started, context)
 
-    def answer_batch(self, batch: list[Instance]) -> list[tuple[Instance, Response]]:
+    def answer_batch(self, batch: list[Unit]) -> list[tuple[Unit, Response]]:
         """One backend call for the batch's requests; a lost or failed reply fails the whole batch."""
-        prepared = [(inst, *self.request_for(inst)) for inst in batch]
-        results = [(inst, done) for inst, done, _, _ in prepared if done is not None]
-        todo = [(inst, request, context) for inst, done, request, context in prepared if done is None]
+        prepared = [(unit, *self.request_for(unit)) for unit in batch]
+        results = [(unit, done) for unit, done, _, _ in prepared if done is not None]
+        todo = [(unit, request, context) for unit, done, request, context in prepared if done is None]
         if todo:
             started = time.monotonic()
             try:
@@ -320,14 +352,14 @@ class InferenceJob:
                     raise RuntimeError(f"the backend returned {len(replies)} replies for {len(todo)} requests")
                 latency = (time.monotonic() - started) / len(todo)
                 results += [
-                    (inst, self.record(inst, len(request.frames), latency, reply, context=context))
-                    for (inst, request, context), reply in zip(todo, replies)
+                    (unit, self.record(unit, len(request.frames), latency, reply, context=context))
+                    for (unit, request, context), reply in zip(todo, replies)
                 ]
             except Exception as error:  # the whole batch is retried next run
-                results += [(inst, self.failure(inst, request, error, 0.0, context)) for inst, request, context in todo]
+                results += [(unit, self.failure(unit, request, error, 0.0, context)) for unit, request, context in todo]
         return results
 
-    def results(self) -> Iterator[tuple[Instance, Response]]:
+    def results(self) -> Iterator[tuple[Unit, Response]]:
         backend, pending = self.backend, self.pending
         if backend.batch_size > 1:
             batches = [pending[i : i + backend.batch_size] for i in range(0, len(pending), backend.batch_size)]
@@ -344,9 +376,9 @@ class InferenceJob:
         loaded = self.backend.weights_commit if self.backend is not None else None
         if loaded is None:
             return
-        for instance_id in [i for i, record in self.done.items() if record.get("weights_commit") not in (None, loaded)]:
-            del self.done[instance_id]
-            self.contexts.pop(instance_id.removeprefix(CONTEXT_PREFIX), None)
+        for key in [key for key, record in self.done.items() if record.get("weights_commit") not in (None, loaded)]:
+            del self.done[key]
+            self.contexts.pop(key, None)
 
     def run(self, backend: Backend | None = None) -> Summary:
         label = f"{self.model}/{self.prompt.id}/{self.level}"
@@ -354,15 +386,15 @@ class InferenceJob:
         if self.backend is None and self.pending:
             self.backend = load_backend(self.spec)
         self._drop_other_weights()
-        reused = sum(inst.instance_id in self.done for inst in self.items)
-        progress = Progress(label, len(self.items), already_done=reused)
+        reused = sum(unit_key(*unit) in self.done for unit in self.units)
+        progress = Progress(label, len(self.units), already_done=reused)
         counts = {"answered": 0, "input": 0, "backend": 0, "prompt_tokens": 0, "completion_tokens": 0, "truncated": 0}
         records: dict[str, Response] = {}
         results = self.results() if self.pending else iter(())
         try:
-            for inst, record in results:
+            for unit, record in results:
                 self.log.append(record)
-                records[inst.instance_id] = record
+                records[unit_key(*unit)] = record
                 if record.error is None:
                     counts["answered"] += 1
                     counts["truncated"] += record.truncated
@@ -379,7 +411,7 @@ class InferenceJob:
                 pass
             raise
         summary = Summary(
-            len(self.items),
+            len(self.units),
             counts["answered"],
             reused,
             counts["input"],
@@ -392,7 +424,8 @@ class InferenceJob:
         if counts["backend"]:
             self.log.close()  # keep the progress file: the next run retries only the failed items
         else:
-            final = [records.get(inst.instance_id) or _response(self.done[inst.instance_id]) for inst in self.items]
+            keys = [unit_key(*unit) for unit in self.units]
+            final = [records.get(key) or _response(self.done[key]) for key in keys]
             summary.weights_commits = tuple(sorted({r.weights_commit for r in final if r.weights_commit}))
             self.log.finish(final)
         return summary
@@ -445,7 +478,7 @@ def finished_items(partial: Path) -> int:
                     continue
                 if isinstance(record, dict) and not str(record.get("instance_id", CONTEXT_PREFIX)).startswith(CONTEXT_PREFIX):
                     if _is_done(record):
-                        finished.add(record["instance_id"])
+                        finished.add(item_key(record))
     except FileNotFoundError:
         pass
     return len(finished)
@@ -459,7 +492,7 @@ def _run(args: argparse.Namespace, spec: ModelSpec, stop: Stop) -> int:
     def kept() -> str:
         if not partial.exists():
             return f"nothing was written to {out}; rerun the same command"
-        of = f" of {len(job.items)}" if job is not None else ""
+        of = f" of {len(job.units)}" if job is not None else ""
         return f"{finished_items(partial)}{of} finished items are kept in {partial}; rerun the same command to go on"
 
     stop.note = kept

@@ -26,6 +26,14 @@ unanswerable item is correct and scores 1 like a right answer, a refusal where a
 `unwarranted_refusal` (default 0) and a wrong answer `wrong_answer` (default -1); Kalai's argument about the
 confidence target then holds only for answerable items. Tables show the configured scheme and say which.
 
+A sampled model (registry `samples: N`, N > 1) has N judgments per item, one per run (`sample`). Its numbers are
+over items, each item's value the mean over its runs: accuracy is the mean of the N runs' accuracies, the trust
+score the mean of the items' mean scores (an item's judge failures left out of its mean, an item with no scored run
+left out), and the intervals are those of these per-item means (the same methods). `n` stays the number of items
+(one run's); the other counts (`n_correct`, `n_invalid`, ...) count judgments over all runs, so accuracy is
+n_correct / (n x samples). `samples` says N; `accuracy_sd` and `trust_sd` are the standard deviations of the N runs'
+numbers (ddof 1), `accuracy_min` and `accuracy_max` their range; empty for a model run once (docs/statistics.md).
+
 CLI: python -m virtuebench.metrics JUDGMENTS.jsonl ... --out results/scores.csv
 """
 
@@ -50,7 +58,7 @@ from virtuebench.verify import add_chain_argument, read_judgments
 #: The version of how scores.csv is computed from the judgments (its intervals and counts): a tracked param of
 #: compute_scores (rules/report.smk), so a results folder scored by an earlier method is scored again after an update,
 #: never left beside tables of the new one. Raise it with any change to what scores.csv holds.
-METHOD = "scores/2: intervals chosen by videos, conservative design effect, n_truncated and n_judge_failed"
+METHOD = "scores/3: a sampled model's runs averaged per item, their spread (samples, accuracy_sd, min, max, trust_sd)"
 
 SUBSETS = ("overall", "non_refusal", "refusal", "perception", "reasoning")
 ALL_LEVELS = "all"
@@ -140,6 +148,11 @@ class Score:
     trust_ci_method: str = ""  # bca or agresti-coull-deff
     n_truncated: int = 0  # truncated replies: wrong in accuracy, an answer withheld in the trust score
     n_judge_failed: int = 0  # answered, but the judge gave no verdict: wrong in accuracy, left out of the trust score
+    samples: int = 1  # runs of each item (a sampled model's registry `samples`); the counts above are over all runs
+    accuracy_sd: float | None = None  # the SD of the runs' accuracies (percent, ddof 1); None for one run
+    accuracy_min: float | None = None  # the lowest run's accuracy (percent); None for one run
+    accuracy_max: float | None = None
+    trust_sd: float | None = None  # the SD of the runs' trust scores; None for one run
 
 
 def in_subset(judgment: Judgment, subset: str) -> bool:
@@ -172,25 +185,93 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else round(100 * value, 4)
 
 
+@dataclass
+class _Items:
+    """The judgments gathered into items (judge, model, prompt, level, instance), each with its runs (a sampled model's
+    `sample`s; one run otherwise), in the order of each item's first judgment: per item its video and subsets, the mean
+    over its runs of correctness and of the trust score (nan where no run was scored), and its counts over the runs."""
+
+    first: list[Judgment]  # each item's first judgment: its video, category, subset
+    right: np.ndarray  # mean correctness over the runs
+    values: np.ndarray  # mean trust score over the scored runs; nan: none scored
+    counts: dict[str, np.ndarray]  # judgments over the runs: correct, invalid, wrong_refusal, truncated, failed
+    runs: np.ndarray  # (items, runs) correctness of each run; nan where the item lacks it
+    run_values: np.ndarray  # (items, runs) trust score of each run; nan where not scored
+    samples: np.ndarray  # runs per item
+
+
+def _gather(judgments: Sequence[Judgment], trust: TrustWeights) -> _Items:
+    positions: dict[tuple[str, str, str, int, str], int] = {}
+    runs: list[list[Judgment]] = []
+    for judgment in judgments:
+        key = (judgment.judge, judgment.model, judgment.prompt, judgment.level, judgment.instance_id)
+        if key not in positions:
+            positions[key] = len(runs)
+            runs.append([])
+        runs[positions[key]].append(judgment)
+    width = max((len(of_item) for of_item in runs), default=1)
+    slot = {sample: at for at, sample in enumerate(sorted({j.sample or 0 for j in judgments}))}  # run k's column
+    if len(slot) > width:
+        width = len(slot)
+    right = np.full((len(runs), width), np.nan)
+    values = np.full((len(runs), width), np.nan)
+    names = ("correct", "invalid", "wrong_refusal", "truncated", "failed")
+    counts = {name: np.zeros(len(runs), dtype=np.int64) for name in names}
+    for at, of_item in enumerate(runs):
+        for judgment in of_item:
+            column = slot[judgment.sample or 0]
+            value = trust.value(judgment)
+            right[at, column] = correct(judgment)
+            values[at, column] = np.nan if value is None else value
+            counts["correct"][at] += correct(judgment)
+            counts["invalid"][at] += not judgment.valid
+            counts["wrong_refusal"][at] += judgment.valid and judgment.refusal == 1 and judgment.judgement != 1
+            counts["truncated"][at] += judgment.truncated
+            counts["failed"][at] += value is None
+    samples = np.array([len(of_item) for of_item in runs], dtype=np.int64)
+    if width == 1:  # every item run once: the values as they are (no mean to take)
+        mean_right, mean_values = right[:, 0], values[:, 0]
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_right = np.nansum(right, axis=1) / samples
+            scored = np.sum(~np.isnan(values), axis=1)
+            mean_values = np.where(scored > 0, np.nansum(values, axis=1) / np.maximum(scored, 1), np.nan)
+    return _Items([of_item[0] for of_item in runs], mean_right, mean_values, counts, right, values, samples)
+
+
+def _run_spread(per_run: np.ndarray) -> tuple[float | None, float | None, float | None]:
+    """(SD with ddof 1, min, max) of the runs' numbers (fractions), in percent; None for fewer than two runs."""
+    if len(per_run) < 2:
+        return None, None, None
+    return _percent(float(np.std(per_run, ddof=1))), _percent(float(per_run.min())), _percent(float(per_run.max()))
+
+
+def _runs(matrix: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """Each run's mean over the chosen items (a run no chosen item has is left out)."""
+    taken = matrix[chosen]
+    present = ~np.isnan(taken)
+    columns = present.any(axis=0)
+    return np.nansum(taken[:, columns], axis=0) / np.maximum(present[:, columns].sum(axis=0), 1)
+
+
 def compute_scores(
     judgments: Iterable[Judgment], bootstrap: Bootstrap = DEFAULT_BOOTSTRAP, trust: TrustWeights = DEFAULT_TRUST
 ) -> list[Score]:
+    gathered = _gather(list(judgments), trust)
+    items = gathered.first
     groups: dict[tuple[str, str, str, str], list[int]] = defaultdict(list)
-    items = list(judgments)
     for at, judgment in enumerate(items):
         groups[(judgment.judge, judgment.model, judgment.prompt, str(judgment.level))].append(at)
         groups[(judgment.judge, judgment.model, judgment.prompt, ALL_LEVELS)].append(at)
-    # per item, once: its video, correctness, trust score (nan: left out) and subsets
+    # per item, once: its video, correctness, trust score (nan: left out) and subsets; a sampled model's item: the
+    # means over its runs
     videos = [video_of(j) for j in items]
-    right = np.array([correct(j) for j in items], dtype=float)
-    values = np.array([trust.value(j) for j in items], dtype=float)  # None -> nan
+    right, values = gathered.right, gathered.values
     unanswerable = np.array([j.is_unanswerable for j in items], dtype=bool)
     category = np.array([j.category for j in items], dtype=object)
     member = {"overall": np.ones(len(items), dtype=bool), "refusal": unanswerable, "non_refusal": ~unanswerable}
     member |= {subset: category == subset for subset in SUBSETS if subset not in member}  # in_subset, for all at once
-    wrong_refusal = np.array([j.valid and j.refusal == 1 and j.judgement != 1 for j in items], dtype=bool)
-    invalid = np.array([not j.valid for j in items], dtype=bool)
-    truncated = np.array([j.truncated for j in items], dtype=bool)
+    counts = gathered.counts
     failed = np.isnan(values)
     scores = []
     for judge in sorted({j.judge for j in items}):
@@ -218,29 +299,37 @@ def compute_scores(
         found = resampler.intervals(numbers)
         for (group, subset, chosen, scored), accuracy, trusted in zip(rows, found[::2], found[1::2]):
             _, model, prompt, level = group
-            n_right = int(right[chosen].sum())
+            n_right = int(counts["correct"][chosen].sum())
+            samples = int(gathered.samples[chosen].max())
+            sd, low, high = _run_spread(_runs(gathered.runs, chosen)) if samples > 1 else (None, None, None)
+            trust_sd = _run_spread(_runs(gathered.run_values, chosen))[0] if samples > 1 and len(scored) else None
             scores.append(
                 Score(
                     model,
                     prompt,
                     level,
                     subset,
-                    round(100 * n_right / len(chosen), 4),
+                    round(100 * n_right / len(chosen), 4) if samples == 1 else round(100 * float(right[chosen].mean()), 4),
                     n_right,
                     len(chosen),
-                    int(invalid[chosen].sum()),
+                    int(counts["invalid"][chosen].sum()),
                     judge,
                     ci_low=_percent(accuracy.low),
                     ci_high=_percent(accuracy.high),
                     n_videos=int(np.count_nonzero(np.bincount(coded[chosen]))),
-                    n_wrong_refusal=int(wrong_refusal[chosen].sum()),
+                    n_wrong_refusal=int(counts["wrong_refusal"][chosen].sum()),
                     trust=round(100 * float(sum(values[scored].tolist())) / len(scored), 4) if len(scored) else None,
                     trust_ci_low=_percent(trusted.low),
                     trust_ci_high=_percent(trusted.high),
                     ci_method=accuracy.method,
                     trust_ci_method=trusted.method,
-                    n_truncated=int(truncated[chosen].sum()),
-                    n_judge_failed=int(failed[chosen].sum()),
+                    n_truncated=int(counts["truncated"][chosen].sum()),
+                    n_judge_failed=int(counts["failed"][chosen].sum()),
+                    samples=samples,
+                    accuracy_sd=sd,
+                    accuracy_min=low,
+                    accuracy_max=high,
+                    trust_sd=trust_sd,
                 )
             )
     return sorted(scores, key=lambda s: (s.judge, s.model, s.prompt, level_order(s.level), SUBSETS.index(s.subset)))
@@ -307,6 +396,11 @@ def read_scores(path: str | Path) -> list[Score]:
                 trust_ci_method=row.get("trust_ci_method") or "",
                 n_truncated=int(row.get("n_truncated") or 0),
                 n_judge_failed=int(row.get("n_judge_failed") or 0),
+                samples=int(row.get("samples") or 1),
+                accuracy_sd=_optional(row.get("accuracy_sd")),
+                accuracy_min=_optional(row.get("accuracy_min")),
+                accuracy_max=_optional(row.get("accuracy_max")),
+                trust_sd=_optional(row.get("trust_sd")),
             )
             for row in csv.DictReader(handle)
         ]

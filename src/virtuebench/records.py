@@ -13,8 +13,8 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -47,8 +47,11 @@ class Response:
     truncated: bool = False  # cut off at the token limit or inside an unclosed thinking block: judged as no answer
     finish_reason: str | None = None  # "stop" or "length", where the backend can tell
     weights_commit: str | None = None  # the commit of the weights the backend loaded (models/weights.py)
+    # Which of a sampled model's runs (0..samples-1; models.yaml `samples`); None, and left out of the line, for a model
+    # run once, so that its records read as before the field was added.
+    sample: int | None = field(default=None, metadata={"omitted_when_none": True})
 
-    KEY: ClassVar[tuple[str, ...]] = ("model", "prompt", "level", "instance_id")  # at most one record each in a file
+    KEY: ClassVar[tuple[str, ...]] = ("model", "prompt", "level", "instance_id", "sample")  # at most one record each in a file
 
     @property
     def ok(self) -> bool:
@@ -90,13 +93,34 @@ class Judgment:
     confident: bool | None = None  # the rules judge's verdict came from a rule of known precision (None: not said)
     decided_by: str | None = None  # a hybrid judge's: rules (confident), llm, or none (uncertain, no LLM judge to ask)
     response_hash: str | None = None  # response_hash() of the response record judged: the report checks it is the current one
+    sample: int | None = field(default=None, metadata={"omitted_when_none": True})  # the response's (Response.sample)
 
-    KEY: ClassVar[tuple[str, ...]] = ("model", "prompt", "level", "instance_id")  # at most one record each in a file
+    KEY: ClassVar[tuple[str, ...]] = ("model", "prompt", "level", "instance_id", "sample")  # at most one record each in a file
+
+
+def record_fields(record: Any) -> dict[str, Any]:
+    """A record's fields as its JSONL line holds them: a field marked `omitted_when_none` (Response.sample) is left out
+    where it is None, so that records of a model run once are byte for byte what they were before the field existed."""
+    data = dict(vars(record))  # the fields (JSON values: no deep copy needed, unlike asdict)
+    for name in _omitted_when_none(type(record)):
+        if data.get(name, 0) is None:
+            del data[name]
+    return data
+
+
+def _omitted_when_none(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.metadata.get("omitted_when_none"))
 
 
 def response_hash(response: Response) -> str:
-    """The digest a judgment keeps of the response record it judged (every field, as read back)."""
-    return stable_hash(vars(response), length=16)  # the fields (JSON values: no copy needed, unlike asdict)
+    """The digest a judgment keeps of the response record it judged (every field as its line holds it, as read back)."""
+    return stable_hash(record_fields(response), length=16)
+
+
+def item_key(record: dict[str, Any]) -> str:
+    """A progress file's key of a record (a dict as read back): its instance id, and its sample where it has one."""
+    sample = record.get("sample")
+    return record["instance_id"] if sample is None else f"{record['instance_id']}#{sample}"
 
 
 def stable_hash(value: Any, length: int = 12) -> str:
@@ -106,7 +130,12 @@ def stable_hash(value: Any, length: int = 12) -> str:
 
 
 def to_json_line(record: Any) -> str:
-    data = dataclasses.asdict(record) if dataclasses.is_dataclass(record) else record
+    data = record
+    if dataclasses.is_dataclass(record) and not isinstance(record, type):
+        data = dataclasses.asdict(record)
+        for name in _omitted_when_none(type(record)):
+            if data[name] is None:
+                del data[name]
     return json.dumps(data, ensure_ascii=False, sort_keys=False) + "\n"
 
 
@@ -133,7 +162,7 @@ def load_records(path: str | Path, cls: type) -> list[Any]:
     """Read a JSONL file into dataclass records, naming file, line and field on any mismatch.
 
     A field with a default may be absent (records written before the field was added read with it). Two records with
-    the same key (`cls.KEY`: model, prompt, level and instance) are refused, naming both lines: an item is never
+    the same key (`cls.KEY`: model, prompt, level, instance and sample) are refused, naming both lines: an item is never
     counted twice."""
     fields = {field.name for field in dataclasses.fields(cls)}
     required = {
@@ -152,7 +181,7 @@ def load_records(path: str | Path, cls: type) -> list[Any]:
         if key_fields:
             key = tuple(getattr(record, name) for name in key_fields)
             if key in seen:
-                named = ", ".join(f"{name} {value!r}" for name, value in zip(key_fields, key))
+                named = ", ".join(f"{name} {value!r}" for name, value in zip(key_fields, key) if value is not None)
                 raise RecordError(
                     f"{path}: records {seen[key]} and {number} are the same item ({named}); a record file holds each "
                     f"item once. Delete the file and rerun to rebuild it"
@@ -175,15 +204,19 @@ def write_jsonl_atomic(path: str | Path, records: Iterable[Any]) -> None:
 class ProgressLog:
     """Append-only progress for one output file; see the module docstring.
 
-    Records are keyed by `key_field`; a record is reused on a rerun only when its `fingerprint`
-    matches the current job's and `is_done(record)` holds (failed items are tried again).
+    Records are keyed by `key_field`, or by `key` (a function of the record) where given: inference and judging key
+    a sampled model's records by instance and sample (`item_key`). A record is reused on a rerun only when its
+    `fingerprint` matches the current job's and `is_done(record)` holds (failed items are tried again).
     """
 
-    def __init__(self, output: str | Path, fingerprint: str, key_field: str = "instance_id"):
+    def __init__(
+        self, output: str | Path, fingerprint: str, key_field: str = "instance_id", key: Callable[[dict[str, Any]], str] | None = None
+    ):
         self.output = Path(output)
         self.partial = self.output.with_name(self.output.name + ".partial")
         self.fingerprint = fingerprint
         self.key_field = key_field
+        self.key = key or (lambda record: record[key_field])
         self._handle = None
         self._lock = threading.Lock()  # appends may come from worker threads
 
@@ -207,7 +240,7 @@ class ProgressLog:
                         and self.key_field in record
                         and is_done(record)
                     ):
-                        kept[record[self.key_field]] = record
+                        kept[self.key(record)] = record  # key_field is in every record `key` reads (instance_id)
         self.partial.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.partial.with_name(f".{self.partial.name}.tmp")
         with tmp.open("w", encoding="utf-8") as handle:

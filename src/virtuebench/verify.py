@@ -24,7 +24,7 @@ from pathlib import Path
 from virtuebench.frames import MANIFEST, FramesError, Manifest
 from virtuebench.inference import frames_hash, items_for_level
 from virtuebench.instances import Instance, read_instances
-from virtuebench.records import Judgment, RecordError, Response, load_records, response_hash, stable_hash
+from virtuebench.records import Judgment, RecordError, Response, item_key, load_records, response_hash, stable_hash
 from virtuebench.support.stops import run_stoppable
 
 REBUILD = "rerun the workflow: it removes the stale files at start and rebuilds them (`python -m virtuebench.verify` lists them)"
@@ -169,18 +169,31 @@ def _ids_problem(path: Path, found: set[str], expected: set[str], what: str) -> 
 
 
 def _check_responses(path: Path, level: int, items: dict[str, Instance], frames: _Frames, chain: Chain, downstream: list[Path]):
-    """The response records of `path` by instance id, or None where the file is stale (added to the chain with
-    `downstream`, what was made from it)."""
+    """The response records of `path` by item key (records.item_key: the instance id, and the sample of a sampled
+    model's), or None where the file is stale (added to the chain with `downstream`, what was made from it). A sampled
+    model's file holds every instance once per sample, the same samples for each."""
     downstream = [path, *downstream]
     try:
         records: list[Response] = load_records(path, Response)
     except RecordError as error:
         chain.add(path, str(error).removeprefix(f"{path}: "), downstream)
         return None
-    by_id = {record.instance_id: record for record in records}
-    wrong_ids = _ids_problem(path, set(by_id), set(items), "instance(s) of the level")
+    by_id = {item_key(vars(record)): record for record in records}
+    wrong_ids = _ids_problem(path, {record.instance_id for record in records}, set(items), "instance(s) of the level")
     if wrong_ids:
         chain.add(path, wrong_ids, downstream)
+        return None
+    samples: dict[str, set[int | None]] = {}
+    for record in records:
+        samples.setdefault(record.instance_id, set()).add(record.sample)
+    if len({frozenset(found) for found in samples.values()}) > 1:
+        first, other = next(iter(samples.items())), next((i, f) for i, f in samples.items() if f != next(iter(samples.values())))
+        chain.add(
+            path,
+            f"holds samples {sorted(first[1], key=str)} of {first[0]!r} but {sorted(other[1], key=str)} of {other[0]!r}: not one "
+            "record per item and sample",
+            downstream,
+        )
         return None
     level_frames: dict[str, str | None] = {}  # video -> frames_hash of the level (hashing 1,024 timestamps once)
     for record in records:
@@ -219,7 +232,7 @@ def _check_judgments(
     except RecordError as error:
         chain.add(path, str(error).removeprefix(f"{path}: "), downstream)
         return
-    by_id = {judgment.instance_id: judgment for judgment in judgments}
+    by_id = {item_key(vars(judgment)): judgment for judgment in judgments}
     wrong_ids = _ids_problem(path, set(by_id), set(responses), "response(s)")
     if wrong_ids:
         chain.add(path, wrong_ids, downstream)
@@ -231,7 +244,7 @@ def _check_judgments(
         chain.add(path, reason, downstream)
         return
     for judgment in judgments:
-        response, inst = responses[judgment.instance_id], items[judgment.instance_id]
+        response, inst = responses[item_key(vars(judgment))], items[judgment.instance_id]
         if judgment.response_hash is not None and judgment.response_hash != response_hash(response):
             reason = "judged another response record than the one there now"
         elif judgment.response_hash is None and judgment.response != response.response:

@@ -540,6 +540,15 @@ def test_a_curation_or_supplement_switch_of_docs_choices_reruns_what_reads_it(an
     check_switch(setting, SWITCHES[setting], annotated, config, TABLE_TARGETS)
 
 
+def test_the_supplements_seed_alone_reruns_nothing(annotated, curated):
+    """supplement.seed draws the sample of max_questions_per_source; without a sample size it reaches no command, so a
+    changed seed remakes no set and asks no model again (it once reran the whole supplement for nothing)."""
+    _, config, _ = curated
+    flipped = {**config, "supplement": {**config["supplement"], "seed": config["supplement"].get("seed", 0) + 1}}
+    assert not config["supplement"].get("max_questions_per_source")
+    assert scheduled(snakemake(annotated, "-n", *TABLE_TARGETS, config=flipped)) == {}
+
+
 def test_paper_config_dry_run_shows_the_whole_curation_chain_for_all_six_sources(tmp_path, monkeypatch):
     for variable in ("OPENAI_API_KEY", "GEMINI_API_KEY", "HF_TOKEN"):
         monkeypatch.delenv(variable, raising=False)  # a dry run needs no key

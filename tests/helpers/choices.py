@@ -200,6 +200,7 @@ SWITCHES: dict[str, Case] = {
     "models.yaml: settings.top_k": _on_vllm_model("settings.top_k", 5, '"top_k": 5'),
     "models.yaml: settings.presence_penalty": _on_vllm_model("settings.presence_penalty", 0.0, '"presence_penalty": 0.0'),
     "models.yaml: settings.seed": _on_vllm_model("settings.seed", 1234, '"seed": 1234'),
+    "models.yaml: samples": _on_vllm_model("samples", 3, '"samples": 3'),  # a sampled entry (temperature 0.7, a seed)
     "models.yaml: settings.temperature": Case("demo", {"registry:api:settings.temperature": 0.7}, ONE_MODEL, frozenset({"api"})),
     "models.yaml: settings.max_tokens": Case("demo", {"registry:api:settings.max_tokens": 32}, ONE_MODEL, frozenset({"api"})),
     "models.yaml: settings.max_completion_tokens": Case(

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import random
 import time
 from pathlib import Path
 
-from virtuebench.models.base import Backend, Reply, Request
+from virtuebench import REFUSAL_ANSWER
+from virtuebench.models.base import SEEDED, Backend, Reply, Request
 
 
 class RecordingBackend(Backend):
@@ -82,3 +84,41 @@ class WeightsBackend(Backend):
         if request.instance_id in self.cut_off:
             return Reply("The star is red, and the", finish_reason="length")
         return Reply("red", finish_reason="stop")
+
+
+class SampledBackend(Backend):
+    """A sampling model in miniature (registry `samples` > 1): for each request it draws, from a generator seeded with
+    its `seed` + Request.sample and the instance id, one of the oracle's answer (read from the demo's frames), the guess
+    backend's answer and the refusal, so that runs of an item differ and a rerun repeats each one. Appends
+    `instance_id#sample` to `calls_file` where given; VB_TEST_HOLD_AFTER as RecordingBackend's."""
+
+    @classmethod
+    def decoding(cls, settings):
+        return SEEDED
+
+    def __init__(self, settings):
+        from virtuebench.models.oracle import OracleBackend
+        from virtuebench.models.reference import GuessBackend
+
+        self.seed = int(settings.get("seed", 0))
+        self.oracle, self.guess = OracleBackend({}), GuessBackend({})
+        self.calls_file = Path(settings["calls_file"]) if settings.get("calls_file") else None
+        self.hold_after = int(os.environ.get("VB_TEST_HOLD_AFTER", "-1"))
+        self.answered = 0
+
+    def choice(self, request: Request) -> int:
+        """Which answer run `request.sample` of the item gives: 0 the oracle's, 1 the guess's, 2 the refusal."""
+        return random.Random(f"{self.seed + request.sample}:{request.instance_id}").choice((0, 0, 1, 2))
+
+    def answer(self, request: Request) -> Reply:
+        if self.calls_file:
+            with self.calls_file.open("a") as handle:
+                handle.write(f"{request.instance_id}#{request.sample}\n")
+        if self.answered == self.hold_after:
+            while True:  # until the test kills the job
+                time.sleep(1)
+        self.answered += 1
+        pick = self.choice(request)
+        if pick == 2:
+            return Reply(REFUSAL_ANSWER)
+        return (self.oracle if pick == 0 else self.guess).answer(request)

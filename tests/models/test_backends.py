@@ -339,3 +339,10 @@ def test_http_errors_are_named_in_the_job_log(bench, tmp_path):
     partial = [json.loads(line) for line in Path(f"{out}.partial").read_text().splitlines()]
     assert sum(r["error"] is not None for r in partial) == 1 and sum(r["error"] is None for r in partial) == len(partial) - 1
     assert secret not in run.stderr + run.stdout + Path(f"{out}.partial").read_text()
+
+
+def test_vllm_seeds_run_k_of_a_sampled_model_with_its_seed_plus_k():
+    """A sampled model's run k (Request.sample) samples with the registry's seed + k; without a seed none is sent."""
+    seeded = VllmSettings.from_dict({"temperature": 0.7, "seed": 3407})
+    assert sampling_arguments(seeded)["seed"] == 3407 and sampling_arguments(seeded, 2)["seed"] == 3409
+    assert "seed" not in sampling_arguments(VllmSettings.from_dict({"temperature": 0.7}), 2)

@@ -164,8 +164,16 @@ def test_the_paired_fallback_is_bonett_price_where_the_bootstrap_collapses():
     # one video: the fallback too
     alone = Resampler(["v"], SETTINGS, ("k",)).paired(["v"] * 10, [1, 0] * 5, [0, 0] * 5, ("alone",))
     assert alone.ci_method == "bonett-price-deff" and alone.ci_low < alone.difference < alone.ci_high
-    with pytest.raises(ValueError, match="0/1"):
-        paired_fallback([0.5], [0.0], [1], 0.0)
+    with pytest.raises(ValueError, match=r"within \[0, 1\]"):
+        paired_fallback([1.5], [0.0], [1], 0.0)
+    # a sampled model's per-item means: each difference counts as that much of a discordant item, which for 0/1 arms is
+    # the count of discordant items, and elsewhere a variance no smaller than the differences' own
+    means = paired_fallback([2 / 3, 1 / 3, 1.0, 0.0], [0.0, 1.0, 1.0, 0.0], [1, 1, 1, 1], 0.0)
+    counted = paired_fallback([1, 0, 1, 0], [0, 1, 1, 0], [1, 1, 1, 1], 0.0)
+    assert paired_fallback([1.0, 0.0], [0.0, 0.0], [1, 1], 0.0) == paired_fallback([1, 0], [0, 0], [1, 1], 0.0)
+    assert means.method == counted.method == "bonett-price-deff"
+    share = (2 / 3 + 1) / 6  # 2/3 of a discordant item each way, one pseudo-item each, on 4 + 2 items
+    assert (means.low, means.high) == pytest.approx((-Z * np.sqrt(2 * share / 6), Z * np.sqrt(2 * share / 6)))
 
 
 def test_the_paired_fallback_matches_a_published_bonett_price_interval():

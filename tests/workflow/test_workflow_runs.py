@@ -280,3 +280,56 @@ def test_starting_a_curated_run_without_hf_token_stops_before_any_job(tmp_path, 
     assert "HF_TOKEN" in result.stderr and "longvideobench (longvideobench/LongVideoBench) is gated" in result.stderr
     assert not (tmp_path / "results").exists()  # no job ran
     assert snakemake(tmp_path, "-n", config=config).returncode == 0  # a dry run needs no keys
+
+
+def test_a_sampled_model_shows_the_mean_and_spread_of_its_runs_in_the_tables(tmp_path, monkeypatch):
+    """`samples: 3` on a sampled model (issue 38): its response and judgment files hold three records per item, and
+    Tables 1 and 2 show each cell as the mean over the runs +- their SD, recomputed here from the judgments; the caption
+    says so; a model run once looks as before. The same key on a backend that decodes deterministically is refused."""
+    import os
+    import statistics
+
+    # the jobs import the test backend as helpers.vb_test_backends:SampledBackend (package.module:Class)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO / "tests"), os.environ.get("PYTHONPATH", "")]))
+    registry = {"sampled": {"backend": "helpers.vb_test_backends:SampledBackend", "samples": 3, "settings": {"seed": 5}}}
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(registry))
+    config = {
+        **SMALL,
+        "models": ["guess", "sampled"],
+        "model_registry": [str(REPO / "config" / "models.yaml"), str(tmp_path / "mine.yaml")],
+    }
+    result = snakemake(tmp_path, "results/table1.tex", "results/table2.tex", config=config)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = (tmp_path / "results/judgments/rules/sampled/honest/64.jsonl").read_text().splitlines()
+    judgments = [json.loads(line) for line in lines]
+    assert len(judgments) == 45 and sorted({j["sample"] for j in judgments}) == [0, 1, 2]
+    assert '"sample"' not in (tmp_path / "results/judgments/rules/guess/honest/64.jsonl").read_text()
+
+    def cell(rows):
+        """Mean +- SD (ddof 1) over the runs of the accuracy (percent) of `rows`, as the tables print it."""
+        runs = [[j for j in rows if j["sample"] == k] for k in range(3)]
+        per_run = [100 * sum(j["valid"] and j["judgement"] == 1 for j in run) / len(run) for run in runs]
+        return rf"{statistics.mean(per_run):.2f} $\pm$ {statistics.stdev(per_run):.2f}"
+
+    unanswerable = [j for j in judgments if j["is_unanswerable"]]
+    answerable = [j for j in judgments if not j["is_unanswerable"]]
+    table2 = (tmp_path / "results" / "table2.tex").read_text()
+    (row,) = [line for line in table2.splitlines() if line.startswith("sampled & ")]
+    assert row == f"sampled & {cell(judgments)} & {cell(answerable)} & {cell(unanswerable)} \\\\", row
+    assert r"sampled averaged over 3 sampled runs, $\pm$ the SD across runs" in table2
+    (guess,) = [line for line in table2.splitlines() if line.startswith("guess & ")]
+    assert r"\pm" not in guess
+    table1 = (tmp_path / "results" / "table1.tex").read_text()
+    (row,) = [line for line in table1.splitlines() if line.startswith("sampled & ")]
+    perception = [j for j in judgments if j["category"] == "perception"]
+    reasoning = [j for j in judgments if j["category"] == "reasoning"]
+    assert row == f"sampled & {cell(judgments)} & {cell(perception)} / {cell(reasoning)} \\\\", row
+    scores = list(csv.DictReader((tmp_path / "results" / "scores.csv").open()))
+    overall = next(r for r in scores if (r["model"], r["level"], r["subset"]) == ("sampled", "64", "overall"))
+    assert overall["samples"] == "3" and int(overall["n"]) == 15 and overall["accuracy_sd"] and overall["ci_method"]
+    assert int(overall["n_correct"]) == sum(j["valid"] and j["judgement"] == 1 for j in judgments)
+
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"sampled": {"backend": "guess", "samples": 3}}))
+    refused = snakemake(tmp_path, "-n", config=config)
+    assert refused.returncode != 0
+    assert "sampled: samples: 3, but backend guess decodes deterministically" in refused.stdout + refused.stderr

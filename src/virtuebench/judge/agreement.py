@@ -39,8 +39,9 @@ def _stats(a: Sequence[int], b: Sequence[int]) -> dict[str, Any]:
     }
 
 
-def _key(j: Judgment) -> tuple[str, str, str, int]:
-    return (j.instance_id, j.model, j.prompt, j.level)
+def _key(j: Judgment) -> tuple[str, str, str, int, int]:
+    """An item, and which run of a sampled model (-1: a model run once): each run's verdicts are compared."""
+    return (j.instance_id, j.model, j.prompt, j.level, -1 if j.sample is None else j.sample)
 
 
 def compare(first: Iterable[Judgment], second: Iterable[Judgment]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -80,6 +81,7 @@ def compare(first: Iterable[Judgment], second: Iterable[Judgment]) -> tuple[dict
             "model": k[1],
             "prompt": k[2],
             "level": k[3],
+            **({"sample": k[4]} if k[4] >= 0 else {}),
             "answer": a_items[k].answer,
             "response": a_items[k].response,
             f"{names[0]}": {"refusal": a_items[k].refusal, "judgement": a_items[k].judgement, "reason": a_items[k].reason},

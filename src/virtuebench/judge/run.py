@@ -2,7 +2,8 @@
 
 Verdicts are appended to a progress file as they arrive (in completion order, from up to
 `max_concurrency` requests at once), so a killed job resumes without asking again; before a run the
-job states how many items it will request and an estimate of the tokens, after it the real count.
+job states how many items it will request and an estimate of the tokens, after it the real count. A sampled model's
+records (one per item and `sample`) are judged each on its own, keyed by item and sample.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from virtuebench.records import (
     ProgressLog,
     RecordError,
     Response,
+    item_key,
     iter_jsonl,
     load_records,
     response_hash,
@@ -123,17 +125,18 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
         items.append((response, inst, inst.answers[response.level]))
 
     key = stable_hash({"judge": judge.name, "version": judge.version})
-    current = {response.instance_id: (response.response, answer, response.truncated) for response, _, answer in items}
-    log = ProgressLog(out, key)
+    keys = [item_key(vars(response)) for response, _, _ in items]  # by instance (and sample, for a sampled model)
+    current = {key: (response.response, answer, response.truncated) for key, (response, _, answer) in zip(keys, items)}
+    log = ProgressLog(out, key, key=item_key)
     done = log.resume(
-        lambda r: current.get(r["instance_id"]) == (r["response"], r["answer"], r.get("truncated", False)) and not r.get("retryable")
+        lambda r: current.get(item_key(r)) == (r["response"], r["answer"], r.get("truncated", False)) and not r.get("retryable")
     )
     label = f"{judge.name}: {responses_path}"
     progress = Progress(label, len(items), already_done=len(done))
-    by_id = {response.instance_id: (response, inst, answer) for response, inst, answer in items}
+    by_id = dict(zip(keys, items))
 
-    def record(instance_id: str, verdict: Verdict) -> dict[str, Any]:
-        response, inst, answer = by_id[instance_id]
+    def record(item: str, verdict: Verdict) -> dict[str, Any]:
+        response, inst, answer = by_id[item]
         return asdict(
             Judgment(
                 instance_id=inst.instance_id,
@@ -163,29 +166,31 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
                 confident=verdict.confident,
                 decided_by=verdict.decided_by,
                 response_hash=response_hash(response),
-            )
+                sample=response.sample,
+            ),
+            dict_factory=_without_empty_sample,
         )
 
     pending = []
-    for response, inst, answer in items:
-        if inst.instance_id in done:
+    for item, (response, inst, answer) in zip(keys, items):
+        if item in done:
             continue
         if not response.ok or response.truncated:
-            result = record(inst.instance_id, _truncated() if response.ok else _no_response(response.error))
+            result = record(item, _truncated() if response.ok else _no_response(response.error))
             log.append(result)
-            done[inst.instance_id] = result
+            done[item] = result
             progress.step()
         else:
-            pending.append((inst.instance_id, inst.question, answer, response.response))
+            pending.append((item, inst.question, answer, response.response))
     _announce(judge, label, pending)
-    for instance_id, verdict in judge_concurrently(judge, pending):
-        result = record(instance_id, verdict)
+    for item, verdict in judge_concurrently(judge, pending):
+        result = record(item, verdict)
         log.append(result)
-        done[instance_id] = result
+        done[item] = result
         progress.step()
     # A verdict resumed from an interrupted run was given to the same text, answer and truncation; the record names
     # the response record it now stands for (one asked again with the same reply differs in its latency only).
-    records = [{**done[response.instance_id], "response_hash": response_hash(response)} for response, _, _ in items]
+    records = [{**done[item], "response_hash": response_hash(response)} for item, (response, _, _) in zip(keys, items)]
     failed = sum(bool(r.get("retryable")) for r in records)
     if failed:
         log.close()  # keep the progress file: the next run asks only for the failed items
@@ -195,6 +200,11 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
     log.finish(records)
     invalid = sum(not r["valid"] for r in records)
     return f"[{label}] done: {len(records)} judged, {invalid} invalid, {progress.elapsed_s:.1f} s{_spent(judge)}"
+
+
+def _without_empty_sample(fields: list[tuple[str, Any]]) -> dict[str, Any]:
+    """asdict's dict of a Judgment, without `sample` where it is None (a model run once: the line as before the field)."""
+    return {name: value for name, value in fields if not (name == "sample" and value is None)}
 
 
 class JudgeRequestsFailed(RuntimeError):

@@ -11,9 +11,9 @@ are imported when a backend is built, so they are needed only by the jobs that r
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from virtuebench.models.base import Backend, Reply, Request
+from virtuebench.models.base import DETERMINISTIC, UNSEEDED, Backend, Reply, Request
 
 if TYPE_CHECKING:
     from virtuebench.models.spec import ModelSpec
@@ -47,6 +47,28 @@ def backend_class(name: str) -> type:
     if not (isinstance(cls, type) and issubclass(cls, Backend)):
         raise ValueError(f"backend {name!r}: {target} is not a subclass of virtuebench.models.base.Backend")
     return cls
+
+
+def samples_check(model: str, entry: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(problems, warnings) of a registry entry's `samples` (the runs of each item, docs/statistics.md): more than one
+    run of a backend whose settings decode deterministically (greedy decoding, a rule) repeats one answer N times,
+    which is an error; of a backend that samples with no seed, a warning (a rerun does not repeat its runs)."""
+    samples = entry.get("samples", 1)
+    if samples == 1:
+        return [], []
+    try:
+        decoding = backend_class(entry["backend"]).decoding(dict(entry.get("settings") or {}))
+    except ValueError:  # a backend of its own environment, or settings its own check refuses: said elsewhere
+        return [], []
+    if decoding == DETERMINISTIC:
+        return [
+            f"{model}: samples: {samples}, but backend {entry['backend']} decodes deterministically with these settings (greedy "
+            "decoding or a rule): every run would give the same answer. Set its settings to sample (transformers: "
+            "generation.do_sample: true; vllm, openai: temperature > 0), or samples: 1"
+        ], []
+    if decoding == UNSEEDED:
+        return [], [f"{model}: samples: {samples} with no seed: its runs differ, but a rerun does not repeat them"]
+    return [], []
 
 
 def load_backend(spec: ModelSpec) -> Backend:

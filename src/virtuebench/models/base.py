@@ -17,6 +17,9 @@ What the rest of the workflow reads from the class, its registration (virtuebenc
 - `frame_pixels_setting`: the setting that caps a frame's pixels (`frames.max_pixels: auto` stores the frames at
   the largest cap among the models run).
 - `env_imports`: what the environment of its route must import beyond its own module (`make env-check`).
+- `decoding`: what its settings say of an item asked again (a sampled model's runs, models.yaml `samples`): the same
+  answer every time (`deterministic`: greedy decoding, a rule), a sample seeded per run (`seeded`: a rerun repeats it),
+  a sample no seed fixes (`unseeded`), or None where it cannot tell.
 - `from_spec`: how it is built from its resolved spec (models/spec.py); a backend that loads weights takes the
   spec's hub id, revision and family there, kept apart from its settings.
 """
@@ -44,6 +47,9 @@ class Request:
     timestamps: list[float]
     level: int
     duration_s: float | None = None  # of the source video (the frame manifest's), for the frame times
+    # Which of a sampled model's runs this is (models.yaml `samples`; 0 for a model run once): a backend that samples
+    # seeds the request with its seed + sample, so that run k samples the same answer on every rerun and resume.
+    sample: int = 0
 
     @property
     def times(self) -> FrameTimes:
@@ -64,6 +70,10 @@ class Reply:
         return self.finish_reason == "length" or self.unclosed_thinking
 
 
+#: Backend.decoding's answers: what the config check makes of `samples` > 1 (virtuebench.models.samples_check).
+DETERMINISTIC, SEEDED, UNSEEDED = "deterministic", "seeded", "unseeded"
+
+
 class Backend:
     """A model behind one method. Constructed once per job with the model's `settings` from config."""
 
@@ -79,6 +89,11 @@ class Backend:
 
     def __init__(self, settings: dict[str, Any]) -> None:
         self.settings = settings
+
+    @classmethod
+    def decoding(cls, settings: dict[str, Any]) -> str | None:
+        """DETERMINISTIC, SEEDED or UNSEEDED for a registry entry's `settings`; None: this backend cannot tell."""
+        return None
 
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> Backend:

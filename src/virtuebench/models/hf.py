@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from virtuebench.models.base import Backend, Reply, Request
+from virtuebench.models.base import DETERMINISTIC, SEEDED, Backend, Reply, Request
 from virtuebench.models.families import finish_reason, get_family
 from virtuebench.models.frames_io import load_frames
 from virtuebench.models.rope import use_reference_positions
@@ -54,7 +54,8 @@ class TransformersSettings(FramePixelSettings):
     generation: dict[str, Any] = setting(
         rerun="answers", schema={"type": "object"}, description="extra generate() arguments (sampling etc.)", default_factory=dict
     )
-    # Sampling restarts from this seed for every item: a rerun or resume samples the same answers.
+    # Sampling restarts from this seed for every item (seed + k for run k of a sampled model, models.yaml `samples`): a
+    # rerun or resume samples the same answers.
     seed: int = setting(0, rerun="answers", schema={"type": "integer"})
     attn_implementation: str | None = setting(None, rerun="answers", schema=NULLABLE_STR)
     system_suffix: str | None = setting(
@@ -72,6 +73,7 @@ class Prepared:
 
     inputs: Any
     prompt: str
+    sample: int = 0  # Request.sample: which run of a sampled model, the seed's offset
 
 
 def processor_inputs(family, processor, request: Request, settings) -> tuple[str, Any, dict[str, Any]]:
@@ -122,17 +124,21 @@ class TransformersBackend(Backend):
     def from_spec(cls, spec: ModelSpec) -> TransformersBackend:
         return cls(spec.settings, spec)
 
+    @classmethod
+    def decoding(cls, settings: dict[str, Any]) -> str:
+        return SEEDED if TransformersSettings.from_dict(settings).generation.get("do_sample") else DETERMINISTIC
+
     def prepare(self, request: Request) -> Prepared:
         """Frames read and sized, the chat template applied and the processor run: CPU tensors ready for generate()."""
         prompt, frames, video_kwargs = processor_inputs(self.family, self.processor, request, self.settings)
         text = self.family.processor_text(prompt, self.processor)
-        return Prepared(self.processor(text=[text], videos=[frames], return_tensors="pt", **video_kwargs), prompt)
+        return Prepared(self.processor(text=[text], videos=[frames], return_tensors="pt", **video_kwargs), prompt, request.sample)
 
     def generate(self, prepared: Prepared) -> Reply:
         inputs = prepared.inputs.to(self.model.device)
         options = {"max_new_tokens": self.settings.max_new_tokens, "do_sample": False, **self.settings.generation}
         if options["do_sample"]:
-            self.torch.manual_seed(self.settings.seed)
+            self.torch.manual_seed(self.settings.seed + prepared.sample)
         with self.torch.inference_mode():
             output = self.model.generate(**inputs, **options)
         prompt_length = inputs["input_ids"].shape[1]

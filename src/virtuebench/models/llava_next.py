@@ -23,7 +23,7 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from virtuebench.models.base import Backend, Reply, Request
+from virtuebench.models.base import DETERMINISTIC, UNSEEDED, Backend, Reply, Request
 from virtuebench.models.families import finish_reason, llava_video_time_instruction
 from virtuebench.models.frames_io import load_frames
 from virtuebench.models.hf import NULLABLE_INT, NULLABLE_STR, Prepared
@@ -69,6 +69,11 @@ class LlavaVideoBackend(Backend):
     settings_type = LlavaVideoSettings
     frame_pixels_setting = "max_pixels"
     env_imports = ("torch", "transformers", "llava.model.builder")
+
+    @classmethod
+    def decoding(cls, settings: dict[str, Any]) -> str:
+        """Greedy unless `generation` asks to sample, which no seed of this backend fixes."""
+        return UNSEEDED if LlavaVideoSettings.from_dict(settings).generation.get("do_sample") else DETERMINISTIC
 
     def __init__(self, settings: dict[str, Any], spec: ModelSpec | None = None, model=None, tokenizer=None, image_processor=None) -> None:
         """`spec`: the model's hub id and revision (a backend handed its `model` loads nothing)."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from virtuebench.models.base import Backend, Reply, Request
+from virtuebench.models.base import DETERMINISTIC, UNSEEDED, Backend, Reply, Request
 from virtuebench.models.frames_io import load_frames
 from virtuebench.models.timing import clock_text
 from virtuebench.support.openai_client import ChatClient, EndpointUnreachable, read_api_key
@@ -102,6 +102,11 @@ class OpenAIBackend(Backend):
                 self.chat.check_endpoint(f"model {s.model}", s.api_key_env)
             except EndpointUnreachable as error:
                 raise BackendSetupError(str(error)) from None
+
+    @classmethod
+    def decoding(cls, settings: dict[str, Any]) -> str:
+        """Temperature 0 asks for greedy decoding; otherwise the endpoint samples, with no seed this backend sends."""
+        return DETERMINISTIC if OpenAISettings.from_dict(settings).temperature == 0 else UNSEEDED
 
     def answer(self, request: Request) -> Reply:
         s = self.settings

@@ -31,7 +31,7 @@ import numpy as np
 from PIL import Image
 
 from virtuebench import REFUSAL_ANSWER
-from virtuebench.models.base import Backend, Reply, Request
+from virtuebench.models.base import DETERMINISTIC, Backend, Reply, Request
 from virtuebench.models.reference import GuessBackend
 from virtuebench.sources.synthetic import N_SLOTS, PALETTE, SHAPES, STAGE, Event, code_strip_height, read_second_code, render_frame
 
@@ -139,6 +139,10 @@ class Seen:
 
 class OracleBackend(Backend):
     """See the module docstring. Settings: `priors` (passed to the guess it falls back on)."""
+
+    @classmethod
+    def decoding(cls, settings: dict[str, Any]) -> str:
+        return DETERMINISTIC  # reads the frames by rule
 
     def __init__(self, settings: dict[str, Any]) -> None:
         self.fallback = GuessBackend(settings)

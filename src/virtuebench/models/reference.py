@@ -12,11 +12,15 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from virtuebench import REFUSAL_ANSWER
-from virtuebench.models.base import Backend, Reply, Request
+from virtuebench.models.base import DETERMINISTIC, Backend, Reply, Request
 from virtuebench.support.settings import settings_from_dict
 
 
 class RefuseBackend(Backend):
+    @classmethod
+    def decoding(cls, settings: dict[str, Any]) -> str:
+        return DETERMINISTIC
+
     def __init__(self, settings: dict[str, Any]) -> None:
         self.text = settings.get("text", REFUSAL_ANSWER)
 
@@ -36,6 +40,10 @@ class Priors:
 
 
 class GuessBackend(Backend):
+    @classmethod
+    def decoding(cls, settings: dict[str, Any]) -> str:
+        return DETERMINISTIC  # a rule on the question's text
+
     def __init__(self, settings: dict[str, Any]) -> None:
         self.priors = asdict(settings_from_dict(Priors, settings.get("priors", {}), "guess backend priors"))
 

@@ -32,7 +32,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from virtuebench.models.base import Backend, Reply, Request
+from virtuebench.models.base import DETERMINISTIC, UNSEEDED, Backend, Reply, Request
 from virtuebench.models.families import finish_reason, prompt_opens_thinking, read_thinking
 from virtuebench.models.frames_io import load_frames
 from virtuebench.models.hf import NULLABLE_INT, NULLABLE_STR, Prepared
@@ -110,6 +110,11 @@ class _RemoteCodeBackend(Backend):
     family_name = ""
     settings_type = RemoteCodeSettings
     frame_pixels_setting = "max_pixels"
+
+    @classmethod
+    def decoding(cls, settings: dict[str, Any]) -> str:
+        """Greedy unless `generation` asks to sample, which no seed of these backends fixes."""
+        return UNSEEDED if RemoteCodeSettings.from_dict(settings).generation.get("do_sample") else DETERMINISTIC
 
     def __init__(self, settings: dict[str, Any], spec: ModelSpec | None = None, model=None, tokenizer=None, processor=None) -> None:
         """`spec`: the model's hub id and revision (a backend handed its `model` loads nothing)."""

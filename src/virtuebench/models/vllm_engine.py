@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from virtuebench.models.base import Backend, Reply, Request
+from virtuebench.models.base import DETERMINISTIC, SEEDED, UNSEEDED, Backend, Reply, Request
 from virtuebench.models.families import Family, get_family
 from virtuebench.models.hf import NULLABLE_INT, NULLABLE_STR, FramePixelSettings, processor_inputs
 from virtuebench.support.settings import setting, settings_from_dict
@@ -42,7 +42,10 @@ class VllmSettings(FramePixelSettings):
     presence_penalty: float | None = setting(None, rerun="answers", schema=NULLABLE_NUMBER)
     repetition_penalty: float | None = setting(None, rerun="answers", schema=NULLABLE_NUMBER)
     seed: int | None = setting(
-        None, rerun="answers", schema={"type": ["integer", "null"]}, description="per request: a rerun samples the same answers"
+        None,
+        rerun="answers",
+        schema={"type": ["integer", "null"]},
+        description="per request (seed + k for run k of a sampled model): a rerun samples the same answers",
     )
     max_model_len: int | None = setting(None, rerun="answers", schema=NULLABLE_INT)
     gpu_memory_utilization: float = setting(
@@ -79,9 +82,12 @@ def build_inputs(request: Request, processor, settings: VllmSettings, family: Fa
     return {"prompt": prompt, "multi_modal_data": {"video": video}, "mm_processor_kwargs": kwargs}
 
 
-def sampling_arguments(settings: VllmSettings) -> dict[str, Any]:
+def sampling_arguments(settings: VllmSettings, sample: int = 0) -> dict[str, Any]:
+    """SamplingParams' arguments for run `sample` of an item (Request.sample): the seed, where set, is seed + sample."""
     names = ("top_p", "top_k", "presence_penalty", "repetition_penalty", "seed")
     optional = {name: getattr(settings, name) for name in names if getattr(settings, name) is not None}
+    if "seed" in optional:
+        optional["seed"] += sample
     return {"temperature": settings.temperature, "max_tokens": settings.max_new_tokens, **optional}
 
 
@@ -121,17 +127,26 @@ class VllmBackend(Backend):
     def from_spec(cls, spec: ModelSpec) -> VllmBackend:
         return cls(spec.settings, spec)
 
-    def sampling(self, **extra):
-        return self.SamplingParams(**sampling_arguments(self.settings), **extra)
+    @classmethod
+    def decoding(cls, settings: dict[str, Any]) -> str:
+        s = VllmSettings.from_dict(settings)
+        return DETERMINISTIC if s.temperature == 0 else UNSEEDED if s.seed is None else SEEDED
 
-    def generate_outputs(self, inputs: list[dict[str, Any]], **sampling_extra) -> list:
-        """vLLM's RequestOutputs for prompt dicts (tests ask for log-probabilities through `sampling_extra`)."""
+    def sampling(self, sample: int = 0, **extra):
+        return self.SamplingParams(**sampling_arguments(self.settings, sample), **extra)
+
+    def generate_outputs(self, inputs: list[dict[str, Any]], samples: list[int] | None = None, **sampling_extra) -> list:
+        """vLLM's RequestOutputs for prompt dicts (tests ask for log-probabilities through `sampling_extra`); `samples`:
+        each prompt's Request.sample, which offsets its seed (one SamplingParams for all where every one is 0)."""
+        if samples and any(samples):
+            params = [self.sampling(sample, **sampling_extra) for sample in samples]
+            return self.llm.generate(inputs, params, use_tqdm=False)
         return self.llm.generate(inputs, self.sampling(**sampling_extra), use_tqdm=False)
 
     def answer_batch(self, requests: list[Request]) -> list[Reply]:
         inputs = [build_inputs(r, self.processor, self.settings, self.family) for r in requests]
         replies = []
-        for item, out in zip(inputs, self.generate_outputs(inputs)):
+        for item, out in zip(inputs, self.generate_outputs(inputs, [r.sample for r in requests])):
             completion = out.outputs[0]
             reading = self.family.read(completion.text, item["prompt"])
             usage = {"prompt_tokens": len(out.prompt_token_ids or []), "completion_tokens": len(completion.token_ids)}

@@ -2,7 +2,8 @@
 
 Table 1: per model and level, Overall and Perception / Reasoning. Table 2: per model and level,
 Overall, Non-refusal and Refusal. A cell is "-" where the model was not run at that level; a table whose every
-cell would be "-" (no score of its judge and prompt for any of its models) is refused (`require_rows`).
+cell would be "-" (no score of its judge and prompt for any of its models) is refused (`require_rows`). A sampled
+model's cell (registry `samples` > 1) is the mean over its runs plus or minus the SD across them (LaTeX $\\pm$), and the caption says so.
 """
 
 from __future__ import annotations
@@ -38,13 +39,27 @@ def _interval(low: float | None, high: float | None) -> str:
     return "" if low is None or high is None else rf" {{\scriptsize[{low:.1f}, {high:.1f}]}}"
 
 
+def _spread(sd: float | None) -> str:
+    """A sampled model's spread across its runs, after its mean; nothing for a model run once."""
+    return "" if sd is None else rf" $\pm$ {sd:.2f}"
+
+
 def _cell(index, model: str, level: int, subset: str, intervals: bool = False, metric: str = "accuracy") -> str:
     score = index.get((model, str(level), subset))
     if score is None:
         return "-"
     if metric == "trust":
-        return f"{score.trust:.2f}" + (_interval(score.trust_ci_low, score.trust_ci_high) if intervals else "")
-    return f"{score.accuracy:.2f}" + (_interval(score.ci_low, score.ci_high) if intervals else "")
+        return f"{score.trust:.2f}" + _spread(score.trust_sd) + (_interval(score.trust_ci_low, score.trust_ci_high) if intervals else "")
+    return f"{score.accuracy:.2f}" + _spread(score.accuracy_sd) + (_interval(score.ci_low, score.ci_high) if intervals else "")
+
+
+def _samples_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str]) -> str:
+    """The caption's word on the sampled models: how many runs each number averages, and what follows the plus-minus sign."""
+    runs = {s.model: s.samples for s in scores if s.prompt == prompt and s.judge == judge and s.model in models and s.samples > 1}
+    if not runs:
+        return ""
+    named = ", ".join(f"{latex_escape(model)} averaged over {runs[model]} sampled runs" for model in models if model in runs)
+    return f"; {named}, $\\pm$ the SD across runs"
 
 
 def _choices_note(choices: str) -> str:
@@ -60,7 +75,7 @@ def _invalid_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequ
     rows = [
         s for s in scores if s.prompt == prompt and s.judge == judge and s.model in models and s.level != "all" and s.subset == "overall"
     ]
-    n, invalid = sum(s.n for s in rows), sum(s.n_invalid for s in rows)
+    n, invalid = sum(s.n * s.samples for s in rows), sum(s.n_invalid for s in rows)  # a sampled model's: every run's
     return f"{n} judged items, {invalid} without a valid verdict (counted as wrong)"
 
 
@@ -114,7 +129,7 @@ def table2(
     caption = (
         f"Accuracy (\\%) on the overall, non-refusal and refusal subsets per frame level; prompt "
         f"\\texttt{{{latex_escape(prompt)}}}, judge \\texttt{{{latex_escape(judge)}}}; "
-        f"{_invalid_note(scores, prompt, judge, models)}{_interval_note(intervals)}{_choices_note(choices)}."
+        f"{_invalid_note(scores, prompt, judge, models)}{_samples_note(scores, prompt, judge, models)}{_interval_note(intervals)}{_choices_note(choices)}."
     )
     return _table(caption, "tab:refusal", levels, subsets, rows)
 
@@ -142,7 +157,7 @@ def table2_trust(
     caption = (
         f"Accuracy (\\%) and trust score per frame level: 100 times the mean item score, where {trust.describe()}; "
         f"prompt \\texttt{{{latex_escape(prompt)}}}, judge "
-        f"\\texttt{{{latex_escape(judge)}}}; {_invalid_note(scores, prompt, judge, models)}{_interval_note(intervals)}{_choices_note(choices)}."
+        f"\\texttt{{{latex_escape(judge)}}}; {_invalid_note(scores, prompt, judge, models)}{_samples_note(scores, prompt, judge, models)}{_interval_note(intervals)}{_choices_note(choices)}."
     )
     return _table(caption, "tab:trust", levels, subsets, rows)
 
@@ -170,6 +185,6 @@ def table1(
     caption = (
         f"Overall accuracy (\\%) and Perception / Reasoning accuracy per frame level; prompt "
         f"\\texttt{{{latex_escape(prompt)}}}, judge \\texttt{{{latex_escape(judge)}}}; "
-        f"{_invalid_note(scores, prompt, judge, models)}{_interval_note(intervals)}{_choices_note(choices)}."
+        f"{_invalid_note(scores, prompt, judge, models)}{_samples_note(scores, prompt, judge, models)}{_interval_note(intervals)}{_choices_note(choices)}."
     )
     return _table(caption, "tab:main", levels, subsets, rows)

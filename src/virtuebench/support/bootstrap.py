@@ -162,14 +162,19 @@ def paired_fallback(
     """An interval for mean(a) - mean(b) of paired 0/1 arms: Bonett & Price's (2012) adjusted Wald interval (one
     pseudo-item added to each discordant cell), on design-effect-adjusted counts (rho: the intra-video
     correlation of the differences). Recommended for paired proportions by Fagerland, Lydersen & Laake (2014);
-    it has positive width even where no item is discordant."""
+    it has positive width even where no item is discordant.
+
+    Arms in [0, 1] (a sampled model's per-item mean over its runs) count each item's difference d as d of a
+    discordant item where positive, -d of one the other way where negative: for 0/1 arms these are the discordant
+    counts, and elsewhere the variance it implies is at least the differences' own (d^2 <= |d|), so the interval is
+    conservative."""
     first, second = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if not np.all(np.isin(first, (0.0, 1.0))) or not np.all(np.isin(second, (0.0, 1.0))):
-        raise ValueError("paired_fallback needs 0/1 arms (correct or not per item)")
+    if not (np.all((first >= 0) & (first <= 1)) and np.all((second >= 0) & (second <= 1))):
+        raise ValueError("paired_fallback needs arms within [0, 1] (correct or not per item, or a mean over runs)")
     n_eff = effective_items(sizes, rho)
     scale = n_eff / len(first)
-    only_a = scale * float(np.sum(first > second))
-    only_b = scale * float(np.sum(first < second))
+    only_a = scale * float(np.sum(np.clip(first - second, 0.0, None)))
+    only_b = scale * float(np.sum(np.clip(second - first, 0.0, None)))
     share_a, share_b = (only_a + 1) / (n_eff + 2), (only_b + 1) / (n_eff + 2)
     difference = share_a - share_b
     z = NORMAL.inv_cdf(1 - (1 - confidence) / 2)

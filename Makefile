@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # Rules call `python -m virtuebench...`: the virtual environment's python must come first.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: demo test install lint format clean slurm-profile slurm-local envs env-check vllm-env coverage mutation verify faults report
+.PHONY: demo test test-isolated install lint format clean slurm-profile slurm-local envs env-check vllm-env coverage mutation verify faults report
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,13 @@ test: $(STAMP)
 	ruff check .
 	ruff format --check .
 	python -m pytest -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder -m "not faults"
+
+# Each test file alone, and each kill, restart and fault test alone, ISOLATED_RUNS times each (benchmarks/isolated.py):
+# a test that passes only after the tests that usually run before it fails here. Its time is in docs/development.md.
+ISOLATED_RUNS ?= 5
+ISOLATED_OPTIONS ?=
+test-isolated: $(STAMP)
+	python benchmarks/isolated.py --runs $(ISOLATED_RUNS) $(ISOLATED_OPTIONS)
 
 # The long fault-injection suite (docs/reliability.md): kill -9 and SIGINT at seeded moments of every stage, a
 # re-inference interrupted after an answer-setting change, ENOSPC (root only) and --unlock beside a live run; each

@@ -62,7 +62,10 @@ class FakeOpenAI:
         self.backend_faults = backend_faults or {}
         self.backend_delay_s = backend_delay_s
         self.backend_requests = 0
-        self.answered: Counter[str] = Counter()  # question -> successful replies
+        # Model requests are counted per item, FakeOpenAI.item(question, content): two instances may share a question
+        # (the demo asks "What colour is the border around the picture?" of several videos), never their frames too.
+        self.answered: Counter[str] = Counter()  # item -> successful replies (a reply the client gave up on included)
+        self.fault_items: dict[int, str] = {}  # the n-th model request's item, for each n in backend_faults
         self.images_seen: list[int] = []
         self.bodies: list[dict] = []  # each backend request's parameters (messages left out)
         self.grader_bodies: list[dict] = []  # each letter-grade request's parameters (its messages' roles, not their text)
@@ -73,7 +76,7 @@ class FakeOpenAI:
         self.slow_s = slow_s
         self.lock = threading.Lock()
         self.asked_again = threading.Condition(self.lock)
-        self.backend_asked: Counter[str] = Counter()  # question -> backend requests
+        self.backend_asked: Counter[str] = Counter()  # item -> backend requests
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -109,6 +112,15 @@ class FakeOpenAI:
             self.asked_again.notify_all()  # release a held request
         self.httpd.shutdown()
         self.httpd.server_close()  # the port is free again at once
+
+    @staticmethod
+    def item(question: str, content: list[dict]) -> str:
+        """A model request's item: its question and a digest of its images (the frames of one video at one level), so
+        that two instances sharing a question are told apart; a test gets an instance's from build_messages."""
+        import hashlib
+
+        images = "".join(part["image_url"]["url"] for part in content if part["type"] == "image_url")
+        return f"{question} [{hashlib.sha1(images.encode()).hexdigest()[:12]}]"
 
     def _hold_until_asked_again(self, counter: Counter[str], key: str, seen: int) -> None:
         """Until `counter[key]` passes `seen` (the count when this request came), the server closes, or `slow_s`."""
@@ -281,10 +293,12 @@ class FakeOpenAI:
             return self._send(handler, 400, {"error": rejected})
         fault = self.backend_faults.get(number)
         prompt = content[-1]["text"]
-        question = prompt.split("Question:")[-1].strip()
+        item = self.item(prompt.split("Question:")[-1].strip(), content)
         with self.lock:
-            self.backend_asked[question] += 1
-            asked = self.backend_asked[question]
+            self.backend_asked[item] += 1
+            asked = self.backend_asked[item]
+            if fault:
+                self.fault_items[number] = item
             self.asked_again.notify_all()
         images = sum(part["type"] == "image_url" for part in content)
         if fault == "429":
@@ -292,7 +306,7 @@ class FakeOpenAI:
         if fault == "500":
             return self._send(handler, 500, {"error": {"message": "boom"}})
         if fault == "slow":
-            self._hold_until_asked_again(self.backend_asked, question, asked)
+            self._hold_until_asked_again(self.backend_asked, item, asked)
         if fault == "malformed":
             data = b"<html>not json</html>"
             handler.send_response(200)
@@ -321,7 +335,7 @@ class FakeOpenAI:
             )
         time.sleep(self.backend_delay_s)
         with self.lock:
-            self.answered[question] += 1
+            self.answered[item] += 1
             self.images_seen.append(images)
             self.labels_seen.append([part["text"] for part in content[:-1] if part["type"] == "text"])
         self._send(

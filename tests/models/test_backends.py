@@ -204,13 +204,17 @@ def test_openai_backend_with_faults_and_a_restart(bench, tmp_path):
     assert sorted(r["instance_id"] for r in records) == sorted(i.instance_id for i in instances), "each item exactly once"
     assert all(r["error"] is None and r["response"] == "I saw 64 frames." for r in records)
     assert all(r["usage"]["prompt_tokens"] == 6400 for r in records)
-    # No item that had finished before the kill was asked again after the restart.
-    questions = {i.instance_id: i.question for i in instances}
+    # No item that had finished before the kill was asked again after the restart: each was answered exactly once,
+    # or twice where it was the slow request's (5), whose first reply the client gave up on before its retry.
+    # Items are told apart by their frames as well as their question (two demo instances share one question).
+    items = _items(bench, instances, json.loads(command[command.index("--model-config") + 1])["settings"])
+    slow = server.fault_items[5]
+    assert finished_before and len(set(items.values())) == len(instances)
     for instance_id in finished_before:
-        assert server.answered[questions[instance_id]] == 1, instance_id
-    # Every item answered once, plus at most the slow reply the client gave up on (request 5) and the two requests
-    # (max_concurrency) that may have been in flight when the job was killed.
-    assert len(instances) <= sum(server.answered.values()) <= len(instances) + 1 + 2
+        assert server.answered[items[instance_id]] == 1 + (items[instance_id] == slow), instance_id
+    # Every item answered once, plus the slow reply the client gave up on and at most the two requests
+    # (max_concurrency) that may have been answered but not yet written when the job was killed.
+    assert len(instances) + 1 <= sum(server.answered.values()) <= len(instances) + 1 + 2
     if requests_before < 8:
         assert "backend errors" in first.stderr
     everything = out.read_text() + first.stderr + second.stderr
@@ -248,6 +252,27 @@ def test_openai_backend_needs_its_key(bench, tmp_path):
     with FakeOpenAI() as server:
         run = subprocess.run(_inference(bench, tmp_path / "r.jsonl", server, env), env=env, capture_output=True, text=True)
     assert run.returncode != 0 and "VB_MODEL_KEY" in run.stderr and server.backend_requests == 0
+
+
+def _items(bench, instances, settings) -> dict[str, str]:
+    """Each instance's item as FakeOpenAI counts it: its question and the frames the openai backend sends for it."""
+    options = OpenAISettings.from_dict({key: value for key, value in settings.items() if key in OpenAISettings.__dataclass_fields__})
+    items = {}
+    for inst in instances:
+        folder = bench / "frames" / inst.video_id
+        manifest = Manifest.read(folder)
+        request = Request(
+            inst.instance_id,
+            inst.question,
+            f"Question: {inst.question}",
+            manifest.frame_paths(folder, 64),
+            manifest.levels["64"].timestamps,
+            64,
+            manifest.duration_s,
+        )
+        (message,) = build_messages(request, options)
+        items[inst.instance_id] = FakeOpenAI.item(inst.question, message["content"])
+    return items
 
 
 def _api_request(bench, level=64):

@@ -1,0 +1,126 @@
+"""Each test file alone, and each kill, restart and fault test alone, several times each (`make test-isolated`).
+
+The suite's verdict must not depend on which tests ran before a test or on timing: a test that passes only in its
+usual company hides a failure until the order changes (a new file, xdist handing files out differently, a developer
+running one test). This runs every test file in a pytest process of its own, then every test whose name says it
+kills, interrupts, restarts, resumes or injects a fault, alone, `--runs` times each (default 5), `--jobs` processes at
+a time, and prints a table: what ran, how often it passed, its slowest run. Exit status 1 if any run failed; each
+failure's command is printed so that it can be replayed as it ran.
+
+    python benchmarks/isolated.py                    # everything, 5 runs each
+    python benchmarks/isolated.py --runs 2 tests/judge   # the files under tests/judge, and their kill tests
+    python benchmarks/isolated.py --only-files          # the files alone, no single tests
+
+The files run with the suite's options (`-m "not faults"`, as `make test`); the kill and fault tests include
+tests/workflow/test_faults.py's, which `make test` leaves to `make faults`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+#: Words of a test's name (split at underscores and brackets) that mark a kill, restart or fault test: a word that is
+#: one of these or starts with one ("killed", "restarts", "resumes"; not "defaults").
+FAULT_WORDS = ("kill", "interrupt", "restart", "resum", "fault", "crash", "sigint", "sigterm", "unlock", "enospc", "stopped")
+FAULT_WORDS += ("disk", "retri", "failed", "failure", "dropped", "hangs", "dead")
+
+
+@dataclass
+class Target:
+    """A test file or a single test, and its runs' outcomes."""
+
+    nodeid: str
+    single: bool  # one test (a kill, restart or fault test), or a whole file
+    passed: int = 0
+    failed: list[str] = field(default_factory=list)  # each failed run's last lines
+    slowest_s: float = 0.0
+
+    def command(self) -> list[str]:
+        marker = [] if self.single else ["-m", "not faults"]
+        return [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:randomly", "-p", "no:cacheprovider", *marker, self.nodeid]
+
+
+def test_files(paths: list[str]) -> list[str]:
+    roots = [REPO / path for path in paths] if paths else [REPO / "tests"]
+    files = []
+    for root in roots:
+        found = [root] if root.is_file() else sorted(root.rglob("test_*.py"))
+        files += [str(path.relative_to(REPO)) for path in found if "helpers" not in path.parts and "mutation" not in path.parts]
+    return files
+
+
+def fault_tests(files: list[str]) -> list[str]:
+    """The node ids of the kill, restart and fault tests in `files` (pytest's own collection, faults marker included)."""
+    if not files:
+        return []
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly", *files],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    if run.returncode not in (0, 5):
+        sys.exit(f"isolated: collecting the tests failed:\n{run.stdout[-3000:]}{run.stderr[-3000:]}")
+    nodeids = [line.strip() for line in run.stdout.splitlines() if "::" in line]
+    return [nodeid for nodeid in nodeids if is_fault_test(nodeid)]
+
+
+def is_fault_test(nodeid: str) -> bool:
+    words = re.split(r"[^a-z0-9]+", nodeid.split("::", 1)[1].split("[")[0].lower())  # the name, not its parameters
+    return any(word.startswith(start) for word in words for start in FAULT_WORDS)
+
+
+def run_once(target: Target) -> tuple[Target, bool, float, str]:
+    start = time.monotonic()
+    run = subprocess.run(target.command(), cwd=REPO, capture_output=True, text=True)
+    seconds = time.monotonic() - start
+    # 5: no test collected (a file whose every test is marked faults): nothing failed
+    ok = run.returncode in (0, 5)
+    return target, ok, seconds, "" if ok else "\n".join((run.stdout + run.stderr).splitlines()[-25:])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("paths", nargs="*", help="test files or folders (default: tests/)")
+    parser.add_argument("--runs", type=int, default=5, help="runs of each file and each kill/fault test (default 5)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="pytest processes at a time (default: the CPUs)")
+    parser.add_argument("--only-files", action="store_true", help="the files alone, no single kill or fault tests")
+    parser.add_argument("--only-faults", action="store_true", help="the single kill and fault tests, not the files")
+    args = parser.parse_args(argv)
+    files = test_files(args.paths)
+    targets = [] if args.only_faults else [Target(path, single=False) for path in files]
+    targets += [] if args.only_files else [Target(nodeid, single=True) for nodeid in fault_tests(files)]
+    print(f"isolated: {len(targets)} targets x {args.runs} runs, {args.jobs} at a time", flush=True)
+    start = time.monotonic()
+    # Run k of every target before run k + 1 of any: a failure that needs a warm cache or a leftover shows early.
+    work = [target for _ in range(args.runs) for target in targets]
+    with ThreadPoolExecutor(args.jobs) as pool:
+        for target, ok, seconds, tail in pool.map(run_once, work):
+            target.slowest_s = max(target.slowest_s, seconds)
+            if ok:
+                target.passed += 1
+            else:
+                target.failed.append(tail)
+                print(f"FAILED alone: {target.nodeid} ({seconds:.1f} s)\n{tail}\n", flush=True)
+    total = time.monotonic() - start
+    print("\n| target | passed | slowest s |\n|---|---|---|")
+    for target in targets:
+        print(f"| {target.nodeid} | {target.passed}/{args.runs} | {target.slowest_s:.1f} |")
+    failed = [target for target in targets if target.failed]
+    print(f"\nisolated: {len(targets) - len(failed)} of {len(targets)} targets passed {args.runs} of {args.runs}; {total / 60:.1f} min")
+    for target in failed:
+        print(f"replay: (cd {REPO} && {' '.join(target.command()[1:])})  # failed {len(target.failed)} of {args.runs}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

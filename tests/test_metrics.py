@@ -357,6 +357,9 @@ def test_rows_come_in_level_order_with_all_last():
 
 def test_every_field_of_a_score_survives_the_csv(tmp_path):
     score = Score("m", "honest", "64", "overall", 62.5, 5, 8, 3, "rules", 40.1, 80.2, 4, 2, -12.5, -40.0, 10.0, "bca", "wilson-deff", 1, 2)
+    sampled = dataclasses.replace(score, samples=3, accuracy_sd=12.5, accuracy_min=50.25, accuracy_max=75.125, trust_sd=20.0625)
+    write_scores([score, sampled], tmp_path / "scores.csv")
+    assert read_scores(tmp_path / "scores.csv") == [score, sampled]  # a sampled model's row: its runs and their spread
     write_scores([score], tmp_path / "scores.csv")
     assert (tmp_path / "scores.csv").read_text().splitlines()[0] == ",".join(f.name for f in dataclasses.fields(Score))
     assert read_scores(tmp_path / "scores.csv") == [score]
@@ -372,6 +375,7 @@ def test_every_field_of_a_score_survives_the_csv(tmp_path):
     (old,) = read_scores(_old_scores(tmp_path))
     assert (old.n_videos, old.n_wrong_refusal, old.ci_method, old.trust_ci_method) == (0, 0, "", "")
     assert (old.n_truncated, old.n_judge_failed) == (0, 0)  # files from before the two counts
+    assert (old.samples, old.accuracy_sd, old.accuracy_min, old.accuracy_max, old.trust_sd) == (1, None, None, None, None)
 
 
 def _old_scores(tmp_path):
@@ -644,3 +648,77 @@ def test_a_sampled_models_interval_is_the_interval_of_its_per_item_means():
     interval = resampler.interval(videos, means)
     assert (score.ci_low, score.ci_high) == (round(100 * interval.low, 4), round(100 * interval.high, 4))
     assert score.ci_method == interval.method == "wilson-deff"
+
+
+def _runs_of(of_item, unanswerable=()):
+    """Judgments of a sampled model: `of_item` maps an item to its runs' judgments (True/False: right or wrong, or a
+    Judgment to use as it is), item i on video v{i // 2}, run k recorded as sample k, every run 0 before run 1."""
+    width = max(len(runs) for runs in of_item.values())
+    found = []
+    for k in range(width):
+        for at, (name, runs) in enumerate(of_item.items()):
+            if k < len(runs):
+                run = runs[k]
+                if isinstance(run, bool):
+                    run = _item(name, f"v{at // 2}", 64, run, unanswerable=name in unanswerable, refused=run and name in unanswerable)
+                found.append(dataclasses.replace(run, sample=k))
+    return found
+
+
+def test_two_runs_have_a_spread_and_their_means_keep_four_decimals():
+    """Two runs (the fewest with a spread) of three items: accuracy 5/6 of the judgments, 83.3333 (four decimals);
+    the refusal subset holds one item, so each run's number there is that item's value in the run, not half of it."""
+    judgments = _runs_of({"i0": [True, True], "i1": [True, True], "i2": [False, True]}, unanswerable={"i2"})
+    scores = _overall(judgments)
+    overall, refusal = scores[("rules", "64", "overall")], scores[("rules", "64", "refusal")]
+    assert (overall.samples, overall.n, overall.n_correct) == (2, 3, 5)
+    assert overall.accuracy == 83.3333  # the mean of 66.667 and 100
+    per_run = [200 / 3, 100.0]
+    assert overall.accuracy_sd == round(float(np.std(per_run, ddof=1)), 4) == 23.5702
+    assert (overall.accuracy_min, overall.accuracy_max) == (66.6667, 100.0)
+    # Kalai: i2 answered where it should refuse (-1) in run 0 and refused (0) in run 1: item means 1, 1, -0.5
+    assert overall.trust == 50.0
+    assert overall.trust_sd == round(float(np.std([100 / 3, 200 / 3], ddof=1)), 4)
+    assert (refusal.n, refusal.accuracy, refusal.accuracy_min, refusal.accuracy_max) == (1, 50.0, 0.0, 100.0)
+    assert refusal.accuracy_sd == round(float(np.std([0, 100], ddof=1)), 4) and refusal.trust == -50.0
+
+
+def test_a_sampled_models_counts_are_over_every_run_and_a_judge_failure_leaves_out_only_its_run():
+    """The counts add up over the runs (each item's event in run 0, a right answer in run 1); an item's trust value is
+    the mean over its scored runs: one judge failure leaves the other run's value whole, two leave the item out."""
+    failed = _item("c", "v1", 64, True, valid=False)  # answered, no verdict
+    judgments = _runs_of(
+        {
+            "a": [_item("a", "v0", 64, False, refused=True), True],  # a refusal where an answer was expected: 0
+            "b": [dataclasses.replace(_item("b", "v0", 64, False, valid=False), truncated=True), True],  # withheld: 0
+            "c": [failed, True],  # left out of run 0: the item's value is run 1's, 1
+            "d": [dataclasses.replace(failed, instance_id="d"), dataclasses.replace(failed, instance_id="d")],  # left out
+        }
+    )
+    score = _overall(judgments)[("rules", "64", "overall")]
+    assert (score.samples, score.n, score.n_correct, score.n_invalid) == (2, 4, 3, 4)
+    assert (score.n_wrong_refusal, score.n_truncated, score.n_judge_failed) == (1, 1, 3)
+    assert score.accuracy == 37.5 and (score.accuracy_min, score.accuracy_max) == (0.0, 75.0)
+    assert score.trust == round(100 * (0.5 + 0.5 + 1) / 3, 4)  # d has no scored run
+    assert score.trust_sd == round(float(np.std([0, 100], ddof=1)), 4)  # run 0: a 0, b 0; run 1: a, b, c 1
+
+
+def test_items_run_once_under_different_run_numbers_have_no_spread():
+    """A number whose items were each run once has samples 1 and no spread, whatever run number each was recorded
+    under (here one item is run 0's and the other run 1's)."""
+    judgments = [dataclasses.replace(_item(f"i{k}", "v1", 64, k == 0), sample=k) for k in (0, 1)]
+    score = _overall(judgments)[("rules", "64", "overall")]
+    assert (score.samples, score.n, score.accuracy, score.trust) == (1, 2, 50.0, 0.0)
+    assert (score.accuracy_sd, score.accuracy_min, score.accuracy_max, score.trust_sd) == (None, None, None, None)
+
+
+def test_a_model_run_once_keeps_its_accuracy_digits():
+    """A model run once: accuracy is 100 n_correct / n rounded, as before sampled runs (scores.csv unchanged), not
+    100 times the float mean of the items, which differs in the fourth decimal for 23 of 640 (3.59375%)."""
+    judgments = [_item(f"i{k}", f"v{k % 8}", 64, k < 23) for k in range(640)]
+    assert _overall(judgments)[("rules", "64", "overall")].accuracy == 3.5938
+    assert round(100 * float(np.mean([k < 23 for k in range(640)])), 4) == 3.5937  # what the mean would give
+
+
+def test_no_judgments_give_no_scores():
+    assert compute_scores([]) == []

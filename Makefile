@@ -28,13 +28,17 @@ report: $(STAMP)
 	snakemake --profile profiles/default --report results/report.zip
 	@echo "Done: results/report.zip (unpack it, open report/report.html)"
 
+# The tests run in a random order (pytest-randomly): files, then the tests in each, shuffled by a seed the header
+# prints ("Using --randomly-seed=N"); `make test TEST_OPTIONS=--randomly-seed=N` replays an order,
+# `TEST_OPTIONS="-p no:randomly"` runs the files' own. A test that needs another to run first fails some seeds.
 # Tests run in up to 4 worker processes (pytest-xdist), one test file per worker at a time, so that a
-# file's module fixtures (one shared demo run) are built once; the files that run Snakemake first, in the order
-# tests/conftest.py gives them, not xdist's (most tests first), so that no long file is left to the end.
+# file's module fixtures (one shared demo run) are built once; the files that run Snakemake first (tests/conftest.py
+# puts them before the others, in the seed's order), not xdist's order (most tests first), so that no long file is
+# left to the end.
 test: $(STAMP)
 	ruff check .
 	ruff format --check .
-	python -m pytest -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder -m "not faults"
+	python -m pytest -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder -m "not faults" $(TEST_OPTIONS)
 
 # Each test file alone, and each kill, restart and fault test alone, ISOLATED_RUNS times each (benchmarks/isolated.py):
 # a test that passes only after the tests that usually run before it fails here. Its time is in docs/development.md.

@@ -29,9 +29,11 @@ def video_factory(tmp_path_factory):
 
 def pytest_collection_modifyitems(config, items):
     """The files that run Snakemake end to end (marked `workflow`: tens of seconds each) first, every file's tests in
-    their own order. `make test` hands out whole files to its workers in this order (--dist loadfile
+    the order pytest-randomly's seed gave them. `make test` hands out whole files to its workers in this order (--dist loadfile
     --no-loadscope-reorder), so the long files start at once and the short ones fill the gaps after them; in
     xdist's default order (most tests first) the long files, which have few tests, came last and one worker ran
     them alone at the end."""
     heavy = {item.path for item in items if item.get_closest_marker("workflow")}
+    # pytest-randomly has shuffled the files and each file's tests before this hook (its wrapper runs first); the
+    # stable sort below keeps its order within the two groups, so a seed replays the same order.
     items.sort(key=lambda item: item.path not in heavy)  # stable: the order within a file is kept

@@ -179,9 +179,10 @@ def exported(curated):
     try:
         result = snakemake(work, "results/annotation/batches", config=config)
         assert result.returncode == 0, result.stderr[-4000:]
-        # Without verified annotations the table is not built, and the log says what to do.
+        # Without verified annotations the table is not built, and the log says what to do: read now, as the tests
+        # that import annotations (the `annotated` fixture) write that log again, in whatever order they come.
         refused = snakemake(work, "results/instances.parquet", config=config)
-        yield work, refused
+        yield work, (refused, (work / "logs" / "make_instances.log").read_text())
     finally:
         if previous is None:
             os.environ.pop("PYTHONPATH", None)
@@ -253,9 +254,8 @@ def test_drafts_are_asked_at_every_level_with_that_levels_frames(exported, curat
 
 
 def test_without_verified_annotations_the_table_is_refused(exported):
-    work, refused = exported
+    _, (refused, log) = exported
     assert refused.returncode != 0
-    log = (work / "logs" / "make_instances.log").read_text()
     assert "no verified annotations in annotations/verified" in log and "docs/annotation.md" in log
 
 
@@ -605,8 +605,10 @@ def test_starting_the_paper_config_without_hf_token_stops_before_any_job(tmp_pat
     assert scheduled(planned)["download_source"] == 7  # the six curation sources and the supplement's VideoEval-Pro
 
 
-def test_a_corrected_verified_batch_is_imported_again(annotated, curated):
+def test_a_corrected_verified_batch_is_imported_again(annotated, curated, tmp_path):
+    """In a copy of the annotated run: the other tests read it as it was made, in whatever order they come."""
     _, config, _ = curated
+    annotated = shutil.copytree(annotated, tmp_path / "work", symlinks=True)
     verified = annotated / "annotations" / "verified"
     for path in sorted(verified.glob("*.csv")):
         rows = _rows(path)
@@ -636,7 +638,7 @@ def test_a_new_rules_version_rejudges_every_rules_judgment_and_nothing_else(anno
     asked = {name: (calls / name).read_text() for name in ("filter.txt", "drafter.txt")}
     snakefile = workflow_with_rules_version(tmp_path / "workflow", "rules/next")
     try:
-        # Up to date first, whatever the tests before this one changed (a corrected annotation batch).
+        # Up to date first: the copy is the annotated run as the tests left it (none of them changes it).
         assert snakemake(work, *TABLE_TARGETS, config=config).returncode == 0
         assert scheduled(snakemake(work, "-n", *TABLE_TARGETS, config=config)) == {}
         jobs = executed(snakemake(work, *TABLE_TARGETS, config=config, snakefile=snakefile))

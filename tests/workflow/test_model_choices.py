@@ -2,6 +2,8 @@
 reruns exactly the models that declare the choice (their inference, judging and the report), and the tables' captions
 state the option in effect; picking the default, or switching a choice no model of the run declares, reruns nothing."""
 
+import shutil
+
 import pytest
 import yaml
 from helpers.data import REPO
@@ -66,9 +68,11 @@ def test_the_default_or_a_choice_of_no_model_in_the_run_reruns_nothing(done, cho
     assert scheduled(snakemake(workdir, "-n", config={**config, "model_choices": choices})) == {}
 
 
-def test_switched_back_and_run_the_caption_names_the_option(done):
-    """The switch itself run (the two guess jobs, judging, the report): the captions then name the option."""
+def test_switched_back_and_run_the_caption_names_the_option(done, tmp_path):
+    """The switch itself run (the two guess jobs, judging, the report) in a copy of the finished run, which the other
+    tests, in whatever order they come, read as it was made: the captions then name the option."""
     workdir, config = done
+    workdir = shutil.copytree(workdir, tmp_path / "copy", symlinks=True)
     result = snakemake(workdir, config={**config, "model_choices": {"toy_choice": "other-priors"}})
     assert result.returncode == 0, result.stderr[-3000:]
     caption = next(line for line in (workdir / "results" / "table1.tex").read_text().splitlines() if line.startswith(r"\caption"))

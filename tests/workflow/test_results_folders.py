@@ -48,7 +48,7 @@ def demo(tmp_path_factory):
     return project
 
 
-def test_cvrr_beside_a_finished_demo_starts_names_the_missing_videos_and_leaves_the_demo_alone(demo):
+def test_cvrr_beside_a_finished_demo_names_the_missing_videos_then_writes_only_under_its_own_folder(demo):
     before = digests(demo / "results")
     result = run(demo, "--configfile", "config/cvrr.yaml")
     assert result.returncode != 0
@@ -58,9 +58,12 @@ def test_cvrr_beside_a_finished_demo_starts_names_the_missing_videos_and_leaves_
     assert "root data/CVRR-ES is not a folder" in log and "github.com/mbzuai-oryx/CVRR-Evaluation-Suite" in log
     assert digests(demo / "results") == before, "the failed CVRR-ES run changed the demo's results"
     assert scheduled(run(demo, "-n")) == {}
+    # Then the same, with its release in place: one test, as the two steps follow each other (in two, a random order
+    # put the release in place before the run that must miss it)
+    a_cvrr_run_writes_only_under_its_own_folder(demo)
 
 
-def test_a_cvrr_run_writes_only_under_its_own_folder(demo):
+def a_cvrr_run_writes_only_under_its_own_folder(demo):
     """config/cvrr.yaml as written, with its release in data/CVRR-ES; offline: no published outputs (a download) and
     the rules judge (if_no_key: rules without OPENAI_API_KEY)."""
     make_cvrr_release(demo / "data" / "CVRR-ES")

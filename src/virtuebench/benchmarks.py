@@ -1,27 +1,42 @@
-"""The benchmarks, each registered once: its name (the config's `benchmark`), its rules file, its default targets and
-the settings of its config block (`config.<name>`).
+"""The benchmarks: each one's name (the config's `benchmark`), its rules file, its default targets and the settings of
+its config block (`config.<name>`).
 
-A benchmark with tables of its own lives in one package (`virtuebench.<name>`, CVRR-ES's is the model) that defines
-`BENCHMARK = Benchmark(...)` (in its `__init__`, or a module of its own as `cvrr/benchmark.py`), one rules file beside
-the others and its config file; REGISTRY names where BENCHMARK is. Everything else reads this table: the Snakefile includes the rules file of the benchmark the config
-names, `rule all` builds its targets, and the config check takes the allowed names and each block's schema from it
-(virtuebench.config.load_schema). A new benchmark: docs/extending.md.
+A benchmark with tables of its own lives in one package, `virtuebench.<name>` (CVRR-ES's is the model), whose module
+`benchmark.py` defines `BENCHMARK = Benchmark(name, ...)`. That module is its registration: REGISTRY lists every
+package of virtuebench that has one, found by its file and without importing it, so a new benchmark touches no shared
+file (`python -m virtuebench.benchmarks` prints what was found and where). Everything else reads this table: the
+Snakefile includes the rules file of the benchmark the config names, `rule all` builds its targets, and the config
+check takes the allowed names and each block's schema from it (virtuebench.config.load_schema). A new benchmark:
+docs/extending.md.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import dataclass, fields
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from virtuebench.support.settings import settings_from_dict, settings_schema
 
+#: The module a benchmark package registers itself in, and the name it defines there.
+MODULE, ATTRIBUTE = "benchmark", "BENCHMARK"
+
+
+def discover(package_dir: Path = Path(__file__).parent) -> dict[str, str]:
+    """{benchmark name: "module:attribute" of its Benchmark}: VirtueBench's own first, then every package of virtuebench
+    with a `benchmark.py`, by name (the package's name is the benchmark's: `benchmark()` checks that it says so)."""
+    found = {"virtuebench": "virtuebench.benchmarks:VIRTUEBENCH"}
+    for module in sorted(package_dir.glob(f"*/{MODULE}.py")):
+        if (module.parent / "__init__.py").is_file():
+            found[module.parent.name] = f"virtuebench.{module.parent.name}.{MODULE}:{ATTRIBUTE}"
+    return found
+
+
 #: benchmark name -> "module:attribute" of its Benchmark; the name is what `benchmark:` says in the config.
-REGISTRY: dict[str, str] = {
-    "virtuebench": "virtuebench.benchmarks:VIRTUEBENCH",
-    "cvrr": "virtuebench.cvrr.benchmark:BENCHMARK",
-}
+REGISTRY: dict[str, str] = discover()
 
 
 @dataclass(frozen=True)
@@ -61,10 +76,23 @@ def benchmark(name: str) -> Benchmark:
     module, _, attribute = REGISTRY[name].partition(":")
     found = getattr(importlib.import_module(module), attribute)
     if found.name != name:
-        raise ValueError(f"{REGISTRY[name]} is registered as benchmark {name!r} but names itself {found.name!r}")
+        raise ValueError(f"{REGISTRY[name]} is registered as benchmark {name!r} (its package's name) but names itself {found.name!r}")
     return found
 
 
 def settings_blocks() -> dict[str, dict[str, Any]]:
     """{name: the JSON Schema of its config block} of every benchmark that has one (the config's top-level keys)."""
     return {name: benchmark(name).schema() for name in REGISTRY if benchmark(name).settings is not None}
+
+
+def main() -> int:
+    """python -m virtuebench.benchmarks: every benchmark found, its module, rules file and default targets."""
+    for name, where in REGISTRY.items():
+        found = benchmark(name)
+        targets = ", ".join(found.targets) if found.targets is not None else "VirtueBench's tables and figures"
+        print(f"{name}: {where}; rules {found.rules}; builds {targets}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

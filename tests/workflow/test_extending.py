@@ -8,9 +8,9 @@ steps name, and the workflow must run with the addition:
   what Table 1 and scores.csv carry under its config name; a setting of the wrong type is refused at start.
 - source, model family and benchmark together: the guide's config/toy.yaml, asking the new `constant` model (and the
   reference ones) the new `toy` source's two questions.
-- a benchmark with tables of its own: the guide's `tally` package, rules file and config (and its registry and import
-  layer lines), run on two of the demo's videos to its own table; its block's setting of the wrong type is refused at
-  start, and its package keeps the import layers.
+- a benchmark with tables of its own: the guide's `tally` package, rules file and config, and nothing else (found by its
+  `benchmark.py`, placed in CVRR-ES's import layer), run on two of the demo's videos to its own table; its block's
+  setting of the wrong type is refused at start, and its package keeps the import layers.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers.data import REPO
+from helpers.layers import contract, lint_imports, write_contract
 from helpers.workflow import TINY, command, environment, scheduled, snakemake, workflow_copy
 
 GUIDE = REPO / "docs" / "extending.md"
@@ -207,22 +208,20 @@ def test_a_benchmark_with_tables_of_its_own_is_a_package_a_rules_file_and_a_conf
     touched = add_examples(root, ["benchmark-tables"])
     assert touched == {
         "src/virtuebench/tally/__init__.py",
+        "src/virtuebench/tally/benchmark.py",
         "src/virtuebench/tally/__main__.py",
         "rules/tally.smk",
         "config/tally.yaml",
-        "src/virtuebench/benchmarks.py",
-        "pyproject.toml",
     }
     assert_only_the_named_files_changed(root, ["benchmark-tables"], touched)
-    layers = subprocess.run(
-        [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root / "src")},
-        timeout=120,
+    found = subprocess.run(
+        [sys.executable, "-m", "virtuebench.benchmarks"], capture_output=True, text=True, env={"PYTHONPATH": str(root / "src")}
     )
-    assert layers.returncode == 0 and "1 kept, 0 broken" in layers.stdout, layers.stdout[-3000:]
+    assert "tally: virtuebench.tally.benchmark:BENCHMARK; rules rules/tally.smk; builds tally.csv" in found.stdout, found.stderr[-2000:]
+    layers = contract(root / "src" / "virtuebench", root / "pyproject.toml")["layers"]
+    assert any("virtuebench.cvrr" in layer and "virtuebench.tally" in layer for layer in layers), layers
+    checked = lint_imports(write_contract(tmp_path / "layers.toml", layers), root, src=root / "src")
+    assert checked.returncode == 0 and "1 kept, 0 broken" in checked.stdout, checked.stdout[-3000:]
 
     work = tmp_path / "run"
     work.mkdir()

@@ -13,25 +13,17 @@ here on the whole package, subpackages and imports inside functions included:
   instances | levels | records | benchmarks
   support                                                   (imports no stage)
 
-A module may import the layers below its own; the package root (`virtuebench`: the refusal string) is free to all."""
+A module may import the layers below its own; the package root (`virtuebench`: the refusal string) is free to all.
+Every benchmark package (one with a `benchmark.py`: virtuebench.benchmarks.discover) sits in CVRR-ES's layer without a
+line of its own in pyproject.toml: the contract checked here is pyproject's with each one found added there, so a new
+benchmark is one package folder, its rules file and its config (docs/extending.md)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import tomllib
-from pathlib import Path
-
 import pytest
+from helpers.layers import PACKAGE, contract, lint_imports, write_contract
 
-REPO = Path(__file__).resolve().parents[2]
-PACKAGE = REPO / "src" / "virtuebench"
 importlinter = pytest.importorskip("importlinter", reason="import-linter is not installed (the test extra)")
-
-
-def contract() -> dict:
-    (layers,) = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
-    return layers
 
 
 def test_every_module_has_a_layer():
@@ -43,14 +35,8 @@ def test_every_module_has_a_layer():
     assert placed - tops == set(), "a module in the contract no longer exists"
 
 
-def lint_imports(config: Path, cwd: Path) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"]
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "src")}
-    return subprocess.run([*command, "--config", str(config)], cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
-
-
-def test_the_layers_contract_is_kept():
-    result = lint_imports(REPO / "pyproject.toml", REPO)
+def test_the_layers_contract_is_kept(tmp_path):
+    result = lint_imports(write_contract(tmp_path / "pyproject.toml", contract()["layers"]), tmp_path)
     assert result.returncode == 0 and "1 kept, 0 broken" in result.stdout, result.stdout[-3000:]
 
 
@@ -59,10 +45,5 @@ def test_a_broken_contract_is_found(tmp_path):
     layers = contract()["layers"]
     models = layers.index("virtuebench.models")
     swapped = [*layers[:models], layers[models + 1], layers[models], *layers[models + 2 :]]  # models below what it imports
-    config = tmp_path / "pyproject.toml"
-    config.write_text(
-        '[tool.importlinter]\nroot_package = "virtuebench"\n\n[[tool.importlinter.contracts]]\nname = "swapped"\ntype = "layers"\n'
-        "layers = [\n" + "".join(f'    "{layer}",\n' for layer in swapped) + "]\n"
-    )
-    result = lint_imports(config, tmp_path)
+    result = lint_imports(write_contract(tmp_path / "pyproject.toml", swapped, "swapped"), tmp_path)
     assert result.returncode != 0 and "BROKEN" in result.stdout

@@ -74,32 +74,21 @@ def _demo_judge(**settings: Any) -> dict[str, Any]:
     return {"change": {f"judges.llm.{name}": value for name, value in settings.items()}, "due": JUDGMENTS}
 
 
+def _on_added_model(model: str, change: dict[str, Any], shows: str, caption: str = "") -> Case:
+    """`change`, with `model` added to the demo's models on both sides (it never ran here): only its command changes."""
+    base = {"models": ["guess", "api", model]}
+    return Case("demo", change, ONE_MODEL, frozenset({model}), base=base, differs=f"--model {model} ", shows=shows, caption=caption)
+
+
 def _on_vllm_model(setting: str, value: Any, shows: str) -> Case:
     """A registry field of the vLLM entry, added to the demo's models on both sides (it never ran here)."""
-    return Case(
-        "demo",
-        {f"registry:{VLLM_MODEL}:{setting}": value},
-        ONE_MODEL,
-        frozenset({VLLM_MODEL}),
-        base={"models": ["guess", "api", VLLM_MODEL]},
-        differs=f"--model {VLLM_MODEL} ",
-        shows=shows,
-    )
+    return _on_added_model(VLLM_MODEL, {f"registry:{VLLM_MODEL}:{setting}": value}, shows)
 
 
 def _model_choice(model: str, choice: str, option: str, shows: str) -> Case:
     """A named registry choice (config.model_choices) at another option, with a model that declares it added to the
-    demo's models on both sides (it never ran here): only that model's command changes, to show the option's value."""
-    return Case(
-        "demo",
-        {f"model_choices.{choice}": option},
-        ONE_MODEL,
-        frozenset({model}),
-        base={"models": ["guess", "api", model]},
-        differs=f"--model {model} ",
-        shows=shows,
-        caption=f"{choice} = {option}",
-    )
+    demo's models on both sides: only that model's command changes, to show the option's value."""
+    return _on_added_model(model, {f"model_choices.{choice}": option}, shows, caption=f"{choice} = {option}")
 
 
 SWITCHES: dict[str, Case] = {

@@ -361,3 +361,14 @@ class FakeOpenAI:
                 },
             },
         )
+
+
+def api_entry(server: FakeOpenAI) -> dict:
+    """A registry entry for a model behind `server` (OpenAI-compatible, greedy, no key): the workflow tests' `api`."""
+    return {
+        "backend": "openai",
+        "family": "openai",
+        "env": "envs/api.yaml",
+        "verified": "a fake Chat Completions server (tests/helpers/fake_openai.py)",
+        "settings": {"model": "fake-vlm", "base_url": server.base_url, "api_key_env": None, "temperature": 0.0, "max_tokens": 64},
+    }

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from helpers.choices import SWITCHES, check_switch, table_settings
 from helpers.data import REPO
-from helpers.fake_openai import FakeOpenAI
+from helpers.fake_openai import FakeOpenAI, api_entry
 from helpers.workflow import scheduled, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -47,13 +47,7 @@ def demo(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("choices")
     registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
     with FakeOpenAI() as server:
-        registry["api"] = {
-            "backend": "openai",
-            "family": "openai",
-            "env": "envs/api.yaml",
-            "verified": "a fake Chat Completions server (tests/helpers/fake_openai.py)",
-            "settings": {"model": "fake-vlm", "base_url": server.base_url, "api_key_env": None, "temperature": 0.0, "max_tokens": 64},
-        }
+        registry["api"] = api_entry(server)
         (workdir / "models.yaml").write_text(yaml.safe_dump(registry, sort_keys=False))
         config = {
             "source": {"name": "synthetic", "settings": {"seed": 5, "n_videos": 2, "max_duration_s": 140, "width": 64, "height": 36}},

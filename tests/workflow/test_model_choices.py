@@ -7,17 +7,9 @@ import shutil
 import pytest
 import yaml
 from helpers.data import REPO
-from helpers.workflow import REPORT_JOBS, scheduled, snakemake
+from helpers.workflow import REPORT_JOBS, SMALL, scheduled, snakemake
 
 pytestmark = pytest.mark.workflow
-
-SMALL = {
-    "source": {"name": "synthetic", "settings": {"seed": 5, "n_videos": 2, "max_duration_s": 140, "width": 64, "height": 36}},
-    "levels": [64, 128],
-    "models": ["refuse", "guess"],
-    "prompts": ["honest"],
-    "judge": "rules",
-}
 
 TOY_CHOICE = {
     "default": "as-written",

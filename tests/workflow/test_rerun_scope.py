@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 import yaml
 from helpers.data import REPO
-from helpers.fake_openai import FakeOpenAI
+from helpers.fake_openai import FakeOpenAI, api_entry
 from helpers.workflow import REPORT_JOBS, scheduled, snakemake, workflow_copy, workflow_with_rules_version
 
 pytestmark = pytest.mark.workflow
@@ -40,13 +40,7 @@ def done(tmp_path_factory):
     registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
     registry["refuse-2"] = {"backend": "refuse", "settings": {"text": "I cannot tell from these frames."}}
     with FakeOpenAI() as server:
-        registry["api"] = {
-            "backend": "openai",
-            "family": "openai",
-            "env": "envs/api.yaml",
-            "verified": "a fake Chat Completions server (tests/helpers/fake_openai.py)",
-            "settings": {"model": "fake-vlm", "base_url": server.base_url, "api_key_env": None, "temperature": 0.0, "max_tokens": 64},
-        }
+        registry["api"] = api_entry(server)
         (workdir / "models.yaml").write_text(yaml.safe_dump(registry))
         config = {**SMALL, "model_registry": str(workdir / "models.yaml")}
         result = snakemake(workdir, config=config)

@@ -79,6 +79,13 @@ def _invalid_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequ
     return f"{n} judged items, {invalid} without a valid verdict (counted as wrong)"
 
 
+def _caption_notes(scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str], intervals: bool, choices: str) -> str:
+    """What every table's caption says after its title: the judged and invalid items, the sampled models, the intervals
+    and the model choices in effect."""
+    notes = _invalid_note(scores, prompt, judge, models) + _samples_note(scores, prompt, judge, models)
+    return notes + _interval_note(intervals) + _choices_note(choices)
+
+
 def _table(caption: str, label: str, levels: Sequence[int], subsets: Sequence[tuple[str, str]], rows: list[str]) -> str:
     width = len(subsets)
     spec = "l" + " ".join(["c" * width] * len(levels))
@@ -129,7 +136,7 @@ def table2(
     caption = (
         f"Accuracy (\\%) on the overall, non-refusal and refusal subsets per frame level; prompt "
         f"\\texttt{{{latex_escape(prompt)}}}, judge \\texttt{{{latex_escape(judge)}}}; "
-        f"{_invalid_note(scores, prompt, judge, models)}{_samples_note(scores, prompt, judge, models)}{_interval_note(intervals)}{_choices_note(choices)}."
+        f"{_caption_notes(scores, prompt, judge, models, intervals, choices)}."
     )
     return _table(caption, "tab:refusal", levels, subsets, rows)
 
@@ -157,7 +164,7 @@ def table2_trust(
     caption = (
         f"Accuracy (\\%) and trust score per frame level: 100 times the mean item score, where {trust.describe()}; "
         f"prompt \\texttt{{{latex_escape(prompt)}}}, judge "
-        f"\\texttt{{{latex_escape(judge)}}}; {_invalid_note(scores, prompt, judge, models)}{_samples_note(scores, prompt, judge, models)}{_interval_note(intervals)}{_choices_note(choices)}."
+        f"\\texttt{{{latex_escape(judge)}}}; {_caption_notes(scores, prompt, judge, models, intervals, choices)}."
     )
     return _table(caption, "tab:trust", levels, subsets, rows)
 
@@ -185,6 +192,6 @@ def table1(
     caption = (
         f"Overall accuracy (\\%) and Perception / Reasoning accuracy per frame level; prompt "
         f"\\texttt{{{latex_escape(prompt)}}}, judge \\texttt{{{latex_escape(judge)}}}; "
-        f"{_invalid_note(scores, prompt, judge, models)}{_samples_note(scores, prompt, judge, models)}{_interval_note(intervals)}{_choices_note(choices)}."
+        f"{_caption_notes(scores, prompt, judge, models, intervals, choices)}."
     )
     return _table(caption, "tab:main", levels, subsets, rows)

@@ -29,11 +29,14 @@ report: $(STAMP)
 	@echo "Done: results/report.zip (unpack it, open report/report.html)"
 
 # The tests run in a shuffled order (pytest-randomly): files, then the tests in each, by a seed the header prints
-# ("Using --randomly-seed=N"). By default the seed below, one the whole suite has passed with, so that `make test` and
-# CI give one verdict; `make test TEST_OPTIONS=` draws a new seed (a new order), `TEST_OPTIONS=--randomly-seed=N`
-# replays one, `TEST_OPTIONS="-p no:randomly"` runs the files' own order. A test that needs another to run first fails
-# some seed: docs/development.md.
-TEST_OPTIONS ?= --randomly-seed=3254569893
+# ("Using --randomly-seed=N"). By default the seed is drawn from the checkout's content (the first 7 hex digits of
+# HEAD's tree): every change gets a new order, and the same content, here or in CI, the same order and one verdict.
+# `make test TEST_OPTIONS=` draws a new seed per run, `TEST_OPTIONS=--randomly-seed=N` replays one, and
+# `TEST_OPTIONS="-p no:randomly"` runs the files' own order. A test that needs another to run first fails some seed:
+# docs/development.md. Outside a git checkout the seed is one the whole suite has passed with.
+TEST_SEED := $(shell tree=$$(git rev-parse -q --verify 'HEAD^{tree}' 2>/dev/null | cut -c1-7); \
+	if [ -n "$$tree" ]; then printf '%d' "0x$$tree"; else echo 3254569893; fi)
+TEST_OPTIONS ?= --randomly-seed=$(TEST_SEED)
 # Tests run in up to 4 worker processes (pytest-xdist), one test file per worker at a time, so that a
 # file's module fixtures (one shared demo run) are built once; the files that run Snakemake first (tests/conftest.py
 # puts them before the others, in the seed's order), not xdist's order (most tests first), so that no long file is

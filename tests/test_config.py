@@ -74,6 +74,36 @@ def test_the_benchmarks_and_their_blocks_come_from_the_registry():
     assert "config.cvrr: published_dir does nothing without benchmark: cvrr (its rules file reads them)" in warnings
 
 
+def test_a_benchmark_is_found_by_its_packages_benchmark_module_and_must_name_itself_as_its_package(tmp_path, monkeypatch):
+    """virtuebench.benchmarks.discover: a package (a folder with __init__.py) with a benchmark.py is a benchmark under
+    the package's name, found without importing it; a folder without __init__.py, or a package without benchmark.py,
+    is not. A BENCHMARK that names itself otherwise is refused, naming both."""
+    import sys
+
+    from virtuebench import benchmarks
+
+    for folder, files in {"alpha": ("__init__.py", "benchmark.py"), "loose": ("benchmark.py",), "plain": ("__init__.py", "run.py")}.items():
+        (tmp_path / folder).mkdir()
+        for name in files:
+            (tmp_path / folder / name).write_text("raise SystemExit('imported')\n")
+    assert benchmarks.discover(tmp_path) == {
+        "virtuebench": "virtuebench.benchmarks:VIRTUEBENCH",
+        "alpha": "virtuebench.alpha.benchmark:BENCHMARK",
+    }
+    assert list(benchmarks.discover()) == ["virtuebench", "cvrr"]
+    # A package whose BENCHMARK names another benchmark.
+    module = type(sys)("virtuebench_test_misnamed")
+    module.BENCHMARK = benchmarks.Benchmark("other", rules="rules/other.smk")
+    monkeypatch.setitem(sys.modules, "virtuebench_test_misnamed", module)
+    monkeypatch.setitem(benchmarks.REGISTRY, "misnamed", "virtuebench_test_misnamed:BENCHMARK")
+    benchmarks.benchmark.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"registered as benchmark 'misnamed' \(its package's name\) but names itself 'other'"):
+            benchmarks.benchmark("misnamed")
+    finally:
+        benchmarks.benchmark.cache_clear()
+
+
 def test_every_judge_kind_is_registered_under_its_name_with_classified_settings():
     from virtuebench.config import RERUN_CLASSES
 

@@ -47,7 +47,8 @@ test: $(STAMP)
 	python -m pytest -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder -m "not faults" $(TEST_OPTIONS)
 
 # Each test file alone, and each kill, restart and fault test alone, ISOLATED_RUNS times each (benchmarks/isolated.py):
-# a test that passes only after the tests that usually run before it fails here. Its time is in docs/development.md.
+# a test that passes only after the tests that usually run before it fails here. Hours: it logs each run with the
+# code's identity (isolated-runs.jsonl) and, on the same code, resumes where it stopped. docs/development.md.
 ISOLATED_RUNS ?= 5
 ISOLATED_OPTIONS ?=
 test-isolated: $(STAMP)

@@ -11,6 +11,11 @@ failure's command is printed so that it can be replayed as it ran.
     python benchmarks/isolated.py --runs 2 tests/judge   # the files under tests/judge, and their kill tests
     python benchmarks/isolated.py --only-files          # the files alone, no single tests
 
+Each finished run is printed and appended to a log (`--log`, default isolated-runs.jsonl, ignored by git) with the
+code it ran on: HEAD's tree and a digest of the uncommitted changes. A rerun on the same code counts the runs the log
+already holds (passed or failed: a failure is never dropped) and does only the rest, so an interrupted run resumes;
+on other code it starts again. `--fresh` ignores the log.
+
 The files run with the suite's options (`-m "not faults"`, as `make test`); the kill and fault tests include
 tests/workflow/test_faults.py's, which `make test` leaves to `make faults`.
 """
@@ -18,6 +23,8 @@ tests/workflow/test_faults.py's, which `make test` leaves to `make faults`.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import re
 import subprocess
@@ -28,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+LOG = "isolated-runs.jsonl"
 #: Words of a test's name (split at underscores and brackets) that mark a kill, restart or fault test: a word that is
 #: one of these or starts with one ("killed", "restarts", "resumes"; not "defaults").
 FAULT_WORDS = ("kill", "interrupt", "restart", "resum", "fault", "crash", "sigint", "sigterm", "unlock", "enospc", "stopped")
@@ -79,6 +87,34 @@ def is_fault_test(nodeid: str) -> bool:
     return any(word.startswith(start) for word in words for start in FAULT_WORDS)
 
 
+def code_identity() -> str | None:
+    """The code the runs test: HEAD's tree, the uncommitted changes and the untracked files git does not ignore (each
+    one's path and bytes); None outside a git checkout (then nothing is resumed)."""
+
+    def git(*args: str) -> bytes:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, check=True).stdout
+
+    try:
+        digest = hashlib.sha256(git("rev-parse", "HEAD^{tree}") + git("diff", "HEAD", "--binary"))
+        for name in sorted(git("ls-files", "--others", "--exclude-standard", "-z").split(b"\0")):
+            path = REPO / name.decode()
+            if path.is_symlink():
+                digest.update(name + b"\0->" + os.readlink(path).encode())
+            elif path.is_file():
+                digest.update(name + b"\0" + path.read_bytes())
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return digest.hexdigest()[:16]
+
+
+def logged_runs(log: Path, identity: str | None) -> list[dict]:
+    """The runs `log` holds for this code."""
+    if identity is None or not log.exists():
+        return []
+    runs = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    return [run for run in runs if run.get("code") == identity]
+
+
 def run_once(target: Target) -> tuple[Target, bool, float, str]:
     start = time.monotonic()
     run = subprocess.run(target.command(), cwd=REPO, capture_output=True, text=True)
@@ -95,28 +131,59 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="pytest processes at a time (default: the CPUs)")
     parser.add_argument("--only-files", action="store_true", help="the files alone, no single kill or fault tests")
     parser.add_argument("--only-faults", action="store_true", help="the single kill and fault tests, not the files")
+    parser.add_argument("--log", type=Path, default=REPO / LOG, help=f"each run's outcome, with the code's identity (default {LOG})")
+    parser.add_argument("--fresh", action="store_true", help="ignore the runs the log holds for this code")
     args = parser.parse_args(argv)
     files = test_files(args.paths)
     targets = [] if args.only_faults else [Target(path, single=False) for path in files]
     targets += [] if args.only_files else [Target(nodeid, single=True) for nodeid in fault_tests(files)]
-    print(f"isolated: {len(targets)} targets x {args.runs} runs, {args.jobs} at a time", flush=True)
-    start = time.monotonic()
+    identity = code_identity()
+    earlier = [] if args.fresh else logged_runs(args.log, identity)
+    done: dict[str, int] = {}
+    for run in earlier:
+        target = next((t for t in targets if t.nodeid == run["target"]), None)
+        if target is not None and done.get(target.nodeid, 0) < args.runs:
+            done[target.nodeid] = done.get(target.nodeid, 0) + 1
+            target.slowest_s = max(target.slowest_s, run["seconds"])
+            if run["ok"]:
+                target.passed += 1
+            else:
+                target.failed.append(run.get("tail", ""))
     # Run k of every target before run k + 1 of any: a failure that needs a warm cache or a leftover shows early.
-    work = [target for _ in range(args.runs) for target in targets]
-    with ThreadPoolExecutor(args.jobs) as pool:
-        for target, ok, seconds, tail in pool.map(run_once, work):
+    work = [target for k in range(args.runs) for target in targets if k >= done.get(target.nodeid, 0)]
+    print(
+        f"isolated: {len(targets)} targets x {args.runs} runs, {args.jobs} at a time; code {identity}; "
+        f"{sum(done.values())} runs from {args.log.name}, {len(work)} to do",
+        flush=True,
+    )
+    start = time.monotonic()
+    with ThreadPoolExecutor(args.jobs) as pool, args.log.open("a") as log:
+        for finished, (target, ok, seconds, tail) in enumerate(pool.map(run_once, work), 1):
             target.slowest_s = max(target.slowest_s, seconds)
             if ok:
                 target.passed += 1
             else:
                 target.failed.append(tail)
                 print(f"FAILED alone: {target.nodeid} ({seconds:.1f} s)\n{tail}\n", flush=True)
+            record = {
+                "code": identity,
+                "target": target.nodeid,
+                "ok": ok,
+                "seconds": round(seconds, 1),
+                "at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            }
+            log.write(json.dumps({**record, **({} if ok else {"tail": tail})}) + "\n")
+            log.flush()
+            print(f"[{finished}/{len(work)}] {'passed' if ok else 'FAILED'} {target.nodeid} ({seconds:.1f} s)", flush=True)
     total = time.monotonic() - start
     print("\n| target | passed | slowest s |\n|---|---|---|")
     for target in targets:
         print(f"| {target.nodeid} | {target.passed}/{args.runs} | {target.slowest_s:.1f} |")
     failed = [target for target in targets if target.failed]
-    print(f"\nisolated: {len(targets) - len(failed)} of {len(targets)} targets passed {args.runs} of {args.runs}; {total / 60:.1f} min")
+    print(
+        f"\nisolated: {len(targets) - len(failed)} of {len(targets)} targets passed {args.runs} of {args.runs}; "
+        f"{total / 60:.1f} min this time ({sum(done.values())} runs from the log)"
+    )
     for target in failed:
         print(f"replay: (cd {REPO} && {' '.join(target.command()[1:])})  # failed {len(target.failed)} of {args.runs}")
     return 1 if failed else 0

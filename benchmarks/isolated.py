@@ -30,7 +30,7 @@ import re
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,8 +111,13 @@ def logged_runs(log: Path, identity: str | None) -> list[dict]:
     """The runs `log` holds for this code."""
     if identity is None or not log.exists():
         return []
-    runs = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-    return [run for run in runs if run.get("code") == identity]
+    runs = []
+    for line in log.read_text().splitlines():
+        try:
+            runs.append(json.loads(line))
+        except json.JSONDecodeError:  # a line cut short by a kill: that run is done again
+            continue
+    return [run for run in runs if isinstance(run, dict) and run.get("code") == identity]
 
 
 def run_once(target: Target) -> tuple[Target, bool, float, str]:
@@ -157,8 +162,15 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     start = time.monotonic()
-    with ThreadPoolExecutor(args.jobs) as pool, args.log.open("a") as log:
-        for finished, (target, ok, seconds, tail) in enumerate(pool.map(run_once, work), 1):
+    cut = args.log.exists() and args.log.stat().st_size > 0 and not args.log.read_bytes().endswith(b"\n")
+    log = args.log.open("a")
+    if cut:  # a kill cut the last line short: the next run's record starts on a line of its own
+        log.write("\n")
+    pool = ThreadPoolExecutor(args.jobs)
+    try:
+        # Logged as each run ends, not in the order they were handed out: a kill loses only the runs in flight.
+        runs = [pool.submit(run_once, target) for target in work]
+        for finished, (target, ok, seconds, tail) in enumerate((run.result() for run in as_completed(runs)), 1):
             target.slowest_s = max(target.slowest_s, seconds)
             if ok:
                 target.passed += 1
@@ -175,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
             log.write(json.dumps({**record, **({} if ok else {"tail": tail})}) + "\n")
             log.flush()
             print(f"[{finished}/{len(work)}] {'passed' if ok else 'FAILED'} {target.nodeid} ({seconds:.1f} s)", flush=True)
+    finally:  # Ctrl-C: the runs not yet started are dropped, not waited for
+        pool.shutdown(wait=False, cancel_futures=True)
+    log.close()
     total = time.monotonic() - start
     print("\n| target | passed | slowest s |\n|---|---|---|")
     for target in targets:

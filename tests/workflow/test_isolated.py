@@ -34,6 +34,15 @@ def test_runs_are_logged_with_the_code_and_a_rerun_does_only_what_the_log_lacks(
     assert second.returncode == 0 and "1 runs from runs.jsonl, 1 to do" in second.stdout, second.stdout[-2000:]
     assert f"| {TARGET} | 2/2 |" in second.stdout and len(log.read_text().splitlines()) == 2
 
+    # A line cut short by a kill is passed over: the two whole runs still count, nothing is left to do.
+    with log.open("a") as handle:
+        handle.write('{"code": "' + run["code"] + '", "target": "tests/te')
+    again = isolated(log, "--runs", "2")
+    assert again.returncode == 0 and "2 runs from runs.jsonl, 0 to do" in again.stdout, again.stdout[-2000:] + again.stderr[-2000:]
+    third_run = isolated(log, "--runs", "3")
+    assert third_run.returncode == 0 and "2 runs from runs.jsonl, 1 to do" in third_run.stdout
+    assert json.loads(log.read_text().splitlines()[-1])["target"] == TARGET, "the new record is a line of its own"
+
     # A failure logged for this code is never dropped by a rerun: the target fails without running again.
     failed = {**run, "ok": False, "tail": "AssertionError: an earlier run"}
     log.write_text(json.dumps(failed) + "\n")

@@ -107,12 +107,12 @@ def code_identity() -> str | None:
     return digest.hexdigest()[:16]
 
 
-def logged_runs(log: Path, identity: str | None) -> list[dict]:
-    """The runs `log` holds for this code."""
-    if identity is None or not log.exists():
+def logged_runs(text: str, identity: str | None) -> list[dict]:
+    """The runs a log's `text` holds for this code."""
+    if identity is None:
         return []
     runs = []
-    for line in log.read_text().splitlines():
+    for line in text.splitlines():
         try:
             runs.append(json.loads(line))
         except json.JSONDecodeError:  # a line cut short by a kill: that run is done again
@@ -143,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     targets = [] if args.only_faults else [Target(path, single=False) for path in files]
     targets += [] if args.only_files else [Target(nodeid, single=True) for nodeid in fault_tests(files)]
     identity = code_identity()
-    earlier = [] if args.fresh else logged_runs(args.log, identity)
+    text = args.log.read_text() if args.log.exists() else ""
+    earlier = [] if args.fresh else logged_runs(text, identity)
     done: dict[str, int] = {}
     for run in earlier:
         target = next((t for t in targets if t.nodeid == run["target"]), None)
@@ -162,9 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     start = time.monotonic()
-    cut = args.log.exists() and args.log.stat().st_size > 0 and not args.log.read_bytes().endswith(b"\n")
     log = args.log.open("a")
-    if cut:  # a kill cut the last line short: the next run's record starts on a line of its own
+    if text and not text.endswith("\n"):  # a kill cut the last line short: the next run's record starts on a line of its own
         log.write("\n")
     pool = ThreadPoolExecutor(args.jobs)
     try:

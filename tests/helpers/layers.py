@@ -18,10 +18,10 @@ def contract(package: Path = PACKAGE, pyproject: Path = REPO / "pyproject.toml")
     from virtuebench.benchmarks import discover
 
     (layers,) = tomllib.loads(pyproject.read_text())["tool"]["importlinter"]["contracts"]
-    benchmarks = [where.split(":")[0].rsplit(".", 1)[0] for where in discover(package).values()]
+    benchmarks = [f"virtuebench.{name}" for name in discover(package) if name != "virtuebench"]
     (home,) = [i for i, layer in enumerate(layers["layers"]) if "virtuebench.cvrr" in (n.strip() for n in layer.split("|"))]
     placed = {name.strip() for layer in layers["layers"] for name in layer.split("|")}
-    extra = [name for name in benchmarks if name.count(".") == 1 and name not in placed]
+    extra = [name for name in benchmarks if name not in placed]
     layers["layers"][home] = " | ".join([layers["layers"][home], *extra])
     return layers
 

@@ -52,6 +52,18 @@ class Target:
     failed: list[str] = field(default_factory=list)  # each failed run's last lines
     slowest_s: float = 0.0
 
+    @property
+    def runs(self) -> int:
+        return self.passed + len(self.failed)
+
+    def count(self, ok: bool, seconds: float, tail: str) -> None:
+        """One run's outcome (logged earlier or just finished)."""
+        self.slowest_s = max(self.slowest_s, seconds)
+        if ok:
+            self.passed += 1
+        else:
+            self.failed.append(tail)
+
     def command(self) -> list[str]:
         marker = [] if self.single else ["-m", "not faults"]
         return [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:randomly", "-p", "no:cacheprovider", *marker, self.nodeid]
@@ -145,21 +157,17 @@ def main(argv: list[str] | None = None) -> int:
     identity = code_identity()
     text = args.log.read_text() if args.log.exists() else ""
     earlier = [] if args.fresh else logged_runs(text, identity)
-    done: dict[str, int] = {}
+    by_id = {target.nodeid: target for target in targets}
     for run in earlier:
-        target = next((t for t in targets if t.nodeid == run["target"]), None)
-        if target is not None and done.get(target.nodeid, 0) < args.runs:
-            done[target.nodeid] = done.get(target.nodeid, 0) + 1
-            target.slowest_s = max(target.slowest_s, run["seconds"])
-            if run["ok"]:
-                target.passed += 1
-            else:
-                target.failed.append(run.get("tail", ""))
+        target = by_id.get(run["target"])
+        if target is not None and target.runs < args.runs:
+            target.count(run["ok"], run["seconds"], run.get("tail", ""))
+    from_log = sum(target.runs for target in targets)
     # Run k of every target before run k + 1 of any: a failure that needs a warm cache or a leftover shows early.
-    work = [target for k in range(args.runs) for target in targets if k >= done.get(target.nodeid, 0)]
+    work = [target for k in range(args.runs) for target in targets if k >= target.runs]
     print(
         f"isolated: {len(targets)} targets x {args.runs} runs, {args.jobs} at a time; code {identity}; "
-        f"{sum(done.values())} runs from {args.log.name}, {len(work)} to do",
+        f"{from_log} runs from {args.log.name}, {len(work)} to do",
         flush=True,
     )
     start = time.monotonic()
@@ -171,11 +179,8 @@ def main(argv: list[str] | None = None) -> int:
         # Logged as each run ends, not in the order they were handed out: a kill loses only the runs in flight.
         runs = [pool.submit(run_once, target) for target in work]
         for finished, (target, ok, seconds, tail) in enumerate((run.result() for run in as_completed(runs)), 1):
-            target.slowest_s = max(target.slowest_s, seconds)
-            if ok:
-                target.passed += 1
-            else:
-                target.failed.append(tail)
+            target.count(ok, seconds, tail)
+            if not ok:
                 print(f"FAILED alone: {target.nodeid} ({seconds:.1f} s)\n{tail}\n", flush=True)
             record = {
                 "code": identity,
@@ -197,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = [target for target in targets if target.failed]
     print(
         f"\nisolated: {len(targets) - len(failed)} of {len(targets)} targets passed {args.runs} of {args.runs}; "
-        f"{total / 60:.1f} min this time ({sum(done.values())} runs from the log)"
+        f"{total / 60:.1f} min this time ({from_log} runs from the log)"
     )
     for target in failed:
         print(f"replay: (cd {REPO} && {' '.join(target.command()[1:])})  # failed {len(target.failed)} of {args.runs}")

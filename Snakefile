@@ -9,6 +9,8 @@ min_version("9.0")
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from virtuebench.benchmarks import benchmark  # noqa: E402
+from virtuebench.judge.cache import import_sqlite  # noqa: E402
+from virtuebench.support.store import Store  # noqa: E402
 from virtuebench.config import ConfigError, check_config, start_warnings  # noqa: E402
 from virtuebench.plan import Plan  # noqa: E402
 from virtuebench.report.summary import summarize_excluded, summarize_invalid  # noqa: E402
@@ -77,6 +79,10 @@ onstart:
     # A missing API key stops the run before the first job; a dry run (which skips onstart) needs none.
     if CHECKED.missing_keys:
         sys.exit("virtuebench: invalid configuration:\n  " + "\n  ".join(CHECKED.missing_keys))
+    # The verdicts of an older version's SQLite caches, read into the store once: none is paid for again.
+    for legacy, root in PLAN.legacy_caches():
+        if read := import_sqlite(legacy, Store(root, "verdicts")):
+            print(f"virtuebench: {read} verdicts of {legacy} read into the store {root}", file=sys.stderr)
 
 
 onsuccess:

@@ -26,6 +26,8 @@ rule run_inference:
         slurm_partition=model_resource("gpu_partition"),
         run_config=model_run_config,
         python=model_python,  # a resource, not a param: building the venv (`make envs`) reruns nothing
+        # a resource, not a param: the store keeps answers under keys of all they depend on, wherever it is
+        store=PLAN.store,
     conda:
         model_env
     message:
@@ -33,5 +35,5 @@ rule run_inference:
     shell:
         "{resources.python} -m virtuebench.inference --instances {input.instances} --frames-dir {params.frames_dir} "
         "--model {wildcards.model} --model-config {params.model_config:q} --model-run-config {resources.run_config:q} "
-        "--prompt {params.prompt} "
+        "--prompt {params.prompt} --store {resources.store:q} "
         "--level {params.level} --out {output} > {log} 2>&1"

@@ -454,3 +454,103 @@ def test_a_backend_meeting_a_full_disk_stops_the_job_instead_of_failing_every_it
     with pytest.raises(OSError, match="No space left"):
         run_inference(instances, bench / "frames", "m", {"backend": "x:F"}, "honest", 64, tmp_path / "o.jsonl", backend=backend)
     assert backend.asked == 1 and not (tmp_path / "o.jsonl").exists()
+
+
+# -- the answer store (support/store.py): no answer asked twice -----------------------------------------------------
+
+
+def _recording(calls):
+    return {"backend": "helpers.vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls)}}
+
+
+def test_stored_answers_are_not_asked_again_and_give_the_same_records(bench, tmp_path, monkeypatch):
+    """A second job (another output file: a results folder copied, dropped and restored, deleted) with the same store
+    asks nothing and loads no backend, and writes the records the first wrote, byte for byte."""
+    instances = read_instances(bench / "instances.parquet")
+    calls, store = tmp_path / "calls.txt", tmp_path / "store"
+    first = run_inference(instances, bench / "frames", "m", _recording(calls), "honest", 64, tmp_path / "a.jsonl", store=store)
+    asked = calls.read_text().split()
+    assert first.answered == len(asked) == 15 and first.stored == 0
+
+    import virtuebench.inference as inference
+
+    monkeypatch.setattr(inference, "load_backend", lambda spec: pytest.fail("a job whose answers are all stored loaded its backend"))
+    again = run_inference(instances, bench / "frames", "m", _recording(calls), "honest", 64, tmp_path / "b.jsonl", store=store)
+    assert calls.read_text().split() == asked, "no request"
+    assert (again.answered, again.reused, again.stored) == (0, 15, 15)
+    assert (tmp_path / "b.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()
+    assert "0 reused from an interrupted run, 15 from the answer store" in again.line("m/honest/64")
+
+
+def test_the_store_asks_exactly_what_changed(bench, tmp_path):
+    """An edited question, another prompt, another answer setting, another level: each asks exactly its items."""
+    import dataclasses
+
+    from helpers.vb_test_backends import RecordingBackend
+
+    instances = read_instances(bench / "instances.parquet")
+    calls, store = tmp_path / "calls.txt", tmp_path / "store"
+
+    def asked(insts, prompt="honest", level=64, config=None, out="o.jsonl"):
+        before = len(calls.read_text().split()) if calls.exists() else 0
+        run_inference(
+            insts,
+            bench / "frames",
+            "m",
+            config or _recording(calls),
+            prompt,
+            level,
+            tmp_path / out,
+            RecordingBackend({"calls_file": str(calls)}),
+            store,
+        )
+        return sorted(calls.read_text().split()[before:])
+
+    items = items_for_level(instances, 64)
+    assert len(asked(instances, out="first.jsonl")) == len(items)
+    edited_id = items[2].instance_id
+    edited = [dataclasses.replace(i, question=i.question + " Be brief.") if i.instance_id == edited_id else i for i in instances]
+    assert asked(edited, out="edited.jsonl") == [edited_id]
+    assert asked(edited, out="edited-again.jsonl") == []
+    assert len(asked(instances, prompt="plain", out="plain.jsonl")) == len(items)
+    other = {**_recording(calls), "max_new_tokens": 7}
+    assert len(asked(instances, config=other, out="other.jsonl")) == len(items)
+    assert sorted(asked(instances, level=128, out="l128.jsonl")) == sorted(i.instance_id for i in items_for_level(instances, 128))
+    assert asked(instances, out="first-again.jsonl") == [], "what was asked before any change is still stored"
+
+
+def test_a_damaged_entry_is_asked_again_and_other_frames_are_other_answers(bench, tmp_path, capsys):
+    from helpers.vb_test_backends import RecordingBackend
+
+    from virtuebench.support.store import Store
+
+    instances = read_instances(bench / "instances.parquet")
+    calls, store = tmp_path / "calls.txt", tmp_path / "store"
+    run_inference(instances, bench / "frames", "m", _recording(calls), "honest", 64, tmp_path / "a.jsonl", store=store)
+    entries = sorted((store / "answers").rglob("*.json"))
+    assert len(entries) == 15
+    entries[0].write_text(entries[0].read_text().replace('"red"', '"blue"'))  # edited: its digest no longer holds
+    before = len(calls.read_text().split())
+    summary = run_inference(
+        instances,
+        bench / "frames",
+        "m",
+        _recording(calls),
+        "honest",
+        64,
+        tmp_path / "b.jsonl",
+        RecordingBackend({"calls_file": str(calls)}),
+        store,
+    )
+    assert len(calls.read_text().split()) == before + 1 and summary.stored == 14
+    assert (tmp_path / "b.jsonl").read_text() == (tmp_path / "a.jsonl").read_text(), "made again, the same answer"
+    assert Store(store, "answers").get(entries[0].stem) is not None, "replaced whole"
+    # Frames re-extracted with another JPEG quality are other frames: every item is asked again.
+    frames = tmp_path / "frames"
+    for video in sorted({i.video_id for i in instances}):
+        extract_or_record(next(i.video_path for i in instances if i.video_id == video), frames / video, levels=[64], jpeg_quality=50)
+    before = len(calls.read_text().split())
+    run_inference(
+        instances, frames, "m", _recording(calls), "honest", 64, tmp_path / "c.jsonl", RecordingBackend({"calls_file": str(calls)}), store
+    )
+    assert len(calls.read_text().split()) == before + 15

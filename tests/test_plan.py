@@ -33,8 +33,12 @@ def instance(video_id: str, levels: list[int]) -> Instance:
 
 def test_the_demo_plan_puts_everything_under_results_and_makes_virtuebench_tables():
     plan = plan_of(config_of("config.yaml"))
-    assert (plan.results, plan.logs, plan.judge_cache) == ("results", "logs", "results/judge_cache.sqlite")
-    assert plan.curation_cache == "results/curation/llm_cache.sqlite"
+    assert (plan.results, plan.logs, plan.store, plan.judge_cache) == ("results", "logs", ".virtuebench/store", ".virtuebench/store")
+    assert plan.curation_cache == ".virtuebench/store"
+    assert plan.legacy_caches() == [
+        ("results/judge_cache.sqlite", ".virtuebench/store"),
+        ("results/curation/llm_cache.sqlite", ".virtuebench/store"),
+    ]
     assert plan.default_targets() == [
         f"results/{name}"
         for name in [

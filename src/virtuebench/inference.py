@@ -9,6 +9,12 @@ an input error: the job refuses to start (IncompleteFrames), writing nothing. A 
 non-zero after finishing every other item, so nothing downstream sees an incomplete set. SIGINT / SIGTERM and
 faults of the disk or the OS (a full disk: support/faults.py) stop the job with one line, the progress file kept.
 
+Every finished answer is also kept in the answer store (support/store.py, `--store`), under a key of all it depends
+on: the model's answer settings and weights commit, the prompt's text, the item's question and options, the exact
+frames given (the level's frame digest, times and the video's length) and the sample. An item whose key is stored is
+not asked: a job whose every item is stored loads no weights and makes no request, and writes the same records as the
+run that asked them. A damaged entry is ignored and asked again.
+
 A sampled model (registry `samples: N`, N > 1) answers every item N times in the same job, each answer a record with its
 `sample` (0..N-1); the backend is asked with `Request.sample` and seeds run k with its seed + k, so a rerun or a resume
 samples the same answers, and a resume redoes no finished (item, sample). A model run once writes records without
@@ -19,13 +25,14 @@ threads, or pipelined (the next item's frames and processor run on a CPU thread 
 item generates), else one after another.
 
 CLI: python -m virtuebench.inference --instances I --frames-dir D --model M --model-config JSON
-     [--model-run-config JSON] --prompt P --level N --out results/responses/M/P/N.jsonl
+     [--model-run-config JSON] --prompt P --level N [--store S] --out results/responses/M/P/N.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import os
 import sys
@@ -47,13 +54,14 @@ from virtuebench.support.concurrency import imap_prefetched, imap_unordered
 from virtuebench.support.faults import describe, environment_error, environment_fault
 from virtuebench.support.progress import Progress
 from virtuebench.support.stops import Stop, run_stoppable
+from virtuebench.support.store import Store, store_key
 
 
 @dataclass
 class Summary:
     items: int
     answered: int
-    reused: int
+    reused: int  # from an interrupted run's progress file or from the answer store
     input_errors: int
     backend_errors: int
     wall_s: float
@@ -61,11 +69,13 @@ class Summary:
     completion_tokens: int = 0
     truncated: int = 0
     weights_commits: tuple[str, ...] = ()  # the weights commits of the job's records
+    stored: int = 0  # of `reused`, those found in the answer store
 
     def line(self, label: str) -> str:
         weights = f", weights {' + '.join(self.weights_commits)}" if self.weights_commits else ""
         return (
-            f"[{label}] done: {self.items} items ({self.reused} reused from an interrupted run), "
+            f"[{label}] done: {self.items} items ({self.reused - self.stored} reused from an interrupted run, "
+            f"{self.stored} from the answer store), "
             f"{self.answered} answered ({self.truncated} truncated), {self.input_errors} input errors, "
             f"{self.backend_errors} backend errors, {self.prompt_tokens} prompt + {self.completion_tokens} completion tokens, "
             f"{self.wall_s:.1f} s{weights}"
@@ -158,6 +168,27 @@ def frames_hash(manifest: Manifest, level: int) -> str:
     return stable_hash([manifest.error, manifest.settings, manifest.frame_size, frames.timestamps if frames else None])
 
 
+def level_digest(manifest: Manifest, folder: Path, level: int) -> str | None:
+    """The SHA-256 of the level's frame files, in time order: the manifest's where it records one, else read from
+    the files (a manifest of an older version). None where the level has no frames (a broken video, a level the
+    video is too short for)."""
+    frames = manifest.levels.get(str(level))
+    if manifest.error or frames is None:
+        return None
+    recorded = getattr(frames, "digest", None)
+    if recorded:
+        return recorded
+    digest = hashlib.sha256()
+    for path in manifest.frame_paths(folder, level):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+#: The answer fields of a response record: what the store keeps. The others (instance, model, prompt, level, the
+#: fingerprints) are the job's, filled in again by the job that reuses the answer.
+ANSWER_FIELDS = ("n_frames", "response", "latency_s", "usage", "context", "thinking", "truncated", "finish_reason", "weights_commit")
+
+
 def _is_done(record: dict[str, Any]) -> bool:
     return record.get("error") is None or not record.get("retryable", False)
 
@@ -178,8 +209,10 @@ class InferenceJob:
         prompt: Prompt,
         level: int,
         output: str | Path,
+        store: str | Path | None = None,
     ) -> None:
         self.spec, self.model, self.prompt, self.level = spec, spec.name, prompt, level
+        self.store = Store(store, "answers") if store is not None else None
         self.frames_dir = Path(frames_dir)
         self.items = items_for_level(instances, level)
         self.samples = sample_numbers(spec)
@@ -210,6 +243,82 @@ class InferenceJob:
         }  # by context_key
         self._context_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
         self.backend: Backend | None = None
+        self.stored = 0
+        self._digests: dict[str, str | None] = {}
+        # The store is read before the weights are loaded where the commit they will have is known (a pinned revision,
+        # a local folder, the cache; a model without weights), else once they are loaded.
+        if self.weights_commit is not None or not spec.hub_id:
+            self._reuse_stored(self.weights_commit)
+
+    # -- the answer store ------------------------------------------------------------------------------
+
+    def _frames_digest(self, video_id: str) -> str | None:
+        if video_id not in self._digests:
+            self._digests[video_id] = level_digest(self.manifests[video_id], self.frames_dir / video_id, self.level)
+        return self._digests[video_id]
+
+    def answer_key(self, unit: Unit, commit: str | None) -> str | None:
+        """The store's key of a unit's answer: everything the backend is given and answers with. None where the item
+        has no frames to ask with (its record is an input error, made again for free)."""
+        inst, sample = unit
+        digest = self._frames_digest(inst.video_id)
+        if digest is None:
+            return None
+        manifest = self.manifests[inst.video_id]
+        return store_key(
+            {
+                "answers": self.spec.answers,
+                "weights": commit,
+                "prompt": self.prompt.hash,
+                "instance": inst.instance_id,
+                "question": inst.question,
+                "options": list(inst.options),
+                "level": self.level,
+                "frames": digest,
+                "timestamps": manifest.levels[str(self.level)].timestamps,
+                "duration_s": manifest.duration_s,
+                "sample": sample,
+            }
+        )
+
+    def context_store_key(self, video_id: str, sample: int | None) -> str | None:
+        """The store's key of a video's context step (two-step prompts): its frames, prompt and the model's settings."""
+        if self.store is None or self._frames_digest(video_id) is None:
+            return None
+        commit = self.backend.weights_commit if self.backend is not None else self.weights_commit
+        return store_key(
+            {
+                "answers": self.spec.answers,
+                "weights": commit,
+                "prompt": self.prompt.hash,
+                "context_of": video_id,
+                "level": self.level,
+                "frames": self._frames_digest(video_id),
+                "timestamps": self.manifests[video_id].levels[str(self.level)].timestamps,
+                "duration_s": self.manifests[video_id].duration_s,
+                "sample": sample,
+            }
+        )
+
+    def _reuse_stored(self, commit: str | None) -> None:
+        """Take every pending unit's answer the store holds as done."""
+        if self.store is None:
+            return
+        for unit in self.pending:
+            key = self.answer_key(unit, commit)
+            value = self.store.get(key) if key is not None else None
+            if value is not None:
+                self.done[unit_key(*unit)] = dataclasses.asdict(self.record(unit, 0, stored=value))
+                self.stored += 1
+
+    def _keep(self, unit: Unit, record: Response) -> None:
+        """A finished answer, into the store (failures and input errors are not answers: they are made again)."""
+        if self.store is None or record.error is not None:
+            return
+        key = self.answer_key(unit, record.weights_commit)
+        if key is not None:
+            about = {"model": self.model, "instance_id": record.instance_id, "prompt": self.prompt.id, "level": self.level}
+            self.store.put(key, {name: getattr(record, name) for name in ANSWER_FIELDS}, about=about)
 
     @property
     def pending(self) -> list[Unit]:
@@ -224,8 +333,24 @@ class InferenceJob:
         error: str | None = None,
         retryable: bool = False,
         context: str | None = None,
+        stored: dict[str, Any] | None = None,
     ) -> Response:
+        """The unit's response record: of a reply (or an error), or, with `stored`, of an answer kept in the store."""
         inst, sample = unit
+        if stored is not None:  # the answer's own fields as they were first recorded; the job's identity
+            answer = {name: stored.get(name) for name in ANSWER_FIELDS}
+        else:
+            answer = {
+                "n_frames": n_frames,
+                "response": reply.text if reply else None,
+                "latency_s": round(latency, 4),
+                "usage": (reply.usage or None) if reply else None,
+                "context": context,
+                "thinking": reply.thinking if reply else None,
+                "truncated": reply.truncated if reply else False,
+                "finish_reason": reply.finish_reason if reply else None,
+                "weights_commit": self.backend.weights_commit if self.backend else None,
+            }
         return Response(
             instance_id=inst.instance_id,
             video_id=inst.video_id,
@@ -234,20 +359,12 @@ class InferenceJob:
             prompt=self.prompt.id,
             prompt_hash=self.prompt.hash,
             level=self.level,
-            n_frames=n_frames,
-            response=reply.text if reply else None,
             error=error,
-            latency_s=round(latency, 4),
             fingerprint=self.key,
             retryable=retryable,
-            usage=(reply.usage or None) if reply else None,
-            context=context,
             item_hash=self.item_hashes[inst.instance_id],
-            thinking=reply.thinking if reply else None,
-            truncated=reply.truncated if reply else False,
-            finish_reason=reply.finish_reason if reply else None,
-            weights_commit=self.backend.weights_commit if self.backend else None,
             sample=sample,
+            **answer,
         )
 
     def failure(self, unit: Unit, request: Request, error: Exception, latency: float, context: str | None) -> Response:
@@ -265,6 +382,9 @@ class InferenceJob:
         video_id, sample = unit[0].video_id, unit[1]
         key = context_key(video_id, sample)
         with self._context_locks[key]:  # one step-1 request per video, even with concurrent items
+            stored_key = self.context_store_key(video_id, sample)
+            if key not in self.contexts and stored_key is not None and (value := self.store.get(stored_key)) is not None:
+                self.contexts[key] = (value["context"], None)
             if key not in self.contexts:
                 request = Request(
                     CONTEXT_PREFIX + video_id, "", self.prompt.context_template, frames, timestamps, self.level, duration_s, sample or 0
@@ -280,6 +400,8 @@ class InferenceJob:
                         "item_hash": self.item_hashes[CONTEXT_PREFIX + video_id],
                     }
                     self.log.append(record if sample is None else {**record, "sample": sample})
+                    if stored_key is not None:
+                        self.store.put(stored_key, {"context": reply.text}, about={"model": self.model, "context_of": video_id})
                     self.contexts[key] = (reply.text, None)
                 except Exception as error:  # recorded on each of the video's items, retried next run
                     if environment_error(error):
@@ -386,6 +508,9 @@ class InferenceJob:
         if self.backend is None and self.pending:
             self.backend = load_backend(self.spec)
         self._drop_other_weights()
+        deferred = self.weights_commit is None and self.spec.hub_id
+        if deferred and self.backend is not None:  # the commit is known now that the weights are loaded
+            self._reuse_stored(self.backend.weights_commit)
         reused = sum(unit_key(*unit) in self.done for unit in self.units)
         progress = Progress(label, len(self.units), already_done=reused)
         counts = {"answered": 0, "input": 0, "backend": 0, "prompt_tokens": 0, "completion_tokens": 0, "truncated": 0}
@@ -394,6 +519,7 @@ class InferenceJob:
         try:
             for unit, record in results:
                 self.log.append(record)
+                self._keep(unit, record)
                 records[unit_key(*unit)] = record
                 if record.error is None:
                     counts["answered"] += 1
@@ -420,6 +546,7 @@ class InferenceJob:
             counts["prompt_tokens"],
             counts["completion_tokens"],
             counts["truncated"],
+            stored=self.stored,
         )
         if counts["backend"]:
             self.log.close()  # keep the progress file: the next run retries only the failed items
@@ -440,11 +567,12 @@ def run_inference(
     level: int,
     output: str | Path,
     backend: Backend | None = None,
+    store: str | Path | None = None,
 ) -> Summary:
     """One job in-process (the tests, a notebook): `model_config` a resolved spec, or a registry entry whose every
     key is taken to change the answers."""
     spec = model_config if isinstance(model_config, ModelSpec) else ModelSpec.from_job(model, model_config, {})
-    return InferenceJob(instances, frames_dir, spec, get_prompt(prompt_name), level, output).run(backend)
+    return InferenceJob(instances, frames_dir, spec, get_prompt(prompt_name), level, output, store).run(backend)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -456,6 +584,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-run-config", default="{}", help="the model's settings that change only how the job runs (JSON; untracked)")
     parser.add_argument("--prompt", required=True)
     parser.add_argument("--level", type=int, required=True)
+    parser.add_argument("--store", help="the answer store's folder: stored answers are not asked again, new ones are kept")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     try:
@@ -497,7 +626,7 @@ def _run(args: argparse.Namespace, spec: ModelSpec, stop: Stop) -> int:
 
     stop.note = kept
     try:
-        job = InferenceJob(read_instances(args.instances), args.frames_dir, spec, get_prompt(args.prompt), args.level, args.out)
+        job = InferenceJob(read_instances(args.instances), args.frames_dir, spec, get_prompt(args.prompt), args.level, args.out, args.store)
         summary = job.run()
     except IncompleteFrames as error:
         print(f"error: {error}", file=sys.stderr)
@@ -514,6 +643,8 @@ def _run(args: argparse.Namespace, spec: ModelSpec, stop: Stop) -> int:
         return 1
     label = f"{args.model}/{args.prompt}/{args.level}"
     print(summary.line(label), file=sys.stderr)
+    if job.store is not None and (damaged := job.store.damaged_line()):
+        print(f"warning: {damaged}", file=sys.stderr)
     if len(summary.weights_commits) > 1:
         print(f"warning: {args.out} holds answers from {len(summary.weights_commits)} different weights commits", file=sys.stderr)
     if summary.truncated:

@@ -68,6 +68,7 @@ class Plan:
     config_dir: Path  # the schemas beside the Snakefile (each setting's rerun class)
     results: str
     logs: str
+    store: str  # the answer and verdict store (support/store.py), shared by every results folder that names it
     judge_cache: str
     curation_cache: str
     supplement_choices: Choices
@@ -88,14 +89,21 @@ class Plan:
             config_dir=Path(config_dir),
             results=results,
             logs=logs_folder(results),
-            judge_cache=config["judge_cache"] or f"{results}/judge_cache.sqlite",
-            curation_cache=config["curation"]["cache"] or f"{results}/curation/llm_cache.sqlite",
+            store=os.path.normpath(config["store"]),
+            judge_cache=config["judge_cache"] or os.path.normpath(config["store"]),
+            curation_cache=config["curation"]["cache"] or os.path.normpath(config["store"]),
             supplement_choices=Choices(**{name: supplement[name] for name in Choices.__dataclass_fields__}),
             supplement_grader=grader_settings(supplement["authors_grader_prompt"]) if grader else None,
         )
 
     # -----------------------------------------------------------------------------------------
     # Folders and what the configuration runs
+
+    def legacy_caches(self) -> list[tuple[str, str]]:
+        """(SQLite cache of an older version, the store root its verdicts go to): the old default places, where the
+        configuration leaves the caches to the store. The Snakefile reads them into the store once (judge/cache.py)."""
+        pairs = [(self.res("judge_cache.sqlite"), self.judge_cache), (self.res("curation/llm_cache.sqlite"), self.curation_cache)]
+        return [(legacy, root) for legacy, root in pairs if root == self.store]
 
     def res(self, path: str) -> str:
         """A path under the results folder (wildcards kept)."""

@@ -55,7 +55,7 @@ def _inst(number: int, videos, answer="red", video="short", question=None, evide
 
 def _llm(tmp_path, stage="answerability", **settings) -> filters.LlmFilter:
     backend = ScriptedBackend({"calls_file": str(tmp_path / "calls.txt"), **settings})
-    return filters.LlmFilter(stage, "scripted", "fp1", backend, VerdictCache(tmp_path / "cache.sqlite"), max_concurrency=2)
+    return filters.LlmFilter(stage, "scripted", "fp1", backend, VerdictCache(tmp_path / "cache"), max_concurrency=2)
 
 
 def _calls(tmp_path) -> list[str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 
@@ -107,7 +106,7 @@ def test_the_authors_grader_end_to_end_against_a_local_server(tmp_path, prompt_f
     settings = grader_settings(prompt_file)
     with FakeOpenAI() as server:
         items = _items(tmp_path / "items.jsonl", PREDICTIONS)
-        run = _cli(server, items, tmp_path / "out.jsonl", tmp_path / "cache.sqlite", settings)
+        run = _cli(server, items, tmp_path / "out.jsonl", tmp_path / "cache", settings)
         assert run.returncode == 0, run.stderr
         out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
         print(f"\nletter-grade verdicts: {[(row['raw'] if 'raw' in row else None, row['judgement'], row['valid']) for row in out]}")
@@ -136,17 +135,17 @@ def test_the_authors_grader_end_to_end_against_a_local_server(tmp_path, prompt_f
 
         # An unchanged rerun asks only for the invalid ones again; a changed prompt (new sha256) asks for all.
         before = server.total
-        rerun = _cli(server, items, tmp_path / "out2.jsonl", tmp_path / "cache.sqlite", settings)
+        rerun = _cli(server, items, tmp_path / "out2.jsonl", tmp_path / "cache", settings)
         assert rerun.returncode == 0, rerun.stderr
         assert server.total - before == 3 + 3
         prompt_file.write_text(TEST_PROMPT.replace("Grade a reply", "Grade this reply"))
         before = server.total
-        changed = _cli(server, items, tmp_path / "out3.jsonl", tmp_path / "cache.sqlite", grader_settings(prompt_file))
+        changed = _cli(server, items, tmp_path / "out3.jsonl", tmp_path / "cache", grader_settings(prompt_file))
         assert changed.returncode == 0, changed.stderr
         assert server.total - before == 8 + 2 + 2, "every non-empty prediction asked again (the two malformed ones thrice)"
 
     written = [run.stderr, rerun.stderr, changed.stderr, *(path.read_text() for path in tmp_path.glob("out*.jsonl"))]
-    written += [json.dumps(row) for row in sqlite3.connect(tmp_path / "cache.sqlite").execute("SELECT * FROM verdicts")]
+    written += [entry.read_text() for entry in (tmp_path / "cache").rglob("*.json")]
     assert all(SECRET not in text for text in written)
 
 
@@ -161,7 +160,7 @@ def test_a_prompt_changed_after_the_workflow_read_it_or_no_key_stops_the_judge(t
         get_judge("videoevalpro-authors", grader_settings(prompt_file))
     with FakeOpenAI() as server:
         items = _items(tmp_path / "items.jsonl", ["red"])
-        run = _cli(server, items, tmp_path / "o.jsonl", tmp_path / "c.sqlite", grader_settings(prompt_file), env_key=None)
+        run = _cli(server, items, tmp_path / "o.jsonl", tmp_path / "c", grader_settings(prompt_file), env_key=None)
     assert run.returncode == 1 and "OPENAI_API_KEY" in run.stderr and "Traceback" not in run.stderr and server.total == 0
 
 
@@ -180,7 +179,7 @@ def test_judgment_records_name_the_grader_and_its_prompts_sha256(tmp_path, promp
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     settings = grader_settings(prompt_file)
     with FakeOpenAI() as server:
-        judge = get_judge("videoevalpro-authors", {**settings, "base_url": server.base_url}, str(tmp_path / "cache.sqlite"))
+        judge = get_judge("videoevalpro-authors", {**settings, "base_url": server.base_url}, str(tmp_path / "cache"))
         judge_responses(tmp_path / "r.jsonl", bench / "instances.parquet", judge, tmp_path / "j.jsonl")
     records = [json.loads(line) for line in (tmp_path / "j.jsonl").read_text().splitlines()]
     assert len(records) == len(instances) and server.total == len(instances)

@@ -10,6 +10,7 @@ from helpers.fake_openai import FakeOpenAI
 
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.judge.agreement import cohen_kappa, compare
+from virtuebench.judge.cache import VerdictCache
 from virtuebench.judge.llm import JudgeSetupError, LlmJudge, parse_cvrr, parse_virtuebench
 from virtuebench.judge.prompts import JUDGE_PROMPTS
 from virtuebench.records import Judgment
@@ -131,7 +132,7 @@ SCENARIOS = [
 def test_llm_judge_end_to_end_against_a_local_server(tmp_path):
     with FakeOpenAI() as server:
         items = _items(tmp_path / "items.jsonl", SCENARIOS)
-        run = _cli(server, items, tmp_path / "out.jsonl", tmp_path / "cache.sqlite")
+        run = _cli(server, items, tmp_path / "out.jsonl", tmp_path / "cache")
         assert run.returncode == 0, run.stderr
         out = {r["id"]: r for r in map(json.loads, (tmp_path / "out.jsonl").read_text().splitlines())}
         assert (out["q0"]["valid"], out["q0"]["judgement"]) == (True, 1)
@@ -156,7 +157,7 @@ def test_llm_judge_end_to_end_against_a_local_server(tmp_path):
 
         # Unchanged rerun: every valid verdict comes from the cache; only the invalid ones are asked again.
         before = server.total
-        rerun = _cli(server, items, tmp_path / "out2.jsonl", tmp_path / "cache.sqlite")
+        rerun = _cli(server, items, tmp_path / "out2.jsonl", tmp_path / "cache")
         assert rerun.returncode == 0, rerun.stderr
         asked_again = server.total - before
         assert asked_again == 3 + 1, "wrongfields (3 tries) and echo-auth (1) are retried; nothing else is requested"
@@ -167,15 +168,15 @@ def test_llm_judge_end_to_end_against_a_local_server(tmp_path):
 
         # The key never appears in what the judge writes, even where the endpoint echoed it back.
         written = [(tmp_path / "out.jsonl").read_text(), (tmp_path / "out2.jsonl").read_text(), run.stderr, run.stdout, rerun.stderr]
-        database = sqlite3.connect(tmp_path / "cache.sqlite")
-        written += [json.dumps(row) for row in database.execute("SELECT * FROM verdicts")]
+        written += [entry.read_text() for entry in (tmp_path / "cache").rglob("*.json")]
+        assert len(written) > 5, "the verdicts are in the store, and read here"
         assert all(SECRET not in text for text in written)
         assert "[REDACTED]" in out["q9"]["reason"]
 
 
 def test_no_key_names_the_variable(tmp_path):
     with FakeOpenAI() as server:
-        run = _cli(server, _items(tmp_path / "items.jsonl", ["red"]), tmp_path / "out.jsonl", tmp_path / "c.sqlite", env_key=None)
+        run = _cli(server, _items(tmp_path / "items.jsonl", ["red"]), tmp_path / "out.jsonl", tmp_path / "c", env_key=None)
     assert run.returncode == 1
     assert "set the environment variable OPENAI_API_KEY" in run.stderr and "Traceback" not in run.stderr
     assert server.total == 0
@@ -192,93 +193,47 @@ def test_a_keyless_local_server_needs_no_key(tmp_path, monkeypatch):
 
 def _open_and_use_cache(path: str) -> str:
     from virtuebench.judge.cache import VerdictCache
+    from virtuebench.records import stable_hash
 
     try:
         cache = VerdictCache(path)
-        for k in range(20):
-            cache.put(f"{id(cache)}-{k}", "m", "h", {"k": k})
+        for k in range(20):  # the same 20 keys in every process: writers of one entry race each other
+            cache.put(stable_hash(k, length=32), "m", "h", {"k": k})
         return "ok"
     except Exception as error:  # reported, so the assertion shows what went wrong
         return f"{type(error).__name__}: {error}"
 
 
 def test_many_jobs_can_create_and_use_one_cache_at_once(tmp_path):
-    """Real processes racing to create one cache file (the retry they may need is forced deterministically in
-    test_the_cache_retries_a_locked_database_until_its_deadline)."""
+    """Real processes writing the same entries of one new cache at once: each entry whole, none lost."""
     import multiprocessing
 
+    from virtuebench.judge.cache import VerdictCache
+    from virtuebench.records import stable_hash
+
     with multiprocessing.get_context("spawn").Pool(6) as pool:
-        results = pool.map(_open_and_use_cache, [str(tmp_path / "cache.sqlite")] * 6)
+        results = pool.map(_open_and_use_cache, [str(tmp_path / "cache")] * 6)
     assert results == ["ok"] * 6
+    cache = VerdictCache(tmp_path / "cache")
+    assert [cache.get(stable_hash(k, length=32)) for k in range(20)] == [{"k": k} for k in range(20)]
+    assert len(cache) == 20 and not list((tmp_path / "cache").rglob("*.tmp"))
 
 
-class _LockedAtFirst:
-    """A SQLite connection whose first `failures` switches to WAL answer as a database another job holds does."""
+def test_an_older_sqlite_cache_is_read_into_the_store_once(tmp_path):
+    """A configuration of an older version names a SQLite file: its verdicts are read into the folder beside it, once,
+    so none of them is paid for again."""
+    from virtuebench.judge.cache import VerdictCache
 
-    def __init__(self, connection, failures, message="database is locked"):
-        self.connection, self.failures, self.message, self.statements = connection, failures, message, []
-
-    def execute(self, sql, *args):
-        self.statements.append(sql)
-        if sql == "PRAGMA journal_mode=WAL" and self.failures:
-            self.failures -= 1
-            raise sqlite3.OperationalError(self.message)
-        return self.connection.execute(sql, *args)
-
-    def close(self):
-        self.connection.close()
-
-
-def _fake_clock(monkeypatch, module, step_s):
-    """time.monotonic advancing `step_s` per call and time.sleep only recorded: no real waiting."""
-    now, slept = [1000.0], []
-
-    def monotonic():
-        now[0] += step_s
-        return now[0]
-
-    monkeypatch.setattr(module.time, "monotonic", monotonic)
-    monkeypatch.setattr(module.time, "sleep", slept.append)
-    return slept
-
-
-@pytest.mark.parametrize("message", ["database is locked", "database table is busy"])
-def test_the_cache_retries_a_locked_database_until_its_deadline(tmp_path, monkeypatch, message):
-    from virtuebench.judge import cache as cache_module
-
-    connect, made = sqlite3.connect, []
-
-    def locked_connect(*args, **kwargs):
-        made.append(_LockedAtFirst(connect(*args, **kwargs), failures=3, message=message))
-        return made[-1]
-
-    monkeypatch.setattr(cache_module.sqlite3, "connect", locked_connect)
-    slept = _fake_clock(monkeypatch, cache_module, step_s=1.0)  # 4 checks of the clock: well inside 60 s
-    cache = cache_module.VerdictCache(tmp_path / "cache.sqlite")
-    assert made[0].statements.count("PRAGMA journal_mode=WAL") == 4  # three refusals, then the switch
-    assert len(slept) == 3 and all(0.05 <= pause <= 0.25 for pause in slept)  # a short random pause each time
-    cache.put("k", "m", "h", {"judgement": 1})
-    assert cache.get("k") == {"judgement": 1} and len(cache) == 1
-    cache.close()
-    journal = sqlite3.connect(tmp_path / "cache.sqlite").execute("PRAGMA journal_mode").fetchone()[0]
-    assert journal == "wal"
-
-
-def test_the_cache_gives_up_on_a_lock_past_its_deadline_and_at_once_on_other_errors(tmp_path, monkeypatch):
-    from virtuebench.judge import cache as cache_module
-
-    connect = sqlite3.connect
-    monkeypatch.setattr(cache_module.sqlite3, "connect", lambda *a, **k: _LockedAtFirst(connect(*a, **k), failures=100))
-    slept = _fake_clock(monkeypatch, cache_module, step_s=25.0)
-    with pytest.raises(sqlite3.OperationalError, match="database is locked"):
-        cache_module.VerdictCache(tmp_path / "a.sqlite")
-    # the deadline is read at 25 s (+60: 85 s); the refusals are checked at 50 and 75 s (retried), then 100 s (given up)
-    assert len(slept) == 2
-    monkeypatch.setattr(cache_module.sqlite3, "connect", lambda *a, **k: _LockedAtFirst(connect(*a, **k), 1, "disk I/O error"))
-    slept.clear()
-    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
-        cache_module.VerdictCache(tmp_path / "b.sqlite")
-    assert slept == []  # not a lock: no retry
+    legacy = tmp_path / "judge_cache.sqlite"
+    with sqlite3.connect(legacy) as database:
+        database.execute(
+            "CREATE TABLE verdicts (key TEXT PRIMARY KEY, judge_model TEXT, prompt_hash TEXT, verdict TEXT NOT NULL, created REAL)"
+        )
+        database.execute("INSERT INTO verdicts VALUES (?, ?, ?, ?, ?)", ("ab" * 16, "m", "h", json.dumps({"judgement": 1}), 0.0))
+    cache = VerdictCache(legacy)
+    assert cache.path == tmp_path / "judge_cache" and cache.get("ab" * 16) == {"judgement": 1}
+    cache.store.path("ab" * 16).unlink()
+    assert VerdictCache(legacy).get("ab" * 16) is None, "read once: a verdict removed from the store is not read again"
 
 
 def test_failed_requests_fail_the_job_and_only_they_are_asked_again(tmp_path):
@@ -373,7 +328,7 @@ def test_a_key_the_endpoint_echoes_is_written_nowhere(tmp_path):
         judge = {"kind": "llm", "model": "judge-model", "base_url": server.base_url, "max_retries": 2, "timeout_s": 10.0}
         judging = subprocess.run(
             [sys.executable, "-m", "virtuebench.judge", str(responses), "--instances", str(bench / "instances.parquet")]
-            + ["--judge", "gpt-test", "--judge-config", json.dumps(judge), "--cache", str(tmp_path / "cache.sqlite")]
+            + ["--judge", "gpt-test", "--judge-config", json.dumps(judge), "--cache", str(tmp_path / "cache")]
             + ["--out", str(judgments)],
             capture_output=True,
             text=True,
@@ -395,7 +350,7 @@ def test_a_key_the_endpoint_echoes_is_written_nowhere(tmp_path):
     # The HTTP 500s are named in the logs, their echoed bodies redacted.
     for run in (inference, judging):
         assert "HTTP 500 from" in run.stderr and "(attempt 1 of 3)" in run.stderr and "Bearer [REDACTED]" in run.stderr
-    assert sqlite3.connect(tmp_path / "cache.sqlite").execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == 5
+    assert len(VerdictCache(tmp_path / "cache")) == 5
     assert _files_holding(tmp_path, ECHOED_KEY) == []
     for text in (inference.stdout, inference.stderr, judging.stdout, judging.stderr):
         assert ECHOED_KEY not in text
@@ -408,7 +363,7 @@ def test_an_echoed_key_is_redacted_from_raw_reason_and_the_cache(tmp_path, monke
     from virtuebench.judge.cache import VerdictCache
 
     monkeypatch.setenv("OPENAI_API_KEY", ECHOED_KEY)
-    cache = VerdictCache(tmp_path / "cache.sqlite")
+    cache = VerdictCache(tmp_path / "cache")
     with FakeOpenAI(echo_auth=True) as server:
         judge = LlmJudge("g", {"model": "m", "base_url": server.base_url, "prompt": prompt, "max_retries": 0}, cache=cache)
         verdict = judge.judge("What colour is the star?", "red", "red")
@@ -429,7 +384,7 @@ def test_the_letter_grade_judge_redacts_an_echoed_key(tmp_path, monkeypatch):
     prompt = tmp_path / "grader_prompt.txt"
     prompt.write_text("Question: {question}\nTarget to match: {target}\nReply to grade: {predicted_answer}\n")
     monkeypatch.setenv("OPENAI_API_KEY", ECHOED_KEY)
-    cache = VerdictCache(tmp_path / "cache.sqlite")
+    cache = VerdictCache(tmp_path / "cache")
     with FakeOpenAI(echo_auth=True) as server:
         judge = LetterGradeJudge("grader", {"prompt_file": str(prompt), "base_url": server.base_url, "max_retries": 0}, cache=cache)
         verdict = judge.judge("What colour?", "red", "It is red.")

@@ -75,7 +75,7 @@ def test_the_llm_judge_stops_at_a_dead_base_url(tmp_path):
         "--out",
         str(tmp_path / "out.jsonl"),
         "--cache",
-        str(tmp_path / "cache.sqlite"),
+        str(tmp_path / "cache"),
     )
     assert run.returncode == 1 and seconds < 30, run.stderr[-2000:]
     assert base_url in run.stderr and "judge gpt-4o" in run.stderr and "OPENAI_API_KEY" in run.stderr and KEY not in run.stderr

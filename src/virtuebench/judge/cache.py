@@ -1,69 +1,76 @@
-"""A verdict cache in SQLite, shared by every judge job on a machine.
+"""The verdict cache: every LLM verdict (a judge's, a curation filter's decision), kept in the shared entry store.
 
-Keyed by judge model, prompt hash, question, ground truth and response: an unchanged rerun asks the
-API nothing, and changed responses are judged anew. WAL mode and a busy timeout make concurrent jobs
-(and threads) safe; only valid verdicts are stored, so a failure is retried on the next run.
+Keyed by judge model, prompt hash, question, ground truth and response: an unchanged rerun asks the API nothing, and
+changed responses are judged anew. One file per verdict (support/store.py): safe for many jobs on many hosts of a
+shared filesystem, where SQLite's locking is not. Only valid verdicts are stored, so a failure is retried on the next
+run. A cache of an older version (one SQLite file, `.sqlite`) is read into the store once, so that no verdict it holds
+is paid for again.
 """
 
 from __future__ import annotations
 
 import json
-import random
 import sqlite3
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from virtuebench.records import stable_hash
+from virtuebench.support.store import Store
+
+KIND = "verdicts"
+#: The folder inside a cache's store root that says which SQLite caches were read into it already.
+IMPORTED = ".imported"
 
 
 class VerdictCache:
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
-        self._set_up()
+    """The verdicts under `path`, a store root (`<path>/verdicts/`). A path ending in `.sqlite` names an older version's
+    cache: its verdicts are read into the store beside it (`path` without the suffix) once, and kept there."""
 
-    def _set_up(self) -> None:
-        """WAL mode and the table. Switching to WAL can answer "locked" at once, without waiting, while
-        another job sets up the same new file: retry for a while rather than fail."""
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                self._db.execute("PRAGMA busy_timeout=60000")
-                if self._db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                    self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute(
-                    "CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, judge_model TEXT, prompt_hash TEXT, "
-                    "verdict TEXT NOT NULL, created REAL)"
-                )
-                return
-            except sqlite3.OperationalError as error:
-                if not any(word in str(error) for word in ("locked", "busy")) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05 + random.random() * 0.2)
+    def __init__(self, path: str | Path):
+        path = Path(path)
+        if path.suffix == ".sqlite":
+            legacy, path = path, path.with_suffix("")
+            self.store = Store(path, KIND)
+            import_sqlite(legacy, self.store)
+        else:
+            self.store = Store(path, KIND)
+        self.path = path
 
     @staticmethod
     def key(judge_model: str, prompt_hash: str, question: str, answer: str, response: str) -> str:
         return stable_hash([judge_model, prompt_hash, question, answer, response], length=32)
 
     def get(self, key: str) -> dict[str, Any] | None:
-        with self._lock:
-            row = self._db.execute("SELECT verdict FROM verdicts WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        value = self.store.get(key)
+        return value["verdict"] if value is not None else None
 
     def put(self, key: str, judge_model: str, prompt_hash: str, verdict: dict[str, Any]) -> None:
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?)",
-                (key, judge_model, prompt_hash, json.dumps(verdict), time.time()),
-            )
+        self.store.put(key, {"verdict": verdict}, about={"judge_model": judge_model, "prompt_hash": prompt_hash})
 
     def __len__(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+        return sum(1 for _ in self.store.folder.glob("*/*.json"))
 
     def close(self) -> None:
-        self._db.close()
+        """Nothing to close (kept for the callers of the SQLite version)."""
+
+
+def import_sqlite(path: str | Path, store: Store) -> int:
+    """Read an older version's SQLite verdict cache into `store`, once (a marker names the file read); the number of
+    verdicts read. A missing file reads nothing; an unreadable one is left alone (its verdicts are asked again)."""
+    path = Path(path)
+    if not path.is_file():
+        return 0
+    marker = store.root / IMPORTED / f"{stable_hash(str(path.resolve()), length=16)}.done"
+    if marker.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as database:
+            rows = database.execute("SELECT key, judge_model, prompt_hash, verdict FROM verdicts").fetchall()
+    except sqlite3.Error:
+        return 0
+    for key, judge_model, prompt_hash, verdict in rows:
+        if store.get(key) is None:
+            store.put(key, {"verdict": json.loads(verdict)}, about={"judge_model": judge_model, "prompt_hash": prompt_hash})
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(f"{path}\n{len(rows)} verdicts\n")
+    return len(rows)

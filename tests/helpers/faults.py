@@ -55,10 +55,12 @@ TARGETS = ("results/scores.csv", "results/comparisons.csv", "results/table1.tex"
 #: ...and the two judges' agreement, which needs the rules judge's judgments beside the LLM judge's.
 TARGETS_BOTH_JUDGES = (*TARGETS, "results/judge_agreement/rules__vs__fake-gpt.json")
 #: What a stage and every stage after it write: removed from a copy of a finished run to start a run at that stage.
+#: The store's answers and verdicts go too: a stage started again must do its work (ask its models), not find it stored.
+ANSWERS, VERDICTS = ".virtuebench/store/answers", ".virtuebench/store/verdicts"
 FROM_STAGE = {
-    "frames": ("results/frames", "results/responses", "results/judgments", "results/judge_cache.sqlite", "results/judge_agreement"),
-    "inference": ("results/responses", "results/judgments", "results/judge_cache.sqlite", "results/judge_agreement"),
-    "judge": ("results/judgments", "results/judge_cache.sqlite", "results/judge_agreement"),
+    "frames": ("results/frames", "results/responses", "results/judgments", ANSWERS, VERDICTS, "results/judge_agreement"),
+    "inference": ("results/responses", "results/judgments", ANSWERS, VERDICTS, "results/judge_agreement"),
+    "judge": ("results/judgments", VERDICTS, "results/judge_agreement"),
     "report": (),
 }
 #: The report's files in the order they appear (logs at a job's start, outputs at its end).

@@ -14,6 +14,7 @@ import re
 import socket
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -177,3 +178,19 @@ def snakemake_mode() -> str:
             return "no-jobs" if any(getattr(options, name, None) for name in NO_JOB_OPTIONS) else "run"
         frame = frame.f_back
     return "unknown"
+
+
+def force_files(paths: Iterable[str]) -> bool:
+    """Have Snakemake run the jobs of `paths` (as `--forcerun PATH` does, which also makes them targets), from the
+    Snakefile, before the DAG is built. Snakemake sets its DAG settings on the workflow only after parsing the Snakefile,
+    so they are found on the call stack, in the DAG API being made (snakemake.api.DAGApi, Snakemake 9). False where
+    there is none (then nothing is forced)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        owner = frame.f_locals.get("self") if frame.f_code.co_name == "__post_init__" else None
+        settings = getattr(owner, "dag_settings", None) if type(owner).__name__ == "DAGApi" else None
+        if settings is not None and hasattr(settings, "forcerun"):
+            settings.forcerun = frozenset(settings.forcerun) | set(paths)
+            return True
+        frame = frame.f_back
+    return False

@@ -155,7 +155,8 @@ def release(path: str | Path, holder: Holder) -> None:
 
 
 #: Snakemake command-line options under which it runs no job (it lists, draws, cleans, unlocks ...): the lock and the
-#: start-up sweep stay out of the way. A dry run (`-n`) is apart: the sweep reports what a real run would remove.
+#: start-up sweep stay out of the way. A dry run (`-n`) is apart: the sweep forces the same report jobs and reports the
+#: records a real run would remove.
 NO_JOB_OPTIONS = (
     "touch", "lint", "list_rules", "list_target_rules", "dag", "rulegraph", "filegraph", "d3dag", "summary",
     "detailed_summary", "archive", "cleanup_metadata", "cleanup_shadow", "unlock", "list_changes", "list_input_changes",

@@ -335,7 +335,8 @@ def guard_run():
     if kept and not runlock.force_files(kept):
         records, kept = records + kept, []
     where = f" (`python -m virtuebench.verify --results {RESULTS}` lists them)"
-    print(f"virtuebench WARNING: stale results, made from files that changed or are gone:\n  {_few(map(str, chain.problems), listed=where)}", file=sys.stderr)
+    problems = _few(map(str, chain.problems), listed=where)
+    print(f"virtuebench WARNING: stale results ({len(chain.problems)} problem(s)), made from files that changed or are gone:\n  {problems}", file=sys.stderr)
     if records and mode == "run":
         verify.remove(records)
         print(f"virtuebench: removed {len(records)} stale record(s) ({_few(records, 3, ', ')}); this run rebuilds them", file=sys.stderr)

@@ -94,10 +94,10 @@ onsuccess:
 
 onerror:
     # A failed or interrupted run still says what the instances table left out (the failed job's own error comes above),
-    # and what was kept.
-    warning = summarize_excluded(res("instances_excluded.csv"))
-    if warning:
-        print(f"virtuebench WARNING: {warning}", file=sys.stderr)
+    # what the report kept from an earlier run lacks, and what was kept.
+    for warning in (summarize_excluded(res("instances_excluded.csv")), report_lacks()):
+        if warning:
+            print(f"virtuebench WARNING: {warning}", file=sys.stderr)
     print(
         "virtuebench: the run stopped before the end. Finished jobs are kept, and so are the finished items of an "
         "unfinished inference or judging job (beside its output, as .partial); rerun the same command to go on.",

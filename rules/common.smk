@@ -17,6 +17,7 @@ from virtuebench.comparisons import METHOD as COMPARISONS_METHOD
 from virtuebench.sources import REAL_SOURCES
 from virtuebench import verify
 from virtuebench.records import stable_hash
+from virtuebench.report.summary import summarize_outdated
 from virtuebench.support import runlock
 from virtuebench.support.runlock import snakemake_mode
 
@@ -290,9 +291,12 @@ def report_outputs():
 
 def guard_run():
     """Before the DAG is built: a real run takes the results folder's run lock (one live run, even after `snakemake
-    --unlock`), then every run checks the provenance chain of this configuration's results. A real run removes what
-    is stale, and everything made from it, so that Snakemake rebuilds exactly that; a dry run says what it would
-    remove. Only the main process of a command-line run does this (not a cluster job, not --unlock, --list ...)."""
+    --unlock`), then every run checks the provenance chain of this configuration's results. What is stale is rebuilt:
+    a real run removes the stale records (responses, judgments, frames folders: wrong data), and every run has
+    Snakemake force the jobs of the stale report outputs, which stay in place until their jobs replace them (removed,
+    they would be gone for as long as a failing job upstream keeps them from being rebuilt; kept but not forced, they
+    would be "up to date" over a removed record: snakemake/snakemake#1978). Only the main process of a command-line
+    run does this (not a cluster job, not --unlock, --list ...)."""
     mode = snakemake_mode()
     if not workflow.is_main_process or mode == "no-jobs":
         return
@@ -318,14 +322,50 @@ def guard_run():
     listed = _instances_at(str(table), os.path.getmtime(table))
     remembered = verify.Remembered(f"{runlock.state_dir(RESULTS)}/chain.json")  # checks that passed on the same files
     judged = [path for judge in PLAN.reported_judges() for path in judgments(judge, listed)]
-    chain = verify.check(judged, listed, report_outputs(), remembered)
+    outputs = report_outputs()
+    chain = verify.check(judged, listed, outputs, remembered)
     remembered.save()
     if not chain.problems:
         return
-    lines = "\n  ".join(map(str, chain.problems))
-    print(f"virtuebench WARNING: stale results, made from files that changed or are gone:\n  {lines}", file=sys.stderr)
-    if mode == "run":
-        verify.remove(chain.stale)
-        print(f"virtuebench: removed {len(chain.stale)} stale file(s) and folder(s); this run rebuilds them", file=sys.stderr)
-    else:
-        print(f"virtuebench: a real run removes these {len(chain.stale)} file(s) and folder(s) first and rebuilds them (not in this dry run's plan)", file=sys.stderr)
+    outputs = set(outputs)
+    kept = [path for path in chain.stale if path in outputs]
+    records = [path for path in chain.stale if path not in outputs]
+    # Forced files are also targets (as with --forcerun FILE): a run of one target rebuilds these too. Where Snakemake
+    # cannot be told (not started as Snakemake 9 starts), they are removed, as before: rebuilt, if not kept.
+    if kept and not runlock.force_files(kept):
+        records, kept = records + kept, []
+    where = f" (`python -m virtuebench.verify --results {RESULTS}` lists them)"
+    problems = _few(map(str, chain.problems), listed=where)
+    print(f"virtuebench WARNING: stale results ({len(chain.problems)} problem(s)), made from files that changed or are gone:\n  {problems}", file=sys.stderr)
+    if records and mode == "run":
+        verify.remove(records)
+        print(f"virtuebench: removed {len(records)} stale record(s) ({_few(records, 3, ', ')}); this run rebuilds them", file=sys.stderr)
+    elif records:
+        print(
+            f"virtuebench: a real run removes {len(records)} stale record(s) first ({_few(records, 3, ', ')}) and rebuilds them "
+            "(their jobs are not in this dry run's plan)",
+            file=sys.stderr,
+        )
+    if kept:
+        print(
+            f"virtuebench: {len(kept)} report output(s) made from them are rebuilt, and kept until their jobs replace them "
+            f"({_few(kept, 3, ', ')})",
+            file=sys.stderr,
+        )
+
+
+def report_lacks():
+    """After a failed run (the Snakefile's onerror): what the report outputs kept from an earlier run do not show of
+    this configuration's judgments, in a line or two (virtuebench.report.summary); None where nothing is lacking."""
+    table = Path(res("instances.parquet"))
+    if not table.exists():
+        return None
+    listed = _instances_at(str(table), os.path.getmtime(table))
+    judged = [path for judge in PLAN.reported_judges() for path in judgments(judge, listed)]
+    return summarize_outdated(report_outputs(), judged, res(verify.SCORES))
+
+
+def _few(lines, shown=5, sep="\n  ", listed=""):
+    """The first `shown` of `lines`, and how many more (`listed`: where the rest is listed)."""
+    lines = list(lines)
+    return sep.join(lines[:shown]) + (f"{sep}... and {len(lines) - shown} more{listed}" if len(lines) > shown else "")

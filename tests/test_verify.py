@@ -2,8 +2,10 @@
 test: each test breaks one link (a judgment of another response, a response asked with other frames, a frames folder
 without its manifest, a judgments or responses file gone, an item twice) and checks that `verify` names it and what it
 makes stale, that a report job refuses to publish over it, and that a plain rerun of the workflow removes what is
-stale and rebuilds it to the clean run's bytes. The run lock: a live run's lock refuses a second run, even after
-`snakemake --unlock`; a killed run's lock is taken over."""
+stale and rebuilds it to the clean run's bytes. A judgments file the report never showed (a model just added) is not
+stale, and a new model whose endpoint dies midway leaves the previous tables in place, with a warning naming what they
+lack. The run lock: a live run's lock refuses a second run, even after `snakemake --unlock`; a killed run's lock is
+taken over."""
 
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
+from helpers.data import REPO
+from helpers.fake_openai import FakeOpenAI, api_entry
 from helpers.workflow import SMALL, snakemake
 
 from virtuebench import verify
@@ -46,12 +51,16 @@ def run(clean, tmp_path):
 
 
 def check(workdir: Path) -> verify.Chain:
+    return check_with(workdir, [JUDGMENT])
+
+
+def check_with(workdir: Path, also: list[Path]) -> verify.Chain:
+    """`verify.check` in `workdir` of every judgments file there and of `also` (files that may be missing)."""
     cwd = os.getcwd()
     os.chdir(workdir)
     try:
-        return verify.check(
-            sorted(str(p) for p in Path("results").glob("judgments/*/*/*/*.jsonl")) + [str(JUDGMENT)], report_outputs=REPORT
-        )
+        paths = sorted(str(p) for p in Path("results").glob("judgments/*/*/*/*.jsonl")) + list(map(str, also))
+        return verify.check(paths, report_outputs=REPORT)
     finally:
         os.chdir(cwd)
 
@@ -101,6 +110,21 @@ def test_each_broken_link_is_named_with_what_it_makes_stale(run, breakage, named
     assert sorted(chain.stale) == sorted(map(str, stale))
 
 
+def test_a_judgments_file_the_report_never_showed_is_not_stale(run):
+    """A model added to the configuration has no judgments yet (nor responses), and scores.csv has none of its rows:
+    nothing is stale. Nor is a judgments file that is gone where scores.csv has no row of it (a judge job that failed
+    after its model's first run): the report was not made from it. Where scores.csv has its rows, it is (above)."""
+    new = Path("results/judgments/rules/new-model/honest/64.jsonl")
+    assert check_with(run, [new]).problems == []
+    (run / JUDGMENT).unlink()
+    scores = run / "results/scores.csv"
+    lines = scores.read_text().splitlines(keepends=True)
+    assert [problem.path for problem in check_with(run, [new, JUDGMENT]).problems] == [str(JUDGMENT)]
+    scores.write_text("".join(line for line in lines if not line.startswith("guess,honest,64,")))
+    assert check_with(run, [new, JUDGMENT]).problems == []
+    assert verify.Shown.read(scores).holds("guess", "honest", 128) and not verify.Shown.read(scores).holds("guess", "honest", 64)
+
+
 def test_a_report_job_refuses_to_publish_over_a_stale_judgment(run, capsys):
     rewrite(run / JUDGMENT, lambda r: {**r, "answer": "something else"})
     os.chdir(run)
@@ -123,7 +147,7 @@ def test_a_plain_rerun_removes_what_is_stale_and_rebuilds_the_clean_runs_bytes(c
     lines = (run / other).read_text().splitlines(keepends=True)
     (run / other).write_text("".join([*lines, lines[0]]))
     dry = snakemake(run, "-n", config=CONFIG)
-    assert dry.returncode == 0 and "a real run removes these" in dry.stderr, dry.stderr[-2000:]
+    assert dry.returncode == 0 and "a real run removes 2 stale record(s)" in dry.stderr, dry.stderr[-2000:]
     assert str(JUDGMENT) in dry.stderr and f"{other}: records 1 and" in dry.stderr
     result = snakemake(run, config=CONFIG)
     assert result.returncode == 0 and "stale results" in result.stderr, result.stderr[-3000:]
@@ -131,6 +155,34 @@ def test_a_plain_rerun_removes_what_is_stale_and_rebuilds_the_clean_runs_bytes(c
         assert (run / name).read_bytes() == (clean / name).read_bytes(), name
     again = snakemake(run, "-n", config=CONFIG)
     assert "Nothing to be done" in again.stdout + again.stderr and "stale" not in again.stderr
+
+
+def test_a_new_model_whose_endpoint_dies_midway_leaves_the_previous_tables(clean, run):
+    """The issue's case: a model is added to a finished run, and its endpoint fails from its third answer on. The run
+    fails; the tables, scores and figures are the earlier run's, byte for byte, with one warning naming what they
+    lack; nothing is called stale, nothing removed. Once the endpoint answers again, the plain rerun completes and
+    the tables show the new model."""
+    published = ["results/table1.tex", "results/table2.tex", "results/scores.csv", "results/fig6.png"]
+    with FakeOpenAI(backend_faults={n: "500" for n in range(3, 200)}) as server:
+        registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+        entry = api_entry(server)  # at 64 frames only: one inference job, to keep the test short
+        registry["api"] = {**entry, "max_level": 64, "settings": {**entry["settings"], "max_retries": 0}}
+        (run / "models.yaml").write_text(yaml.safe_dump(registry))
+        config = {**CONFIG, "models": [*CONFIG["models"], "api"], "model_registry": str(run / "models.yaml")}
+        failed = snakemake(run, config=config)
+        assert failed.returncode != 0, failed.stderr[-3000:]
+        for name in published:
+            assert (run / name).read_bytes() == (clean / name).read_bytes(), name
+        assert "stale" not in failed.stderr and "removed" not in failed.stderr and "is missing" not in failed.stderr
+        (warning,) = [line for line in failed.stderr.splitlines() if "from an earlier run" in line]
+        assert "results/table1.tex, results/table2.tex" in warning and "do not show model api (its judgments" in warning, warning
+        assert "see the failed job above" in warning
+        server.backend_faults.clear()  # the endpoint answers again
+        fixed = snakemake(run, config=config)
+        assert fixed.returncode == 0, fixed.stderr[-3000:]
+    assert "from an earlier run" not in fixed.stderr and "stale" not in fixed.stderr
+    assert verify.Shown.read(run / "results/scores.csv").holds("api", "honest", 64)
+    assert "api" in (run / "results/table2.tex").read_text() and "api" not in (clean / "results/table2.tex").read_text()
 
 
 def test_a_live_runs_lock_refuses_a_second_run_even_after_unlock(run):

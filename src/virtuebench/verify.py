@@ -5,7 +5,9 @@ question and its frames manifest's record of the level's frames); each judgment 
 record it judged) with the instance's ground truth and question. `check` compares these with the frames manifests,
 the responses and the instances table there now, and finds a record file that holds an item twice, misses one or
 cannot be read. The report jobs refuse to publish over any problem (`--chain-root`); the Snakefile's start-up sweep
-(`sweep`) removes what is stale, with everything made from it, so that a plain rerun rebuilds exactly that.
+(`guard_run` in rules/common.smk) removes the stale records and has Snakemake rebuild them and every report output made
+from them, which stay in place until their jobs replace them. A judgments file that is missing is stale only where the
+report shows it (its rows are in scores.csv: `Shown`): a model added to the configuration, never run, is not.
 
 CLI: python -m virtuebench.verify [--results results] [JUDGMENTS.jsonl ...]   lists what is stale, exit 1 if anything
 """
@@ -13,12 +15,14 @@ CLI: python -m virtuebench.verify [--results results] [JUDGMENTS.jsonl ...]   li
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import shutil
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from virtuebench.frames import MANIFEST, FramesError, Manifest
@@ -27,7 +31,10 @@ from virtuebench.instances import Instance, read_instances
 from virtuebench.records import Judgment, RecordError, Response, item_key, load_records, response_hash, stable_hash
 from virtuebench.support.stops import run_stoppable
 
-REBUILD = "rerun the workflow: it removes the stale files at start and rebuilds them (`python -m virtuebench.verify` lists them)"
+REBUILD = "rerun the workflow: it rebuilds the stale files (`python -m virtuebench.verify` lists them)"
+
+#: The report output whose rows say which judgments the report was made from (VirtueBench's and CVRR-ES's scores).
+SCORES = "scores.csv"
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,39 @@ def stat_stamp(*paths: str | Path) -> str:
         else:
             stamps.append(f"{stat.st_size}:{stat.st_mtime_ns}")
     return ",".join(stamps)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the report shows, read from its scores.csv: the (model, prompt, level) of each row, prompt or level None
+    where the file has no such column (CVRR-ES's has neither). The evidence that a report output was made from a
+    judgments file: every report output is made in the same run as the scores, from the same judgments."""
+
+    rows: frozenset[tuple[str, str | None, str | None]] = frozenset()
+
+    @classmethod
+    def read(cls, path: str | Path) -> Shown:
+        """The rows of `path`; none where it is missing or unreadable (then nothing counts as shown)."""
+        try:
+            with open(path, newline="", encoding="utf-8") as handle:
+                rows = list(csv.DictReader(handle))
+        except (OSError, csv.Error, UnicodeDecodeError):
+            return cls()
+        return cls(frozenset((row.get("model") or "", row.get("prompt"), row.get("level")) for row in rows))
+
+    def holds(self, model: str, prompt: str, level: int | str) -> bool:
+        return any(m == model and p in (None, prompt) and lv in (None, str(level)) for m, p, lv in self.rows)
+
+    def models(self) -> set[str]:
+        return {model for model, _, _ in self.rows}
+
+
+def judged_item(judgment_path: str | Path) -> tuple[str, str, str, int] | None:
+    """(judge, model, prompt, level) of results/judgments/<judge>/<model>/<prompt>/<level>.jsonl."""
+    path = Path(judgment_path)
+    if layout(path) is None:
+        return None
+    return path.parts[-4], path.parts[-3], path.parts[-2], int(path.stem)
 
 
 class Remembered:
@@ -265,8 +305,10 @@ def check(
 ) -> Chain:
     """Check the chain behind each judgments file (results/judgments/<judge>/<model>/<prompt>/<level>.jsonl) and
     behind the report outputs made from them. Files outside that layout are left out; a missing judgments file is a
-    problem only where a report output made from it exists. `remembered`: checks that passed before on the same files
-    are not made again."""
+    problem only where the report outputs there were made from it (their scores.csv shows its model, prompt and level:
+    a deleted file, which Snakemake would not rebuild while they are newer, snakemake/snakemake#1978); one the report
+    never showed (a model just added to the configuration) is not. `remembered`: checks that passed before on the
+    same files are not made again."""
     remembered = remembered or Remembered()
     chain = Chain()
     outputs = [Path(path) for path in report_outputs if Path(path).exists()]
@@ -287,6 +329,7 @@ def check(
     frames = _Frames(root / "frames", (inst.video_id for inst in instances), chain, remembered)
     table_stamp = stat_stamp(root / "instances.parquet")
     responses_seen: dict[Path, dict[str, Response] | None] = {}
+    shown = lru_cache(maxsize=1)(Shown.read)  # read once, and only where a judgments file is missing
     for path, (_, responses_path) in placed:
         level = int(path.stem)
         items = by_level.setdefault(level, {inst.instance_id: inst for inst in items_for_level(instances, level)})
@@ -302,8 +345,10 @@ def check(
             )
             responses_seen[responses_path] = _check_responses(responses_path, level, items, frames, chain, [*judged, *outputs])
         if not path.exists():
-            if outputs:
-                chain.add(path, f"is missing, but {len(outputs)} report output(s) made from it are there", outputs)
+            scores = root / SCORES
+            _, model, prompt, _ = judged_item(path)
+            if outputs and shown(scores).holds(model, prompt, level):
+                chain.add(path, f"is missing, but {scores} shows it (and {len(outputs)} report output(s) made from it are there)", outputs)
             continue
         if not responses_path.exists():
             chain.add(path, f"made from {responses_path}, which is missing", [path, *outputs])

@@ -1,11 +1,14 @@
 """The end-of-run summary (virtuebench.report.summary): the judged items without a valid verdict, a few distinct
 errors shown, and the items left out of the instances table counted by reason (the file a reason names left out)
-and, for missing videos, by source."""
+and, for missing videos, by source; after a failed run, the report outputs kept from an earlier run, with what they do
+not show."""
 
 from __future__ import annotations
 
+import os
+
 from virtuebench.metrics import INVALID_FIELDS
-from virtuebench.report.summary import summarize_excluded, summarize_invalid
+from virtuebench.report.summary import summarize_excluded, summarize_invalid, summarize_outdated
 from virtuebench.support.tabular import write_csv
 
 
@@ -67,3 +70,43 @@ def test_questions_lost_to_missing_videos_are_counted_per_source(tmp_path):
     )
     write_csv(path, [{"item": "q1", "reason_kind": "missing_video", "reason": "video file not found"}])  # no source column
     assert "; questions lost to missing videos: unknown source 1: listed in" in summarize_excluded(path)
+
+
+def test_report_outputs_kept_from_an_earlier_run_name_what_they_do_not_show(tmp_path):
+    """A model whose judgments were not made (the failed job), one whose judgments are newer than the tables, and
+    one up to date: a line per thing lacking, naming the outputs (tables and figures first) and the model."""
+    results = tmp_path / "results"
+    judgments = {
+        f"{model}/honest/{level}": results / f"judgments/rules/{model}/honest/{level}.jsonl"
+        for model in ("old", "new", "api")
+        for level in (64, 128)
+    }
+    for key, path in judgments.items():
+        if not key.startswith("api"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("{}\n")
+            os.utime(path, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
+    write_csv(results / "scores.csv", [{"model": m, "prompt": "honest", "level": lv} for m in ("old", "new") for lv in (64, 128)])
+    outputs = [results / "scores.csv", results / "table2.tex", results / "fig6.png"]
+    for path in outputs[1:]:
+        path.write_text("x")
+    for path in outputs:
+        os.utime(path, ns=(2_000_000_000_000_000_000, 2_000_000_000_000_000_000))
+    newer = judgments["new/honest/64"]
+    os.utime(newer, ns=(3_000_000_000_000_000_000, 3_000_000_000_000_000_000))
+    (line,) = summarize_outdated(outputs, list(judgments.values()), results / "scores.csv").splitlines()
+    assert line == (
+        f"{results}/table2.tex, {results}/fig6.png and {results}/scores.csv are from an earlier run: they do not show "
+        "the judgments of model new there now (its judgments at honest/64 were made after it); nor model api (its "
+        "judgments were not made; see the failed job above)"
+    )
+    os.utime(newer, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
+    judgments["api/honest/128"].parent.mkdir(parents=True)
+    judgments["api/honest/128"].write_text("{}\n")
+    os.utime(judgments["api/honest/128"], ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
+    assert "model api (its judgments at honest/64 were not made" in summarize_outdated(
+        outputs, list(judgments.values()), results / "scores.csv"
+    )
+    judgments["api/honest/64"].write_text("{}\n")
+    os.utime(judgments["api/honest/64"], ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
+    assert summarize_outdated(outputs, list(judgments.values()), results / "scores.csv") is None

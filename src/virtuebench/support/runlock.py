@@ -14,6 +14,7 @@ import re
 import socket
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -154,7 +155,8 @@ def release(path: str | Path, holder: Holder) -> None:
 
 
 #: Snakemake command-line options under which it runs no job (it lists, draws, cleans, unlocks ...): the lock and the
-#: start-up sweep stay out of the way. A dry run (`-n`) is apart: the sweep reports what a real run would remove.
+#: start-up sweep stay out of the way. A dry run (`-n`) is apart: the sweep forces the same report jobs and reports the
+#: records a real run would remove.
 NO_JOB_OPTIONS = (
     "touch", "lint", "list_rules", "list_target_rules", "dag", "rulegraph", "filegraph", "d3dag", "summary",
     "detailed_summary", "archive", "cleanup_metadata", "cleanup_shadow", "unlock", "list_changes", "list_input_changes",
@@ -177,3 +179,19 @@ def snakemake_mode() -> str:
             return "no-jobs" if any(getattr(options, name, None) for name in NO_JOB_OPTIONS) else "run"
         frame = frame.f_back
     return "unknown"
+
+
+def force_files(paths: Iterable[str]) -> bool:
+    """Have Snakemake run the jobs of `paths` (as `--forcerun PATH` does, which also makes them targets), from the
+    Snakefile, before the DAG is built. Snakemake sets its DAG settings on the workflow only after parsing the Snakefile,
+    so they are found on the call stack, in the DAG API being made (snakemake.api.DAGApi, Snakemake 9). False where
+    there is none (then nothing is forced)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        owner = frame.f_locals.get("self") if frame.f_code.co_name == "__post_init__" else None
+        settings = getattr(owner, "dag_settings", None) if type(owner).__name__ == "DAGApi" else None
+        if settings is not None and hasattr(settings, "forcerun"):
+            settings.forcerun = frozenset(settings.forcerun) | set(paths)
+            return True
+        frame = frame.f_back
+    return False

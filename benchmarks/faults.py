@@ -2,8 +2,9 @@
 judge, report) MOMENTS seeded moments x {kill -9, SIGINT} to the run's process group, each in a fresh run; SIGINT
 and kill -9 during the re-inference an answer-setting change starts (an API model's max_tokens, against the fake
 server); ENOSPC during frame extraction (a small tmpfs at results/frames, as root; then space freed with a remount);
-and `snakemake --unlock` while another run is live (run A, --unlock, run B: B must be refused, A must finish with
-the clean results). After each fault a plain rerun (`--unlock` first only where Snakemake asks for it) is compared
+`snakemake --unlock` while another run is live (run A, --unlock, run B: B must be refused, A must finish with
+the clean results); and the answer store: damaged entries and killed writers' temporary files (exactly the damaged
+items asked again), and two runs in two folders writing one store at once. After each fault a plain rerun (`--unlock` first only where Snakemake asks for it) is compared
 with an uninterrupted run of the same configuration (tests/helpers/faults.py says how each outcome is decided).
 
 Prints the table and writes it into docs/reliability.md (between its markers), with the date, the machine and the
@@ -147,10 +148,99 @@ def unlock_while_live(root: Path, server, clean_runs: faults.CleanRuns) -> fault
     )
 
 
+def store_damaged(root: Path, server, clean_runs: faults.CleanRuns) -> faults.Outcome:
+    """A finished run whose responses and judgments are gone and whose answer store holds three damaged entries of the
+    API model (one cut short as a torn write would leave it, one with its value edited, one holding another key's
+    entry) and two temporary files that killed writers left: the plain rerun must ask exactly those three items
+    again and end with the clean run's results."""
+    started = time.monotonic()
+    config = faults.fault_config(clean_runs.root, server)
+    clean = clean_runs.get(config, *faults.TARGETS_BOTH_JUDGES)
+    workdir = root / "store-damaged"
+    shutil.copytree(clean, workdir, symlinks=True)
+    for name in ("results/responses", "results/judgments", "results/judge_agreement"):
+        shutil.rmtree(workdir / name, ignore_errors=True)
+    for name in faults.REPORT_EVENTS:
+        (workdir / name).unlink(missing_ok=True)
+    entries = [
+        path for path in sorted((workdir / faults.ANSWERS).rglob("*.json")) if json.loads(path.read_text())["about"].get("model") == "api"
+    ]
+    if len(entries) < 4:
+        return faults.Outcome("store: damaged entries", "3 entries", "not fired", tail=f"only {len(entries)} API answers stored")
+    text = entries[0].read_text()
+    entries[0].write_text(text[: len(text) // 2])
+    entries[1].write_text(entries[1].read_text().replace('"response": "', '"response": "edited ', 1))
+    entries[2].write_text(entries[3].read_text())
+    for number, entry in enumerate(entries[:2]):
+        (entry.parent / f".{entry.name}.otherhost.{number}.deadbeef.tmp").write_text(text[:100])
+    before = server.backend_requests
+    rerun = faults.run(workdir, *faults.TARGETS_BOTH_JUDGES)
+    asked = server.backend_requests - before
+    differing = faults.compare(workdir, clean) if rerun.returncode == 0 else []
+    outcome = faults.classify(rerun, differing)
+    if outcome == "identical" and asked != 3:
+        outcome = "wrong"
+    return faults.Outcome(
+        "store: damaged entries",
+        "3 damaged, 2 temporary files",
+        outcome,
+        rerun_rc=rerun.returncode,
+        differing=differing,
+        tail=f"{asked} model requests (3 expected)\n" + faults.tail(rerun.stdout, 6),
+        seconds=time.monotonic() - started,
+    )
+
+
+def shared_store(root: Path, server, clean_runs: faults.CleanRuns) -> faults.Outcome:
+    """Two runs of the same configuration in two folders at once, writing one new store (as jobs on many hosts of a
+    cluster do): both must end with the clean run's results, and no item is asked more than twice."""
+    started = time.monotonic()
+    config = faults.fault_config(clean_runs.root, server)
+    clean = clean_runs.get(config, *faults.TARGETS_BOTH_JUDGES)
+    store = root / "shared-store"
+    folders = [root / "shared-a", root / "shared-b"]
+    before = server.backend_requests
+    processes = []
+    for folder in folders:
+        faults.write_config(folder, {**config, "store": str(store)})
+        processes.append(
+            subprocess.Popen(
+                faults.command(folder, *faults.TARGETS_BOTH_JUDGES),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                env=faults.environment(),
+                start_new_session=True,
+            )
+        )
+    outputs = [process.communicate(timeout=600)[0] for process in processes]
+    asked = server.backend_requests - before
+    once = faults.totals(clean)["inference"]
+    differing = [f"{folder.name}/{name}" for folder in folders for name in faults.compare(folder, clean)]
+    failed = [process.returncode for process in processes if process.returncode != 0]
+    if failed:
+        outcome = "failed by name" if all(faults._NAMES.search(out[-3000:]) for out in outputs) else "failed unnamed"
+    else:
+        outcome = "identical" if not differing else "wrong"
+    return faults.Outcome(
+        "store: two runs at once",
+        "one store, two folders",
+        outcome,
+        rerun_rc=max((process.returncode for process in processes), default=0),
+        differing=differing,
+        tail=f"{asked} model requests for {once} answer lines of one run\n" + "\n".join(faults.tail(out, 4) for out in outputs),
+        seconds=time.monotonic() - started,
+    )
+
+
 def table(outcomes: list[faults.Outcome]) -> str:
     rows: dict[tuple[str, str], Counter] = {}
     for o in outcomes:
-        stage = o.moment.split("@")[0] if "@" in o.moment else {"ENOSPC": "frames", "--unlock while live": "any"}.get(o.fault, "inference")
+        stage = (
+            o.moment.split("@")[0]
+            if "@" in o.moment
+            else {"ENOSPC": "frames", "--unlock while live": "any", "store: two runs at once": "any"}.get(o.fault, "inference")
+        )
         rows.setdefault((o.fault, stage), Counter())[o.outcome] += 1
     lines = [
         "| fault | stage | moments tried | identical | failed by name | failed unnamed | wrong | not fired |",
@@ -250,10 +340,13 @@ def main(argv: list[str] | None = None) -> int:
             }
 
             def special(index: int) -> None:
-                """After the first round of stage faults: the re-inference cases, ENOSPC, --unlock beside a live run."""
+                """After the first round of stage faults: the answer store's faults, the re-inference cases, ENOSPC, --unlock beside a live run."""
                 nonlocal number
                 if index != 0:
                     return
+                for name, fault in (("store: damaged entries", store_damaged), ("store: two runs at once", shared_store)):
+                    if in_budget(name):
+                        record(fault(root, server, clean_runs))
                 for k, sig in ((3, signal.SIGINT), (7, signal.SIGINT), (5, signal.SIGKILL)):
                     if in_budget("re-inference"):
                         number += 1

@@ -9,7 +9,7 @@ min_version("9.0")
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from virtuebench.benchmarks import benchmark  # noqa: E402
-from virtuebench.judge.cache import import_sqlite  # noqa: E402
+from virtuebench.judge.cache import KIND as VERDICTS, import_sqlite  # noqa: E402
 from virtuebench.support.store import Store  # noqa: E402
 from virtuebench.config import ConfigError, check_config, start_warnings  # noqa: E402
 from virtuebench.plan import Plan  # noqa: E402
@@ -81,7 +81,7 @@ onstart:
         sys.exit("virtuebench: invalid configuration:\n  " + "\n  ".join(CHECKED.missing_keys))
     # The verdicts of an older version's SQLite caches, read into the store once: none is paid for again.
     for legacy, root in PLAN.legacy_caches():
-        if read := import_sqlite(legacy, Store(root, "verdicts")):
+        if read := import_sqlite(legacy, Store(root, VERDICTS)):
             print(f"virtuebench: {read} verdicts of {legacy} read into the store {root}", file=sys.stderr)
 
 

@@ -112,7 +112,9 @@ class Remembered:
 
 class _Frames:
     """The frames folders of the instances' videos: each checked (its manifest readable, every file it lists there),
-    a broken one added to the chain; manifests read only where a response's frames must be checked."""
+    a broken one added to the chain; manifests read only where a response's frames must be checked. A video's folder
+    holds one manifest per level folder (the workflow's layout), or one of its own (frames.py's per-video layout, and
+    results written before the per-level one): Manifest.read reads either."""
 
     def __init__(self, frames_dir: Path, video_ids: Iterable[str], chain: Chain, remembered: Remembered) -> None:
         self.frames_dir, self.good, self.loaded = frames_dir, set(), {}
@@ -122,7 +124,7 @@ class _Frames:
             if not folder.is_dir():
                 continue  # never extracted, or removed to save space: nothing to hold against the responses
             levels = sorted(child for child in os.listdir(folder) if child.isdigit())
-            stamp = stat_stamp(folder / MANIFEST, *(folder / level for level in levels))
+            stamp = stat_stamp(folder / MANIFEST, *(folder / level for level in levels), *(folder / level / MANIFEST for level in levels))
             self.stamps[video_id] = stamp
             if remembered.holds(f"frames:{folder}", stamp) or self._complete(folder, chain):
                 remembered.keep(f"frames:{folder}", stamp)
@@ -148,10 +150,14 @@ class _Frames:
         self.loaded[folder.name] = manifest
         return True
 
-    def manifest(self, video_id: str) -> Manifest | None:
-        """The video's manifest, where its folder is there and complete."""
+    def manifest(self, video_id: str, level: int | None = None) -> Manifest | None:
+        """The video's manifest, where its folder is there and complete; with `level`, as the inference job of that
+        level read it (its level folder's own manifest, where there is one: another level's recorded error is not
+        this level's)."""
         if video_id not in self.good:
             return None
+        if level is not None:
+            return Manifest.read(self.frames_dir / video_id, level)
         if video_id not in self.loaded:
             self.loaded[video_id] = Manifest.read(self.frames_dir / video_id)
         return self.loaded[video_id]
@@ -198,7 +204,7 @@ def _check_responses(path: Path, level: int, items: dict[str, Instance], frames:
     level_frames: dict[str, str | None] = {}  # video -> frames_hash of the level (hashing 1,024 timestamps once)
     for record in records:
         if record.video_id not in level_frames:
-            manifest = frames.manifest(record.video_id)
+            manifest = frames.manifest(record.video_id, level)
             level_frames[record.video_id] = frames_hash(manifest, level) if manifest is not None else None
     other = [
         record.instance_id

@@ -131,22 +131,26 @@ class _Frames:
                 self.good.add(video_id)
 
     def _complete(self, folder: Path, chain: Chain) -> bool:
+        # A level folder with its own manifest is its own job's output: where it alone is broken, it alone is stale.
+        for level in sorted(child.name for child in folder.iterdir() if child.name.isdigit() and (child / MANIFEST).is_file()):
+            try:
+                Manifest.read(folder, int(level))
+            except FramesError as error:
+                chain.add(folder / level, f"an incomplete frames folder ({error})", [folder / level])
+                return False
         try:
             manifest = Manifest.read(folder)
         except FramesError as error:
             chain.add(folder, f"an incomplete frames folder ({error})", [folder])
             return False
-        listed = {name for frames in manifest.levels.values() for name in frames.files}
-        present = {
-            f"{level}/{name}"
-            for level in {name.split("/")[0] for name in listed}
-            if (folder / level).is_dir()
-            for name in os.listdir(folder / level)
-        }
-        absent = len(listed - present)
-        if absent:
-            chain.add(folder, f"its manifest lists {absent} frame file(s) that are not there", [folder])
-            return False
+        for key, frames in manifest.levels.items():
+            level_folder = folder / key
+            present = set(os.listdir(level_folder)) if level_folder.is_dir() else set()
+            absent = sum(1 for name in frames.files if name.split("/", 1)[-1] not in present)
+            if absent:
+                broken = level_folder if (level_folder / MANIFEST).is_file() else folder
+                chain.add(broken, f"its manifest lists {absent} frame file(s) that are not there", [broken])
+                return False
         self.loaded[folder.name] = manifest
         return True
 

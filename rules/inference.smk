@@ -7,7 +7,7 @@ rule run_inference:
         # ancient: the job tracks the rows it asks (params.rows), not when the table was written; str(): ancient()
         # flags its argument in place, and that object is make_instances' own output
         instances=ancient(str(rules.make_instances.output.instances)),
-        # ancient too: the job tracks what its frames are made from (in params.rows), not the folders' dates
+        # by date: see frames_for_level in rules/common.smk
         frames=frames_for_level,
     output:
         res("responses/{model}/{prompt}/{level}.jsonl"),

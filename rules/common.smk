@@ -19,6 +19,7 @@ from virtuebench import verify
 from virtuebench.records import stable_hash
 from virtuebench.report.summary import summarize_outdated
 from virtuebench.support import runlock
+from virtuebench.support.fingerprint import Fingerprints
 from virtuebench.support.runlock import snakemake_mode
 
 
@@ -69,8 +70,11 @@ def _videos_at(path, mtime):
 
 def video_path(wildcards):
     """The video of a frame job, in the table the plan names (PLAN.frames_table), once its checkpoint has run."""
-    table = (checkpoints.collect_candidates if CURATED else checkpoints.make_instances).get().output[0]
-    return _video_in(table, wildcards.video_id)
+    return _video_in(_frames_table(), wildcards.video_id)
+
+
+def _frames_table():
+    return (checkpoints.collect_candidates if CURATED else checkpoints.make_instances).get().output[0]
 
 
 def _video_in(table, video_id):
@@ -81,20 +85,55 @@ def _video_in(table, video_id):
 
 
 def video_stamp(wildcards):
-    """Size and modification time of the video: a tracked param, so a changed file re-extracts its frames."""
+    """The video's content fingerprint (virtuebench.support.fingerprint: its size and a hash of sampled blocks): a
+    tracked param, so a changed video re-extracts its frames, and a touched or copied one (a new date) does not."""
     return _stamp(video_path(wildcards))
 
 
+#: Fingerprints kept by file stamp under .snakemake/virtuebench/ (the working directory's): a video is read once after
+#: it is touched or copied, then found by its new stamp.
+FINGERPRINTS = Fingerprints()
+
+
 def _stamp(path):
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return "missing"
-    return f"{stat.st_size}-{int(stat.st_mtime)}"
+    return FINGERPRINTS.of(path)
+
+
+def frames_level_options(wildcards):
+    """The frames job's options: its level alone, into its own folder (the others' are not its business)."""
+    return PLAN.frames_options(int(wildcards.level))
 
 
 def frames_for_level(wildcards):
-    return PLAN.frame_folders(items_for_level(instances(), int(wildcards.level)))
+    """The level folders of the videos an inference job asks about, by date. Not ancient (yet): marked ancient, a
+    changed frames.max_pixels changed asked_digest (params.rows) but Snakemake planned no inference job (tests/helpers/
+    choices.py's case; why is not yet known: the job is built from the instances checkpoint's table), so the folders'
+    dates are still what reruns it after its frames were extracted again."""
+    return PLAN.frame_folders(items_for_level(instances(), int(wildcards.level)), level=int(wildcards.level))
+
+
+def frames_digest(wildcards):
+    """What the frames of an inference job's level are made from: the level's frames options and the content
+    fingerprint of each of its videos. The frames themselves are not there to hash when the DAG is built; extraction
+    is deterministic (the same video and options give the same frames, tests/test_frames.py), so this changes exactly
+    when the frames would."""
+    level = int(wildcards.level)
+    table = _frames_table()
+    return _frames_digest_at(table, os.path.getmtime(table), instances_digest(wildcards), level)
+
+
+@lru_cache(maxsize=64)
+def _frames_digest_at(table, mtime, rows, level):
+    videos = sorted({inst.video_id for inst in items_for_level(instances(), level)})
+    paths = _videos_at(table, mtime)
+    return stable_hash([PLAN.frames_options(level), [(video, _stamp(paths[video])) for video in videos]], length=16)
+
+
+def asked_digest(wildcards):
+    """An inference job's tracked param: the instance rows it asks (instances_digest) and what their frames are made
+    from (frames_digest). One param (`rows`), so that the jobs built on run_inference, which set their own `rows`,
+    track what they tracked before."""
+    return stable_hash([instances_digest(wildcards), frames_digest(wildcards)], length=16)
 
 
 def model_config(wildcards):
@@ -112,8 +151,8 @@ def judgments(judge=None, table=None):
 
 
 def browser_frames():
-    """Every frame folder an instance's level uses (the browser's thumbnails)."""
-    return PLAN.frame_folders(instances())
+    """Every level folder an instance has an answer at (the browser's thumbnails)."""
+    return PLAN.level_frame_folders(instances())
 
 
 #: Judgment files the benchmark's rules file shows in the browser beside the runs' own (CVRR-ES: the published ones).
@@ -225,7 +264,7 @@ def kept_frames_for_level(wildcards):
     # The frame jobs look their video up in the candidates table: ask for it first, so that no frame
     # job is created (and its video path param evaluated) before that checkpoint has run.
     checkpoints.collect_candidates.get()
-    return PLAN.frame_folders(items_for_level(kept_instances(), int(wildcards.level)))
+    return PLAN.frame_folders(items_for_level(kept_instances(), int(wildcards.level)), level=int(wildcards.level))
 
 
 def supplement_frames(wildcards):

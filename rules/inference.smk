@@ -7,11 +7,13 @@ rule run_inference:
         # ancient: the job tracks the rows it asks (params.rows), not when the table was written; str(): ancient()
         # flags its argument in place, and that object is make_instances' own output
         instances=ancient(str(rules.make_instances.output.instances)),
+        # by date: see frames_for_level in rules/common.smk
         frames=frames_for_level,
     output:
         res("responses/{model}/{prompt}/{level}.jsonl"),
     params:
-        rows=instances_digest,
+        # the rows it asks and what their frames are made from (asked_digest); the rules built on this one set their own
+        rows=asked_digest,
         model_config=model_config,
         frames_dir=res("frames"),
         prompt="{prompt}",

@@ -452,3 +452,93 @@ def test_the_cli_refuses_a_level_that_is_not_positive(tmp_path, video_factory, c
         frames_module.main([str(video_factory(70.4, 8)), str(tmp_path / "out"), "--levels", "64", "0"])
     assert stopped.value.code == 2 and "--levels must be positive, got [64, 0]" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+# --- Per-level folders and digests (docs/frames.md, "One job per level") ---------------------------------------------
+
+
+def test_each_level_records_the_digest_of_its_files_and_the_same_video_gives_the_same_digests(tmp_path, video_factory):
+    video = video_factory(133.7, Fraction(24000, 1001))
+    first = extract(video, tmp_path / "a", levels=[64, 128], threads=2)
+    again = extract(video, tmp_path / "b", levels=[64, 128], strategy="sequential")
+    for level, frames in first.levels.items():
+        assert frames.digest and frames.digest.startswith("sha256:")
+        assert frames.digest == frames_module.level_digest(tmp_path / "a", frames), "the digest is of the files written"
+        assert again.levels[level].digest == frames.digest, "extraction is deterministic, whatever the path"
+    assert first.levels["64"].digest != first.levels["128"].digest
+    # The same level extracted on its own, in its own folder: the same bytes.
+    alone = extract_or_record(video, tmp_path / "c" / "64", levels=[64], level_folder=True)
+    assert alone.levels["64"].digest == first.levels["64"].digest
+
+
+def test_a_level_folder_holds_its_frames_and_a_manifest_of_that_level_alone(tmp_path, video_factory):
+    video = video_factory(133.7, Fraction(24000, 1001))
+    folder = tmp_path / "v1"
+    for level in (64, 128):
+        run = subprocess.run(
+            [sys.executable, "-m", "virtuebench.frames", str(video), str(folder / str(level)), "--levels", str(level), "--level-folder"],
+            capture_output=True,
+            text=True,
+        )
+        assert run.returncode == 0, run.stderr
+    own = json.loads((folder / "64" / "manifest.json").read_text())
+    assert list(own["levels"]) == ["64"] and own["levels"]["64"]["files"][0] == "0000.jpg"
+    assert sorted(p.name for p in (folder / "64").iterdir())[-1] == "manifest.json" and len(list((folder / "64").iterdir())) == 65
+    assert not (folder / "manifest.json").exists()
+    # Read as one video: the levels merged, the files named from the video's folder, every frame where it says.
+    merged = Manifest.read(folder)
+    assert sorted(merged.levels) == ["128", "64"] and merged.error is None and merged.frame_size
+    assert merged.frames_written == own["frames_written"] + json.loads((folder / "128" / "manifest.json").read_text())["frames_written"]
+    assert _check_every_frame(folder, merged) == 64 + 128
+    assert Manifest.read(folder, 128).levels.keys() == {"128"}
+    assert merged.frame_paths(folder, 128)[0] == folder / "128" / "0000.jpg"
+    # The same frames hash alike in both layouts (what a response's item_hash holds).
+    whole = extract(video, tmp_path / "whole", levels=[64, 128])
+    assert {key: (f.timestamps, f.digest) for key, f in whole.levels.items()} == {
+        key: (f.timestamps, f.digest) for key, f in merged.levels.items()
+    }
+    refused = subprocess.run(
+        [sys.executable, "-m", "virtuebench.frames", str(video), str(tmp_path / "x"), "--levels", "64", "128", "--level-folder"],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 2 and "exactly one level" in refused.stderr
+
+
+def test_a_level_the_video_is_too_short_for_gets_a_folder_saying_so(tmp_path, video_factory):
+    manifest = extract_or_record(video_factory(70.4, 8), tmp_path / "v" / "128", levels=[128], level_folder=True)
+    assert manifest.levels == {} and manifest.unavailable_levels == [128]
+    assert sorted(p.name for p in (tmp_path / "v" / "128").iterdir()) == ["manifest.json"]
+    extract_or_record(video_factory(70.4, 8), tmp_path / "v" / "64", levels=[64], level_folder=True)
+    merged = Manifest.read(tmp_path / "v")
+    assert list(merged.levels) == ["64"] and merged.unavailable_levels == [128]
+
+
+def test_a_broken_video_is_recorded_in_each_level_folder_and_is_the_videos_error(tmp_path):
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes(b"\x00\x00\x00\x18ftypmp42 this is not a video" * 10)
+    for level in (64, 128):
+        recorded = extract_or_record(broken, tmp_path / "v" / str(level), on_error="record", levels=[level], level_folder=True)
+        assert "broken.mp4" in recorded.error
+    assert "broken.mp4" in Manifest.read(tmp_path / "v").error
+    assert "broken.mp4" in Manifest.read(tmp_path / "v", 64).error
+
+
+def test_an_older_manifest_without_digests_reads_and_a_level_added_beside_it_too(tmp_path, video_factory):
+    """Results written before the per-level layout: one manifest per video, no digests. They read as they are; the
+    digest is computed from the files where it is needed; a level extracted later in its own folder joins them."""
+    video = video_factory(133.7, Fraction(24000, 1001))
+    folder = tmp_path / "v"
+    extract(video, folder, levels=[64])
+    data = json.loads((folder / "manifest.json").read_text())
+    digest = data["levels"]["64"].pop("digest")
+    (folder / "manifest.json").write_text(json.dumps(data))
+    old = Manifest.read(folder, 64)
+    assert old.levels["64"].digest is None
+    assert frames_module.level_digest(folder, old.levels["64"]) == digest
+    extract_or_record(video, folder / "128", levels=[128], level_folder=True)
+    both = Manifest.read(folder)
+    assert sorted(both.levels) == ["128", "64"] and _check_every_frame(folder, both) == 64 + 128
+    assert Manifest.read(folder, 128).levels.keys() == {"128"}
+    assert frames_module.manifest_path(folder, 128) == folder / "128" / "manifest.json"
+    assert frames_module.manifest_path(folder, 64) == folder / "manifest.json"

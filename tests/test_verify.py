@@ -84,7 +84,7 @@ def test_a_finished_run_has_nothing_stale(clean):
         ("judgment-missing", JUDGMENT, REPORT),
         ("responses-missing", JUDGMENT, [JUDGMENT, *REPORT]),
         ("item-twice", RESPONSES, [RESPONSES, JUDGMENT, *REPORT]),
-        ("truncated-manifest", "results/frames/syn00", ["results/frames/syn00"]),
+        ("truncated-manifest", "results/frames/syn00/64", ["results/frames/syn00/64"]),  # that level's job alone
         ("judged-under-another-name", JUDGMENT, [JUDGMENT, *REPORT]),
     ],
 )
@@ -101,7 +101,7 @@ def test_each_broken_link_is_named_with_what_it_makes_stale(run, breakage, named
         lines = (run / RESPONSES).read_text().splitlines(keepends=True)
         (run / RESPONSES).write_text("".join([*lines, lines[0]]))
     elif breakage == "truncated-manifest":
-        manifest = run / "results/frames/syn00/manifest.json"
+        manifest = run / "results/frames/syn00/64/manifest.json"
         manifest.write_text(manifest.read_text()[:200])
     elif breakage == "judged-under-another-name":  # as a rules judge under another name was recorded before
         rewrite(run / JUDGMENT, lambda r: {**r, "judge": "strict"})

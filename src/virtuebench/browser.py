@@ -39,6 +39,7 @@ from pathlib import Path
 from PIL import Image
 
 from virtuebench.frames import FramesError, Manifest
+from virtuebench.frames import manifest_path as manifest_path_of
 from virtuebench.instances import Instance, read_instances
 from virtuebench.judge.explain import explain
 from virtuebench.metrics import correct, in_subset
@@ -160,7 +161,7 @@ def make_sheet(manifest: Manifest, frames_dir: Path, level: str, out: Path, thum
     thumb = (thumb_width, max(1, round(thumb_width * height / width)))
     target = out / "thumbs" / safe_name(Path(frames_dir).name) / f"{level}.jpg"
     relative = target.relative_to(out).as_posix()
-    manifest_path = frames_dir / "manifest.json"
+    manifest_path = manifest_path_of(frames_dir, level)  # the level folder's own, or the video folder's
     if target.exists() and target.stat().st_mtime >= manifest_path.stat().st_mtime:
         with Image.open(target) as made:
             if made.width == thumb[0] * min(SHEET_COLUMNS, len(files)):  # same thumbnail size: reuse
@@ -361,7 +362,7 @@ class Site:
         """The level's contact sheet and timestamps, or why there are none."""
         folder = self.frames_dir / video_id
         try:
-            manifest = Manifest.read(folder)
+            manifest = Manifest.read(folder, level)
         except FramesError as error:
             return None, [], f"no frames: {error}"
         if manifest.error:

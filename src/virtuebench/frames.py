@@ -10,7 +10,18 @@ manifest last, and that folder is renamed into place only when complete. A kille
 sibling the next run for it removes). A video that cannot be decoded is the video's fault (recorded with
 --on-error record); a full disk or another fault of the disk or the OS (support/faults.py) fails the job.
 
+Each level's frames record their digest (`level_digest`: sha256 over the level's JPEG bytes in time order), so what
+reads them can tell the same frames from other ones by content, whatever the files' dates.
+
+Two layouts of a video's folder (docs/records.md):
+- per video (the CLI's default): OUTDIR/<level>/NNNN.jpg for every level and one OUTDIR/manifest.json;
+- per level (`--level-folder`, what the workflow writes, one job per level): OUTDIR is the level's own folder,
+  results/frames/<video_id>/<level>/, holding its NNNN.jpg and a manifest.json of that level alone. A new level is
+  then extracted on its own, and the levels already there are never rewritten.
+`Manifest.read` reads either: a video folder without a manifest of its own is read as the merge of its levels'.
+
 CLI: python -m virtuebench.frames VIDEO OUTDIR --levels 64 128 256 512 1024
+     python -m virtuebench.frames VIDEO OUTDIR/64 --levels 64 --level-folder
 """
 
 from __future__ import annotations
@@ -19,6 +30,7 @@ import argparse
 import bisect
 import errno
 import gc
+import hashlib
 import json
 import math
 import os
@@ -26,7 +38,7 @@ import shutil
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +79,20 @@ class LevelFrames:
     timestamps: list[float]
     grid_indices: list[int]
     files: list[str]  # relative to the manifest's folder
+    digest: str | None = None  # level_digest of the files; None in manifests written before it was recorded
+
+
+def level_digest(folder: str | Path, level_frames: LevelFrames) -> str:
+    """sha256 over the level's frame files' bytes in time order (each file's length first, so that no two lists of
+    files give the same stream of bytes), as "sha256:<hex>". `folder` is the folder the files are listed relative to
+    (the manifest's). The digest written at extraction, and what a reader computes for a manifest written before it
+    was recorded: the same frames give the same digest, whenever and wherever they were written."""
+    digest = hashlib.sha256()
+    for name in level_frames.files:
+        data = (Path(folder) / name).read_bytes()
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return f"sha256:{digest.hexdigest()}"
 
 
 @dataclass
@@ -94,8 +120,29 @@ class Manifest:
         tmp.replace(outdir / MANIFEST)
 
     @classmethod
-    def read(cls, outdir: str | Path) -> Manifest:
-        path = Path(outdir) / MANIFEST
+    def read(cls, outdir: str | Path, level: int | None = None) -> Manifest:
+        """The frame manifest of a video's folder `outdir`, in either layout: its own manifest.json (per video), else
+        the merge of its level folders' manifests (per level: `merge`). With `level`, what that level needs: its level
+        folder's own manifest where it has one (also a level extracted beside an older per-video folder)."""
+        outdir = Path(outdir)
+        if level is not None:
+            own_level = outdir / str(level) / MANIFEST
+            if own_level.is_file() or not (outdir / MANIFEST).is_file():
+                return cls._read_file(own_level).rebased(str(level))
+        parts = (
+            [
+                cls._read_file(child / MANIFEST).rebased(child.name)
+                for child in sorted((c for c in outdir.iterdir() if c.name.isdigit()), key=lambda c: int(c.name))
+                if (child / MANIFEST).is_file()
+            ]
+            if outdir.is_dir()
+            else []
+        )
+        own = cls._read_file(outdir / MANIFEST) if (outdir / MANIFEST).is_file() or not parts else None
+        return merge(own, parts)
+
+    @classmethod
+    def _read_file(cls, path: Path) -> Manifest:
         try:
             data = json.loads(path.read_text())
         except FileNotFoundError:
@@ -113,8 +160,48 @@ class Manifest:
         except (TypeError, AttributeError) as error:
             raise FramesError(f"{path}: not a frame manifest ({error})") from None
 
+    def rebased(self, folder: str) -> Manifest:
+        """This manifest of a level folder, its files named relative to the video's folder (`folder`/NNNN.jpg)."""
+        levels = {key: replace(frames, files=[f"{folder}/{name}" for name in frames.files]) for key, frames in self.levels.items()}
+        return replace(self, levels=levels)
+
     def frame_paths(self, outdir: str | Path, level: int) -> list[Path]:
         return [Path(outdir) / name for name in self.levels[str(level)].files]
+
+
+#: The fields that describe the video itself: the same in every level's manifest of a readable video.
+VIDEO_FIELDS = ("duration_s", "grid_size", "fps", "source_size", "frame_size")
+
+
+def merge(own: Manifest | None, parts: list[Manifest]) -> Manifest:
+    """One manifest of a video from its level folders' manifests (`parts`, rebased, in level order), over its own
+    per-video manifest where it has one (`own`: an older folder a level was added beside). The levels are those of
+    every part; a level unavailable in any part is unavailable; a decode error a part records is the video's error
+    (the first one); the counts add up."""
+    if own is None and not parts:
+        raise ValueError("merge needs a manifest")
+    readable = [part for part in parts if not part.error]
+    merged = replace(own or (readable or parts)[0], levels={}, unavailable_levels=[])
+    if own is None:
+        merged.strategy, merged.frames_decoded, merged.frames_written, merged.seconds = "per level", 0, 0, 0.0
+    for part in [own, *parts] if own is not None else parts:
+        merged.levels.update(part.levels)
+        merged.unavailable_levels = sorted(set(merged.unavailable_levels) | set(part.unavailable_levels))
+        merged.error = merged.error or part.error
+        for name in VIDEO_FIELDS:
+            if getattr(merged, name) is None:
+                setattr(merged, name, getattr(part, name))
+        if part is not own and own is None:
+            merged.frames_decoded += part.frames_decoded
+            merged.frames_written += part.frames_written
+            merged.seconds = round(merged.seconds + part.seconds, 3)
+    return merged
+
+
+def manifest_path(outdir: str | Path, level: int | str) -> Path:
+    """The manifest file that records `level` of the video folder `outdir`: its level folder's, else the folder's own."""
+    own_level = Path(outdir) / str(level) / MANIFEST
+    return own_level if own_level.is_file() else Path(outdir) / MANIFEST
 
 
 def fit_pixels(width: int, height: int, max_pixels: int | None) -> tuple[int, int]:
@@ -140,11 +227,11 @@ def _resize(image, max_side: int | None, max_pixels: int | None = None):
 @dataclass(frozen=True)
 class FramePlan:
     """Which frames every level needs, from the video's duration and the sampling alone (no decoding): each level's
-    timestamps and files, and for each target (a grid index; with clip sampling, its time in ms) the (level,
-    position) places it fills, the first one stored and the others linked, and its time in seconds."""
+    timestamps and files, and for each target (a grid index; with clip sampling, its time in ms) the files it fills
+    (relative to the output folder), the first one stored and the others linked, and its time in seconds."""
 
     levels: dict[int, LevelFrames]
-    placements: dict[int, list[tuple[int, int]]]
+    placements: dict[int, list[str]]
     times: dict[int, float]
 
     @property
@@ -152,10 +239,11 @@ class FramePlan:
         return sorted(self.placements)
 
 
-def plan_frames(levels: list[int], duration_s: float, sampling: str) -> FramePlan:
-    """The frames of `levels` (all available) of a video of `duration_s` seconds under `sampling`."""
+def plan_frames(levels: list[int], duration_s: float, sampling: str, level_folder: bool = False) -> FramePlan:
+    """The frames of `levels` (all available) of a video of `duration_s` seconds under `sampling`: in one subfolder
+    per level, or (`level_folder`: one level, the output folder being its own) directly in the output folder."""
     frames: dict[int, LevelFrames] = {}
-    placements: dict[int, list[tuple[int, int]]] = {}
+    placements: dict[int, list[str]] = {}
     times: dict[int, float] = {}
     for level in levels:
         if sampling in CLIP_SAMPLINGS:
@@ -165,11 +253,12 @@ def plan_frames(levels: list[int], duration_s: float, sampling: str) -> FramePla
         else:
             keys = indices = level_indices(level, duration_s)
             stamps = [grid_timestamp(i) for i in indices]
+        prefix = "" if level_folder else f"{level}/"
         frames[level] = LevelFrames(
-            timestamps=stamps, grid_indices=indices, files=[f"{level}/{position:04d}.jpg" for position in range(len(stamps))]
+            timestamps=stamps, grid_indices=indices, files=[f"{prefix}{position:04d}.jpg" for position in range(len(stamps))]
         )
-        for position, (key, stamp) in enumerate(zip(keys, stamps)):
-            placements.setdefault(key, []).append((level, position))
+        for name, key, stamp in zip(frames[level].files, keys, stamps):
+            placements.setdefault(key, []).append(name)
             times[key] = stamp
     return FramePlan(frames, placements, times)
 
@@ -185,8 +274,12 @@ def extract(
     strategy: str = "auto",
     sampling: str = "1fps",
     stated_duration_s: float | None = None,
+    level_folder: bool = False,
 ) -> Manifest:
     """Write the frames of every available level of `video` under `outdir`; raise FramesError if it cannot.
+
+    `level_folder`: `levels` is one level and `outdir` is its own folder (the per-level layout): the frames go directly
+    into it, beside a manifest of that level alone; a level the video is too short for gives a manifest saying so.
 
     `sampling` places a level's frames (levels.SAMPLINGS): on the 1 FPS grid (VirtueBench), or over the
     whole clip (CVRR-ES), where every clip has every level. `stated_duration_s`: the length the release states
@@ -204,6 +297,8 @@ def extract(
     started = time.monotonic()
     video, outdir = Path(video), Path(outdir)
     levels = sorted(set(levels))
+    if level_folder and len(levels) != 1:
+        raise ValueError(f"a level folder holds one level, not {levels}")
     manifest = Manifest(video=str(video), settings=_settings(max_side, jpeg_quality, max_pixels))
     _clear(outdir)  # a previous run's frames and manifest: never mixed with this run's
     if not video.is_file():
@@ -231,10 +326,10 @@ def extract(
         kept = sampled_levels(duration, levels, sampling)
         manifest.unavailable_levels = sorted(set(levels) - set(kept))
         manifest.sampling = sampling
-        plan = plan_frames(kept, duration, sampling)
+        plan = plan_frames(kept, duration, sampling, level_folder)
         manifest.levels = {str(level): frames for level, frames in plan.levels.items()}
         for level in kept:
-            (outdir / str(level)).mkdir(parents=True, exist_ok=True)
+            (outdir if level_folder else outdir / str(level)).mkdir(parents=True, exist_ok=True)
         try:
             keyframes, frame_rate, largest_gap = _keyframe_times(container, stream, stream.start_time or 0)
         except av.error.FFmpegError as error:
@@ -293,6 +388,10 @@ def extract(
     manifest.frames_decoded = sum(result.frames_decoded for result in results)
     manifest.frames_written = sum(result.frames_written for result in results)
     manifest.frame_size = next((result.frame_size for result in results if result.frame_size), None)
+    # Read back once written (a level's files are a few MB at most): the digest is of the bytes on disk, what any
+    # reader hashing them later (level_digest) finds.
+    for frames in manifest.levels.values():
+        frames.digest = level_digest(outdir, frames)
     manifest.seconds = round(time.monotonic() - started, 3)
     manifest.write(outdir)
     return manifest
@@ -368,7 +467,7 @@ class _Chunk:
     video: str
     outdir: str
     targets: list[int]  # grid indices, sorted
-    placements: dict[int, list[tuple[int, int]]]  # grid index -> (level, position) it fills; the first is stored
+    placements: dict[int, list[str]]  # grid index -> the files (relative to outdir) it fills; the first is stored
     times: dict[int, float]  # target -> its time in seconds
     keyframes: list[float]
     frame_rate: float
@@ -400,11 +499,11 @@ def _extract_chunk(job: _Chunk) -> _ChunkResult:
     def store(frame, index: int) -> None:
         image = _resize(frame.to_image(), job.max_side, job.max_pixels)
         result.frame_size = [image.width, image.height]
-        (first_level, first_position), *others = job.placements[index]
-        first = outdir / f"{first_level}/{first_position:04d}.jpg"
+        first_name, *others = job.placements[index]
+        first = outdir / first_name
         image.save(first, format="JPEG", quality=job.jpeg_quality)
-        for level, position in others:
-            _link(first, outdir / f"{level}/{position:04d}.jpg")
+        for name in others:
+            _link(first, outdir / name)
         result.frames_written += 1
 
     if not job.targets:
@@ -530,13 +629,14 @@ def _decode_run(
 
 
 def _clear(outdir: Path) -> None:
-    """Remove what an earlier extraction left in `outdir`: level folders (digits only) and the manifest."""
+    """Remove what an earlier extraction left in `outdir`: level folders (digits only), a level folder's own frames
+    (NNNN.jpg) and the manifest."""
     if not outdir.is_dir():
         return
     for child in outdir.iterdir():
         if child.is_dir() and child.name.isdigit():
             shutil.rmtree(child)
-        elif child.name in (MANIFEST, f".{MANIFEST}.tmp"):
+        elif child.name in (MANIFEST, f".{MANIFEST}.tmp") or (child.suffix == ".jpg" and child.stem.isdigit()):
             child.unlink()
 
 
@@ -653,7 +753,15 @@ def main(argv: list[str] | None = None) -> int:
         default="fail",
         help="fail: exit 1 naming the video; record: write a manifest holding the error and exit 0",
     )
+    parser.add_argument(
+        "--level-folder",
+        action="store_true",
+        help="OUTDIR is the folder of the one level --levels names (results/frames/<video_id>/<level>/): its frames "
+        "and a manifest of that level alone, written complete or not at all",
+    )
     args = parser.parse_args(argv)
+    if args.level_folder and len(set(args.levels)) != 1:
+        parser.error(f"--level-folder takes exactly one level, got --levels {' '.join(map(str, args.levels))}")
     if any(level <= 0 for level in args.levels):
         parser.error(f"--levels must be positive, got {args.levels}")
     if args.duration is not None and args.duration <= 0:
@@ -676,6 +784,7 @@ def _run(args: argparse.Namespace, stop: Stop) -> int:
             strategy=args.strategy,
             sampling=args.sampling,
             stated_duration_s=args.duration,
+            level_folder=args.level_folder,
         )
     except Exception as error:
         fault = environment_fault(error)

@@ -146,7 +146,7 @@ def read_manifests(items: list[Instance], frames_dir: Path, level: int | None = 
             continue
         folder = frames_dir / inst.video_id
         try:
-            manifests[inst.video_id] = manifest = Manifest.read(folder)
+            manifests[inst.video_id] = manifest = Manifest.read(folder, level)  # with a level: its folder's own
         except FramesError as error:
             problems.append(f"video {inst.video_id}: {folder} has no complete frame manifest ({error})")
             manifests[inst.video_id] = None  # type: ignore[assignment]  # reported below

@@ -175,18 +175,32 @@ class Plan:
         """The report judge, then every judge it is compared with (config.compare_judges), each once."""
         return list(dict.fromkeys([self.judge, *(name for pair in self.checked.compare for name in pair)]))
 
-    def frame_folders(self, table: Iterable[Instance], folder: str = "frames") -> list[str]:
-        """The frame folders of the instances of `table` (under results/<folder>/)."""
-        return sorted({self.res(f"{folder}/{inst.video_id}") for inst in table})
+    def frame_folders(self, table: Iterable[Instance], folder: str = "frames", level: int | None = None) -> list[str]:
+        """The frame folders of the instances of `table` (under results/<folder>/): with `level`, each video's folder of
+        that level (results/frames/<video_id>/<level>/: one frames job per video and level), else each video's own
+        folder (the supplement's, one job per video)."""
+        suffix = "" if level is None else f"/{level}"
+        return sorted({self.res(f"{folder}/{inst.video_id}{suffix}") for inst in table})
+
+    def level_frame_folders(self, table: Iterable[Instance]) -> list[str]:
+        """Every level folder of a configured level an instance of `table` has an answer at (the browser's contact
+        sheets). The table holds answers at every level a video reaches; only the configured ones are extracted."""
+        levels = set(self.config["levels"])
+        return sorted({self.res(f"frames/{inst.video_id}/{level}") for inst in table for level in inst.answers if level in levels})
 
     def frames_table(self) -> str:
         """The table a frame job finds its video in: every converted candidate when curating (frames are needed
         before the final table exists), else the instances table."""
         return self.res("sources/candidates.parquet") if self.curated else self.res("instances.parquet")
 
-    def frames_options(self) -> str:
-        """The benchmark's levels, sampled as its source samples (CVRR-ES: over the whole clip; else 1 FPS)."""
-        return self._frames_options(self.config["levels"], sampling_of(self.config["source"]["name"]))
+    def frames_options(self, level: int | None = None) -> str:
+        """The benchmark's levels, sampled as its source samples (CVRR-ES: over the whole clip; else 1 FPS). With
+        `level`, that level alone into its own folder (`--level-folder`): the options of the workflow's frames job of
+        that level, which no other level's presence changes."""
+        sampling = sampling_of(self.config["source"]["name"])
+        if level is None:
+            return self._frames_options(self.config["levels"], sampling)
+        return self._frames_options([level], sampling) + " --level-folder"
 
     def supplement_frames_options(self) -> str:
         """supplement.level frames over the whole of every video, whatever its length (the paper samples 64 frames

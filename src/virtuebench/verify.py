@@ -152,7 +152,9 @@ class Remembered:
 
 class _Frames:
     """The frames folders of the instances' videos: each checked (its manifest readable, every file it lists there),
-    a broken one added to the chain; manifests read only where a response's frames must be checked."""
+    a broken one added to the chain; manifests read only where a response's frames must be checked. A video's folder
+    holds one manifest per level folder (the workflow's layout), or one of its own (frames.py's per-video layout, and
+    results written before the per-level one): Manifest.read reads either."""
 
     def __init__(self, frames_dir: Path, video_ids: Iterable[str], chain: Chain, remembered: Remembered) -> None:
         self.frames_dir, self.good, self.loaded = frames_dir, set(), {}
@@ -162,36 +164,44 @@ class _Frames:
             if not folder.is_dir():
                 continue  # never extracted, or removed to save space: nothing to hold against the responses
             levels = sorted(child for child in os.listdir(folder) if child.isdigit())
-            stamp = stat_stamp(folder / MANIFEST, *(folder / level for level in levels))
+            stamp = stat_stamp(folder / MANIFEST, *(folder / level for level in levels), *(folder / level / MANIFEST for level in levels))
             self.stamps[video_id] = stamp
             if remembered.holds(f"frames:{folder}", stamp) or self._complete(folder, chain):
                 remembered.keep(f"frames:{folder}", stamp)
                 self.good.add(video_id)
 
     def _complete(self, folder: Path, chain: Chain) -> bool:
+        # A level folder with its own manifest is its own job's output: where it alone is broken, it alone is stale.
+        for level in sorted(child.name for child in folder.iterdir() if child.name.isdigit() and (child / MANIFEST).is_file()):
+            try:
+                Manifest.read(folder, int(level))
+            except FramesError as error:
+                chain.add(folder / level, f"an incomplete frames folder ({error})", [folder / level])
+                return False
         try:
             manifest = Manifest.read(folder)
         except FramesError as error:
             chain.add(folder, f"an incomplete frames folder ({error})", [folder])
             return False
-        listed = {name for frames in manifest.levels.values() for name in frames.files}
-        present = {
-            f"{level}/{name}"
-            for level in {name.split("/")[0] for name in listed}
-            if (folder / level).is_dir()
-            for name in os.listdir(folder / level)
-        }
-        absent = len(listed - present)
-        if absent:
-            chain.add(folder, f"its manifest lists {absent} frame file(s) that are not there", [folder])
-            return False
+        for key, frames in manifest.levels.items():
+            level_folder = folder / key
+            present = set(os.listdir(level_folder)) if level_folder.is_dir() else set()
+            absent = sum(1 for name in frames.files if name.split("/", 1)[-1] not in present)
+            if absent:
+                broken = level_folder if (level_folder / MANIFEST).is_file() else folder
+                chain.add(broken, f"its manifest lists {absent} frame file(s) that are not there", [broken])
+                return False
         self.loaded[folder.name] = manifest
         return True
 
-    def manifest(self, video_id: str) -> Manifest | None:
-        """The video's manifest, where its folder is there and complete."""
+    def manifest(self, video_id: str, level: int | None = None) -> Manifest | None:
+        """The video's manifest, where its folder is there and complete; with `level`, as the inference job of that
+        level read it (its level folder's own manifest, where there is one: another level's recorded error is not
+        this level's)."""
         if video_id not in self.good:
             return None
+        if level is not None:
+            return Manifest.read(self.frames_dir / video_id, level)
         if video_id not in self.loaded:
             self.loaded[video_id] = Manifest.read(self.frames_dir / video_id)
         return self.loaded[video_id]
@@ -238,7 +248,7 @@ def _check_responses(path: Path, level: int, items: dict[str, Instance], frames:
     level_frames: dict[str, str | None] = {}  # video -> frames_hash of the level (hashing 1,024 timestamps once)
     for record in records:
         if record.video_id not in level_frames:
-            manifest = frames.manifest(record.video_id)
+            manifest = frames.manifest(record.video_id, level)
             level_frames[record.video_id] = frames_hash(manifest, level) if manifest is not None else None
     other = [
         record.instance_id

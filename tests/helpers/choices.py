@@ -128,8 +128,8 @@ SWITCHES: dict[str, Case] = {
     "curation.reference_model": Case("curated", {"curation.reference_model": "Filter"}, DRAFTS),
     # --- Evaluation: the demo's finished run (tests/workflow/test_choices_dryrun.py) ----------------------------------
     "levels": Case(
-        "demo", {"levels": [64]}, ONE_MODEL | {"extract_frames", "make_fig4"}, frozenset({"guess", "api"})
-    ),  # the frames re-extracted at the one level left, its answers asked again; the instances table is kept
+        "demo", {"levels": [64]}, REPORT | BROWSER | {"compare_judges", "make_fig4"}
+    ),  # a level dropped: the report without it; the kept level's frames and answers stay (one frames job per level)
     "frames.max_pixels": Case("demo", {"frames.max_pixels": 1024}, ONE_MODEL | {"extract_frames"}, frozenset({"guess", "api"})),
     "prompts": Case("demo", {"prompts": ["honest"]}, REPORT | JUDGMENTS - {"judge_responses"}),  # plain's answers leave
     "report.prompt": Case("demo", {"report.prompt": "plain"}, REPORT - {"compute_scores"}),

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import json
 import os
 import sys
@@ -44,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from virtuebench.frames import FramesError, Manifest
+from virtuebench.frames import FramesError, Manifest, level_digest
 from virtuebench.instances import Instance, read_instances
 from virtuebench.models import Backend, Reply, Request, load_backend
 from virtuebench.models.spec import ModelSpec
@@ -168,20 +167,14 @@ def frames_hash(manifest: Manifest, level: int) -> str:
     return stable_hash([manifest.error, manifest.settings, manifest.frame_size, frames.timestamps if frames else None])
 
 
-def level_digest(manifest: Manifest, folder: Path, level: int) -> str | None:
-    """The SHA-256 of the level's frame files, in time order: the manifest's where it records one, else read from
-    the files (a manifest of an older version). None where the level has no frames (a broken video, a level the
-    video is too short for)."""
+def asked_frames_digest(manifest: Manifest, folder: Path, level: int) -> str | None:
+    """The digest of the level's frames (frames.level_digest): the manifest's where it records one, else read from the
+    files (a manifest of an older version; the same function, so the same frames give the same digest). None where
+    the level has no frames (a broken video, a level the video is too short for)."""
     frames = manifest.levels.get(str(level))
     if manifest.error or frames is None:
         return None
-    recorded = getattr(frames, "digest", None)
-    if recorded:
-        return recorded
-    digest = hashlib.sha256()
-    for path in manifest.frame_paths(folder, level):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    return frames.digest or level_digest(folder, frames)
 
 
 #: The answer fields of a response record: what the store keeps. The others (instance, model, prompt, level, the
@@ -254,7 +247,7 @@ class InferenceJob:
 
     def _frames_digest(self, video_id: str) -> str | None:
         if video_id not in self._digests:
-            self._digests[video_id] = level_digest(self.manifests[video_id], self.frames_dir / video_id, self.level)
+            self._digests[video_id] = asked_frames_digest(self.manifests[video_id], self.frames_dir / video_id, self.level)
         return self._digests[video_id]
 
     def answer_key(self, unit: Unit, commit: str | None) -> str | None:

@@ -8,6 +8,7 @@ from functools import lru_cache
 
 from snakemake.settings.types import DeploymentMethod
 
+from virtuebench.frames import SeenProvenance
 from virtuebench.instances import content_digest, read_instances
 from virtuebench.instances import videos as video_paths
 from virtuebench.inference import items_for_level
@@ -100,16 +101,36 @@ def _stamp(path):
 
 
 def frames_level_options(wildcards):
-    """The frames job's options: its level alone, into its own folder (the others' are not its business)."""
-    return PLAN.frames_options(int(wildcards.level))
+    """The frames job's options: its level alone, into its own folder (the others' are not its business), and the
+    provenance its folder records (frames_provenance)."""
+    level = int(wildcards.level)
+    return f"{PLAN.frames_options(level)} --provenance {frames_provenance(wildcards.video_id, level)}"
+
+
+def frames_provenance(video_id, level):
+    """What a level folder's frames are made from: the level's frames options and the video's content fingerprint
+    (extraction is deterministic: the same video and options give the same frames, tests/test_frames.py)."""
+    return stable_hash([PLAN.frames_options(level), _stamp(_video_in(_frames_table(), video_id))], length=16)
+
+
+#: The provenance each level folder last held (a folder removed to save space is still known): virtuebench.frames.
+SEEN_PROVENANCE = SeenProvenance()
 
 
 def frames_for_level(wildcards):
-    """The level folders of the videos an inference job asks about, by date. Not ancient (yet): marked ancient, a
-    changed frames.max_pixels changed asked_digest (params.rows) but Snakemake planned no inference job (tests/helpers/
-    choices.py's case; why is not yet known: the job is built from the instances checkpoint's table), so the folders'
-    dates are still what reruns it after its frames were extracted again."""
-    return PLAN.frame_folders(items_for_level(instances(), int(wildcards.level)), level=int(wildcards.level))
+    """The level folders of the videos an inference job asks about. A folder whose recorded provenance is what this
+    run would make (or, removed to save space, last held: SEEN_PROVENANCE) is ancient: its date (a copy, a
+    re-extraction of the same frames) reruns nothing. Any other folder (never seen, or made from another video or other
+    options) is not: its extraction in this run reruns the job.
+    Snakemake never checks the params of a job downstream of one it reruns where every input is ancient (dag.py masks
+    them), so a folder whose frames will change must not be marked ancient."""
+    level = int(wildcards.level)
+    folders = []
+    for video_id in sorted({inst.video_id for inst in items_for_level(instances(), level)}):
+        folder = res(f"frames/{video_id}/{level}")
+        same = SEEN_PROVENANCE.of(folder) == frames_provenance(video_id, level)
+        folders.append(ancient(folder) if same else folder)
+    return folders
 
 
 def frames_digest(wildcards):

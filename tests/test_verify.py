@@ -122,7 +122,12 @@ def test_a_judgments_file_the_report_never_showed_is_not_stale(run):
     assert [problem.path for problem in check_with(run, [new, JUDGMENT]).problems] == [str(JUDGMENT)]
     scores.write_text("".join(line for line in lines if not line.startswith("guess,honest,64,")))
     assert check_with(run, [new, JUDGMENT]).problems == []
-    assert verify.Shown.read(scores).holds("guess", "honest", 128) and not verify.Shown.read(scores).holds("guess", "honest", 64)
+    assert verify.Shown.read(scores).holds("rules", "guess", "honest", 128) and not verify.Shown.read(scores).holds(
+        "rules", "guess", "honest", 64
+    )
+    # A judge defined anew and made the report's: the rows scores.csv shows are another judge's.
+    assert not verify.Shown.read(scores).holds("llm-2", "guess", "honest", 128)
+    assert check_with(run, [Path("results/judgments/llm-2/guess/honest/128.jsonl")]).problems == []
 
 
 def test_a_report_job_refuses_to_publish_over_a_stale_judgment(run, capsys):
@@ -181,7 +186,7 @@ def test_a_new_model_whose_endpoint_dies_midway_leaves_the_previous_tables(clean
         fixed = snakemake(run, config=config)
         assert fixed.returncode == 0, fixed.stderr[-3000:]
     assert "from an earlier run" not in fixed.stderr and "stale" not in fixed.stderr
-    assert verify.Shown.read(run / "results/scores.csv").holds("api", "honest", 64)
+    assert verify.Shown.read(run / "results/scores.csv").holds("rules", "api", "honest", 64)
     assert "api" in (run / "results/table2.tex").read_text() and "api" not in (clean / "results/table2.tex").read_text()
 
 

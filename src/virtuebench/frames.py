@@ -27,6 +27,7 @@ CLI: python -m virtuebench.frames VIDEO OUTDIR --levels 64 128 256 512 1024
 from __future__ import annotations
 
 import argparse
+import atexit
 import bisect
 import errno
 import gc
@@ -694,11 +695,69 @@ def complete_or_absent(outdir: str | Path):
         raise
 
 
-def extract_or_record(video: str | Path, outdir: str | Path, on_error: str = "fail", **options) -> Manifest:
+#: A level folder's record of what its frames were made from (the workflow's `--provenance`: the video's content
+#: fingerprint and the frames options), beside its manifest: read when the DAG is built, so it is a file of its own.
+PROVENANCE = "provenance.txt"
+
+
+def read_provenance(folder: str | Path) -> str | None:
+    """What the frames in `folder` were made from, as the job that wrote them was told; None where it was not told
+    (an older version, the CLI without --provenance) or the folder is not there."""
+    try:
+        return (Path(folder) / PROVENANCE).read_text(encoding="utf-8").strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+class SeenProvenance:
+    """The provenance last read in each level folder, kept in a JSON file (`.snakemake/virtuebench/frames-provenance.json`
+    of the working directory): a folder removed to save space is still known to have held frames made from it, so a
+    run that would make the same frames there reruns nothing made from them (rules/common.smk, frames_for_level).
+    Saved at exit where one changed, whole, by rename."""
+
+    def __init__(self, path: str | Path = ".snakemake/virtuebench/frames-provenance.json") -> None:
+        self.path = Path(path)
+        self.changed = False
+        try:
+            data = json.loads(self.path.read_text())
+            self.seen: dict[str, str] = data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            self.seen = {}
+
+    def of(self, folder: str | Path) -> str | None:
+        """The folder's provenance: its own where it is there, else the one last seen in it (None: never seen)."""
+        key = os.path.normpath(folder)
+        found = read_provenance(folder)
+        if found is None:
+            return self.seen.get(key)
+        if self.seen.get(key) != found:
+            self.seen[key] = found
+            if not self.changed:
+                self.changed = True
+                atexit.register(self.save)
+        return found
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self.seen, sort_keys=True))
+            os.replace(tmp, self.path)
+            self.changed = False
+        except OSError:
+            pass  # a read-only folder: a removed folder is then taken as unknown, which reruns, never misleads
+
+
+def extract_or_record(video: str | Path, outdir: str | Path, on_error: str = "fail", provenance: str | None = None, **options) -> Manifest:
     """`extract` into a complete-or-absent `outdir`, or with on_error="record", a manifest holding the video's
     error and no frames. An environment error (support/faults.py: a full disk, a permission) is never recorded:
-    it raises, and `outdir` is left as it was."""
+    it raises, and `outdir` is left as it was. `provenance`: written beside the manifest (PROVENANCE), in the same
+    complete-or-absent folder."""
     with complete_or_absent(outdir) as staging:
+        if provenance:
+            (staging / PROVENANCE).write_text(provenance + "\n", encoding="utf-8")
         try:
             try:
                 return extract(video, staging, **options)
@@ -710,6 +769,8 @@ def extract_or_record(video: str | Path, outdir: str | Path, on_error: str = "fa
             if on_error != "record" or environment_error(error):
                 raise
             _clear(staging)
+            if provenance:
+                (staging / PROVENANCE).write_text(provenance + "\n", encoding="utf-8")
             manifest = Manifest(
                 video=str(video),
                 error=str(error),
@@ -759,6 +820,12 @@ def main(argv: list[str] | None = None) -> int:
         help="OUTDIR is the folder of the one level --levels names (results/frames/<video_id>/<level>/): its frames "
         "and a manifest of that level alone, written complete or not at all",
     )
+    parser.add_argument(
+        "--provenance",
+        default=None,
+        help=f"what the frames are made from (the workflow passes the video's fingerprint and the options): written to "
+        f"OUTDIR/{PROVENANCE}, so that a later run can tell the frames there are the ones it would make",
+    )
     args = parser.parse_args(argv)
     if args.level_folder and len(set(args.levels)) != 1:
         parser.error(f"--level-folder takes exactly one level, got --levels {' '.join(map(str, args.levels))}")
@@ -785,6 +852,7 @@ def _run(args: argparse.Namespace, stop: Stop) -> int:
             sampling=args.sampling,
             stated_duration_s=args.duration,
             level_folder=args.level_folder,
+            provenance=args.provenance,
         )
     except Exception as error:
         fault = environment_fault(error)

@@ -86,27 +86,33 @@ def stat_stamp(*paths: str | Path) -> str:
 
 @dataclass(frozen=True)
 class Shown:
-    """What the report shows, read from its scores.csv: the (model, prompt, level) of each row, prompt or level None
-    where the file has no such column (CVRR-ES's has neither). The evidence that a report output was made from a
-    judgments file: every report output is made in the same run as the scores, from the same judgments."""
+    """What the report shows, read from its scores.csv: the (judge, model, prompt, level) of each row, judge, prompt or
+    level None where the file has no such column (CVRR-ES's has no prompt or level). The evidence that a report output
+    was made from a judgments file: every report output is made in the same run as the scores, from the same
+    judgments. A judge compared with the report's (compare_judges) is shown by its agreement files instead."""
 
-    rows: frozenset[tuple[str, str | None, str | None]] = frozenset()
+    rows: frozenset[tuple[str | None, str, str | None, str | None]] = frozenset()
+    compared: frozenset[str] = frozenset()  # the judge_agreement/<a>__vs__<b>.json files there
 
     @classmethod
     def read(cls, path: str | Path) -> Shown:
         """The rows of `path`; none where it is missing or unreadable (then nothing counts as shown)."""
+        compared = frozenset(agreement.name for agreement in Path(path).parent.glob("judge_agreement/*__vs__*.json"))
         try:
             with open(path, newline="", encoding="utf-8") as handle:
                 rows = list(csv.DictReader(handle))
         except (OSError, csv.Error, UnicodeDecodeError):
-            return cls()
-        return cls(frozenset((row.get("model") or "", row.get("prompt"), row.get("level")) for row in rows))
+            return cls(compared=compared)
+        shown = frozenset((row.get("judge"), row.get("model") or "", row.get("prompt"), row.get("level")) for row in rows)
+        return cls(shown, compared)
 
-    def holds(self, model: str, prompt: str, level: int | str) -> bool:
-        return any(m == model and p in (None, prompt) and lv in (None, str(level)) for m, p, lv in self.rows)
+    def holds(self, judge: str, model: str, prompt: str, level: int | str) -> bool:
+        if any(name.removesuffix(".json").split("__vs__").count(judge) for name in self.compared):
+            return True
+        return any(j in (None, judge) and m == model and p in (None, prompt) and lv in (None, str(level)) for j, m, p, lv in self.rows)
 
     def models(self) -> set[str]:
-        return {model for model, _, _ in self.rows}
+        return {model for _, model, _, _ in self.rows}
 
 
 def judged_item(judgment_path: str | Path) -> tuple[str, str, str, int] | None:
@@ -201,7 +207,10 @@ class _Frames:
         if video_id not in self.good:
             return None
         if level is not None:
-            return Manifest.read(self.frames_dir / video_id, level)
+            folder = self.frames_dir / video_id
+            if not (folder / str(level) / MANIFEST).is_file() and not (folder / MANIFEST).is_file():
+                return None  # the level's folder removed to save space: nothing to hold against the responses
+            return Manifest.read(folder, level)
         if video_id not in self.loaded:
             self.loaded[video_id] = Manifest.read(self.frames_dir / video_id)
         return self.loaded[video_id]
@@ -356,8 +365,8 @@ def check(
             responses_seen[responses_path] = _check_responses(responses_path, level, items, frames, chain, [*judged, *outputs])
         if not path.exists():
             scores = root / SCORES
-            _, model, prompt, _ = judged_item(path)
-            if outputs and shown(scores).holds(model, prompt, level):
+            judge, model, prompt, _ = judged_item(path)
+            if outputs and shown(scores).holds(judge, model, prompt, level):
                 chain.add(path, f"is missing, but {scores} shows it (and {len(outputs)} report output(s) made from it are there)", outputs)
             continue
         if not responses_path.exists():

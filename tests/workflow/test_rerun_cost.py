@@ -46,7 +46,9 @@ class Run:
         before = self.server.backend_requests
         result = snakemake(self.workdir, *targets, config=self.config)
         assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
-        return self.server.backend_requests - before, executed(result)
+        jobs = executed(result)
+        print(f"\n{changes or 'rerun'}: {self.server.backend_requests - before} requests, {dict(jobs)}")
+        return self.server.backend_requests - before, jobs
 
     def outputs(self, root: str = "results") -> dict[str, bytes]:
         return {name: (self.workdir / name.replace("results", root, 1)).read_bytes() for name in TARGETS}

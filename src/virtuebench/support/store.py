@@ -75,7 +75,7 @@ class Store:
         store (model, item, level), outside the digest."""
         path = self.path(key)
         entry = {"format": FORMAT, "key": key, "digest": digest_of(value), "about": about or {}, "value": value}
-        text = json.dumps(entry, ensure_ascii=False, sort_keys=True)
+        text = json.dumps(entry, ensure_ascii=False)  # the value as given: a record made from it reads as the first did
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{self._tag}.{uuid.uuid4().hex[:8]}.tmp")
         try:

@@ -380,7 +380,7 @@ def guard_run():
     if not table.exists():
         return
     listed = _instances_at(str(table), os.path.getmtime(table))
-    remembered = verify.Remembered(f"{runlock.state_dir(RESULTS)}/chain.json")  # checks that passed on the same files
+    remembered = verify.Remembered(verify.remembered_path(RESULTS))  # checks that passed on the same files
     judged = [path for judge in PLAN.reported_judges() for path in judgments(judge, listed)]
     outputs = report_outputs()
     chain = verify.check(judged, listed, outputs, remembered)

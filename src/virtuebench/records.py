@@ -113,8 +113,26 @@ def _omitted_when_none(cls: type) -> tuple[str, ...]:
 
 
 def response_hash(response: Response) -> str:
-    """The digest a judgment keeps of the response record it judged (every field as its line holds it, as read back)."""
+    """The digest a judgment made before `line_digest` keeps of the response record it judged (every field as its line
+    holds it, as read back; 16 hex digits). Still checked where a judgment holds one: its records stay valid."""
     return stable_hash(record_fields(response), length=16)
+
+
+#: The length of `line_digest`: a judgment's `response_hash` of this length is one, of 16 a `response_hash`.
+LINE_DIGEST_LENGTH = 32
+
+
+def line_digest(line: bytes) -> str:
+    """The digest a judgment keeps of the response record it judged: the SHA-256 of the record's line as read (its line
+    end left out), 32 hex digits. Hashing the bytes read costs a tenth of encoding the record again (a thinking
+    model's record holds up to 30,000 characters; docs/development.md), and any change to the line changes it."""
+    return hashlib.sha256(line.rstrip(b"\r\n")).hexdigest()[:LINE_DIGEST_LENGTH]
+
+
+def judged_hash_matches(judged: str, record: Any, digest: str) -> bool:
+    """Whether a judgment's `response_hash` names this response record (`digest`: its line's `line_digest`): a
+    judgment made before `line_digest` holds `response_hash` of the record, recomputed only for it."""
+    return judged == (digest if len(judged) == LINE_DIGEST_LENGTH else response_hash(record))
 
 
 def item_key(record: dict[str, Any]) -> str:
@@ -140,9 +158,16 @@ def to_json_line(record: Any) -> str:
 
 
 def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
+    for _, value, _ in iter_jsonl_lines(path):
+        yield value
+
+
+def iter_jsonl_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any], bytes]]:
+    """(line number, value, the line's bytes) of each non-empty line: one pass over the file, the bytes for
+    `line_digest`."""
     path = Path(path)
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except FileNotFoundError:
         raise RecordError(f"{path}: file not found") from None
     with handle:
@@ -150,12 +175,14 @@ def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                value = json.loads(line)
+                value = json.loads(line.decode("utf-8"))
+            except UnicodeDecodeError as error:
+                raise RecordError(f"{path}:{number}: not UTF-8 ({error.reason})") from None
             except json.JSONDecodeError as error:
                 raise RecordError(f"{path}:{number}: not valid JSON ({error.msg})") from None
             if not isinstance(value, dict):
                 raise RecordError(f"{path}:{number}: expected a JSON object, got {type(value).__name__}")
-            yield value
+            yield number, value, line
 
 
 def load_records(path: str | Path, cls: type) -> list[Any]:
@@ -164,16 +191,20 @@ def load_records(path: str | Path, cls: type) -> list[Any]:
     A field with a default may be absent (records written before the field was added read with it). Two records with
     the same key (`cls.KEY`: model, prompt, level, instance and sample) are refused, naming both lines: an item is never
     counted twice."""
+    return [record for record, _ in iter_records(path, cls)]
+
+
+def iter_records(path: str | Path, cls: type) -> Iterator[tuple[Any, bytes]]:
+    """load_records's records one by one, each with its line's bytes (for `line_digest`), checked alike."""
     fields = {field.name for field in dataclasses.fields(cls)}
     required = {
         field.name
         for field in dataclasses.fields(cls)
         if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
     }
-    records = []
     key_fields = getattr(cls, "KEY", ())
     seen: dict[tuple, int] = {}
-    for number, value in enumerate(iter_jsonl(path), start=1):
+    for number, (_, value, line) in enumerate(iter_jsonl_lines(path), start=1):
         missing = required - value.keys()
         if missing:
             raise RecordError(f"{path}: record {number} lacks field(s) {sorted(missing)} of a {cls.__name__}")
@@ -187,8 +218,7 @@ def load_records(path: str | Path, cls: type) -> list[Any]:
                     f"item once. Delete the file and rerun to rebuild it"
                 )
             seen[key] = number
-        records.append(record)
-    return records
+        yield record, line
 
 
 def write_jsonl_atomic(path: str | Path, records: Iterable[Any]) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import os
 import shutil
@@ -28,7 +29,18 @@ from pathlib import Path
 from virtuebench.frames import MANIFEST, FramesError, Manifest
 from virtuebench.inference import frames_hash, items_for_level
 from virtuebench.instances import Instance, read_instances
-from virtuebench.records import Judgment, RecordError, Response, item_key, load_records, response_hash, stable_hash
+from virtuebench.records import (
+    Judgment,
+    RecordError,
+    Response,
+    item_key,
+    iter_records,
+    judged_hash_matches,
+    line_digest,
+    load_records,
+    stable_hash,
+)
+from virtuebench.support import runlock
 from virtuebench.support.stops import run_stoppable
 
 REBUILD = "rerun the workflow: it rebuilds the stale files (`python -m virtuebench.verify` lists them)"
@@ -123,10 +135,24 @@ def judged_item(judgment_path: str | Path) -> tuple[str, str, str, int] | None:
     return path.parts[-4], path.parts[-3], path.parts[-2], int(path.stem)
 
 
+#: The remembered checks' file, in a results folder's state folder (support/runlock.state_dir).
+CHAIN_STATE = "chain.json"
+
+
+def remembered_path(results_dir: str | Path) -> Path:
+    """Where the checks that passed on the results folder `results_dir` are remembered (relative to the working
+    folder, as Snakemake's own records are)."""
+    return Path(runlock.state_dir(str(results_dir))) / CHAIN_STATE
+
+
 class Remembered:
-    """Checks that passed, each under the stamp of every file it read, kept in a JSON file: the workflow's start-up
-    sweep re-reads only what changed since (a paper-scale results folder holds about 255,000 judgments). A check
-    whose files changed in any way (size, modification time) is made again; only passing checks are kept."""
+    """Checks that passed, each under a digest of the stamp of every file it read, kept in a JSON file: the workflow's
+    start-up sweep re-reads only what changed since (a paper-scale results folder holds about 255,000 judgments), and a
+    report job reads what the sweep left. A check whose files changed in any way (size, modification time) is made
+    again; only passing checks are kept. The file holds one digest per check (a stamp names every video of a level:
+    kept whole, the file was 20 MB at paper scale), and is written only when what it holds changed."""
+
+    FORMAT = "virtuebench.chain/2"
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path else None
@@ -134,37 +160,48 @@ class Remembered:
         self.used: dict[str, str] = {}
         if self.path is not None:
             try:
-                self.passed = dict(json.loads(self.path.read_text()))
-            except (OSError, ValueError, TypeError):
+                data = json.loads(self.path.read_text())
+                if data.get("format") == self.FORMAT:  # an older file's checks are made again, once
+                    self.passed = {str(name): str(digest) for name, digest in data["passed"].items()}
+            except (OSError, ValueError, TypeError, AttributeError, KeyError):
                 self.passed = {}
 
+    @staticmethod
+    def digest(stamp: str) -> str:
+        return hashlib.sha256(stamp.encode()).hexdigest()[:32]
+
     def holds(self, name: str, stamp: str) -> bool:
-        if self.passed.get(name) == stamp:
-            self.used[name] = stamp
+        digest = self.digest(stamp)
+        if self.passed.get(name) == digest:
+            self.used[name] = digest
             return True
         return False
 
     def keep(self, name: str, stamp: str) -> None:
-        self.used[name] = stamp
+        self.used[name] = self.digest(stamp)
 
     def save(self) -> None:
-        if self.path is None:
+        """Keep the checks this run used or made (no others: their files are gone or changed); the file is left as it is
+        where it already holds exactly those."""
+        if self.path is None or (self.used == self.passed and self.path.exists()):
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.used, sort_keys=True))
+        tmp.write_text(json.dumps({"format": self.FORMAT, "passed": self.used}, sort_keys=True))
         os.replace(tmp, self.path)
 
 
 class _Frames:
     """The frames folders of the instances' videos: each checked (its manifest readable, every file it lists there),
-    a broken one added to the chain; manifests read only where a response's frames must be checked. A video's folder
-    holds one manifest per level folder (the workflow's layout), or one of its own (frames.py's per-video layout, and
-    results written before the per-level one): Manifest.read reads either."""
+    a broken one added to the chain; manifests read only where a response's frames must be checked, and then once: each
+    level's frames_hash is kept, not the manifest (a paper-scale folder's manifests list 880,000 frames). A video's
+    folder holds one manifest per level folder (the workflow's layout), or one of its own (frames.py's per-video
+    layout, and results written before the per-level one): Manifest.read reads either."""
 
     def __init__(self, frames_dir: Path, video_ids: Iterable[str], chain: Chain, remembered: Remembered) -> None:
-        self.frames_dir, self.good, self.loaded = frames_dir, set(), {}
+        self.frames_dir, self.good = frames_dir, set()
         self.stamps: dict[str, str] = {}
+        self.hashes: dict[tuple[str, int], str | None] = {}  # frames_hash by (video, level)
         for video_id in sorted(set(video_ids)):
             folder = frames_dir / video_id
             if not folder.is_dir():
@@ -197,23 +234,22 @@ class _Frames:
                 broken = level_folder if (level_folder / MANIFEST).is_file() else folder
                 chain.add(broken, f"its manifest lists {absent} frame file(s) that are not there", [broken])
                 return False
-        self.loaded[folder.name] = manifest
         return True
 
-    def manifest(self, video_id: str, level: int | None = None) -> Manifest | None:
-        """The video's manifest, where its folder is there and complete; with `level`, as the inference job of that
-        level read it (its level folder's own manifest, where there is one: another level's recorded error is not
-        this level's)."""
+    def level_hash(self, video_id: str, level: int) -> str | None:
+        """inference.frames_hash of the video's level as the inference job of that level read it (its level folder's
+        own manifest, where there is one: another level's recorded error is not this level's), where its folder is
+        there and complete; None where it is not (a level folder removed to save space: nothing to hold against the
+        responses)."""
         if video_id not in self.good:
             return None
-        if level is not None:
+        if (video_id, level) not in self.hashes:
             folder = self.frames_dir / video_id
             if not (folder / str(level) / MANIFEST).is_file() and not (folder / MANIFEST).is_file():
-                return None  # the level's folder removed to save space: nothing to hold against the responses
-            return Manifest.read(folder, level)
-        if video_id not in self.loaded:
-            self.loaded[video_id] = Manifest.read(self.frames_dir / video_id)
-        return self.loaded[video_id]
+                self.hashes[video_id, level] = None
+            else:
+                self.hashes[video_id, level] = frames_hash(Manifest.read(folder, level), level)
+        return self.hashes[video_id, level]
 
 
 def _ids_problem(path: Path, found: set[str], expected: set[str], what: str) -> str | None:
@@ -227,23 +263,32 @@ def _ids_problem(path: Path, found: set[str], expected: set[str], what: str) -> 
     return "holds " + " and ".join(part for part in parts if part) + ": not one record per item"
 
 
-def _check_responses(path: Path, level: int, items: dict[str, Instance], frames: _Frames, chain: Chain, downstream: list[Path]):
+def _check_responses(
+    path: Path,
+    level: int,
+    items: dict[str, Instance],
+    frames: _Frames,
+    chain: Chain,
+    downstream: list[Path],
+    item_hashes: dict[tuple[str, str, int], str | None],
+):
     """The response records of `path` by item key (records.item_key: the instance id, and the sample of a sampled
-    model's), or None where the file is stale (added to the chain with `downstream`, what was made from it). A sampled
-    model's file holds every instance once per sample, the same samples for each."""
+    model's), each with its line's digest (records.line_digest), or None where the file is stale (added to the chain
+    with `downstream`, what was made from it). A sampled model's file holds every instance once per sample, the same
+    samples for each. `item_hashes`: the item_hash each (instance, video, level) must have, shared by every file checked."""
     downstream = [path, *downstream]
     try:
-        records: list[Response] = load_records(path, Response)
+        records: list[tuple[Response, str]] = [(record, line_digest(line)) for record, line in iter_records(path, Response)]
     except RecordError as error:
         chain.add(path, str(error).removeprefix(f"{path}: "), downstream)
         return None
-    by_id = {item_key(vars(record)): record for record in records}
-    wrong_ids = _ids_problem(path, {record.instance_id for record in records}, set(items), "instance(s) of the level")
+    by_id = {item_key(vars(record)): (record, digest) for record, digest in records}
+    wrong_ids = _ids_problem(path, {record.instance_id for record, _ in records}, set(items), "instance(s) of the level")
     if wrong_ids:
         chain.add(path, wrong_ids, downstream)
         return None
     samples: dict[str, set[int | None]] = {}
-    for record in records:
+    for record, _ in records:
         samples.setdefault(record.instance_id, set()).add(record.sample)
     if len({frozenset(found) for found in samples.values()}) > 1:
         first, other = next(iter(samples.items())), next((i, f) for i, f in samples.items() if f != next(iter(samples.values())))
@@ -254,18 +299,16 @@ def _check_responses(path: Path, level: int, items: dict[str, Instance], frames:
             downstream,
         )
         return None
-    level_frames: dict[str, str | None] = {}  # video -> frames_hash of the level (hashing 1,024 timestamps once)
-    for record in records:
-        if record.video_id not in level_frames:
-            manifest = frames.manifest(record.video_id, level)
-            level_frames[record.video_id] = frames_hash(manifest, level) if manifest is not None else None
-    other = [
-        record.instance_id
-        for record in records
-        if record.item_hash is not None
-        and level_frames[record.video_id] is not None
-        and record.item_hash != stable_hash([items[record.instance_id].question, level_frames[record.video_id]])
-    ]
+    other = []
+    for record, _ in records:
+        if record.item_hash is None:
+            continue
+        key = (record.instance_id, record.video_id, level)
+        if key not in item_hashes:  # the same for every model and prompt: computed once per item and level
+            level_frames = frames.level_hash(record.video_id, level)
+            item_hashes[key] = None if level_frames is None else stable_hash([items[record.instance_id].question, level_frames])
+        if item_hashes[key] is not None and record.item_hash != item_hashes[key]:
+            other.append(record.instance_id)
     if other:
         chain.add(
             path,
@@ -283,7 +326,7 @@ JUDGMENTS_CHECK = "judgments-v2"
 
 
 def _check_judgments(
-    path: Path, level: int, items: dict[str, Instance], responses: dict[str, Response], chain: Chain, downstream: list[Path]
+    path: Path, level: int, items: dict[str, Instance], responses: dict[str, tuple[Response, str]], chain: Chain, downstream: list[Path]
 ):
     downstream = [path, *downstream]
     try:
@@ -303,8 +346,8 @@ def _check_judgments(
         chain.add(path, reason, downstream)
         return
     for judgment in judgments:
-        response, inst = responses[item_key(vars(judgment))], items[judgment.instance_id]
-        if judgment.response_hash is not None and judgment.response_hash != response_hash(response):
+        (response, digest), inst = responses[item_key(vars(judgment))], items[judgment.instance_id]
+        if judgment.response_hash is not None and not judged_hash_matches(judgment.response_hash, response, digest):
             reason = "judged another response record than the one there now"
         elif judgment.response_hash is None and judgment.response != response.response:
             reason = "judged another response than the one there now"
@@ -347,36 +390,49 @@ def check(
     by_level: dict[int, dict[str, Instance]] = {}
     frames = _Frames(root / "frames", (inst.video_id for inst in instances), chain, remembered)
     table_stamp = stat_stamp(root / "instances.parquet")
-    responses_seen: dict[Path, dict[str, Response] | None] = {}
+    # A responses file is read once, for the first judgments file made from it, and let go after the last: one file's
+    # records are held at a time (all of them, 1 GB at paper scale, took 2.3 GB of memory).
+    responses_seen: dict[Path, dict[str, tuple[Response, str]] | None] = {}
+    uses: dict[Path, int] = {}
+    for _, (_, responses_path) in placed:
+        uses[responses_path] = uses.get(responses_path, 0) + 1
+    item_hashes: dict[tuple[str, str, int], str | None] = {}
     shown = lru_cache(maxsize=1)(Shown.read)  # read once, and only where a judgments file is missing
-    for path, (_, responses_path) in placed:
+
+    def check_one(path: Path, responses_path: Path) -> None:
         level = int(path.stem)
         items = by_level.setdefault(level, {inst.instance_id: inst for inst in items_for_level(instances, level)})
         videos = sorted({inst.video_id for inst in items.values()})
         stamp = ",".join([stat_stamp(path, responses_path), table_stamp, *(frames.stamps.get(video, "-") for video in videos)])
         if path.exists() and remembered.holds(f"{JUDGMENTS_CHECK}:{path}", stamp):
-            continue
+            return
         problems = len(chain.problems)
         if responses_path not in responses_seen and responses_path.exists():
             # Everything made from a stale responses file: its judgments by every judge, and the report.
             judged = sorted(
                 root.glob(f"judgments/*/{responses_path.parent.parent.name}/{responses_path.parent.name}/{responses_path.name}")
             )
-            responses_seen[responses_path] = _check_responses(responses_path, level, items, frames, chain, [*judged, *outputs])
+            responses_seen[responses_path] = _check_responses(responses_path, level, items, frames, chain, [*judged, *outputs], item_hashes)
         if not path.exists():
             scores = root / SCORES
             judge, model, prompt, _ = judged_item(path)
             if outputs and shown(scores).holds(judge, model, prompt, level):
                 chain.add(path, f"is missing, but {scores} shows it (and {len(outputs)} report output(s) made from it are there)", outputs)
-            continue
+            return
         if not responses_path.exists():
             chain.add(path, f"made from {responses_path}, which is missing", [path, *outputs])
-            continue
+            return
         responses = responses_seen[responses_path]
         if responses is not None:
             _check_judgments(path, level, items, responses, chain, outputs)
         if len(chain.problems) == problems:
             remembered.keep(f"{JUDGMENTS_CHECK}:{path}", stamp)
+
+    for path, (_, responses_path) in placed:
+        check_one(path, responses_path)
+        uses[responses_path] -= 1
+        if not uses[responses_path] and responses_seen.get(responses_path) is not None:
+            responses_seen[responses_path] = {}  # checked: no judgments file left to check against its records
     return chain
 
 
@@ -426,7 +482,9 @@ def read_judgments(paths: Sequence[str | Path], chain_root: str | Path | None = 
     under `chain_root` (the results folder). Raises RecordError naming every stale input and what to run."""
     if chain_root is not None:
         placed = [path for path in paths if (where := layout(path)) is not None and os.path.samefile(where[0], chain_root)]
-        chain = check(placed)
+        # The checks the workflow's start-up sweep made on the same files, as it left them (read, never written here:
+        # a report job checks some of the files, and several run at once).
+        chain = check(placed, remembered=Remembered(remembered_path(chain_root)))
         if chain.problems:
             lines = "\n  ".join(map(str, chain.problems))
             raise RecordError(f"refusing to publish from stale or missing upstream files:\n  {lines}\nTo rebuild them, {REBUILD}")

@@ -24,8 +24,8 @@ from virtuebench.records import (
     Response,
     item_key,
     iter_jsonl,
-    load_records,
-    response_hash,
+    iter_records,
+    line_digest,
     stable_hash,
     write_jsonl_atomic,
 )
@@ -113,7 +113,10 @@ def judge_items(path: str | Path, judge: Judge, out: str | Path) -> str:
 
 
 def judge_responses(responses_path: str | Path, instances_path: str | Path, judge: Judge, out: str | Path) -> str:
-    responses: list[Response] = load_records(responses_path, Response)
+    read = list(iter_records(responses_path, Response))
+    responses: list[Response] = [response for response, _ in read]
+    # What each judgment records of the response it judged (records.line_digest: the report checks it is the current one).
+    digests = {item_key(vars(response)): line_digest(line) for response, line in read}
     instances = {inst.instance_id: inst for inst in read_instances(instances_path)}
     items = []
     for response in responses:
@@ -165,7 +168,7 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
                 truncated=response.truncated,
                 confident=verdict.confident,
                 decided_by=verdict.decided_by,
-                response_hash=response_hash(response),
+                response_hash=digests[item],
                 sample=response.sample,
             ),
             dict_factory=_without_empty_sample,
@@ -190,7 +193,7 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
         progress.step()
     # A verdict resumed from an interrupted run was given to the same text, answer and truncation; the record names
     # the response record it now stands for (one asked again with the same reply differs in its latency only).
-    records = [{**done[item], "response_hash": response_hash(response)} for item, (response, _, _) in zip(keys, items)]
+    records = [{**done[item], "response_hash": digests[item]} for item in keys]
     failed = sum(bool(r.get("retryable")) for r in records)
     if failed:
         log.close()  # keep the progress file: the next run asks only for the failed items

@@ -1,0 +1,82 @@
+"""What makes the start-up check cheap at paper scale (benchmarks/bench_startup.py): the digest a judgment keeps of
+the response line it judged, with the older digest of the record's fields still accepted; the remembered checks kept
+as one digest per check and written only when they change; a report job taking the checks the start-up sweep left."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+from virtuebench import verify
+from virtuebench.records import (
+    LINE_DIGEST_LENGTH,
+    Response,
+    iter_records,
+    judged_hash_matches,
+    line_digest,
+    response_hash,
+    write_jsonl_atomic,
+)
+
+
+def response(**changes) -> Response:
+    record = Response("q1", "v1", "m", "guess", "honest", "p", 64, 64, "yes", None, 0.5, "f", thinking="long " * 1000)
+    return dataclasses.replace(record, **changes)
+
+
+def test_a_judgment_names_its_response_by_the_lines_digest_and_an_older_one_by_its_fields(tmp_path):
+    path = tmp_path / "64.jsonl"
+    write_jsonl_atomic(path, [response()])
+    ((record, line),) = list(iter_records(path, Response))
+    digest = line_digest(line)
+    assert len(digest) == LINE_DIGEST_LENGTH and digest == line_digest(line.rstrip(b"\n"))
+    assert judged_hash_matches(digest, record, digest)
+    assert judged_hash_matches(response_hash(record), record, digest)  # a judgment made before line_digest
+    write_jsonl_atomic(path, [response(latency_s=0.6)])  # asked again since it was judged
+    ((again, line),) = list(iter_records(path, Response))
+    assert not judged_hash_matches(digest, again, line_digest(line))
+    assert not judged_hash_matches(response_hash(record), again, line_digest(line))
+
+
+def test_remembered_checks_are_digests_written_only_when_they_change(tmp_path):
+    path = tmp_path / "state" / "chain.json"
+    first = verify.Remembered(path)
+    stamp = ",".join(["1:2"] * 5000)  # a level's stamp names every video's frames
+    first.keep("judgments-v2:a.jsonl", stamp)
+    first.save()
+    data = json.loads(path.read_text())
+    assert data["format"] == verify.Remembered.FORMAT and path.stat().st_size < 200
+    os.utime(path, ns=(1, 1))
+    same = verify.Remembered(path)
+    assert same.holds("judgments-v2:a.jsonl", stamp) and not same.holds("judgments-v2:a.jsonl", stamp + ",3:4")
+    same.save()
+    assert path.stat().st_mtime_ns == 1  # nothing changed: not rewritten
+    changed = verify.Remembered(path)
+    changed.save()  # the check was not made again (its file is gone): forgotten
+    assert json.loads(path.read_text())["passed"] == {}
+
+
+def test_an_older_remembered_file_is_checked_again(tmp_path):
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps({"judgments-v2:a.jsonl": "1:2"}))  # the stamps themselves, before the digests
+    assert not verify.Remembered(path).holds("judgments-v2:a.jsonl", "1:2")
+
+
+def test_a_report_job_reads_the_checks_the_start_up_sweep_left(tmp_path, monkeypatch):
+    taken = []
+
+    def check(paths, instances=None, report_outputs=(), remembered=None):
+        taken.append(remembered)
+        return verify.Chain()
+
+    monkeypatch.chdir(tmp_path)
+    judgments = tmp_path / "results/judgments/rules/m/honest/64.jsonl"
+    judgments.parent.mkdir(parents=True)
+    judgments.write_text("")
+    monkeypatch.setattr(verify, "check", check)
+    assert verify.read_judgments(["results/judgments/rules/m/honest/64.jsonl"], "results") == []
+    (remembered,) = taken
+    assert (
+        remembered.path == verify.remembered_path("results") == tmp_path.joinpath(".snakemake/virtuebench/chain.json").relative_to(tmp_path)
+    )

@@ -29,7 +29,7 @@ def test_broken_video_is_recorded_counted_and_named(tmp_path):
     broken.write_bytes(b"\x00" * 1000)  # in place: the checkpoint's output folder stays as it was
     result = snakemake(tmp_path, "--keep-going", config=SMALL)
     assert result.returncode == 0, result.stderr[-3000:]
-    manifest = json.loads((tmp_path / "results" / "frames" / "syn01" / "manifest.json").read_text())
+    manifest = json.loads((tmp_path / "results" / "frames" / "syn01" / "64" / "manifest.json").read_text())  # per level
     assert "syn01.mp4" in manifest["error"]
     assert "syn01.mp4" in result.stderr and "no valid verdict" in result.stderr
     invalid = list(csv.DictReader((tmp_path / "results" / "invalid_items.csv").open()))
@@ -46,9 +46,9 @@ def test_broken_video_is_recorded_counted_and_named(tmp_path):
     result = snakemake(tmp_path, "--keep-going", config=strict)
     assert result.returncode != 0
     assert "syn01.mp4" in result.stdout + result.stderr
-    assert (tmp_path / "results" / "frames" / "syn00" / "manifest.json").exists()
-    assert (tmp_path / "results" / "frames" / "syn02" / "manifest.json").exists()
-    assert not (tmp_path / "results" / "frames" / "syn01").exists()
+    assert (tmp_path / "results" / "frames" / "syn00" / "64" / "manifest.json").exists()
+    assert (tmp_path / "results" / "frames" / "syn02" / "64" / "manifest.json").exists()
+    assert not (tmp_path / "results" / "frames" / "syn01" / "64").exists()
 
 
 def test_a_rules_judge_under_another_name_reports_under_that_name(tmp_path):
@@ -207,7 +207,7 @@ def test_cvrr_benchmark_in_the_workflow(tmp_path, monkeypatch):
     assert "results/instances_excluded.csv" in result.stderr
     short = json.loads(
         next(
-            p for p in (workdir / "results" / "frames").glob("*/manifest.json") if "7.mp4" in json.loads(p.read_text())["video"]
+            p for p in (workdir / "results" / "frames").glob("*/*/manifest.json") if "7.mp4" in json.loads(p.read_text())["video"]
         ).read_text()
     )
     assert short["sampling"] == "clip" and len(short["levels"]["8"]["files"]) == 8 and short["duration_s"] < 8

@@ -78,7 +78,7 @@ def test_plan_on_the_one_fps_grid_shares_frames_between_levels():
     assert plan.levels[2].grid_indices == [0, 4] and plan.levels[2].timestamps == [0.5, 4.5]
     assert plan.levels[3].grid_indices == [0, 2, 4] and plan.levels[3].timestamps == [0.5, 2.5, 4.5]
     assert plan.levels[3].files == ["3/0000.jpg", "3/0001.jpg", "3/0002.jpg"]
-    assert plan.placements == {0: [(2, 0), (3, 0)], 4: [(2, 1), (3, 2)], 2: [(3, 1)]}
+    assert plan.placements == {0: ["2/0000.jpg", "3/0000.jpg"], 4: ["2/0001.jpg", "3/0002.jpg"], 2: ["3/0001.jpg"]}
     assert plan.times == {0: 0.5, 2: 2.5, 4: 4.5}
     assert plan.targets == [0, 2, 4]
 
@@ -88,7 +88,13 @@ def test_plan_over_the_whole_clip_keys_frames_by_millisecond():
     plan = plan_frames([2, 3], 3.0, "clip")
     assert plan.levels[2].timestamps == [0.75, 2.25] and plan.levels[2].grid_indices == []
     assert plan.levels[2].files == ["2/0000.jpg", "2/0001.jpg"]
-    assert plan.placements == {750: [(2, 0)], 2250: [(2, 1)], 500: [(3, 0)], 1500: [(3, 1)], 2500: [(3, 2)]}
+    assert plan.placements == {
+        750: ["2/0000.jpg"],
+        2250: ["2/0001.jpg"],
+        500: ["3/0000.jpg"],
+        1500: ["3/0001.jpg"],
+        2500: ["3/0002.jpg"],
+    }
     assert plan.times[750] == 0.75 and plan.times[2500] == 2.5
     assert plan.targets == [500, 750, 1500, 2250, 2500]
     # 1 s clip, 3 frames: 1/6, 1/2, 5/6 s, written to the millisecond

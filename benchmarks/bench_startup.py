@@ -5,12 +5,12 @@ and the answer store's lookup for a 1,328-item job.
 
 Generates (seeded, so the same bytes every time) a finished results folder of the paper's shape under FOLDER/results:
 1,328 instances over 901 videos with their levels as in the paper (bench_dag.py's: 587 reach 1024 frames, 915 reach
-512), 25 models x 2 prompts, one judge. Each video's frames folder holds its manifest (every level's timestamps and
-files, as `virtuebench.frames` writes them) and one EMPTY placeholder file per frame: the checks timed here list the
-frame files and read the manifests but never a frame's bytes (the store's lookup reads them only where a manifest has
-no per-level `digest`; the manifests carry one where this checkout's `LevelFrames` has the field). Responses have
-realistic lengths: answers of up to 1,500 characters, and for five "thinking" models a reasoning of up to 30,000
-characters. Judgments are made from them as the judge job makes them (`response_hash`: records.line_digest), scores.csv by the
+512), 25 models x 2 prompts, one judge. Each video's frames are in the workflow's per-level layout: one folder per level
+its instances are asked at, results/frames/<video>/<level>/, with that level's manifest (its timestamps, files and
+`digest`, as `virtuebench.frames --level-folder` writes them), its provenance and one EMPTY placeholder file per frame:
+the checks timed here list the frame files and read the manifests but never a frame's bytes (nor does the store's
+lookup: the manifests record each level's digest). Responses have realistic lengths: answers of up to 1,500
+characters, and for five "thinking" models a reasoning of up to 30,000 characters. Judgments are made from them as the judge job makes them (`response_hash`: records.line_digest), scores.csv by the
 real scoring step. `verify.check` finds no problem on the folder (the table's "problems" column).
 
 Each measurement runs in a child process of its own (its peak resident memory is that process's VmHWM):
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import os
 import random
@@ -99,44 +100,44 @@ def instances(scale: float) -> list:
 
 
 def write_frames(root: Path, made: list) -> int:
-    """Each video's manifest and one empty placeholder per frame file; the number of files written."""
-    import hashlib
-
-    from virtuebench.frames import LevelFrames, Manifest
+    """Each video's frames as the workflow writes them (frames.py's per-level layout): one folder per level the video's
+    instances are asked at, results/frames/<video>/<level>/, holding that level's manifest (with its `digest`), its
+    provenance and one empty placeholder per frame file; the number of frame files written."""
+    from virtuebench.frames import PROVENANCE, LevelFrames, Manifest
     from virtuebench.levels import grid_size, level_indices, level_timestamps
 
-    with_digest = "digest" in {field.name for field in dataclasses.fields(LevelFrames)}
     files = 0
-    durations = {inst.video_id: inst.duration_s for inst in made}
+    levels_of: dict[str, set[int]] = {}
+    durations = {}
+    for inst in made:
+        levels_of.setdefault(inst.video_id, set()).update(inst.answers)
+        durations[inst.video_id] = inst.duration_s
     for video_id, duration in durations.items():
-        folder = root / "frames" / video_id
-        levels = {}
-        for level in LEVELS:
-            if level > grid_size(duration):
-                continue
-            (folder / str(level)).mkdir(parents=True, exist_ok=True)
-            names = [f"{level}/{k:04d}.jpg" for k in range(level)]
+        for level in sorted(levels_of[video_id]):
+            folder = root / "frames" / video_id / str(level)
+            folder.mkdir(parents=True, exist_ok=True)
+            names = [f"{k:04d}.jpg" for k in range(level)]
             for name in names:
                 os.close(os.open(folder / name, os.O_CREAT | os.O_WRONLY, 0o644))
             files += len(names)
-            extra = {"digest": hashlib.sha256(b"").hexdigest()} if with_digest else {}
-            levels[str(level)] = LevelFrames(level_timestamps(level, duration), level_indices(level, duration), names, **extra)
-        size = grid_size(duration)
-        Manifest(
-            video=f"videos/{video_id}.mp4",
-            duration_s=duration,
-            grid_size=size,
-            fps=30.0,
-            source_size=[1280, 720],
-            frame_size=[448, 252],
-            settings={"max_side": 448, "jpeg_quality": 90},
-            levels=levels,
-            unavailable_levels=[level for level in LEVELS if str(level) not in levels],
-            strategy="sequential",
-            frames_decoded=size * 30,
-            frames_written=sum(len(frames.files) for frames in levels.values()),
-            seconds=12.5,
-        ).write(folder)
+            # frames.level_digest of empty files (each file's length, 0, in 8 bytes): what a reader hashing them finds
+            digest = f"sha256:{hashlib.sha256(bytes(8 * len(names))).hexdigest()}"
+            frames = LevelFrames(level_timestamps(level, duration), level_indices(level, duration), names, digest)
+            Manifest(
+                video=f"videos/{video_id}.mp4",
+                duration_s=duration,
+                grid_size=grid_size(duration),
+                fps=30.0,
+                source_size=[1280, 720],
+                frame_size=[448, 252],
+                settings={"max_side": 448, "jpeg_quality": 90},
+                levels={str(level): frames},
+                strategy="sequential",
+                frames_decoded=grid_size(duration) * 30,
+                frames_written=len(names),
+                seconds=12.5,
+            ).write(folder)
+            (folder / PROVENANCE).write_text(f"{video_id}-{level}-provenance\n", encoding="utf-8")
     return files
 
 

@@ -30,10 +30,12 @@ from virtuebench.frames import MANIFEST, FramesError, Manifest
 from virtuebench.inference import frames_hash, items_for_level
 from virtuebench.instances import Instance, read_instances
 from virtuebench.records import (
+    LINE_DIGEST_LENGTH,
     Judgment,
     RecordError,
     Response,
     item_key,
+    iter_fields,
     iter_records,
     judged_hash_matches,
     line_digest,
@@ -209,20 +211,25 @@ class _Frames:
             levels = sorted(child for child in os.listdir(folder) if child.isdigit())
             stamp = stat_stamp(folder / MANIFEST, *(folder / level for level in levels), *(folder / level / MANIFEST for level in levels))
             self.stamps[video_id] = stamp
-            if remembered.holds(f"frames:{folder}", stamp) or self._complete(folder, chain):
+            if remembered.holds(f"frames:{folder}", stamp) or self._complete(video_id, folder, levels, chain):
                 remembered.keep(f"frames:{folder}", stamp)
                 self.good.add(video_id)
 
-    def _complete(self, folder: Path, chain: Chain) -> bool:
+    def _complete(self, video_id: str, folder: Path, levels: list[str], chain: Chain) -> bool:
+        """Whether the video's folder (its level folders `levels`, as listed) is complete; each level folder's manifest
+        is read once, for this and for its level's frames_hash (level_hash), which is kept."""
         # A level folder with its own manifest is its own job's output: where it alone is broken, it alone is stale.
-        for level in sorted(child.name for child in folder.iterdir() if child.name.isdigit() and (child / MANIFEST).is_file()):
+        parts: dict[int, Manifest] = {}
+        for level in levels:
+            if not (folder / level / MANIFEST).is_file():
+                continue
             try:
-                Manifest.read(folder, int(level))
+                parts[int(level)] = Manifest.read(folder, int(level))
             except FramesError as error:
                 chain.add(folder / level, f"an incomplete frames folder ({error})", [folder / level])
                 return False
         try:
-            manifest = Manifest.read(folder)
+            manifest = Manifest.read(folder, parts=[parts[level] for level in sorted(parts)])
         except FramesError as error:
             chain.add(folder, f"an incomplete frames folder ({error})", [folder])
             return False
@@ -234,13 +241,16 @@ class _Frames:
                 broken = level_folder if (level_folder / MANIFEST).is_file() else folder
                 chain.add(broken, f"its manifest lists {absent} frame file(s) that are not there", [broken])
                 return False
+        for level, part in parts.items():  # as level_hash would read them: the level folder's own manifest
+            self.hashes[video_id, level] = frames_hash(part, level)
         return True
 
     def level_hash(self, video_id: str, level: int) -> str | None:
         """inference.frames_hash of the video's level as the inference job of that level read it (its level folder's
         own manifest, where there is one: another level's recorded error is not this level's), where its folder is
         there and complete; None where it is not (a level folder removed to save space: nothing to hold against the
-        responses)."""
+        responses). A level folder's, read by the check of the video's folder, is kept from it; the others (a folder
+        passed before, a per-video manifest) are read here, once."""
         if video_id not in self.good:
             return None
         if (video_id, level) not in self.hashes:
@@ -263,6 +273,40 @@ def _ids_problem(path: Path, found: set[str], expected: set[str], what: str) -> 
     return "holds " + " and ".join(part for part in parts if part) + ": not one record per item"
 
 
+class _Responses:
+    """A checked responses file's records as the judgments' check needs them: by item key (records.item_key), each
+    record's `response` and its line's digest (records.line_digest), not the records (up to 1 GB at paper scale). The
+    records themselves are read again, once, only for a judgment made before line_digest (its `response_hash` is a
+    digest of the record's fields)."""
+
+    def __init__(self, path: Path, by_key: dict[str, tuple[str | None, str]]) -> None:
+        self.path, self.by_key = path, by_key
+        self._records: dict[str, Response] | None = None
+
+    def response(self, key: str) -> str | None:
+        return self.by_key[key][0]
+
+    def judged(self, key: str, response_hash: str) -> bool:
+        """Whether a judgment's `response_hash` names the record of `key` (records.judged_hash_matches)."""
+        digest = self.by_key[key][1]
+        if len(response_hash) == LINE_DIGEST_LENGTH:
+            return judged_hash_matches(response_hash, None, digest)
+        if self._records is None:
+            self._records = {item_key(vars(record)): record for record, _ in iter_records(self.path, Response)}
+        record = self._records.get(key)
+        return record is not None and judged_hash_matches(response_hash, record, digest)
+
+
+def _key(instance_id: str, sample: int | None) -> str:
+    """records.item_key of a record's instance id and sample."""
+    return instance_id if sample is None else f"{instance_id}#{sample}"
+
+
+#: The fields of a response record the check reads (records.iter_fields), and of a judgment.
+RESPONSE_FIELDS = ("instance_id", "video_id", "sample", "item_hash", "response")
+JUDGMENT_FIELDS = ("instance_id", "sample", "judge", "response_hash", "response", "answer", "question")
+
+
 def _check_responses(
     path: Path,
     level: int,
@@ -271,25 +315,26 @@ def _check_responses(
     chain: Chain,
     downstream: list[Path],
     item_hashes: dict[tuple[str, str, int], str | None],
-):
-    """The response records of `path` by item key (records.item_key: the instance id, and the sample of a sampled
-    model's), each with its line's digest (records.line_digest), or None where the file is stale (added to the chain
-    with `downstream`, what was made from it). A sampled model's file holds every instance once per sample, the same
-    samples for each. `item_hashes`: the item_hash each (instance, video, level) must have, shared by every file checked."""
+) -> _Responses | None:
+    """The response records of `path` (_Responses), or None where the file is stale (added to the chain with
+    `downstream`, what was made from it). A sampled model's file holds every instance once per sample, the same
+    samples for each. `item_hashes`: the item_hash each (instance, video, level) must have, shared by every file checked.
+    Every line is read and checked as records.load_records checks it (JSON, the fields, no item twice), but only the
+    fields the check needs are kept (making each record cost more than parsing it)."""
     downstream = [path, *downstream]
     try:
-        records: list[tuple[Response, str]] = [(record, line_digest(line)) for record, line in iter_records(path, Response)]
+        records = [(fields, line_digest(line)) for fields, line in iter_fields(path, Response, RESPONSE_FIELDS)]
     except RecordError as error:
         chain.add(path, str(error).removeprefix(f"{path}: "), downstream)
         return None
-    by_id = {item_key(vars(record)): (record, digest) for record, digest in records}
-    wrong_ids = _ids_problem(path, {record.instance_id for record, _ in records}, set(items), "instance(s) of the level")
+    by_key = {_key(instance_id, sample): (response, digest) for (instance_id, _, sample, _, response), digest in records}
+    wrong_ids = _ids_problem(path, {fields[0] for fields, _ in records}, set(items), "instance(s) of the level")
     if wrong_ids:
         chain.add(path, wrong_ids, downstream)
         return None
     samples: dict[str, set[int | None]] = {}
-    for record, _ in records:
-        samples.setdefault(record.instance_id, set()).add(record.sample)
+    for (instance_id, _, sample, _, _), _ in records:
+        samples.setdefault(instance_id, set()).add(sample)
     if len({frozenset(found) for found in samples.values()}) > 1:
         first, other = next(iter(samples.items())), next((i, f) for i, f in samples.items() if f != next(iter(samples.values())))
         chain.add(
@@ -300,15 +345,15 @@ def _check_responses(
         )
         return None
     other = []
-    for record, _ in records:
-        if record.item_hash is None:
+    for (instance_id, video_id, _, item_hash, _), _ in records:
+        if item_hash is None:
             continue
-        key = (record.instance_id, record.video_id, level)
+        key = (instance_id, video_id, level)
         if key not in item_hashes:  # the same for every model and prompt: computed once per item and level
-            level_frames = frames.level_hash(record.video_id, level)
-            item_hashes[key] = None if level_frames is None else stable_hash([items[record.instance_id].question, level_frames])
-        if item_hashes[key] is not None and record.item_hash != item_hashes[key]:
-            other.append(record.instance_id)
+            level_frames = frames.level_hash(video_id, level)
+            item_hashes[key] = None if level_frames is None else stable_hash([items[instance_id].question, level_frames])
+        if item_hashes[key] is not None and item_hash != item_hashes[key]:
+            other.append(instance_id)
     if other:
         chain.add(
             path,
@@ -316,7 +361,7 @@ def _check_responses(
             downstream,
         )
         return None
-    return by_id
+    return _Responses(path, by_key)
 
 
 #: The name a judgments file's passed check is remembered under: a new check gets a new name, so that files passed
@@ -325,37 +370,35 @@ def _check_responses(
 JUDGMENTS_CHECK = "judgments-v2"
 
 
-def _check_judgments(
-    path: Path, level: int, items: dict[str, Instance], responses: dict[str, tuple[Response, str]], chain: Chain, downstream: list[Path]
-):
+def _check_judgments(path: Path, level: int, items: dict[str, Instance], responses: _Responses, chain: Chain, downstream: list[Path]):
     downstream = [path, *downstream]
     try:
-        judgments: list[Judgment] = load_records(path, Judgment)
+        judgments = [fields for fields, _ in iter_fields(path, Judgment, JUDGMENT_FIELDS)]
     except RecordError as error:
         chain.add(path, str(error).removeprefix(f"{path}: "), downstream)
         return
-    by_id = {item_key(vars(judgment)): judgment for judgment in judgments}
-    wrong_ids = _ids_problem(path, set(by_id), set(responses), "response(s)")
+    keys = [_key(instance_id, sample) for instance_id, sample, *_ in judgments]
+    wrong_ids = _ids_problem(path, set(keys), set(responses.by_key), "response(s)")
     if wrong_ids:
         chain.add(path, wrong_ids, downstream)
         return
     judge = path.parts[-4]  # results/judgments/<judge>/...: the tables select the records by that name
-    misnamed = next((judgment for judgment in judgments if judgment.judge != judge), None)
+    misnamed = next((fields for fields in judgments if fields[2] != judge), None)
     if misnamed is not None:
-        reason = f"item {misnamed.instance_id!r} was recorded under judge {misnamed.judge!r}, not {judge!r} (its folder)"
+        reason = f"item {misnamed[0]!r} was recorded under judge {misnamed[2]!r}, not {judge!r} (its folder)"
         chain.add(path, reason, downstream)
         return
-    for judgment in judgments:
-        (response, digest), inst = responses[item_key(vars(judgment))], items[judgment.instance_id]
-        if judgment.response_hash is not None and not judged_hash_matches(judgment.response_hash, response, digest):
+    for key, (instance_id, _, _, response_hash, response, answer, question) in zip(keys, judgments):
+        inst = items[instance_id]
+        if response_hash is not None and not responses.judged(key, response_hash):
             reason = "judged another response record than the one there now"
-        elif judgment.response_hash is None and judgment.response != response.response:
+        elif response_hash is None and response != responses.response(key):
             reason = "judged another response than the one there now"
-        elif judgment.answer != inst.answers[level] or (judgment.question is not None and judgment.question != inst.question):
+        elif answer != inst.answers[level] or (question is not None and question != inst.question):
             reason = "judged against another ground truth or question than the instances table holds now"
         else:
             continue
-        chain.add(path, f"item {judgment.instance_id!r} {reason}", downstream)
+        chain.add(path, f"item {instance_id!r} {reason}", downstream)
         return
 
 
@@ -392,7 +435,7 @@ def check(
     table_stamp = stat_stamp(root / "instances.parquet")
     # A responses file is read once, for the first judgments file made from it, and let go after the last: one file's
     # records are held at a time (all of them, 1 GB at paper scale, took 2.3 GB of memory).
-    responses_seen: dict[Path, dict[str, tuple[Response, str]] | None] = {}
+    responses_seen: dict[Path, _Responses | None] = {}
     uses: dict[Path, int] = {}
     for _, (_, responses_path) in placed:
         uses[responses_path] = uses.get(responses_path, 0) + 1
@@ -432,7 +475,7 @@ def check(
         check_one(path, responses_path)
         uses[responses_path] -= 1
         if not uses[responses_path] and responses_seen.get(responses_path) is not None:
-            responses_seen[responses_path] = {}  # checked: no judgments file left to check against its records
+            responses_seen[responses_path] = _Responses(responses_path, {})  # checked: no judgments file left to check against it
     return chain
 
 

@@ -162,6 +162,24 @@ def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
         yield value
 
 
+_scan = json.JSONDecoder().scan_once  # json's own scanner (C), as json.loads calls it
+_END = " \t\n\r"  # what json.loads allows after the value (json.decoder.WHITESPACE)
+
+
+def _json_line(text: str) -> Any:
+    """json.loads(text), without its layers of Python calls around the scanner (a paper-scale check parses 515,000
+    lines): a line that starts with its value and ends with at most whitespace after it is scanned directly; any other
+    (leading whitespace, a byte-order mark, more after the value, not JSON) goes to json.loads, which reads it or
+    raises its own error."""
+    try:
+        value, end = _scan(text, 0)
+    except (StopIteration, json.JSONDecodeError):
+        return json.loads(text)
+    if end != len(text) and text[end:].strip(_END):
+        return json.loads(text)
+    return value
+
+
 def iter_jsonl_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any], bytes]]:
     """(line number, value, the line's bytes) of each non-empty line: one pass over the file, the bytes for
     `line_digest`."""
@@ -175,7 +193,7 @@ def iter_jsonl_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any], by
             if line.isspace():  # (not line.strip(), which copies a line of up to 30,000 characters to test it)
                 continue
             try:
-                value = json.loads(line.decode("utf-8"))
+                value = _json_line(line.decode("utf-8"))
             except UnicodeDecodeError as error:
                 raise RecordError(f"{path}:{number}: not UTF-8 ({error.reason})") from None
             except json.JSONDecodeError as error:
@@ -213,8 +231,9 @@ def iter_fields(path: str | Path, cls: type, names: tuple[str, ...]) -> Iterator
     unknown = [name for name in names if name not in defaults]
     if unknown:
         raise ValueError(f"{cls.__name__} has no field(s) {unknown}")
+    wanted = [defaults[name] for name in names]
     for value, line in _checked_values(path, cls):
-        yield tuple(value.get(name, defaults[name]) for name in names), line
+        yield tuple(map(value.get, names, wanted)), line  # (map over dict.get: no Python-level loop per field)
 
 
 def _checked_values(path: str | Path, cls: type) -> Iterator[tuple[dict[str, Any], bytes]]:
@@ -224,14 +243,14 @@ def _checked_values(path: str | Path, cls: type) -> Iterator[tuple[dict[str, Any
     required = {field.name for field in fields if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING}
     defaults = {field.name: None if field.default is dataclasses.MISSING else field.default for field in fields}
     key_fields = getattr(cls, "KEY", ())
-    key_defaults = [(name, defaults[name]) for name in key_fields]
+    key_defaults = [defaults[name] for name in key_fields]
     seen: dict[tuple, int] = {}
     for number, (_, value, line) in enumerate(iter_jsonl_lines(path), start=1):
         if not required <= value.keys():
             raise RecordError(f"{path}: record {number} lacks field(s) {sorted(required - value.keys())} of a {cls.__name__}")
         if key_fields:
             # The record's key as the record would hold it: a field its line lacks has its default.
-            key = tuple(value.get(name, default) for name, default in key_defaults)
+            key = tuple(map(value.get, key_fields, key_defaults))
             if key in seen:
                 named = ", ".join(f"{name} {value!r}" for name, value in zip(key_fields, key) if value is not None)
                 raise RecordError(

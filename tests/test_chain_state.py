@@ -117,7 +117,8 @@ def test_each_level_folders_manifest_is_read_once_for_the_folder_and_its_frames_
     read = []
     original = Manifest._read_file.__func__
     monkeypatch.setattr(Manifest, "_read_file", classmethod(lambda cls, path: read.append(path) or original(cls, path)))
-    frames = verify._Frames(tmp_path / "frames", ["v1"], verify.Chain(), verify.Remembered())
+    frames = verify._Frames(tmp_path / "frames", ["v1"])
+    frames.check(verify.Chain(), verify.Remembered())
     assert frames.good == {"v1"} and len(read) == 2
     for level in (64, 128):
         assert frames.level_hash("v1", level) == frames_hash(Manifest.read(folder, level), level)
@@ -132,3 +133,24 @@ def test_a_judgment_made_before_line_digest_is_checked_against_the_records_field
     assert responses.judged("q1", line_digest(line)) and not responses.judged("q2", line_digest(line))
     assert responses.judged("q1", response_hash(record))  # read from the file again, for this judgment alone
     assert not responses.judged("q2", response_hash(record))
+
+
+def test_record_files_read_ahead_in_worker_processes_are_those_the_check_asks_for(tmp_path, monkeypatch):
+    files = []
+    for n in range(4):
+        path = tmp_path / f"{n}.jsonl"
+        write_jsonl_atomic(path, [response(instance_id=f"q{n}")])
+        files.append(path)
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+    monkeypatch.setattr(verify, "MIN_FILES_FOR_WORKERS", 1)
+    planned = [(path, Response) for path in [*files, tmp_path / "bad.jsonl"]]
+    reads = verify._Reads(planned, processes=2)
+    try:
+        assert reads.pool is not None
+        assert reads.get(files[0], Response) == verify._Reads([], 1).get(files[0], Response)  # the same as read here
+        assert reads.get(files[3], Response)[0][0][0] == "q3"  # 1 and 2 passed over (a stale responses file's judgments)
+        with pytest.raises(RecordError, match="not valid JSON"):
+            reads.get(tmp_path / "bad.jsonl", Response)
+        assert reads.get(files[1], Response)[0][0][0] == "q1"  # passed over before: read here
+    finally:
+        reads.close()

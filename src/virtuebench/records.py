@@ -236,6 +236,14 @@ def iter_fields(path: str | Path, cls: type, names: tuple[str, ...]) -> Iterator
         yield tuple(map(value.get, names, wanted)), line  # (map over dict.get: no Python-level loop per field)
 
 
+def read_fields(path: str | Path, cls: type, names: tuple[str, ...], digests: bool = False) -> list:
+    """iter_fields's values of every record of `path`, each paired with its line's `line_digest` where `digests`: what
+    a worker process of the start-up check returns (verify._Reads), a few fields of each record, not its line."""
+    if digests:
+        return [(values, line_digest(line)) for values, line in iter_fields(path, cls, names)]
+    return [values for values, _ in iter_fields(path, cls, names)]
+
+
 def _checked_values(path: str | Path, cls: type) -> Iterator[tuple[dict[str, Any], bytes]]:
     """Each line's value (a JSON object) that holds every field of `cls` without a default, no two with the same key
     (`cls.KEY`), with the line's bytes; RecordError names the file, the record and the field or both records."""

@@ -13,7 +13,8 @@ lookup: the manifests record each level's digest). Responses have realistic leng
 characters, and for five "thinking" models a reasoning of up to 30,000 characters. Judgments are made from them as the judge job makes them (`response_hash`: records.line_digest), scores.csv by the
 real scoring step. `verify.check` finds no problem on the folder (the table's "problems" column).
 
-Each measurement runs in a child process of its own (its peak resident memory is that process's VmHWM):
+Each measurement runs in a child process of its own (its peak resident memory is that process's VmHWM; its CPU time
+and the load average are printed too, since the machines it ran on are shared):
 
 - cold: the start-up sweep's check (rules/common.smk, guard_run) with no remembered checks;
 - warm: the same with the remembered checks the cold one left (and whether it rewrote them);
@@ -22,7 +23,7 @@ Each measurement runs in a child process of its own (its peak resident memory is
   whose answers are all in the store: the construction and the store's lookup (`_reuse_stored`).
 
 `--scale 0.1` generates a tenth of the instances and videos (a quick run). The folder is about 2.5 GB and 880,000
-files at scale 1: it is removed at the end unless `--keep` (`--measure-only` reuses a kept one). docs/development.md
+files at scale 1: it is removed at the end unless `--keep` (`--measure-only` measures a kept one again, and keeps it). docs/development.md
 has the last measurement.
 """
 
@@ -260,16 +261,17 @@ def measure_start() -> dict:
     from virtuebench import verify
     from virtuebench.instances import read_instances
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     listed = read_instances("results/instances.parquet")
     remembered = verify.Remembered(_state())
     before = os.stat(_state()).st_mtime_ns if _state().exists() else None
     outputs = [f"results/{name}" for name in verify.REPORT_FILES]
     chain = verify.check(judgment_paths(Path(".")), listed, outputs, remembered)
     remembered.save()
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     after = os.stat(_state()).st_mtime_ns if _state().exists() else None
-    return {"seconds": seconds, "problems": len(chain.problems), "state_bytes": _state().stat().st_size, "rewritten": before != after}
+    state = {"state_bytes": _state().stat().st_size, "rewritten": before != after}
+    return {"seconds": seconds, "cpu_s": cpu, "problems": len(chain.problems), **state, "load": os.getloadavg()[0]}
 
 
 def measure_report() -> dict:
@@ -319,11 +321,11 @@ def fill_store(folder: Path) -> None:
 
 
 def measure_store() -> dict:
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     job = _store_job(Path("store"))
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert job.stored == len(job.units), (job.stored, len(job.units))
-    return {"seconds": seconds, "items": len(job.units), "videos": len(job.manifests)}
+    return {"seconds": seconds, "cpu_s": cpu, "items": len(job.units), "videos": len(job.manifests), "load": os.getloadavg()[0]}
 
 
 def peak_mb() -> float:
@@ -337,14 +339,40 @@ def peak_mb() -> float:
 MEASURES = {"start": measure_start, "report": measure_report, "store": measure_store}
 
 
+def tree_pss_kb(pid: int) -> int:
+    """The proportional set size of `pid` and its children (the check's worker processes, forked: their pages shared
+    with it are counted once among them all), in KB; 0 for a process gone."""
+    total = 0
+    pids = [str(pid)]
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            pids += Path(f"/proc/{pid}/task/{task}/children").read_text().split()
+    except OSError:
+        pass
+    for each in pids:
+        try:
+            total += sum(
+                int(line.split()[1]) for line in Path(f"/proc/{each}/smaps_rollup").read_text().splitlines() if line.startswith("Pss:")
+            )
+        except OSError:
+            pass
+    return total
+
+
 def child(folder: Path, what: str) -> dict:
-    """Run one measurement in a fresh process; its result with its peak resident memory (MB)."""
-    run = subprocess.run(
-        [sys.executable, __file__, "--folder", str(folder), "--child", what], cwd=folder, capture_output=True, text=True, check=False
-    )
-    if run.returncode != 0:
-        raise SystemExit(f"{what} failed:\n{run.stderr[-3000:]}")
-    return json.loads(run.stdout.splitlines()[-1])
+    """Run one measurement in a fresh process; its result with its peak resident memory (MB: its VmHWM) and the peak of
+    its and its workers' memory together (sampled every 20 ms from here: a thread there would keep the check from
+    starting workers)."""
+    command = [sys.executable, __file__, "--folder", str(folder), "--child", what]
+    with subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        peak = 0
+        while process.poll() is None:
+            peak = max(peak, tree_pss_kb(process.pid))
+            time.sleep(0.02)
+        stdout, stderr = process.communicate()
+    if process.returncode != 0:
+        raise SystemExit(f"{what} failed:\n{stderr[-3000:]}")
+    return {**json.loads(stdout.splitlines()[-1]), "with_workers_pss_mb": round(peak / 1024)}
 
 
 def main() -> int:
@@ -385,7 +413,7 @@ def main() -> int:
         notes = {key: value for key, value in result.items() if key not in ("seconds", "peak_mb")}
         notes = ", ".join(f"{key} {value:.2f}" if isinstance(value, float) else f"{key} {value}" for key, value in notes.items())
         print(f"| {name} | {result['seconds']:.2f} | {result['peak_mb']:.0f} | {notes} |")
-    if not args.keep:
+    if not args.keep and not args.measure_only:  # (a folder measured again was kept: it stays)
         shutil.rmtree(folder)
     return 0
 

@@ -5,15 +5,16 @@ and the answer store's lookup for a 1,328-item job.
 
 Generates (seeded, so the same bytes every time) a finished results folder of the paper's shape under FOLDER/results:
 1,328 instances over 901 videos with their levels as in the paper (bench_dag.py's: 587 reach 1024 frames, 915 reach
-512), 25 models x 2 prompts, one judge. Each video's frames folder holds its manifest (every level's timestamps and
-files, as `virtuebench.frames` writes them) and one EMPTY placeholder file per frame: the checks timed here list the
-frame files and read the manifests but never a frame's bytes (the store's lookup reads them only where a manifest has
-no per-level `digest`; the manifests carry one where this checkout's `LevelFrames` has the field). Responses have
-realistic lengths: answers of up to 1,500 characters, and for five "thinking" models a reasoning of up to 30,000
-characters. Judgments are made from them as the judge job makes them (`response_hash`: records.line_digest), scores.csv by the
+512), 25 models x 2 prompts, one judge. Each video's frames are in the workflow's per-level layout: one folder per level
+its instances are asked at, results/frames/<video>/<level>/, with that level's manifest (its timestamps, files and
+`digest`, as `virtuebench.frames --level-folder` writes them), its provenance and one EMPTY placeholder file per frame:
+the checks timed here list the frame files and read the manifests but never a frame's bytes (nor does the store's
+lookup: the manifests record each level's digest). Responses have realistic lengths: answers of up to 1,500
+characters, and for five "thinking" models a reasoning of up to 30,000 characters. Judgments are made from them as the judge job makes them (`response_hash`: records.line_digest), scores.csv by the
 real scoring step. `verify.check` finds no problem on the folder (the table's "problems" column).
 
-Each measurement runs in a child process of its own (its peak resident memory is that process's VmHWM):
+Each measurement runs in a child process of its own (its peak resident memory is that process's VmHWM; its CPU time
+and the load average are printed too, since the machines it ran on are shared):
 
 - cold: the start-up sweep's check (rules/common.smk, guard_run) with no remembered checks;
 - warm: the same with the remembered checks the cold one left (and whether it rewrote them);
@@ -22,7 +23,7 @@ Each measurement runs in a child process of its own (its peak resident memory is
   whose answers are all in the store: the construction and the store's lookup (`_reuse_stored`).
 
 `--scale 0.1` generates a tenth of the instances and videos (a quick run). The folder is about 2.5 GB and 880,000
-files at scale 1: it is removed at the end unless `--keep` (`--measure-only` reuses a kept one). docs/development.md
+files at scale 1: it is removed at the end unless `--keep` (`--measure-only` measures a kept one again, and keeps it). docs/development.md
 has the last measurement.
 """
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import os
 import random
@@ -99,44 +101,44 @@ def instances(scale: float) -> list:
 
 
 def write_frames(root: Path, made: list) -> int:
-    """Each video's manifest and one empty placeholder per frame file; the number of files written."""
-    import hashlib
-
-    from virtuebench.frames import LevelFrames, Manifest
+    """Each video's frames as the workflow writes them (frames.py's per-level layout): one folder per level the video's
+    instances are asked at, results/frames/<video>/<level>/, holding that level's manifest (with its `digest`), its
+    provenance and one empty placeholder per frame file; the number of frame files written."""
+    from virtuebench.frames import PROVENANCE, LevelFrames, Manifest
     from virtuebench.levels import grid_size, level_indices, level_timestamps
 
-    with_digest = "digest" in {field.name for field in dataclasses.fields(LevelFrames)}
     files = 0
-    durations = {inst.video_id: inst.duration_s for inst in made}
+    levels_of: dict[str, set[int]] = {}
+    durations = {}
+    for inst in made:
+        levels_of.setdefault(inst.video_id, set()).update(inst.answers)
+        durations[inst.video_id] = inst.duration_s
     for video_id, duration in durations.items():
-        folder = root / "frames" / video_id
-        levels = {}
-        for level in LEVELS:
-            if level > grid_size(duration):
-                continue
-            (folder / str(level)).mkdir(parents=True, exist_ok=True)
-            names = [f"{level}/{k:04d}.jpg" for k in range(level)]
+        for level in sorted(levels_of[video_id]):
+            folder = root / "frames" / video_id / str(level)
+            folder.mkdir(parents=True, exist_ok=True)
+            names = [f"{k:04d}.jpg" for k in range(level)]
             for name in names:
                 os.close(os.open(folder / name, os.O_CREAT | os.O_WRONLY, 0o644))
             files += len(names)
-            extra = {"digest": hashlib.sha256(b"").hexdigest()} if with_digest else {}
-            levels[str(level)] = LevelFrames(level_timestamps(level, duration), level_indices(level, duration), names, **extra)
-        size = grid_size(duration)
-        Manifest(
-            video=f"videos/{video_id}.mp4",
-            duration_s=duration,
-            grid_size=size,
-            fps=30.0,
-            source_size=[1280, 720],
-            frame_size=[448, 252],
-            settings={"max_side": 448, "jpeg_quality": 90},
-            levels=levels,
-            unavailable_levels=[level for level in LEVELS if str(level) not in levels],
-            strategy="sequential",
-            frames_decoded=size * 30,
-            frames_written=sum(len(frames.files) for frames in levels.values()),
-            seconds=12.5,
-        ).write(folder)
+            # frames.level_digest of empty files (each file's length, 0, in 8 bytes): what a reader hashing them finds
+            digest = f"sha256:{hashlib.sha256(bytes(8 * len(names))).hexdigest()}"
+            frames = LevelFrames(level_timestamps(level, duration), level_indices(level, duration), names, digest)
+            Manifest(
+                video=f"videos/{video_id}.mp4",
+                duration_s=duration,
+                grid_size=grid_size(duration),
+                fps=30.0,
+                source_size=[1280, 720],
+                frame_size=[448, 252],
+                settings={"max_side": 448, "jpeg_quality": 90},
+                levels={str(level): frames},
+                strategy="sequential",
+                frames_decoded=grid_size(duration) * 30,
+                frames_written=len(names),
+                seconds=12.5,
+            ).write(folder)
+            (folder / PROVENANCE).write_text(f"{video_id}-{level}-provenance\n", encoding="utf-8")
     return files
 
 
@@ -259,16 +261,17 @@ def measure_start() -> dict:
     from virtuebench import verify
     from virtuebench.instances import read_instances
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     listed = read_instances("results/instances.parquet")
     remembered = verify.Remembered(_state())
     before = os.stat(_state()).st_mtime_ns if _state().exists() else None
     outputs = [f"results/{name}" for name in verify.REPORT_FILES]
     chain = verify.check(judgment_paths(Path(".")), listed, outputs, remembered)
     remembered.save()
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     after = os.stat(_state()).st_mtime_ns if _state().exists() else None
-    return {"seconds": seconds, "problems": len(chain.problems), "state_bytes": _state().stat().st_size, "rewritten": before != after}
+    state = {"state_bytes": _state().stat().st_size, "rewritten": before != after}
+    return {"seconds": seconds, "cpu_s": cpu, "problems": len(chain.problems), **state, "load": os.getloadavg()[0]}
 
 
 def measure_report() -> dict:
@@ -318,11 +321,11 @@ def fill_store(folder: Path) -> None:
 
 
 def measure_store() -> dict:
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     job = _store_job(Path("store"))
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert job.stored == len(job.units), (job.stored, len(job.units))
-    return {"seconds": seconds, "items": len(job.units), "videos": len(job.manifests)}
+    return {"seconds": seconds, "cpu_s": cpu, "items": len(job.units), "videos": len(job.manifests), "load": os.getloadavg()[0]}
 
 
 def peak_mb() -> float:
@@ -336,14 +339,40 @@ def peak_mb() -> float:
 MEASURES = {"start": measure_start, "report": measure_report, "store": measure_store}
 
 
+def tree_pss_kb(pid: int) -> int:
+    """The proportional set size of `pid` and its children (the check's worker processes, forked: their pages shared
+    with it are counted once among them all), in KB; 0 for a process gone."""
+    total = 0
+    pids = [str(pid)]
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            pids += Path(f"/proc/{pid}/task/{task}/children").read_text().split()
+    except OSError:
+        pass
+    for each in pids:
+        try:
+            total += sum(
+                int(line.split()[1]) for line in Path(f"/proc/{each}/smaps_rollup").read_text().splitlines() if line.startswith("Pss:")
+            )
+        except OSError:
+            pass
+    return total
+
+
 def child(folder: Path, what: str) -> dict:
-    """Run one measurement in a fresh process; its result with its peak resident memory (MB)."""
-    run = subprocess.run(
-        [sys.executable, __file__, "--folder", str(folder), "--child", what], cwd=folder, capture_output=True, text=True, check=False
-    )
-    if run.returncode != 0:
-        raise SystemExit(f"{what} failed:\n{run.stderr[-3000:]}")
-    return json.loads(run.stdout.splitlines()[-1])
+    """Run one measurement in a fresh process; its result with its peak resident memory (MB: its VmHWM) and the peak of
+    its and its workers' memory together (sampled every 20 ms from here: a thread there would keep the check from
+    starting workers)."""
+    command = [sys.executable, __file__, "--folder", str(folder), "--child", what]
+    with subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        peak = 0
+        while process.poll() is None:
+            peak = max(peak, tree_pss_kb(process.pid))
+            time.sleep(0.02)
+        stdout, stderr = process.communicate()
+    if process.returncode != 0:
+        raise SystemExit(f"{what} failed:\n{stderr[-3000:]}")
+    return {**json.loads(stdout.splitlines()[-1]), "with_workers_pss_mb": round(peak / 1024)}
 
 
 def main() -> int:
@@ -384,7 +413,7 @@ def main() -> int:
         notes = {key: value for key, value in result.items() if key not in ("seconds", "peak_mb")}
         notes = ", ".join(f"{key} {value:.2f}" if isinstance(value, float) else f"{key} {value}" for key, value in notes.items())
         print(f"| {name} | {result['seconds']:.2f} | {result['peak_mb']:.0f} | {notes} |")
-    if not args.keep:
+    if not args.keep and not args.measure_only:  # (a folder measured again was kept: it stays)
         shutil.rmtree(folder)
     return 0
 

@@ -1,6 +1,7 @@
 """What makes the start-up check cheap at paper scale (benchmarks/bench_startup.py): the digest a judgment keeps of
 the response line it judged, with the older digest of the record's fields still accepted; the remembered checks kept
-as one digest per check and written only when they change; a report job taking the checks the start-up sweep left."""
+as one digest per check and written only when they change; a report job taking the checks the start-up sweep left; the
+check reading a few fields of each record (refusing what load_records refuses) and each level folder's manifest once."""
 
 from __future__ import annotations
 
@@ -8,13 +9,20 @@ import dataclasses
 import json
 import os
 
+import pytest
+
 from virtuebench import verify
+from virtuebench.frames import LevelFrames, Manifest
+from virtuebench.inference import frames_hash
 from virtuebench.records import (
     LINE_DIGEST_LENGTH,
+    RecordError,
     Response,
+    iter_fields,
     iter_records,
     judged_hash_matches,
     line_digest,
+    load_records,
     response_hash,
     write_jsonl_atomic,
 )
@@ -80,3 +88,69 @@ def test_a_report_job_reads_the_checks_the_start_up_sweep_left(tmp_path, monkeyp
     assert (
         remembered.path == verify.remembered_path("results") == tmp_path.joinpath(".snakemake/virtuebench/chain.json").relative_to(tmp_path)
     )
+
+
+def test_the_checks_reading_of_a_few_fields_refuses_what_load_records_refuses(tmp_path):
+    path = tmp_path / "64.jsonl"
+    write_jsonl_atomic(path, [response(), response(instance_id="q2", item_hash="h")])
+    fields = [values for values, _ in iter_fields(path, Response, ("instance_id", "item_hash", "sample", "retryable"))]
+    assert fields == [("q1", None, None, False), ("q2", "h", None, False)]  # a field the line lacks: its default
+    lines = path.read_text().splitlines(keepends=True)
+    for broken in (lines + [lines[0]], [lines[0].replace('"model"', '"modle"')], ["[1]\n"], ['{"a": \n']):
+        path.write_text("".join(broken))
+        with pytest.raises(RecordError) as expected:
+            load_records(path, Response)
+        with pytest.raises(RecordError) as found:
+            list(iter_fields(path, Response, ("instance_id",)))
+        assert str(found.value) == str(expected.value)
+
+
+def test_each_level_folders_manifest_is_read_once_for_the_folder_and_its_frames_hash(tmp_path, monkeypatch):
+    folder = tmp_path / "frames" / "v1"
+    for level in (64, 128):
+        (folder / str(level)).mkdir(parents=True)
+        names = [f"{k:04d}.jpg" for k in range(level)]
+        for name in names:
+            (folder / str(level) / name).write_bytes(b"")
+        frames = LevelFrames([k + 0.5 for k in range(level)], list(range(level)), names, "sha256:x")
+        Manifest(video="v1.mp4", duration_s=300.0, levels={str(level): frames}).write(folder / str(level))
+    read = []
+    original = Manifest._read_file.__func__
+    monkeypatch.setattr(Manifest, "_read_file", classmethod(lambda cls, path: read.append(path) or original(cls, path)))
+    frames = verify._Frames(tmp_path / "frames", ["v1"])
+    frames.check(verify.Chain(), verify.Remembered())
+    assert frames.good == {"v1"} and len(read) == 2
+    for level in (64, 128):
+        assert frames.level_hash("v1", level) == frames_hash(Manifest.read(folder, level), level)
+    assert len(read) == 4  # the two reads here, for the comparison: none by level_hash
+
+
+def test_a_judgment_made_before_line_digest_is_checked_against_the_records_fields(tmp_path):
+    path = tmp_path / "64.jsonl"
+    write_jsonl_atomic(path, [response(), response(instance_id="q2")])
+    ((record, line), _) = list(iter_records(path, Response))
+    responses = verify._Responses(path, {"q1": ("yes", line_digest(line)), "q2": ("yes", "0" * LINE_DIGEST_LENGTH)})
+    assert responses.judged("q1", line_digest(line)) and not responses.judged("q2", line_digest(line))
+    assert responses.judged("q1", response_hash(record))  # read from the file again, for this judgment alone
+    assert not responses.judged("q2", response_hash(record))
+
+
+def test_record_files_read_ahead_in_worker_processes_are_those_the_check_asks_for(tmp_path, monkeypatch):
+    files = []
+    for n in range(4):
+        path = tmp_path / f"{n}.jsonl"
+        write_jsonl_atomic(path, [response(instance_id=f"q{n}")])
+        files.append(path)
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+    monkeypatch.setattr(verify, "MIN_FILES_FOR_WORKERS", 1)
+    planned = [(path, Response) for path in [*files, tmp_path / "bad.jsonl"]]
+    reads = verify._Reads(planned, processes=2)
+    try:
+        assert reads.pool is not None
+        assert reads.get(files[0], Response) == verify._Reads([], 1).get(files[0], Response)  # the same as read here
+        assert reads.get(files[3], Response)[0][0][0] == "q3"  # 1 and 2 passed over (a stale responses file's judgments)
+        with pytest.raises(RecordError, match="not valid JSON"):
+            reads.get(tmp_path / "bad.jsonl", Response)
+        assert reads.get(files[1], Response)[0][0][0] == "q1"  # passed over before: read here
+    finally:
+        reads.close()

@@ -554,3 +554,27 @@ def test_a_damaged_entry_is_asked_again_and_other_frames_are_other_answers(bench
         instances, frames, "m", _recording(calls), "honest", 64, tmp_path / "c.jsonl", RecordingBackend({"calls_file": str(calls)}), store
     )
     assert len(calls.read_text().split()) == before + 15
+
+
+def test_a_levels_frame_files_are_checked_from_one_listing_as_isfile_checks_them(tmp_path):
+    """_check_frames lists each folder once (a level's 1,024 frames: one listing, not 1,024 stats) and finds what
+    os.path.isfile finds: a missing frame, a folder or a dangling link in a frame's place are missing; a link to a frame
+    is a frame."""
+    from virtuebench.frames import LevelFrames, Manifest
+    from virtuebench.inference import _check_frames
+
+    level = tmp_path / "64"
+    level.mkdir()
+    names = [f"64/{k:04d}.jpg" for k in range(6)]
+    for name in names[:3]:
+        (tmp_path / name).write_bytes(b"jpeg")
+    (tmp_path / names[3]).symlink_to(tmp_path / names[0])  # a frame shared with another: a link to it
+    (tmp_path / names[4]).mkdir()
+    (tmp_path / names[5]).symlink_to(tmp_path / "gone.jpg")
+    manifest = Manifest(video="v.mp4", levels={"64": LevelFrames([k + 0.5 for k in range(6)], list(range(6)), names)})
+    assert [name for name in names if not os.path.isfile(tmp_path / name)] == names[4:]
+    assert _check_frames(manifest, tmp_path, 64) == (
+        "2 of the 6 frame files of level 64 its manifest lists are missing (first: 64/0004.jpg)"
+    )
+    manifest.levels["64"].files[4:] = names[:2]
+    assert _check_frames(manifest, tmp_path, 64) is None

@@ -12,6 +12,7 @@ from virtuebench.records import (
     ProgressLog,
     RecordError,
     Response,
+    _json_line,
     item_key,
     iter_jsonl,
     load_records,
@@ -234,3 +235,32 @@ def test_resume_keys_a_sampled_models_records_by_item_and_sample(tmp_path):
     log.partial.write_text("".join(json.dumps(line) + "\n" for line in lines))
     kept = log.resume(is_done=lambda record: record["error"] is None)
     assert list(kept) == ["a#0", "a#2", "b"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1}\n',
+        '{"a": 1}\r\n',
+        ' {"a": 1}',
+        '\ufeff{"a": 1}',
+        '{"a": 1} x',
+        '{"a": 1}{"b": 2}',
+        '{"a": ',
+        "[1]\n",
+        "nul",
+        '{"a": 1}\x0b',
+        '{"a": "café"}',
+    ],
+)
+def test_a_line_is_read_as_json_loads_reads_it(text):
+    """records._json_line (the scanner called directly, for speed): json.loads's value, or its error, for every line."""
+    try:
+        expected = ("value", json.loads(text))
+    except json.JSONDecodeError as error:
+        expected = ("error", str(error))
+    try:
+        found = ("value", _json_line(text))
+    except json.JSONDecodeError as error:
+        found = ("error", str(error))
+    assert found == expected

@@ -121,24 +121,27 @@ class Manifest:
         tmp.replace(outdir / MANIFEST)
 
     @classmethod
-    def read(cls, outdir: str | Path, level: int | None = None) -> Manifest:
+    def read(cls, outdir: str | Path, level: int | None = None, parts: list[Manifest] | None = None) -> Manifest:
         """The frame manifest of a video's folder `outdir`, in either layout: its own manifest.json (per video), else
         the merge of its level folders' manifests (per level: `merge`). With `level`, what that level needs: its level
-        folder's own manifest where it has one (also a level extracted beside an older per-video folder)."""
+        folder's own manifest where it has one (also a level extracted beside an older per-video folder). `parts`: the
+        level folders' manifests where the caller has read them already (each as `read(outdir, level)` gives it, in
+        level order), so that they are not read again."""
         outdir = Path(outdir)
         if level is not None:
             own_level = outdir / str(level) / MANIFEST
             if own_level.is_file() or not (outdir / MANIFEST).is_file():
                 return cls._read_file(own_level).rebased(str(level))
-        parts = (
-            [
-                cls._read_file(child / MANIFEST).rebased(child.name)
-                for child in sorted((c for c in outdir.iterdir() if c.name.isdigit()), key=lambda c: int(c.name))
-                if (child / MANIFEST).is_file()
-            ]
-            if outdir.is_dir()
-            else []
-        )
+        if parts is None:
+            parts = (
+                [
+                    cls._read_file(child / MANIFEST).rebased(child.name)
+                    for child in sorted((c for c in outdir.iterdir() if c.name.isdigit()), key=lambda c: int(c.name))
+                    if (child / MANIFEST).is_file()
+                ]
+                if outdir.is_dir()
+                else []
+            )
         own = cls._read_file(outdir / MANIFEST) if (outdir / MANIFEST).is_file() or not parts else None
         return merge(own, parts)
 

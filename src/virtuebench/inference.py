@@ -119,17 +119,31 @@ class IncompleteFrames(RuntimeError):
 
 def _check_frames(manifest: Manifest, folder: Path, level: int) -> str | None:
     """What is wrong with a read manifest's frames of `level`, else None (a recorded video error is not wrong here)."""
+    listed: dict[str, set[str]] = {}  # the files of each folder the frames are in, listed once (not a stat per frame)
     frames = manifest.levels.get(str(level))
     if manifest.error or frames is None:
         return None
     if len(frames.files) != len(frames.timestamps):
         return f"its manifest lists {len(frames.files)} files for {len(frames.timestamps)} timestamps of level {level}"
-    missing = [name for name in frames.files if not os.path.isfile(folder / name)]
+    missing = [name for name in frames.files if not _is_file(folder, name, listed)]
     if missing:
         return (
             f"{len(missing)} of the {len(frames.files)} frame files of level {level} its manifest lists are missing (first: {missing[0]})"
         )
     return None
+
+
+def _is_file(folder: Path, name: str, listed: dict[str, set[str]]) -> bool:
+    """os.path.isfile(folder / name), from one listing of the file's folder (`listed`, filled here): a level's 1,024
+    frames are one os.scandir, not 1,024 stats. DirEntry.is_file follows symbolic links, as isfile does."""
+    parent, base = os.path.split(os.path.join(folder, name))
+    if parent not in listed:
+        try:
+            with os.scandir(parent) as entries:
+                listed[parent] = {entry.name for entry in entries if entry.is_file()}
+        except OSError:  # not there, or not a folder: none of its files is there
+            listed[parent] = set()
+    return base in listed[parent]
 
 
 def read_manifests(items: list[Instance], frames_dir: Path, level: int | None = None) -> dict[str, Manifest]:
@@ -215,10 +229,9 @@ class InferenceJob:
         self.manifests = read_manifests(self.items, self.frames_dir, level)  # before anything is written
         # A resumed record must match its question and frames too: an edited question or re-extracted
         # frames are asked again even where the model and prompt are unchanged.
-        self.item_hashes = {
-            inst.instance_id: stable_hash([inst.question, frames_hash(self.manifests[inst.video_id], level)]) for inst in self.items
-        }
-        self.item_hashes.update({CONTEXT_PREFIX + video_id: frames_hash(m, level) for video_id, m in self.manifests.items()})
+        video_hashes = {video_id: frames_hash(m, level) for video_id, m in self.manifests.items()}  # once per video, not per item
+        self.item_hashes = {inst.instance_id: stable_hash([inst.question, video_hashes[inst.video_id]]) for inst in self.items}
+        self.item_hashes.update({CONTEXT_PREFIX + video_id: digest for video_id, digest in video_hashes.items()})
         self.log = ProgressLog(output, self.key, key=item_key)
         # Records made with other weights (an unpinned hub id that moved, a folder whose files changed) are asked again.
         # The commit the job will load, where it can be told before loading (a pinned revision, a local snapshot or

@@ -162,6 +162,24 @@ def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
         yield value
 
 
+_scan = json.JSONDecoder().scan_once  # json's own scanner (C), as json.loads calls it
+_END = " \t\n\r"  # what json.loads allows after the value (json.decoder.WHITESPACE)
+
+
+def _json_line(text: str) -> Any:
+    """json.loads(text), without its layers of Python calls around the scanner (a paper-scale check parses 515,000
+    lines): a line that starts with its value and ends with at most whitespace after it is scanned directly; any other
+    (leading whitespace, a byte-order mark, more after the value, not JSON) goes to json.loads, which reads it or
+    raises its own error."""
+    try:
+        value, end = _scan(text, 0)
+    except (StopIteration, json.JSONDecodeError):
+        return json.loads(text)
+    if end != len(text) and text[end:].strip(_END):
+        return json.loads(text)
+    return value
+
+
 def iter_jsonl_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any], bytes]]:
     """(line number, value, the line's bytes) of each non-empty line: one pass over the file, the bytes for
     `line_digest`."""
@@ -172,10 +190,10 @@ def iter_jsonl_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any], by
         raise RecordError(f"{path}: file not found") from None
     with handle:
         for number, line in enumerate(handle, start=1):
-            if not line.strip():
+            if line.isspace():  # (not line.strip(), which copies a line of up to 30,000 characters to test it)
                 continue
             try:
-                value = json.loads(line.decode("utf-8"))
+                value = _json_line(line.decode("utf-8"))
             except UnicodeDecodeError as error:
                 raise RecordError(f"{path}:{number}: not UTF-8 ({error.reason})") from None
             except json.JSONDecodeError as error:
@@ -197,20 +215,50 @@ def load_records(path: str | Path, cls: type) -> list[Any]:
 def iter_records(path: str | Path, cls: type) -> Iterator[tuple[Any, bytes]]:
     """load_records's records one by one, each with its line's bytes (for `line_digest`), checked alike."""
     fields = {field.name for field in dataclasses.fields(cls)}
-    required = {
-        field.name
+    for value, line in _checked_values(path, cls):
+        yield cls(**{name: value[name] for name in fields if name in value}), line
+
+
+def iter_fields(path: str | Path, cls: type, names: tuple[str, ...]) -> Iterator[tuple[tuple, bytes]]:
+    """iter_records's checks without making the records: each record's values of the fields `names` (a field's default
+    where its line has none, as the record would hold), with its line's bytes. What reads a few fields of every record
+    of a large file (the start-up check, verify.py) takes this: making a record of 23 fields cost more than parsing it."""
+    # (a field without a default is in every line _checked_values passes: its default here is never taken)
+    defaults = {
+        field.name: field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
         for field in dataclasses.fields(cls)
-        if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
     }
+    unknown = [name for name in names if name not in defaults]
+    if unknown:
+        raise ValueError(f"{cls.__name__} has no field(s) {unknown}")
+    wanted = [defaults[name] for name in names]
+    for value, line in _checked_values(path, cls):
+        yield tuple(map(value.get, names, wanted)), line  # (map over dict.get: no Python-level loop per field)
+
+
+def read_fields(path: str | Path, cls: type, names: tuple[str, ...], digests: bool = False) -> list:
+    """iter_fields's values of every record of `path`, each paired with its line's `line_digest` where `digests`: what
+    a worker process of the start-up check returns (verify._Reads), a few fields of each record, not its line."""
+    if digests:
+        return [(values, line_digest(line)) for values, line in iter_fields(path, cls, names)]
+    return [values for values, _ in iter_fields(path, cls, names)]
+
+
+def _checked_values(path: str | Path, cls: type) -> Iterator[tuple[dict[str, Any], bytes]]:
+    """Each line's value (a JSON object) that holds every field of `cls` without a default, no two with the same key
+    (`cls.KEY`), with the line's bytes; RecordError names the file, the record and the field or both records."""
+    fields = dataclasses.fields(cls)
+    required = {field.name for field in fields if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING}
+    defaults = {field.name: None if field.default is dataclasses.MISSING else field.default for field in fields}
     key_fields = getattr(cls, "KEY", ())
+    key_defaults = [defaults[name] for name in key_fields]
     seen: dict[tuple, int] = {}
     for number, (_, value, line) in enumerate(iter_jsonl_lines(path), start=1):
-        missing = required - value.keys()
-        if missing:
-            raise RecordError(f"{path}: record {number} lacks field(s) {sorted(missing)} of a {cls.__name__}")
-        record = cls(**{name: value[name] for name in fields if name in value})
+        if not required <= value.keys():
+            raise RecordError(f"{path}: record {number} lacks field(s) {sorted(required - value.keys())} of a {cls.__name__}")
         if key_fields:
-            key = tuple(getattr(record, name) for name in key_fields)
+            # The record's key as the record would hold it: a field its line lacks has its default.
+            key = tuple(map(value.get, key_fields, key_defaults))
             if key in seen:
                 named = ", ".join(f"{name} {value!r}" for name, value in zip(key_fields, key) if value is not None)
                 raise RecordError(
@@ -218,7 +266,7 @@ def iter_records(path: str | Path, cls: type) -> Iterator[tuple[Any, bytes]]:
                     f"item once. Delete the file and rerun to rebuild it"
                 )
             seen[key] = number
-        yield record, line
+        yield value, line
 
 
 def write_jsonl_atomic(path: str | Path, records: Iterable[Any]) -> None:

@@ -18,10 +18,14 @@ import argparse
 import csv
 import hashlib
 import json
+import multiprocessing
 import os
 import shutil
 import sys
+import threading
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -30,14 +34,15 @@ from virtuebench.frames import MANIFEST, FramesError, Manifest
 from virtuebench.inference import frames_hash, items_for_level
 from virtuebench.instances import Instance, read_instances
 from virtuebench.records import (
+    LINE_DIGEST_LENGTH,
     Judgment,
     RecordError,
     Response,
     item_key,
     iter_records,
     judged_hash_matches,
-    line_digest,
     load_records,
+    read_fields,
     stable_hash,
 )
 from virtuebench.support import runlock
@@ -198,31 +203,43 @@ class _Frames:
     folder holds one manifest per level folder (the workflow's layout), or one of its own (frames.py's per-video
     layout, and results written before the per-level one): Manifest.read reads either."""
 
-    def __init__(self, frames_dir: Path, video_ids: Iterable[str], chain: Chain, remembered: Remembered) -> None:
+    def __init__(self, frames_dir: Path, video_ids: Iterable[str]) -> None:
+        """Each video folder's stamp (what the checks made from its frames are remembered on); `check` checks them."""
         self.frames_dir, self.good = frames_dir, set()
         self.stamps: dict[str, str] = {}
+        self.levels: dict[str, list[str]] = {}  # the level folders of each video's folder, as listed
         self.hashes: dict[tuple[str, int], str | None] = {}  # frames_hash by (video, level)
         for video_id in sorted(set(video_ids)):
             folder = frames_dir / video_id
             if not folder.is_dir():
                 continue  # never extracted, or removed to save space: nothing to hold against the responses
-            levels = sorted(child for child in os.listdir(folder) if child.isdigit())
+            levels = self.levels[video_id] = sorted(child for child in os.listdir(folder) if child.isdigit())
             stamp = stat_stamp(folder / MANIFEST, *(folder / level for level in levels), *(folder / level / MANIFEST for level in levels))
             self.stamps[video_id] = stamp
-            if remembered.holds(f"frames:{folder}", stamp) or self._complete(folder, chain):
+
+    def check(self, chain: Chain, remembered: Remembered) -> None:
+        """Check every video's folder (a broken one added to the chain), but those whose check passed on the same stamp."""
+        for video_id, stamp in self.stamps.items():
+            folder = self.frames_dir / video_id
+            if remembered.holds(f"frames:{folder}", stamp) or self._complete(video_id, folder, self.levels[video_id], chain):
                 remembered.keep(f"frames:{folder}", stamp)
                 self.good.add(video_id)
 
-    def _complete(self, folder: Path, chain: Chain) -> bool:
+    def _complete(self, video_id: str, folder: Path, levels: list[str], chain: Chain) -> bool:
+        """Whether the video's folder (its level folders `levels`, as listed) is complete; each level folder's manifest
+        is read once, for this and for its level's frames_hash (level_hash), which is kept."""
         # A level folder with its own manifest is its own job's output: where it alone is broken, it alone is stale.
-        for level in sorted(child.name for child in folder.iterdir() if child.name.isdigit() and (child / MANIFEST).is_file()):
+        parts: dict[int, Manifest] = {}
+        for level in levels:
+            if not (folder / level / MANIFEST).is_file():
+                continue
             try:
-                Manifest.read(folder, int(level))
+                parts[int(level)] = Manifest.read(folder, int(level))
             except FramesError as error:
                 chain.add(folder / level, f"an incomplete frames folder ({error})", [folder / level])
                 return False
         try:
-            manifest = Manifest.read(folder)
+            manifest = Manifest.read(folder, parts=[parts[level] for level in sorted(parts)])
         except FramesError as error:
             chain.add(folder, f"an incomplete frames folder ({error})", [folder])
             return False
@@ -234,13 +251,16 @@ class _Frames:
                 broken = level_folder if (level_folder / MANIFEST).is_file() else folder
                 chain.add(broken, f"its manifest lists {absent} frame file(s) that are not there", [broken])
                 return False
+        for level, part in parts.items():  # as level_hash would read them: the level folder's own manifest
+            self.hashes[video_id, level] = frames_hash(part, level)
         return True
 
     def level_hash(self, video_id: str, level: int) -> str | None:
         """inference.frames_hash of the video's level as the inference job of that level read it (its level folder's
         own manifest, where there is one: another level's recorded error is not this level's), where its folder is
         there and complete; None where it is not (a level folder removed to save space: nothing to hold against the
-        responses)."""
+        responses). A level folder's, read by the check of the video's folder, is kept from it; the others (a folder
+        passed before, a per-video manifest) are read here, once."""
         if video_id not in self.good:
             return None
         if (video_id, level) not in self.hashes:
@@ -263,6 +283,103 @@ def _ids_problem(path: Path, found: set[str], expected: set[str], what: str) -> 
     return "holds " + " and ".join(part for part in parts if part) + ": not one record per item"
 
 
+class _Responses:
+    """A checked responses file's records as the judgments' check needs them: by item key (records.item_key), each
+    record's `response` and its line's digest (records.line_digest), not the records (up to 1 GB at paper scale). The
+    records themselves are read again, once, only for a judgment made before line_digest (its `response_hash` is a
+    digest of the record's fields)."""
+
+    def __init__(self, path: Path, by_key: dict[str, tuple[str | None, str]]) -> None:
+        self.path, self.by_key = path, by_key
+        self._records: dict[str, Response] | None = None
+
+    def response(self, key: str) -> str | None:
+        return self.by_key[key][0]
+
+    def judged(self, key: str, response_hash: str) -> bool:
+        """Whether a judgment's `response_hash` names the record of `key` (records.judged_hash_matches)."""
+        digest = self.by_key[key][1]
+        if len(response_hash) == LINE_DIGEST_LENGTH:
+            return judged_hash_matches(response_hash, None, digest)
+        if self._records is None:
+            self._records = {item_key(vars(record)): record for record, _ in iter_records(self.path, Response)}
+        record = self._records.get(key)
+        return record is not None and judged_hash_matches(response_hash, record, digest)
+
+
+#: What the check reads of each kind of record file: the fields, and whether each line's digest.
+READS: dict[type, tuple[tuple[str, ...], bool]] = {}
+
+#: The fewest record files to read that pay for worker processes (each takes about 0.2 s to start), and how many files
+#: each may read ahead of the check (each read file's fields wait in memory: a few MB).
+MIN_FILES_FOR_WORKERS = 8
+READ_AHEAD = 2
+
+
+class _Reads:
+    """The record files the check reads (records.read_fields), in the order it reads them: read ahead in worker
+    processes where there are enough of them (parsing 1.3 GB of records was most of a paper-scale cold check), else
+    here as they are asked for. `processes`: how many workers (1: none). A file asked for out of the planned order is
+    read here; the planned reads it passes over (a judgments file whose responses file is stale) are dropped."""
+
+    def __init__(self, planned: list[tuple[Path, type]], processes: int) -> None:
+        self.planned = list(reversed(planned))  # popped from the end: in the planned order
+        self.waiting = set(planned)  # planned, not submitted yet
+        self.ahead: dict[tuple[Path, type], Future] = {}  # submitted, in the planned order
+        self.processes = processes
+        self.pool: ProcessPoolExecutor | None = None
+        # Forked, and only from a process that runs no other thread: a fork copies no thread, so a lock another one
+        # held would never be released in the worker. Not spawned: a spawned worker imports the main module again,
+        # which runs a script without a `__main__` guard (a user's) a second time.
+        if processes > 1 and len(planned) >= MIN_FILES_FOR_WORKERS and threading.active_count() == 1 and os.name == "posix":
+            self.pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"))
+            self._fill()
+
+    def _fill(self) -> None:
+        while self.planned and len(self.ahead) < READ_AHEAD * self.processes:
+            key = self.planned.pop()
+            self.waiting.discard(key)
+            self.ahead[key] = self.pool.submit(read_fields, *key, *READS[key[1]])
+
+    def get(self, path: Path, kind: type) -> list:
+        """records.read_fields of `path` (RecordError where it cannot be read as `kind`'s records)."""
+        key = (path, kind)
+        if self.pool is not None and key in self.waiting:  # what was read ahead, and planned before it, is passed over
+            for future in self.ahead.values():
+                future.cancel()
+            self.ahead.clear()
+            while self.planned[-1] != key:
+                self.waiting.discard(self.planned.pop())
+            self._fill()
+        if key not in self.ahead:  # not planned (or no workers): read here
+            return read_fields(path, kind, *READS[kind])
+        while next(iter(self.ahead)) != key:  # read ahead of it, and passed over
+            self.ahead.pop(next(iter(self.ahead))).cancel()
+        future = self.ahead.pop(key)
+        self._fill()
+        try:
+            return future.result()
+        except BrokenProcessPool:  # a worker was killed (out of memory, a signal): the rest is read here
+            self.close()
+            self.pool, self.ahead = None, {}
+            return read_fields(path, kind, *READS[kind])
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _key(instance_id: str, sample: int | None) -> str:
+    """records.item_key of a record's instance id and sample."""
+    return instance_id if sample is None else f"{instance_id}#{sample}"
+
+
+#: The fields of a response record the check reads (records.iter_fields), and of a judgment.
+RESPONSE_FIELDS = ("instance_id", "video_id", "sample", "item_hash", "response")
+JUDGMENT_FIELDS = ("instance_id", "sample", "judge", "response_hash", "response", "answer", "question")
+READS.update({Response: (RESPONSE_FIELDS, True), Judgment: (JUDGMENT_FIELDS, False)})
+
+
 def _check_responses(
     path: Path,
     level: int,
@@ -271,25 +388,27 @@ def _check_responses(
     chain: Chain,
     downstream: list[Path],
     item_hashes: dict[tuple[str, str, int], str | None],
-):
-    """The response records of `path` by item key (records.item_key: the instance id, and the sample of a sampled
-    model's), each with its line's digest (records.line_digest), or None where the file is stale (added to the chain
-    with `downstream`, what was made from it). A sampled model's file holds every instance once per sample, the same
-    samples for each. `item_hashes`: the item_hash each (instance, video, level) must have, shared by every file checked."""
+    reads: _Reads,
+) -> _Responses | None:
+    """The response records of `path` (_Responses), or None where the file is stale (added to the chain with
+    `downstream`, what was made from it). A sampled model's file holds every instance once per sample, the same
+    samples for each. `item_hashes`: the item_hash each (instance, video, level) must have, shared by every file checked.
+    Every line is read and checked as records.load_records checks it (JSON, the fields, no item twice), but only the
+    fields the check needs are kept (making each record cost more than parsing it)."""
     downstream = [path, *downstream]
     try:
-        records: list[tuple[Response, str]] = [(record, line_digest(line)) for record, line in iter_records(path, Response)]
+        records = reads.get(path, Response)
     except RecordError as error:
         chain.add(path, str(error).removeprefix(f"{path}: "), downstream)
         return None
-    by_id = {item_key(vars(record)): (record, digest) for record, digest in records}
-    wrong_ids = _ids_problem(path, {record.instance_id for record, _ in records}, set(items), "instance(s) of the level")
+    by_key = {_key(instance_id, sample): (response, digest) for (instance_id, _, sample, _, response), digest in records}
+    wrong_ids = _ids_problem(path, {fields[0] for fields, _ in records}, set(items), "instance(s) of the level")
     if wrong_ids:
         chain.add(path, wrong_ids, downstream)
         return None
     samples: dict[str, set[int | None]] = {}
-    for record, _ in records:
-        samples.setdefault(record.instance_id, set()).add(record.sample)
+    for (instance_id, _, sample, _, _), _ in records:
+        samples.setdefault(instance_id, set()).add(sample)
     if len({frozenset(found) for found in samples.values()}) > 1:
         first, other = next(iter(samples.items())), next((i, f) for i, f in samples.items() if f != next(iter(samples.values())))
         chain.add(
@@ -300,15 +419,15 @@ def _check_responses(
         )
         return None
     other = []
-    for record, _ in records:
-        if record.item_hash is None:
+    for (instance_id, video_id, _, item_hash, _), _ in records:
+        if item_hash is None:
             continue
-        key = (record.instance_id, record.video_id, level)
+        key = (instance_id, video_id, level)
         if key not in item_hashes:  # the same for every model and prompt: computed once per item and level
-            level_frames = frames.level_hash(record.video_id, level)
-            item_hashes[key] = None if level_frames is None else stable_hash([items[record.instance_id].question, level_frames])
-        if item_hashes[key] is not None and record.item_hash != item_hashes[key]:
-            other.append(record.instance_id)
+            level_frames = frames.level_hash(video_id, level)
+            item_hashes[key] = None if level_frames is None else stable_hash([items[instance_id].question, level_frames])
+        if item_hashes[key] is not None and item_hash != item_hashes[key]:
+            other.append(instance_id)
     if other:
         chain.add(
             path,
@@ -316,7 +435,7 @@ def _check_responses(
             downstream,
         )
         return None
-    return by_id
+    return _Responses(path, by_key)
 
 
 #: The name a judgments file's passed check is remembered under: a new check gets a new name, so that files passed
@@ -326,36 +445,36 @@ JUDGMENTS_CHECK = "judgments-v2"
 
 
 def _check_judgments(
-    path: Path, level: int, items: dict[str, Instance], responses: dict[str, tuple[Response, str]], chain: Chain, downstream: list[Path]
+    path: Path, level: int, items: dict[str, Instance], responses: _Responses, chain: Chain, downstream: list[Path], reads: _Reads
 ):
     downstream = [path, *downstream]
     try:
-        judgments: list[Judgment] = load_records(path, Judgment)
+        judgments = reads.get(path, Judgment)
     except RecordError as error:
         chain.add(path, str(error).removeprefix(f"{path}: "), downstream)
         return
-    by_id = {item_key(vars(judgment)): judgment for judgment in judgments}
-    wrong_ids = _ids_problem(path, set(by_id), set(responses), "response(s)")
+    keys = [_key(instance_id, sample) for instance_id, sample, *_ in judgments]
+    wrong_ids = _ids_problem(path, set(keys), set(responses.by_key), "response(s)")
     if wrong_ids:
         chain.add(path, wrong_ids, downstream)
         return
     judge = path.parts[-4]  # results/judgments/<judge>/...: the tables select the records by that name
-    misnamed = next((judgment for judgment in judgments if judgment.judge != judge), None)
+    misnamed = next((fields for fields in judgments if fields[2] != judge), None)
     if misnamed is not None:
-        reason = f"item {misnamed.instance_id!r} was recorded under judge {misnamed.judge!r}, not {judge!r} (its folder)"
+        reason = f"item {misnamed[0]!r} was recorded under judge {misnamed[2]!r}, not {judge!r} (its folder)"
         chain.add(path, reason, downstream)
         return
-    for judgment in judgments:
-        (response, digest), inst = responses[item_key(vars(judgment))], items[judgment.instance_id]
-        if judgment.response_hash is not None and not judged_hash_matches(judgment.response_hash, response, digest):
+    for key, (instance_id, _, _, response_hash, response, answer, question) in zip(keys, judgments):
+        inst = items[instance_id]
+        if response_hash is not None and not responses.judged(key, response_hash):
             reason = "judged another response record than the one there now"
-        elif judgment.response_hash is None and judgment.response != response.response:
+        elif response_hash is None and response != responses.response(key):
             reason = "judged another response than the one there now"
-        elif judgment.answer != inst.answers[level] or (judgment.question is not None and judgment.question != inst.question):
+        elif answer != inst.answers[level] or (question is not None and question != inst.question):
             reason = "judged against another ground truth or question than the instances table holds now"
         else:
             continue
-        chain.add(path, f"item {judgment.instance_id!r} {reason}", downstream)
+        chain.add(path, f"item {instance_id!r} {reason}", downstream)
         return
 
 
@@ -364,13 +483,15 @@ def check(
     instances: list[Instance] | None = None,
     report_outputs: Sequence[str | Path] = (),
     remembered: Remembered | None = None,
+    processes: int | None = None,
 ) -> Chain:
     """Check the chain behind each judgments file (results/judgments/<judge>/<model>/<prompt>/<level>.jsonl) and
     behind the report outputs made from them. Files outside that layout are left out; a missing judgments file is a
     problem only where the report outputs there were made from it (their scores.csv shows its model, prompt and level:
     a deleted file, which Snakemake would not rebuild while they are newer, snakemake/snakemake#1978); one the report
     never showed (a model just added to the configuration) is not. `remembered`: checks that passed before on the
-    same files are not made again."""
+    same files are not made again. `processes`: how many worker processes read the record files where there are many
+    (_Reads; default: two, or one on a single core)."""
     remembered = remembered or Remembered()
     chain = Chain()
     outputs = [Path(path) for path in report_outputs if Path(path).exists()]
@@ -388,31 +509,48 @@ def check(
             return chain
         instances = read_instances(table)
     by_level: dict[int, dict[str, Instance]] = {}
-    frames = _Frames(root / "frames", (inst.video_id for inst in instances), chain, remembered)
+    frames = _Frames(root / "frames", (inst.video_id for inst in instances))
     table_stamp = stat_stamp(root / "instances.parquet")
+
+    def level_items(level: int) -> dict[str, Instance]:
+        return by_level.setdefault(level, {inst.instance_id: inst for inst in items_for_level(instances, level)})
+
+    def stamp_of(path: Path, responses_path: Path) -> str:
+        videos = sorted({inst.video_id for inst in level_items(int(path.stem)).values()})
+        return ",".join([stat_stamp(path, responses_path), table_stamp, *(frames.stamps.get(video, "-") for video in videos)])
+
+    # The checks to make: those that did not pass before on the same files. Their record files are read in worker
+    # processes meanwhile (_Reads), in the order check_one reads them, while the frames folders are checked here.
+    stamps = {path: stamp_of(path, responses_path) for path, (_, responses_path) in placed}
+    todo = [(path, where) for path, where in placed if not (path.exists() and remembered.holds(f"{JUDGMENTS_CHECK}:{path}", stamps[path]))]
+    planned: list[tuple[Path, type]] = []
+    for path, (_, responses_path) in todo:
+        if (responses_path, Response) not in planned and responses_path.exists():
+            planned.append((responses_path, Response))
+        if path.exists():
+            planned.append((path, Judgment))
+    reads = _Reads(planned, processes if processes is not None else min(2, os.cpu_count() or 1))
     # A responses file is read once, for the first judgments file made from it, and let go after the last: one file's
     # records are held at a time (all of them, 1 GB at paper scale, took 2.3 GB of memory).
-    responses_seen: dict[Path, dict[str, tuple[Response, str]] | None] = {}
+    responses_seen: dict[Path, _Responses | None] = {}
     uses: dict[Path, int] = {}
-    for _, (_, responses_path) in placed:
+    for _, (_, responses_path) in todo:
         uses[responses_path] = uses.get(responses_path, 0) + 1
     item_hashes: dict[tuple[str, str, int], str | None] = {}
     shown = lru_cache(maxsize=1)(Shown.read)  # read once, and only where a judgments file is missing
 
     def check_one(path: Path, responses_path: Path) -> None:
         level = int(path.stem)
-        items = by_level.setdefault(level, {inst.instance_id: inst for inst in items_for_level(instances, level)})
-        videos = sorted({inst.video_id for inst in items.values()})
-        stamp = ",".join([stat_stamp(path, responses_path), table_stamp, *(frames.stamps.get(video, "-") for video in videos)])
-        if path.exists() and remembered.holds(f"{JUDGMENTS_CHECK}:{path}", stamp):
-            return
+        items = level_items(level)
         problems = len(chain.problems)
         if responses_path not in responses_seen and responses_path.exists():
             # Everything made from a stale responses file: its judgments by every judge, and the report.
             judged = sorted(
                 root.glob(f"judgments/*/{responses_path.parent.parent.name}/{responses_path.parent.name}/{responses_path.name}")
             )
-            responses_seen[responses_path] = _check_responses(responses_path, level, items, frames, chain, [*judged, *outputs], item_hashes)
+            responses_seen[responses_path] = _check_responses(
+                responses_path, level, items, frames, chain, [*judged, *outputs], item_hashes, reads
+            )
         if not path.exists():
             scores = root / SCORES
             judge, model, prompt, _ = judged_item(path)
@@ -424,15 +562,19 @@ def check(
             return
         responses = responses_seen[responses_path]
         if responses is not None:
-            _check_judgments(path, level, items, responses, chain, outputs)
+            _check_judgments(path, level, items, responses, chain, outputs, reads)
         if len(chain.problems) == problems:
-            remembered.keep(f"{JUDGMENTS_CHECK}:{path}", stamp)
+            remembered.keep(f"{JUDGMENTS_CHECK}:{path}", stamps[path])
 
-    for path, (_, responses_path) in placed:
-        check_one(path, responses_path)
-        uses[responses_path] -= 1
-        if not uses[responses_path] and responses_seen.get(responses_path) is not None:
-            responses_seen[responses_path] = {}  # checked: no judgments file left to check against its records
+    try:
+        frames.check(chain, remembered)
+        for path, (_, responses_path) in todo:
+            check_one(path, responses_path)
+            uses[responses_path] -= 1
+            if not uses[responses_path] and responses_seen.get(responses_path) is not None:
+                responses_seen[responses_path] = _Responses(responses_path, {})  # checked: no judgments file left to check against it
+    finally:
+        reads.close()
     return chain
 
 

@@ -5,6 +5,7 @@ settings changed, and give tables and scores.csv byte-identical to an uninterrup
 
 Each test starts from its own copy of the finished run (times kept), so the tests need no order."""
 
+import json
 import shutil
 import subprocess
 from collections import Counter
@@ -37,6 +38,14 @@ TARGETS = ("results/scores.csv", "results/table1.tex", "results/table2.tex")
 def costly(jobs: Counter) -> dict[str, int]:
     """The jobs that decode videos or run models: what a rerun must not repeat needlessly."""
     return {rule: jobs[rule] for rule in ("extract_frames", "run_inference") if jobs[rule]}
+
+
+def level_manifests(workdir: Path) -> dict[str, dict]:
+    """Each level folder's manifest's levels (timestamps, files, digest), by path."""
+    return {
+        str(path.relative_to(workdir)): json.loads(path.read_text())["levels"]
+        for path in sorted((workdir / "results" / "frames").glob("*/*/manifest.json"))
+    }
 
 
 class Run:
@@ -94,9 +103,13 @@ def finished(tmp_path_factory, server):
 
 def test_a_new_level_asks_its_items_and_dropping_and_restoring_levels_asks_nothing(finished, tmp_path):
     run = finished.copy(tmp_path / "levels")
+    before = level_manifests(run.workdir)
     requests, jobs = run.rerun(levels=[64, 128, 256])
     assert requests == len(run.items(256)) > 0, "a new level: exactly its items"
     assert costly(jobs) == {"extract_frames": 1, "run_inference": 2}, "its one video's frames, its two models' jobs"
+    after = level_manifests(run.workdir)
+    assert {path: levels for path, levels in after.items() if path in before} == before, "the levels there are not rewritten"
+    assert [path for path in after if path not in before] == [path for path in after if path.endswith("/256/manifest.json")]
     three_levels = run.outputs()
     requests, jobs = run.rerun(levels=[64])
     assert (requests, costly(jobs)) == (0, {}), "two levels dropped"
@@ -116,6 +129,7 @@ def test_touched_videos_a_deleted_frames_folder_and_a_copy_ask_nothing(finished,
     requests, jobs = copy.rerun()
     assert (requests, jobs, copy.outputs()) == (0, {}, reference), "the project copied with cp -r, run in the copy"
     # A level folder removed to save space stays removed until a job needs it (snakemake/snakemake#1978) ...
+    frames = level_manifests(run.workdir)
     shutil.rmtree(run.workdir / "results" / "frames" / "syn00" / "64")
     requests, jobs = run.rerun()
     assert (requests, jobs, run.outputs()) == (0, {}, reference), "a frames folder deleted"
@@ -125,6 +139,7 @@ def test_touched_videos_a_deleted_frames_folder_and_a_copy_ask_nothing(finished,
     requests, jobs = run.rerun(models=["refuse", "api", "api2"])
     assert requests == per_prompt, "the new model's items only"
     assert costly(jobs) == {"extract_frames": 1, "run_inference": 2 + 2}
+    assert level_manifests(run.workdir) == frames, "extracted again to the same frames, digest for digest"
 
 
 def test_a_new_video_and_a_corrected_question_ask_exactly_their_items(finished, tmp_path):

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from snakemake.settings.types import DeploymentMethod
 
-from virtuebench.frames import SeenProvenance
+from virtuebench.frames import read_provenance
 from virtuebench.instances import content_digest, read_instances
 from virtuebench.instances import videos as video_paths
 from virtuebench.inference import items_for_level
@@ -113,22 +113,18 @@ def frames_provenance(video_id, level):
     return stable_hash([PLAN.frames_options(level), _stamp(_video_in(_frames_table(), video_id))], length=16)
 
 
-#: The provenance each level folder last held (a folder removed to save space is still known): virtuebench.frames.
-SEEN_PROVENANCE = SeenProvenance()
-
-
 def frames_for_level(wildcards):
     """The level folders of the videos an inference job asks about. A folder whose recorded provenance is what this
-    run would make (or, removed to save space, last held: SEEN_PROVENANCE) is ancient: its date (a copy, a
-    re-extraction of the same frames) reruns nothing. Any other folder (never seen, or made from another video or other
-    options) is not: its extraction in this run reruns the job.
+    run would make is ancient: its date (a copy, a re-extraction of the same frames) reruns nothing. Any other folder
+    (made from another video or other options, or missing: Snakemake reruns a job whose missing input is made, ancient
+    or not) is not: its extraction in this run reruns the job.
     Snakemake never checks the params of a job downstream of one it reruns where every input is ancient (dag.py masks
     them), so a folder whose frames will change must not be marked ancient."""
     level = int(wildcards.level)
     folders = []
     for video_id in sorted({inst.video_id for inst in items_for_level(instances(), level)}):
         folder = res(f"frames/{video_id}/{level}")
-        same = SEEN_PROVENANCE.of(folder) == frames_provenance(video_id, level)
+        same = read_provenance(folder) == frames_provenance(video_id, level)
         folders.append(ancient(folder) if same else folder)
     return folders
 

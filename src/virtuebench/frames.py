@@ -27,7 +27,6 @@ CLI: python -m virtuebench.frames VIDEO OUTDIR --levels 64 128 256 512 1024
 from __future__ import annotations
 
 import argparse
-import atexit
 import bisect
 import errno
 import gc
@@ -710,47 +709,6 @@ def read_provenance(folder: str | Path) -> str | None:
         return (Path(folder) / PROVENANCE).read_text(encoding="utf-8").strip() or None
     except (OSError, UnicodeDecodeError):
         return None
-
-
-class SeenProvenance:
-    """The provenance last read in each level folder, kept in a JSON file (`.snakemake/virtuebench/frames-provenance.json`
-    of the working directory): a folder removed to save space is still known to have held frames made from it, so a
-    run that would make the same frames there reruns nothing made from them (rules/common.smk, frames_for_level).
-    Saved at exit where one changed, whole, by rename."""
-
-    def __init__(self, path: str | Path = ".snakemake/virtuebench/frames-provenance.json") -> None:
-        self.path = Path(path)
-        self.changed = False
-        try:
-            data = json.loads(self.path.read_text())
-            self.seen: dict[str, str] = data if isinstance(data, dict) else {}
-        except (OSError, ValueError):
-            self.seen = {}
-
-    def of(self, folder: str | Path) -> str | None:
-        """The folder's provenance: its own where it is there, else the one last seen in it (None: never seen)."""
-        key = os.path.normpath(folder)
-        found = read_provenance(folder)
-        if found is None:
-            return self.seen.get(key)
-        if self.seen.get(key) != found:
-            self.seen[key] = found
-            if not self.changed:
-                self.changed = True
-                atexit.register(self.save)
-        return found
-
-    def save(self) -> None:
-        if not self.changed:
-            return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(self.seen, sort_keys=True))
-            os.replace(tmp, self.path)
-            self.changed = False
-        except OSError:
-            pass  # a read-only folder: a removed folder is then taken as unknown, which reruns, never misleads
 
 
 def extract_or_record(video: str | Path, outdir: str | Path, on_error: str = "fail", provenance: str | None = None, **options) -> Manifest:

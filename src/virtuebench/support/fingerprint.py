@@ -81,13 +81,20 @@ class Fingerprints:
         return fingerprint
 
     def save(self) -> None:
-        if not self.changed:
-            return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"version": VERSION, "files": self.entries}, sort_keys=True))
-            os.replace(tmp, self.path)
+        # A read-only folder: the fingerprints are made again next time, nothing is wrong.
+        if self.changed and save_kept(self.path, {"version": VERSION, "files": self.entries}):
             self.changed = False
-        except OSError:
-            pass  # a read-only folder: the fingerprints are made again next time, nothing is wrong
+
+
+def save_kept(path: Path, data: dict) -> bool:
+    """Write what a run keeps for the next one (JSON) to `path` whole: a temporary sibling renamed into place, so two
+    processes saving at once leave one whole file. False where it cannot be written (a read-only folder, a full disk):
+    what is kept there only saves work, so its loss is never an error."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, sort_keys=True))
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        return False

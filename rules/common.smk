@@ -121,12 +121,16 @@ def frames_for_level(wildcards):
     Snakemake never checks the params of a job downstream of one it reruns where every input is ancient (dag.py masks
     them), so a folder whose frames will change must not be marked ancient."""
     level = int(wildcards.level)
-    folders = []
-    for video_id in sorted({inst.video_id for inst in items_for_level(instances(), level)}):
-        folder = res(f"frames/{video_id}/{level}")
-        same = read_provenance(folder) == frames_provenance(video_id, level)
-        folders.append(ancient(folder) if same else folder)
-    return folders
+    videos = sorted({inst.video_id for inst in items_for_level(instances(), level)})
+    return [ancient(folder) if same else folder for folder, same in map(_level_folder, videos, [level] * len(videos))]
+
+
+@lru_cache(maxsize=None)
+def _level_folder(video_id, level):
+    """(the level folder, whether it holds what this run would make): once per folder, not once per inference job that
+    reads it (every model and prompt of the level: 250 jobs over about 900 videos at paper scale)."""
+    folder = res(f"frames/{video_id}/{level}")
+    return folder, read_provenance(folder) == frames_provenance(video_id, level)
 
 
 def frames_digest(wildcards):

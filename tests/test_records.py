@@ -264,3 +264,86 @@ def test_a_line_is_read_as_json_loads_reads_it(text):
     except json.JSONDecodeError as error:
         found = ("error", str(error))
     assert found == expected
+
+
+# -- what the start-up check reads: line digests and a few fields of each record (verify.py) ------------------------
+
+
+def _two_responses(tmp_path):
+    from virtuebench.records import Response, to_json_line
+
+    records = [
+        Response("a", "v", "m", "b", "honest", "h", 64, 64, "red", None, 0.1, "f", usage={"x": 1}),
+        Response("b", "v", "m", "b", "honest", "h", 64, 64, "blue", None, 0.2, "f", sample=None),
+    ]
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(map(to_json_line, records)))
+    return path, records
+
+
+def test_a_line_digest_is_the_sha256_of_the_line_without_its_end():
+    from virtuebench.records import LINE_DIGEST_LENGTH, line_digest
+
+    line = b'{"a": 1}'
+    expected = hashlib.sha256(line).hexdigest()[:LINE_DIGEST_LENGTH]
+    assert LINE_DIGEST_LENGTH == 32 and len(expected) == 32
+    assert line_digest(line) == line_digest(line + b"\n") == line_digest(line + b"\r\n") == expected
+    assert line_digest(b"\n" + line) != expected, "only the line's end is left out"
+    assert line_digest(line + b"  \n") != expected, "spaces before the line's end are the line's"
+    assert line_digest(b"ends in X\n") == hashlib.sha256(b"ends in X").hexdigest()[:LINE_DIGEST_LENGTH]
+    assert line_digest(b'{"a": 2}') != expected
+
+
+def test_a_judgment_names_its_response_by_the_new_digest_or_by_the_older_hash(tmp_path):
+    from virtuebench.records import judged_hash_matches, line_digest, response_hash
+
+    _, records = _two_responses(tmp_path)
+    digest = line_digest(b'{"instance_id": "a"}')
+    assert judged_hash_matches(digest, records[0], digest)
+    assert not judged_hash_matches(line_digest(b"other"), records[0], digest)
+    older = response_hash(records[0])  # 16 digits: the record's fields
+    assert len(older) == 16 and judged_hash_matches(older, records[0], digest)
+    assert not judged_hash_matches(response_hash(records[1]), records[0], digest)
+
+
+def test_a_few_fields_of_each_record_are_read_as_the_records_hold_them(tmp_path):
+    from virtuebench.records import Response, iter_fields, line_digest, read_fields
+
+    path, records = _two_responses(tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    names = ("instance_id", "usage", "sample", "retryable")
+    expected = [tuple(getattr(record, name) for name in names) for record in records]
+    assert [values for values, _ in iter_fields(path, Response, names)] == expected
+    assert [line for _, line in iter_fields(path, Response, names)] == lines
+    assert read_fields(path, Response, names) == expected
+    assert read_fields(path, Response, names, digests=True) == [(values, line_digest(line)) for values, line in zip(expected, lines)]
+    assert read_fields(path, Response, ("response",)) == [("red",), ("blue",)]
+    with pytest.raises(ValueError, match=r"Response has no field\(s\) \['colour'\]"):
+        next(iter_fields(path, Response, ("instance_id", "colour")))
+
+
+def test_a_field_with_a_default_factory_reads_as_a_new_value(tmp_path):
+    from virtuebench.records import iter_fields
+
+    @dataclasses.dataclass
+    class Listed:
+        name: str
+        tags: list = dataclasses.field(default_factory=list)
+
+    path = tmp_path / "l.jsonl"
+    path.write_text('{"name": "a"}\n{"name": "b", "tags": [1]}\n')
+    assert [values for values, _ in iter_fields(path, Listed, ("tags", "name"))] == [([], "a"), ([1], "b")]
+
+
+def test_a_line_that_is_not_utf8_or_has_more_after_its_value_is_named(tmp_path):
+    from virtuebench.records import iter_jsonl_lines
+
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"a": "\xff"}\n')
+    with pytest.raises(RecordError, match=r"bad.jsonl:2: not UTF-8 \(invalid start byte\)"):
+        list(iter_jsonl_lines(path))
+    path.write_bytes(b'{"a": 1}   \n{"a": 2} {"b": 3}\n')
+    with pytest.raises(RecordError, match=r"bad.jsonl:2: not valid JSON \(Extra data\)"):
+        list(iter_jsonl_lines(path))
+    path.write_bytes('{"a": "é"} \t\n'.encode())
+    assert [value for _, value, _ in iter_jsonl_lines(path)] == [{"a": "é"}]

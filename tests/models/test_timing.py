@@ -108,3 +108,10 @@ def test_a_capped_clip_level_of_a_short_video_takes_one_frame_per_second():
     assert plan.levels[64].timestamps == [k + 0.5 for k in range(20)]
     assert plan.levels[64].files[-1] == "64/0019.jpg" and plan.levels[64].grid_indices == []
     assert len(plan_frames([64], 20.0, "clip").levels[64].timestamps) == 64
+
+
+def test_plan_into_a_level_folder_of_its_own_names_the_frames_without_the_level():
+    # The workflow's layout: one level, its frames directly in its own folder (results/frames/<video>/<level>/).
+    plan = plan_frames([3], 5.0, "1fps", level_folder=True)
+    assert plan.levels[3].files == ["0000.jpg", "0001.jpg", "0002.jpg"]
+    assert plan.placements == {0: ["0000.jpg"], 2: ["0001.jpg"], 4: ["0002.jpg"]}

@@ -146,8 +146,7 @@ def frames_digest(wildcards):
 @lru_cache(maxsize=64)
 def _frames_digest_at(table, mtime, rows, level):
     videos = sorted({inst.video_id for inst in items_for_level(instances(), level)})
-    paths = _videos_at(table, mtime)
-    return stable_hash([PLAN.frames_options(level), [(video, _stamp(paths[video])) for video in videos]], length=16)
+    return stable_hash([(video, frames_provenance(video, level)) for video in videos], length=16)
 
 
 def asked_digest(wildcards):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import threading
 
 import pytest
 
@@ -135,6 +136,21 @@ def test_a_judgment_made_before_line_digest_is_checked_against_the_records_field
     assert not responses.judged("q2", response_hash(record))
 
 
+def test_no_worker_process_is_forked_while_another_thread_runs(tmp_path, monkeypatch):
+    path = tmp_path / "0.jsonl"
+    write_jsonl_atomic(path, [response()])
+    monkeypatch.setattr(verify, "MIN_FILES_FOR_WORKERS", 1)
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait)
+    thread.start()
+    try:
+        reads = verify._Reads([(path, Response)], processes=2)
+        assert reads.pool is None and reads.get(path, Response)[0][0][0] == "q1"
+    finally:
+        release.set()
+        thread.join()
+
+
 def test_record_files_read_ahead_in_worker_processes_are_those_the_check_asks_for(tmp_path, monkeypatch):
     files = []
     for n in range(4):
@@ -143,6 +159,8 @@ def test_record_files_read_ahead_in_worker_processes_are_those_the_check_asks_fo
         files.append(path)
     (tmp_path / "bad.jsonl").write_text("not json\n")
     monkeypatch.setattr(verify, "MIN_FILES_FOR_WORKERS", 1)
+    # A test run before this one in the same pytest worker may have left a thread behind (CI's did): forked anyway.
+    monkeypatch.setattr(verify, "_may_fork", lambda: True)
     planned = [(path, Response) for path in [*files, tmp_path / "bad.jsonl"]]
     reads = verify._Reads(planned, processes=2)
     try:

@@ -331,7 +331,7 @@ class _Reads:
         # Forked, and only from a process that runs no other thread: a fork copies no thread, so a lock another one
         # held would never be released in the worker. Not spawned: a spawned worker imports the main module again,
         # which runs a script without a `__main__` guard (a user's) a second time.
-        if processes > 1 and len(planned) >= MIN_FILES_FOR_WORKERS and threading.active_count() == 1 and os.name == "posix":
+        if processes > 1 and len(planned) >= MIN_FILES_FOR_WORKERS and _may_fork():
             self.pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"))
             self._fill()
 
@@ -367,6 +367,11 @@ class _Reads:
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _may_fork() -> bool:
+    """Whether worker processes may be forked from here: on POSIX, and with no thread but this one running."""
+    return os.name == "posix" and threading.active_count() == 1
 
 
 def _key(instance_id: str, sample: int | None) -> str:

@@ -293,19 +293,70 @@ def test_frames_are_copied_where_the_file_system_has_no_hard_links(tmp_path, vid
     assert [read_second_code(Image.open(path)) for path in paths] == [int(t) for t in Manifest.read(tmp_path).levels["64"].timestamps]
 
 
-def test_an_unexpected_error_still_names_the_video_and_is_recorded(tmp_path, video_factory, monkeypatch):
+def test_an_unforeseen_error_fails_the_job_naming_the_video_and_is_never_recorded(tmp_path, video_factory, monkeypatch, capsys):
+    """Only the video's own decode errors are recorded: a recorded error counts the video's items as wrong and no rerun
+    retries it, so an error whose cause no one foresaw fails the job instead (issue 47, W1)."""
     video = video_factory(70.4, 8)
 
     def bad_image(*args, **kwargs):
-        raise OSError("image file is truncated")  # PIL's way: the data's fault, no errno of the disk
+        raise OSError("image file is truncated")  # no errno of the disk: not an environment error either
 
     monkeypatch.setattr(frames_module, "extract", bad_image)
-    with pytest.raises(FramesError, match=rf"^{video}: OSError: image file is truncated$"):
-        extract_or_record(video, tmp_path / "a")
-    assert not (tmp_path / "a").exists()
-    manifest = extract_or_record(video, tmp_path / "b", on_error="record")
-    assert manifest.error == f"{video}: OSError: image file is truncated" and manifest.levels == {}
-    assert Manifest.read(tmp_path / "b").error == manifest.error
+    with pytest.raises(OSError, match="^image file is truncated$"):
+        extract_or_record(video, tmp_path / "a", on_error="record")
+    assert not (tmp_path / "a").exists() and _leftovers(tmp_path) == []
+    out = tmp_path / "b"
+    assert frames_module.main([str(video), str(out), "--levels", "64", "--on-error", "record"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"error: {video}: OSError: image file is truncated (an unforeseen error while extracting into {out}, not "
+        f"recorded as the video's); rerun the same command, and report it if it comes again"
+    )
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_memory_running_out_fails_the_job_and_is_never_the_videos_error(tmp_path, video_factory, monkeypatch, capsys, threads):
+    """MemoryError (in the job, or in a worker, pickled back) is the machine's: exit 1, one line, nothing recorded."""
+    from PIL import Image as PILImage
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError()
+
+    monkeypatch.setattr(PILImage.Image, "save", no_memory)
+    video, out = video_factory(70.4, 8), tmp_path / "frames" / "syn03"
+    code = frames_module.main([str(video), str(out), "--levels", "64", "--on-error", "record", "--threads", str(threads)])
+    assert code == 1
+    assert capsys.readouterr().err.strip() == (
+        f"error: out of memory while extracting the frames of {video} into {out}; free memory or run fewer jobs at once, "
+        f"and rerun the same command"
+    )
+    assert not out.exists() and _leftovers(out.parent) == []
+
+
+def test_a_decoder_out_of_memory_is_not_the_videos_error():
+    """PyAV's MemoryError (ENOMEM from FFmpeg) is an FFmpegError too: it is raised as it is, never made a FramesError."""
+    import av
+
+    memory = av.error.MemoryError(errno.ENOMEM, "Cannot allocate memory")
+    assert frames_module._video_error("v.mp4: decoding failed", memory) is memory
+    broken = frames_module._video_error("v.mp4: decoding failed", av.error.InvalidDataError(errno.EINVAL, "Invalid data"))
+    assert isinstance(broken, FramesError) and str(broken) == "v.mp4: decoding failed"
+
+
+@pytest.mark.parametrize(
+    ("exitcodes", "told"),
+    [
+        ([-15, -9], "signal 9, SIGKILL: the OOM killer?"),  # the pool ends the others with SIGTERM once one has died
+        ([None, -15], "signal 15, SIGTERM"),
+        ([0, 1], "exit code 1"),
+        ([None, 0], "how could not be told"),
+    ],
+)
+def test_a_dead_workers_exit_is_told_in_words(exitcodes, told):
+    from types import SimpleNamespace
+
+    code = frames_module._dead_worker_exitcode([SimpleNamespace(exitcode=code) for code in exitcodes])
+    assert frames_module.describe_exit(code) == told
 
 
 def _leftovers(folder):
@@ -542,3 +593,109 @@ def test_an_older_manifest_without_digests_reads_and_a_level_added_beside_it_too
     assert Manifest.read(folder, 128).levels.keys() == {"128"}
     assert frames_module.manifest_path(folder, 128) == folder / "128" / "manifest.json"
     assert frames_module.manifest_path(folder, 64) == folder / "manifest.json"
+
+
+# --- Frame workers: a killed worker fails the job; workers die with the job (issue 47, W1) -----------------------------
+
+#: The frames CLI (argv: HELD_DIR, then the CLI's arguments) whose worker processes each write HELD_DIR/worker-<pid>
+#: before their first frame and then wait there (for ever: the test kills them or their parent).
+HELD_FRAMES = """
+import os, sys, time
+from pathlib import Path
+from PIL import Image
+main_pid, held = os.getpid(), Path(sys.argv[1])
+save = Image.Image.save
+def held_save(self, *args, **kwargs):
+    if os.getpid() != main_pid:
+        (held / f"worker-{os.getpid()}").touch()
+        while True:
+            time.sleep(0.05)
+    return save(self, *args, **kwargs)
+Image.Image.save = held_save
+from virtuebench.frames import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, dead but not yet reaped by whoever adopted it, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _start_held(command, held, workers=2):
+    """Start `command` (HELD_FRAMES) and return it with the pids of its `workers` held workers, once all are held."""
+    import time
+
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120  # an upper bound on an event that must come, not the synchronisation
+    while len(pids := [int(path.name.split("-")[1]) for path in held.glob("worker-*")]) < workers:
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(f"ended (exit {process.wait()}) or hung before its workers were held: {process.stderr.read()}")
+        time.sleep(0.01)
+    return process, pids
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and the parent-death signal are Linux's")
+@pytest.mark.parametrize(("signal_name", "told"), [("SIGKILL", "signal 9, SIGKILL: the OOM killer?"), ("SIGTERM", "signal 15, SIGTERM")])
+def test_a_killed_frame_worker_fails_the_job_records_nothing_and_the_rerun_extracts_the_same_frames(
+    tmp_path, video_factory, signal_name, told
+):
+    """The OOM killer's kill of one worker is no decode error of the video: exit 1 with one line, no folder and no
+    manifest (so nothing records an error), and the rerun writes the frames a clean extraction writes, byte for byte."""
+    import signal
+
+    video = video_factory(70.4, 8)
+    options = ["--levels", "64", "--threads", "2", "--on-error", "record", "--level-folder"]
+    held, out, reference = tmp_path / "held", tmp_path / "frames" / "syn03" / "64", tmp_path / "reference" / "64"
+    held.mkdir()
+    process, pids = _start_held([sys.executable, "-c", HELD_FRAMES, str(held), str(video), str(out), *options], held)
+    try:
+        os.kill(pids[0], getattr(signal, signal_name))
+        assert process.wait(timeout=120) == 1
+        err = process.stderr.read()
+        assert err.strip() == f"error: a frame worker of {out} was killed ({told}); rerun the same command", err
+        assert not out.exists() and _leftovers(out.parent) == []
+        assert not [path for path in tmp_path.rglob("manifest.json")], "nothing may record the kill as the video's error"
+        assert not any(_alive(pid) for pid in pids)
+    finally:
+        for pid in pids:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    for folder in (out, reference):
+        run = subprocess.run(
+            [sys.executable, "-m", "virtuebench.frames", str(video), str(folder), *options], capture_output=True, text=True
+        )
+        assert run.returncode == 0, run.stderr
+    assert _manifest_without_timing(out) == _manifest_without_timing(reference)
+    files = sorted(p.name for p in out.glob("*.jpg"))
+    assert len(files) == 64 and files == sorted(p.name for p in reference.glob("*.jpg"))
+    assert all((out / name).read_bytes() == (reference / name).read_bytes() for name in files)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and the parent-death signal are Linux's")
+def test_frame_workers_die_with_a_job_killed_by_kill_minus_nine(tmp_path, video_factory):
+    """kill -9 of the job while its workers decode: the workers end too (the parent-death signal), not minutes later
+    (held here: without it they would wait for ever)."""
+    import signal
+    import time
+
+    held, out = tmp_path / "held", tmp_path / "syn03"
+    held.mkdir()
+    command = [sys.executable, "-c", HELD_FRAMES, str(held), str(video_factory(70.4, 8)), str(out), "--levels", "64", "--threads", "2"]
+    process, pids = _start_held(command, held)
+    try:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        deadline = time.monotonic() + 60  # the kernel signals them at once; this bounds a failure, it is not the wait
+        while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not [pid for pid in pids if _alive(pid)], "a killed job's frame workers must not run on"
+    finally:
+        for pid in pids:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)

@@ -8,7 +8,9 @@ written once and hard-linked into the other levels' folders.
 The CLI's OUTDIR is complete or absent: everything is written into a sibling folder `.<name>.tmp-<pid>`, the
 manifest last, and that folder is renamed into place only when complete. A killed run leaves no OUTDIR (only a
 sibling the next run for it removes). A video that cannot be decoded is the video's fault (recorded with
---on-error record); a full disk or another fault of the disk or the OS (support/faults.py) fails the job.
+--on-error record); anything else fails the job and is never recorded: a full disk or another fault of the disk or
+the OS (support/faults.py), a frame worker killed (the OOM killer: WorkerDied), memory running out, an unforeseen
+error. Workers are killed with the job (support/stops.die_with_parent).
 
 Each level's frames record their digest (`level_digest`: sha256 over the level's JPEG bytes in time order), so what
 reads them can tell the same frames from other ones by content, whatever the files' dates.
@@ -35,6 +37,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import sys
 import time
 from contextlib import contextmanager
@@ -54,7 +57,7 @@ from virtuebench.levels import (
     sampled_levels,
 )
 from virtuebench.support.faults import describe, environment_error, environment_fault
-from virtuebench.support.stops import Stop, reset_in_worker, run_stoppable
+from virtuebench.support.stops import Stop, die_with_parent, reset_in_worker, run_stoppable
 from virtuebench.support.video import VideoError
 from virtuebench.support.video import duration_s as video_duration_s
 
@@ -71,7 +74,45 @@ def _settings(max_side: int | None, jpeg_quality: int | None, max_pixels: int | 
 
 
 class FramesError(RuntimeError):
-    """A video could not be turned into frames; the message starts with the video's path."""
+    """A video could not be turned into frames; the message starts with the video's path. Raised only for the video's
+    own faults (its container or stream cannot be read or decoded): what --on-error record records."""
+
+
+def _video_error(message: str, error: Exception) -> Exception:
+    """What to raise for a PyAV error: FramesError(message), the video's own error, except where the decoder ran out of
+    memory (av.error.MemoryError, ENOMEM), which is the machine's and is raised as it is (never recorded)."""
+    return error if isinstance(error, MemoryError) else FramesError(message)
+
+
+class WorkerDied(RuntimeError):
+    """A frame worker process ended without its result (killed by a signal, as the OOM killer does): a fault of the
+    machine, never the video's; the job fails and the rerun extracts the video again. `exitcode` is the worker's
+    (-N: killed by signal N), None where it could not be told."""
+
+    def __init__(self, exitcode: int | None):
+        super().__init__(f"a frame worker ended abruptly ({describe_exit(exitcode)})")
+        self.exitcode = exitcode
+
+
+def describe_exit(exitcode: int | None) -> str:
+    """How a worker process ended, in words: "signal 9, SIGKILL: the OOM killer?", "signal 15, SIGTERM", "exit code 1"."""
+    if exitcode is None:
+        return "how could not be told"
+    if exitcode >= 0:
+        return f"exit code {exitcode}"
+    try:
+        name = signal.Signals(-exitcode).name
+    except ValueError:
+        name = "an unknown signal"
+    return f"signal {-exitcode}, {name}" + (": the OOM killer?" if -exitcode == signal.SIGKILL else "")
+
+
+def _dead_worker_exitcode(processes: list) -> int | None:
+    """The exit code that tells best why the pool broke: a signal other than SIGTERM (the pool ends the remaining
+    workers with SIGTERM once one has died), else SIGTERM, else another exit code; None where no worker ended."""
+    codes = [process.exitcode for process in processes if process.exitcode not in (None, 0)]
+    codes.sort(key=lambda code: (code >= 0, code == -signal.SIGTERM))
+    return codes[0] if codes else None
 
 
 @dataclass
@@ -309,7 +350,7 @@ def extract(
     try:
         container = av.open(str(video))
     except av.error.FFmpegError as error:
-        raise FramesError(f"{video}: cannot open as a video ({error})") from None
+        raise _video_error(f"{video}: cannot open as a video ({error})", error) from None
     with container:
         if not container.streams.video:
             raise FramesError(f"{video}: holds no video stream")
@@ -336,7 +377,7 @@ def extract(
         try:
             keyframes, frame_rate, largest_gap = _keyframe_times(container, stream, stream.start_time or 0)
         except av.error.FFmpegError as error:
-            raise FramesError(f"{video}: reading the stream failed ({error})") from None
+            raise _video_error(f"{video}: reading the stream failed ({error})", error) from None
 
     # Contiguous chunks of targets, one per worker process when there are enough to pay for one.
     targets = plan.targets
@@ -372,15 +413,26 @@ def extract(
         # (The workers are forked at the first submit, inside map.)
         gc.collect()
         gc.freeze()
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=reset_in_worker)
+        from concurrent.futures.process import BrokenProcessPool
+
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker, initargs=(os.getpid(),)
+        )
+        processes: list = []
         try:
-            results = list(pool.map(_extract_chunk, jobs))
-        except BaseException:
-            # A failed chunk (a full disk, a broken stream) or a stop: the other workers end now, not after
-            # their chunks, and before their folder is removed.
-            for process in list((getattr(pool, "_processes", None) or {}).values()):
+            chunks = pool.map(_extract_chunk, jobs)
+            # Forked at the first submit (in map): kept here to tell afterwards how a dead one ended.
+            processes = list((getattr(pool, "_processes", None) or {}).values())
+            results = list(chunks)
+        except BaseException as error:
+            # A failed chunk (a full disk, a broken stream), a dead worker or a stop: the other workers end now, not
+            # after their chunks, and before their folder is removed.
+            processes += [p for p in (getattr(pool, "_processes", None) or {}).values() if p not in processes]
+            for process in processes:
                 process.terminate()
             pool.shutdown(wait=True, cancel_futures=True)
+            if isinstance(error, BrokenProcessPool):  # a worker killed (the OOM killer): the machine's, not the video's
+                raise WorkerDied(_dead_worker_exitcode(processes)) from error
             raise
         finally:
             gc.unfreeze()
@@ -407,6 +459,13 @@ SEEK_COST_FRAMES = 25
 MIN_TARGETS_PER_WORKER = 32
 #: strategy -> the seek cost the planner assumes (0: seek to every GOP that holds a target; inf: never seek)
 STRATEGIES = {"auto": SEEK_COST_FRAMES, "sequential": float("inf"), "seek": 0.0}
+
+
+def _start_worker(parent_pid: int) -> None:
+    """A frame worker's start: the stop signals as reset_in_worker sets them, and killed with its parent (a kill -9 of
+    the job leaves no worker decoding on for minutes)."""
+    reset_in_worker()
+    die_with_parent(parent_pid)
 
 
 def _keyframe_times(container, stream, start_pts: int) -> tuple[list[float], float, float]:
@@ -514,7 +573,7 @@ def _extract_chunk(job: _Chunk) -> _ChunkResult:
     try:
         container = av.open(job.video)
     except av.error.FFmpegError as error:
-        raise FramesError(f"{video}: cannot open as a video ({error})") from None
+        raise _video_error(f"{video}: cannot open as a video ({error})", error) from None
     with container:
         stream = container.streams.video[0]
         stream.thread_type = "AUTO"
@@ -534,7 +593,7 @@ def _extract_chunk(job: _Chunk) -> _ChunkResult:
                 try:
                     container.seek(start_pts + round(run_start / stream.time_base), stream=stream, backward=True, any_frame=False)
                 except av.error.FFmpegError as error:
-                    raise FramesError(f"{video}: seeking to {run_start:.2f} s failed ({error})") from None
+                    raise _video_error(f"{video}: seeking to {run_start:.2f} s failed ({error})", error) from None
             chunk_targets = job.targets[position : position + run_count]
             decoded = _decode_run(
                 container,
@@ -614,7 +673,7 @@ def _decode_run(
                 return decoded
             previous = frame
     except av.error.FFmpegError as error:
-        raise FramesError(f"{video}: decoding failed after {decoded} frames ({error})") from None
+        raise _video_error(f"{video}: decoding failed after {decoded} frames ({error})", error) from None
     finally:
         context.skip_frame = "DEFAULT"
     if next_target < len(targets):
@@ -713,19 +772,16 @@ def read_provenance(folder: str | Path) -> str | None:
 
 def extract_or_record(video: str | Path, outdir: str | Path, on_error: str = "fail", provenance: str | None = None, **options) -> Manifest:
     """`extract` into a complete-or-absent `outdir`, or with on_error="record", a manifest holding the video's
-    error and no frames. An environment error (support/faults.py: a full disk, a permission) is never recorded:
-    it raises, and `outdir` is left as it was. `provenance`: written beside the manifest (PROVENANCE), in the same
-    complete-or-absent folder."""
+    error and no frames. Only the video's own errors (FramesError: its container or stream cannot be read or decoded)
+    are recorded; anything else raises, and `outdir` is left as it was: an environment error (support/faults.py: a
+    full disk, a permission), a frame worker killed (WorkerDied), memory running out, or an error no one foresaw (a
+    recorded error would count the video's items as wrong, and the rerun would never retry it). `provenance`: written
+    beside the manifest (PROVENANCE), in the same complete-or-absent folder."""
     with complete_or_absent(outdir) as staging:
         if provenance:
             (staging / PROVENANCE).write_text(provenance + "\n", encoding="utf-8")
         try:
-            try:
-                return extract(video, staging, **options)
-            except FramesError:
-                raise
-            except Exception as error:  # PIL, the disk, or PyAV somewhere unexpected: still name the video
-                raise FramesError(f"{video}: {type(error).__name__}: {error}") from error
+            return extract(video, staging, **options)
         except FramesError as error:
             if on_error != "record" or environment_error(error):
                 raise
@@ -797,6 +853,24 @@ def main(argv: list[str] | None = None) -> int:
     return run_stoppable(lambda stop: _run(args, stop))
 
 
+def _failure_line(error: Exception, video: str, outdir: str) -> str:
+    """One line for a failed extraction (nothing written to `outdir`), saying whose fault it is and what to do."""
+    fault = environment_fault(error)
+    if fault is not None:
+        reading = fault.filename is not None and Path(str(fault.filename)) == Path(video)
+        return describe(error, video if reading else outdir, "reading" if reading else "writing") or str(error)
+    if isinstance(error, FramesError):
+        return str(error)
+    if isinstance(error, WorkerDied):
+        return f"a frame worker of {outdir} was killed ({describe_exit(error.exitcode)}); rerun the same command"
+    if isinstance(error, MemoryError):
+        return f"out of memory while extracting the frames of {video} into {outdir}; free memory or run fewer jobs at once, and rerun the same command"
+    return (
+        f"{video}: {type(error).__name__}: {error} (an unforeseen error while extracting into {outdir}, not recorded as the "
+        f"video's); rerun the same command, and report it if it comes again"
+    )
+
+
 def _run(args: argparse.Namespace, stop: Stop) -> int:
     stop.note = f"nothing was written to {args.outdir}; rerun the same command"
     try:
@@ -816,15 +890,8 @@ def _run(args: argparse.Namespace, stop: Stop) -> int:
             provenance=args.provenance,
         )
     except Exception as error:
-        fault = environment_fault(error)
-        if fault is not None:
-            reading = fault.filename is not None and Path(str(fault.filename)) == Path(args.video)
-            print(f"error: {describe(error, args.video if reading else args.outdir, 'reading' if reading else 'writing')}", file=sys.stderr)
-            return 1
-        if isinstance(error, FramesError):
-            print(f"error: {error}", file=sys.stderr)
-            return 1
-        raise
+        print(f"error: {_failure_line(error, args.video, args.outdir)}", file=sys.stderr)
+        return 1
     if manifest.error:
         print(f"ERROR: {manifest.error} (recorded in {Path(args.outdir) / MANIFEST})", file=sys.stderr)
     else:

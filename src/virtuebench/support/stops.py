@@ -12,6 +12,8 @@ returns 130 (SIGINT) or 143 (SIGTERM), the shell's codes for a job ended by thos
 
 from __future__ import annotations
 
+import ctypes
+import os
 import signal
 import sys
 import threading
@@ -75,3 +77,26 @@ def reset_in_worker() -> None:
     process group by Ctrl-C) is left to the parent, which stops its workers itself."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+#: prctl(2)'s option that asks the kernel for a signal when the parent dies (linux/prctl.h)
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent_pid: int) -> bool:
+    """For a worker process just forked from `parent_pid`: on Linux the kernel sends it SIGKILL when its parent dies
+    (prctl PR_SET_PDEATHSIG), so a job killed with kill -9 or by the OOM killer leaves no worker running on. A parent
+    that died before this was set (the worker already orphaned) ends the worker now. The signal comes when the thread
+    that forked the worker ends: fork the workers from the main thread. False where it could not be set (not Linux,
+    no prctl): the worker then outlives a killed parent until its work is done."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            return False
+    except (OSError, AttributeError):  # no C library to load, or one without prctl
+        return False
+    if os.getppid() != parent_pid:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return True

@@ -699,3 +699,15 @@ def test_frame_workers_die_with_a_job_killed_by_kill_minus_nine(tmp_path, video_
         for pid in pids:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_bad_frame_names_its_file_and_survives_a_trip_between_processes(tmp_path):
+    import pickle
+
+    frame = tmp_path / "0003.jpg"
+    frame.write_bytes(b"\xff\xd8\xff\xe0 cut short")
+    with pytest.raises(frames_module.BadFrame) as raised:
+        frames_module.read_frame(frame)
+    assert raised.value.path == frame and str(raised.value).startswith(f"{frame}: cannot be read as an image (")
+    again = pickle.loads(pickle.dumps(raised.value))
+    assert (type(again), again.path, str(again)) == (frames_module.BadFrame, frame, str(raised.value))

@@ -578,3 +578,86 @@ def test_a_levels_frame_files_are_checked_from_one_listing_as_isfile_checks_them
     )
     manifest.levels["64"].files[4:] = names[:2]
     assert _check_frames(manifest, tmp_path, 64) is None
+
+
+# -- a damaged frame file (issue 47, item 4): named, and never "rerun to retry" -------------------------------------
+
+
+def _level_folders(bench, tmp_path, level=64):
+    """A frames folder in the workflow's layout (one level folder per video, with its provenance), and the video whose
+    items the job asks last (damaging it shows that nothing was asked before the check)."""
+    instances = read_instances(bench / "instances.parquet")
+    frames, items = tmp_path / "frames", items_for_level(instances, level)
+    for video_id, path in {i.video_id: i.video_path for i in items}.items():
+        extract_or_record(path, frames / video_id / str(level), levels=[level], level_folder=True, provenance="p1")
+    return frames, items[-1].video_id
+
+
+def _without_latency(path):
+    return [{key: value for key, value in record.items() if key != "latency_s"} for record in _lines(path)]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "replaced"])
+def test_a_damaged_frame_in_a_workflow_level_folder_is_named_and_extracted_again(bench, tmp_path, capsys, damage):
+    """Found before any model is asked (the level's digest), named (the file that does not read, else the level folder),
+    and the level folder removed, so that the workflow's next run extracts it again: then the job gives the records
+    of a run that never met the damage."""
+    from virtuebench.inference import main
+
+    frames, damaged = _level_folders(bench, tmp_path)
+    clean, out, folder = tmp_path / "clean.jsonl", tmp_path / "out.jsonl", frames / damaged / "64"
+    assert main(_inference_args(bench, frames, clean, {"backend": "oracle"})) == 0
+    frame = folder / "0007.jpg"
+    data = frame.read_bytes()
+    frame.write_bytes(data[: len(data) // 2] if damage == "truncated" else (folder / "0001.jpg").read_bytes())
+    capsys.readouterr()
+    assert main(_inference_args(bench, frames, out, {"backend": "oracle"})) == 1
+    err = capsys.readouterr().err
+    named = (
+        f"{frame}: cannot be read as an image (OSError: image file is truncated" if damage == "truncated" else f"{folder}: its frame files"
+    )
+    assert err.startswith(f"error: {named}"), err
+    assert f"; removed {folder}, so that the next run of the workflow extracts it again: rerun the same command" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err and "retry" not in err
+    assert not out.exists() and _lines(f"{out}.partial") == [], "no item may be asked over damaged frames"
+    assert not folder.exists() and not list(folder.parent.glob(".64.*"))
+    video = next(i.video_path for i in read_instances(bench / "instances.parquet") if i.video_id == damaged)
+    extract_or_record(video, folder, levels=[64], level_folder=True, provenance="p1")  # what the workflow's next run does
+    assert main(_inference_args(bench, frames, out, {"backend": "oracle"})) == 0
+    assert _without_latency(out) == _without_latency(clean)
+
+
+def test_a_damaged_frame_in_a_folder_the_workflow_did_not_make_names_what_to_remove(bench, tmp_path, capsys):
+    from virtuebench.inference import main
+
+    instances, frames, damaged = _frames_with_one_copied(bench, tmp_path)
+    frame = frames / damaged / "64" / "0003.jpg"
+    frame.write_bytes(frame.read_bytes()[:100])
+    out = tmp_path / "out.jsonl"
+    assert main(_inference_args(bench, frames, out, {"backend": "oracle"})) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {frame}: cannot be read as an image (") and len(err.splitlines()) == 1, err
+    assert f"; remove {frames / damaged} and extract its frames again (a run of the workflow does), then rerun the same command" in err
+    assert frame.exists(), "a folder the workflow did not make is the user's to remove"
+
+
+def test_a_frame_that_breaks_in_the_backend_stops_the_job_instead_of_failing_every_item(bench, tmp_path, capsys):
+    """A manifest written before digests were recorded has no digest to check at start: the model's read of the frame
+    names it, and the job stops (a recorded item failure, retried, would meet the same file for ever)."""
+    from virtuebench.inference import main
+
+    instances, frames, damaged = _frames_with_one_copied(bench, tmp_path)
+    manifest = frames / damaged / "manifest.json"
+    data = json.loads(manifest.read_text())
+    for level in data["levels"].values():
+        level.pop("digest")
+    manifest.write_text(json.dumps(data))
+    frame = frames / damaged / "64" / "0005.jpg"
+    frame.write_bytes(b"not a jpeg")
+    out = tmp_path / "out.jsonl"
+    assert main(_inference_args(bench, frames, out, {"backend": "oracle"})) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {frame}: cannot be read as an image (UnidentifiedImageError: "), err
+    assert f"; remove {frames / damaged} and extract its frames again" in err and len(err.splitlines()) == 1
+    partial = Path(f"{out}.partial")
+    assert not out.exists() and all(record.get("error") is None for record in (_lines(partial) if partial.exists() else []))

@@ -136,6 +136,74 @@ def level_digest(folder: str | Path, level_frames: LevelFrames) -> str:
     return f"sha256:{digest.hexdigest()}"
 
 
+class BadFrame(RuntimeError):
+    """A frame file that cannot be read as an image (missing, cut short, not a JPEG), or a level whose files are not the
+    frames its manifest records: `path` is the file (or the level's folder); the message is `<path>: <problem>`."""
+
+    def __init__(self, path: str | Path, problem: str):
+        super().__init__(f"{path}: {problem}")
+        self.path, self.problem = Path(path), problem
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.problem))
+
+
+def read_frame(path: str | Path):
+    """The frame file at `path`, decoded whole, as an RGB PIL image; BadFrame naming the file where it cannot be read
+    (an environment error, such as EIO, and memory running out raise as they are)."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            return image.convert("RGB")  # decodes every byte: a file cut short fails here, not later in a model
+    except MemoryError:
+        raise
+    except Exception as error:  # PIL raises OSError, SyntaxError, ValueError... for a file that is not a whole image
+        if environment_error(error):
+            raise
+        raise BadFrame(path, f"cannot be read as an image ({type(error).__name__}: {error})") from error
+
+
+def check_level(folder: str | Path, level: int, level_frames: LevelFrames) -> None:
+    """BadFrame where the level's files (listed relative to the video's `folder`) are not the frames its manifest's
+    digest records: the first file that cannot be read as an image is named, else the level's folder (bytes changed in
+    files that still read). One read of each file (level_digest), and a decode of each only where the digest differs.
+    A manifest written before digests were recorded is taken as it is."""
+    if level_frames.digest is None:
+        return
+    folder = Path(folder)
+    try:
+        found = level_digest(folder, level_frames)
+    except FileNotFoundError as error:
+        raise BadFrame(error.filename, "frame file missing") from None
+    if found == level_frames.digest:
+        return
+    for name in level_frames.files:
+        read_frame(folder / name)
+    raise BadFrame(
+        folder / str(level),
+        f"its frame files are not the frames its manifest records (their digest is {found}, the manifest's {level_frames.digest})",
+    )
+
+
+def remove_damaged_level(video_folder: str | Path, level: int) -> Path | None:
+    """Remove the level folder of `video_folder` where the workflow made it (its own manifest and PROVENANCE), so that
+    the workflow's next run extracts it again (the same frames: extraction is deterministic); the folder removed (or
+    found gone), else None: a folder made otherwise is the user's to remove."""
+    folder = Path(video_folder) / str(level)
+    if not folder.exists():
+        return folder
+    if not ((folder / MANIFEST).is_file() and (folder / PROVENANCE).is_file()):
+        return None
+    old = folder.parent / f".{folder.name}.old-{os.getpid()}"  # what complete_or_absent removes, should this be killed
+    try:
+        os.rename(folder, old)
+    except FileNotFoundError:  # another job that met the same frame removed it first
+        return folder
+    _remove(old)
+    return folder
+
+
 @dataclass
 class Manifest:
     video: str

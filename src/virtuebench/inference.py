@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from virtuebench.frames import FramesError, Manifest, level_digest
+from virtuebench.frames import MANIFEST, BadFrame, FramesError, Manifest, check_level, level_digest, remove_damaged_level
 from virtuebench.instances import Instance, read_instances
 from virtuebench.models import Backend, Reply, Request, load_backend
 from virtuebench.models.spec import ModelSpec
@@ -375,8 +375,10 @@ class InferenceJob:
 
     def failure(self, unit: Unit, request: Request, error: Exception, latency: float, context: str | None) -> Response:
         """A backend failure: recorded for this item and retried on the next run. A fault of the disk or the OS (a
-        full disk, too many open files) is no item's: it stops the job, as every other item would meet it too."""
-        if environment_error(error):
+        full disk, too many open files) is no item's: it stops the job, as every other item would meet it too. Nor is
+        a frame file that cannot be read (frames.BadFrame): retrying the item would never help; the job stops naming
+        the file (`damaged_frames_line`)."""
+        if environment_error(error) or bad_frame(error):
             raise error
         return self.record(unit, len(request.frames), latency, error=f"{type(error).__name__}: {error}", retryable=True, context=context)
 
@@ -410,7 +412,7 @@ class InferenceJob:
                         self.store.put(stored_key, {"context": reply.text}, about={"model": self.model, "context_of": video_id})
                     self.contexts[key] = (reply.text, None)
                 except Exception as error:  # recorded on each of the video's items, retried next run
-                    if environment_error(error):
+                    if environment_error(error) or bad_frame(error):
                         raise
                     self.contexts[key] = (None, f"context step failed: {type(error).__name__}: {error}")
             return self.contexts[key]
@@ -508,9 +510,21 @@ class InferenceJob:
             del self.done[key]
             self.contexts.pop(key, None)
 
+    def check_frames(self) -> None:
+        """frames.check_level for each video a pending item asks about, before any model is loaded or asked: BadFrame
+        naming a damaged frame file (or level folder). One read of each of those frames, which the model reads anyway:
+        about 0.1 ms a frame where the files are in the page cache (docs/reliability.md); a video whose items are all
+        answered is not read."""
+        for video_id in dict.fromkeys(inst.video_id for inst, _ in self.pending):
+            manifest = self.manifests[video_id]
+            frames = manifest.levels.get(str(self.level))
+            if not manifest.error and frames is not None:
+                check_level(self.frames_dir / video_id, self.level, frames)
+
     def run(self, backend: Backend | None = None) -> Summary:
         label = f"{self.model}/{self.prompt.id}/{self.level}"
         self.backend = backend
+        self.check_frames()
         if self.backend is None and self.pending:
             self.backend = load_backend(self.spec)
         self._drop_other_weights()
@@ -581,6 +595,35 @@ def run_inference(
     return InferenceJob(instances, frames_dir, spec, get_prompt(prompt_name), level, output, store).run(backend)
 
 
+def bad_frame(error: BaseException | None) -> BadFrame | None:
+    """The frames.BadFrame `error` is or wraps (a backend may raise its own error from it), else None."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, BadFrame):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def damaged_frames_line(error: BadFrame, frames_dir: str | Path, level: int) -> str:
+    """One line for a damaged frame: the file (or level folder) and its problem, then what was done or is to be done.
+    A level folder the workflow made (frames.remove_damaged_level) is removed, so that the next run extracts it again;
+    for any other folder the line names exactly what to remove."""
+    frames_dir = Path(frames_dir)
+    try:
+        video_id = error.path.relative_to(frames_dir).parts[0]
+    except (ValueError, IndexError):  # not under the frames folder (a backend's own copy): name the file alone
+        return f"{error}; extract the frames of its video again, then rerun the same command"
+    video_folder = frames_dir / video_id
+    removed = remove_damaged_level(video_folder, level)
+    if removed is not None:
+        return f"{error}; removed {removed}, so that the next run of the workflow extracts it again: rerun the same command"
+    own = video_folder / str(level)
+    what = own if (own / MANIFEST).is_file() else video_folder
+    return f"{error}; remove {what} and extract its frames again (a run of the workflow does), then rerun the same command"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m virtuebench.inference", description=__doc__.split("\n\n")[0])
     parser.add_argument("--instances", required=True)
@@ -637,10 +680,14 @@ def _run(args: argparse.Namespace, spec: ModelSpec, stop: Stop) -> int:
     except IncompleteFrames as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    except ValueError as error:  # a backend that cannot start (missing key, bad settings), a bad instances table
-        print(f"error: {args.model}: {error}", file=sys.stderr)
-        return 1
     except Exception as error:
+        damaged = bad_frame(error)
+        if damaged is not None:  # a frame file that cannot be read: no retry of the item helps
+            print(f"error: {damaged_frames_line(damaged, args.frames_dir, args.level)} ({kept()})", file=sys.stderr)
+            return 1
+        if isinstance(error, ValueError):  # a backend that cannot start (missing key, bad settings), a bad instances table
+            print(f"error: {args.model}: {error}", file=sys.stderr)
+            return 1
         fault = environment_fault(error)
         if fault is None:
             raise

@@ -5,17 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from virtuebench.frames import fit_pixels
+from virtuebench.frames import fit_pixels, read_frame
 
 
 def load_frames(paths: Sequence[Path], max_pixels: int | None = None):
-    """PIL images in RGB, each shrunk to fit max_pixels."""
+    """PIL images in RGB, each shrunk to fit max_pixels; frames.BadFrame naming a file that cannot be read."""
     from PIL import Image
 
     images = []
     for path in paths:
-        with Image.open(path) as image:
-            image = image.convert("RGB")
-            size = fit_pixels(image.width, image.height, max_pixels)
-            images.append(image if size == image.size else image.resize(size, Image.Resampling.BICUBIC))
+        image = read_frame(path)
+        size = fit_pixels(image.width, image.height, max_pixels)
+        images.append(image if size == image.size else image.resize(size, Image.Resampling.BICUBIC))
     return images

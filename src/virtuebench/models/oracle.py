@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PIL import Image
 
 from virtuebench import REFUSAL_ANSWER
+from virtuebench.frames import read_frame
 from virtuebench.models.base import DETERMINISTIC, Backend, Reply, Request
 from virtuebench.models.reference import GuessBackend
 from virtuebench.sources.synthetic import N_SLOTS, PALETTE, SHAPES, STAGE, Event, code_strip_height, read_second_code, render_frame
@@ -100,8 +100,7 @@ def _templates(width: int, height: int) -> dict[tuple[int, str], np.ndarray]:
 
 def look(frame: Path, fallback_second: int) -> tuple[str, list[Sighting]]:
     """The border's colour and the shapes in one frame."""
-    with Image.open(frame) as image:
-        pixels = np.asarray(image.convert("RGB"))
+    pixels = np.asarray(read_frame(frame))
     height, width = pixels.shape[:2]
     geometry = Geometry(width, height)
     second = read_second_code(pixels)

@@ -449,3 +449,49 @@ def reinference_after_setting_change(
 def copy_results(source: Path, target: Path) -> None:
     """A copy of a finished run's results folder (for a reference kept past its workdir)."""
     shutil.copytree(source / "results", target / "results")
+
+
+#: A sitecustomize for the frames jobs of a run (held_frame_workers): each worker process of `python -m
+#: virtuebench.frames` writes HELD/worker-<pid> before its first frame and waits there until HELD/release exists, so
+#: a test can kill one mid-extraction, as the OOM killer does, without racing the decoder.
+HELD_FRAME_WORKERS = """
+import os, sys
+held = os.environ.get("VB_TEST_HELD_FRAME_WORKERS")
+if held and "virtuebench.frames" in getattr(sys, "orig_argv", []):
+    import time
+    from pathlib import Path
+    from PIL import Image
+
+    main_pid, held, save = os.getpid(), Path(held), Image.Image.save
+
+    def held_save(self, *args, **kwargs):
+        marker = held / f"worker-{os.getpid()}"
+        if os.getpid() != main_pid and not marker.exists():
+            marker.touch()
+            while not (held / "release").exists():
+                time.sleep(0.05)
+        return save(self, *args, **kwargs)
+
+    Image.Image.save = held_save
+"""
+
+
+def held_frame_workers(site: Path, held: Path) -> dict:
+    """environment(), with the frames jobs' workers held (HELD_FRAME_WORKERS) under `held`."""
+    site.mkdir(parents=True, exist_ok=True)
+    held.mkdir(parents=True, exist_ok=True)
+    (site / "sitecustomize.py").write_text(HELD_FRAME_WORKERS)
+    env = environment()
+    path = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
+    return {**env, "PYTHONPATH": path, "VB_TEST_HELD_FRAME_WORKERS": str(held)}
+
+
+def frame_workers_held(process: subprocess.Popen, held: Path, timeout: float = 300) -> list[int]:
+    """The pids of the frame workers held so far, once there is one (`timeout`: an upper bound on an event that must
+    come, not the synchronisation); AssertionError where the run ends first."""
+    deadline = time.monotonic() + timeout
+    while not (pids := [int(path.name.split("-")[1]) for path in held.glob("worker-*")]):
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError(f"the run ended (exit {process.poll()}) or hung before a frame worker was held")
+        time.sleep(0.02)
+    return pids

@@ -4,6 +4,8 @@ import errno
 import os
 import pickle
 import signal
+import subprocess
+import sys
 
 import pytest
 from helpers.data import build_bench
@@ -110,3 +112,17 @@ def test_a_full_disk_stops_the_judge_with_one_line(responses, tmp_path, capsys, 
         f"(1 judged items are kept in {out}.partial; rerun the same command to go on)"
     )
     assert "Traceback" not in err and not out.exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_a_worker_whose_parent_is_gone_ends_at_once_and_one_whose_parent_lives_goes_on():
+    """die_with_parent: set while the parent lives (True, and the worker goes on); where the parent is not the one
+    named (it died before the worker could ask), the worker ends itself with SIGKILL before doing anything."""
+    code = (
+        "import os, sys; from virtuebench.support.stops import die_with_parent\n"
+        "print(die_with_parent(os.getppid()), flush=True)\n"
+        "die_with_parent(os.getppid() + 1)\n"
+        "print('went on', flush=True)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (run.returncode, run.stdout) == (-signal.SIGKILL, "True\n"), run.stderr

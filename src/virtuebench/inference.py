@@ -513,7 +513,7 @@ class InferenceJob:
     def check_frames(self) -> None:
         """frames.check_level for each video a pending item asks about, before any model is loaded or asked: BadFrame
         naming a damaged frame file (or level folder). One read of each of those frames, which the model reads anyway:
-        about 0.1 ms a frame where the files are in the page cache (docs/reliability.md); a video whose items are all
+        about 0.13 ms a 42 kB frame in the page cache (docs/reliability.md); a video whose items are all
         answered is not read."""
         for video_id in dict.fromkeys(inst.video_id for inst, _ in self.pending):
             manifest = self.manifests[video_id]

@@ -35,7 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from helpers import faults  # noqa: E402
+from helpers import fault_kinds, faults  # noqa: E402
 
 BEGIN, END = "<!-- faults:begin -->", "<!-- faults:end -->"
 SIGNALS = {"kill -9": signal.SIGKILL, "SIGINT": signal.SIGINT}
@@ -236,11 +236,14 @@ def shared_store(root: Path, server, clean_runs: faults.CleanRuns) -> faults.Out
 def table(outcomes: list[faults.Outcome]) -> str:
     rows: dict[tuple[str, str], Counter] = {}
     for o in outcomes:
-        stage = (
-            o.moment.split("@")[0]
-            if "@" in o.moment
-            else {"ENOSPC": "frames", "--unlock while live": "any", "store: two runs at once": "any"}.get(o.fault, "inference")
-        )
+        if "@" in o.moment:
+            stage = o.moment.split("@")[0]
+        elif o.fault in fault_kinds.STAGE:
+            stage = fault_kinds.STAGE[o.fault]
+        elif o.moment.split(":")[0] in ("judge", "report"):  # fault_kinds' ENOSPC and read-only labels
+            stage = o.moment.split(":")[0]
+        else:
+            stage = {"ENOSPC": "frames", "--unlock while live": "any", "store: two runs at once": "any"}.get(o.fault, "inference")
         rows.setdefault((o.fault, stage), Counter())[o.outcome] += 1
     lines = [
         "| fault | stage | moments tried | identical | failed by name | failed unnamed | wrong | not fired |",
@@ -291,9 +294,28 @@ def main(argv: list[str] | None = None) -> int:
         "--fresh", action="store_true", help="every fault in a fresh run (default: later stages start from a copy of the clean run)"
     )
     parser.add_argument(
+        "--kinds",
+        nargs="*",
+        default=["all"],
+        help=f"the trial's fault kinds (tests/helpers/fault_kinds.py), after the first round: all (default), cheap "
+        f"({' '.join(fault_kinds.CHEAP)}), none, or names from: {' '.join(fault_kinds.KINDS)}",
+    )
+    parser.add_argument(
+        "--kinds-only",
+        action="store_true",
+        help="only the kinds of --kinds (no stage faults, store, re-inference, ENOSPC in frames, --unlock)",
+    )
+    parser.add_argument(
         "--budget-s", type=float, default=None, help="start no fault after this many seconds (those left are counted as skipped)"
     )
     args = parser.parse_args(argv)
+    kinds = {"all": list(fault_kinds.KINDS), "cheap": list(fault_kinds.CHEAP), "none": []}
+    chosen = [name for given in args.kinds for name in kinds.get(given, [given])]
+    unknown = sorted(set(chosen) - set(fault_kinds.KINDS))
+    if unknown:
+        parser.error(f"--kinds: unknown {', '.join(unknown)}; known: all, cheap, none, {', '.join(fault_kinds.KINDS)}")
+    if args.kinds_only:
+        args.stages, args.no_determinism_check = [], True
     started = time.monotonic()
     outcomes: list[faults.Outcome] = []
 
@@ -344,6 +366,11 @@ def main(argv: list[str] | None = None) -> int:
                 nonlocal number
                 if index != 0:
                     return
+                for name in chosen:  # the trial's kinds first: most are cheap (a copy of the clean run, one rerun)
+                    if in_budget(name):
+                        record(fault_kinds.run_kind(name, root, server, clean_runs, args.seed))
+                if args.kinds_only:
+                    return
                 for name, fault in (("store: damaged entries", store_damaged), ("store: two runs at once", shared_store)):
                     if in_budget(name):
                         record(fault(root, server, clean_runs))
@@ -362,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
             # Round by round (every stage and signal once a round), so a budget cut leaves every stage tried.
             if not planned:
                 special(0)
-            for index in range(max(counts.values())):
+            for index in range(max(counts.values()) if planned else 0):
                 for (stage, fault), drawn in planned.items():
                     if index >= len(drawn):
                         continue
@@ -386,6 +413,7 @@ def main(argv: list[str] | None = None) -> int:
         if o.outcome != "identical"
         and not (o.fault == "SIGINT" and o.outcome == "failed by name")
         and not (o.outcome == "not fired" and o.tail.startswith("skipped:"))
+        and not fault_kinds.allowed(o)
     ]
     when = datetime.date.today().isoformat()
     cores = os.cpu_count()

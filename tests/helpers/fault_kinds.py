@@ -83,19 +83,45 @@ def group_processes(pgid: int) -> list[Proc]:
         if not entry.isdigit():
             continue
         try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()  # state, ppid, pgrp, ...
+            if fields[0] == "Z" or int(fields[2]) != pgid:
+                continue
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        fields = stat.rsplit(")", 1)[-1].split()  # state, ppid, pgrp, ...
-        if fields[0] != "Z" and int(fields[2]) == pgid:
-            found.append(Proc(int(entry), int(fields[1]), cmdline))
+        found.append(Proc(int(entry), int(fields[1]), cmdline))
     return sorted(found, key=lambda p: p.pid)
 
 
+def children(pid: int) -> list[int]:
+    """The child processes of `pid` (/proc/PID/task/PID/children), [] once it is gone."""
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def wait_for_worker(job: Proc, index: int) -> Proc | None:
+    """The `index`-th worker process `job` forks (a child running the job's own command line), watched without pause
+    from the moment the job is seen: a frame job's workers live a tenth of a second. None where the job ends first."""
+    while Path(f"/proc/{job.pid}").exists():
+        workers = [pid for pid in children(job.pid) if cmdline(pid) == job.cmdline]
+        if len(workers) > index:
+            return Proc(sorted(workers)[index], job.pid, job.cmdline)
+    return None
+
+
 def jobs_of(processes: list[Proc], module: str) -> list[Proc]:
-    """The jobs running `python -m module` (a forked worker, whose parent runs the same module, is left out)."""
-    running = {p.pid for p in processes if f"-m {module} " in p.cmdline + " "}
+    """The jobs' own `python -m module` processes (not the shell Snakemake starts them with, whose one argument holds
+    the whole command; not a forked worker, whose parent runs the same module)."""
+    running = {p.pid for p in processes if f" -m {module} " in p.cmdline and os.path.basename(p.cmdline.split(" ")[0]).startswith("python")}
     return [p for p in processes if p.pid in running and p.ppid not in running]
 
 
@@ -132,18 +158,23 @@ def signal_one(workdir: Path, targets, pick: Callable[[list[Proc]], Proc | None]
 
 
 def after_fault(fault: str, label: str, workdir: Path, clean: Path, targets, rc: int, said: str, started: float) -> faults.Outcome:
-    """The faulted run has ended with `rc`: `wrong` where it exited 0 over differing results; else the plain rerun,
-    classified (faults.rerun_outcome)."""
+    """The faulted run has ended with `rc`: `wrong` where it exited 0 over differing results (the plain rerun is
+    still made, and whether it repaired them is told in the tail); else the plain rerun, classified
+    (faults.rerun_outcome)."""
     if rc == 0:
         differing = faults.compare(workdir, clean)
         if differing:
+            rerun, _ = faults.plain_rerun(workdir, *targets)
+            still = faults.compare(workdir, clean) if rerun.returncode == 0 else []
+            after = f"the plain rerun: exit {rerun.returncode}" + (f", still differing: {', '.join(still)}" if still else "")
             return faults.Outcome(
                 fault,
                 label,
                 "wrong",
                 interrupted_rc=0,
+                rerun_rc=rerun.returncode,
                 differing=differing,
-                tail="the faulted run exited 0\n" + faults.tail(said),
+                tail=f"the faulted run exited 0 over differing results; {after}\n" + faults.tail(rerun.stdout, 4),
                 seconds=time.monotonic() - started,
             )
     return faults.rerun_outcome(fault, label, workdir, clean, targets, True, None, rc, started)
@@ -161,16 +192,20 @@ def frame_worker(workdir: Path, config: dict, clean: Path, sig: int, seed: int, 
     rng = random.Random(f"{seed}:worker:{name}")
     k, index = rng.randint(1, max(faults.totals(clean)["frames-jobs"], 1)), rng.randint(0, 1)
     seen: list[int] = []
+    gave_up = False
 
     def pick(processes: list[Proc]) -> Proc | None:
+        nonlocal gave_up
+        if gave_up:
+            return None
         for job in jobs_of(processes, MODULES["frames"]):
             if job.pid not in seen:
                 seen.append(job.pid)
-        if len(seen) < k:
-            return None
-        job = next((p for p in processes if p.pid == seen[k - 1]), None)
-        workers = workers_of(processes, job) if job else []
-        return workers[index] if len(workers) > index else None
+                if len(seen) == k:  # the k-th job to start: watch it for its workers until one is there
+                    worker = wait_for_worker(job, index)
+                    gave_up = worker is None
+                    return worker
+        return None
 
     faults.start_at_stage(clean, workdir, "frames")
     faults.write_config(workdir, config)
@@ -339,7 +374,7 @@ def _stop_then_rerun(
 
 
 NO_SPACE = re.compile(r"(?i)no space left on device|ENOSPC")
-READ_ONLY = re.compile(r"(?i)read-only file system|EROFS|permission denied|EACCES")
+READ_ONLY = re.compile(r"(?i)read-only file system|EROFS|permission denied|EACCES|write-protected")
 
 
 def enospc(workdir: Path, config: dict, clean: Path, stage: str, fraction: float, targets=faults.TARGETS_BOTH_JUDGES) -> faults.Outcome:

@@ -4,7 +4,10 @@ and kill -9 during the re-inference an answer-setting change starts (an API mode
 server); ENOSPC during frame extraction (a small tmpfs at results/frames, as root; then space freed with a remount);
 `snakemake --unlock` while another run is live (run A, --unlock, run B: B must be refused, A must finish with
 the clean results); and the answer store: damaged entries and killed writers' temporary files (exactly the damaged
-items asked again), and two runs in two folders writing one store at once. After each fault a plain rerun (`--unlock` first only where Snakemake asks for it) is compared
+items asked again), and two runs in two folders writing one store at once; and first the kinds an independent trial tried (issue 47,
+tests/helpers/fault_kinds.py, `--kinds`): SIGKILL or SIGTERM to one frame worker or one job, ENOSPC while judging
+or writing the report, a read-only folder, clock skew, flipped verdicts, an edited response or scores.csv, a deleted
+judgments file, a foreign host's run lock, two configurations at once. After each fault a plain rerun (`--unlock` first only where Snakemake asks for it) is compared
 with an uninterrupted run of the same configuration (tests/helpers/faults.py says how each outcome is decided).
 
 Prints the table and writes it into docs/reliability.md (between its markers), with the date, the machine and the
@@ -12,7 +15,8 @@ wall time; every outcome's details go to --json. Exits 1 where any outcome is no
 `identical`, except SIGINT to a stage, which may also end `failed by name`; `wrong`, `failed unnamed` and `not fired`
 fail (ENOSPC where no tmpfs can be mounted is skipped with its reason).
 
-    python benchmarks/faults.py [--moments 5] [--seed 34] [--doc docs/reliability.md] [--json faults.json] [--note TEXT]
+    python benchmarks/faults.py [--moments 5] [--seed 34] [--kinds all|cheap|none|KIND...] [--kinds-only]
+                                [--doc docs/reliability.md] [--json faults.json] [--note TEXT]
 """
 
 from __future__ import annotations
@@ -297,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         "--kinds",
         nargs="*",
         default=["all"],
-        help=f"the trial's fault kinds (tests/helpers/fault_kinds.py), after the first round: all (default), cheap "
+        help=f"the trial's fault kinds (tests/helpers/fault_kinds.py), before the stage faults: all (default), cheap "
         f"({' '.join(fault_kinds.CHEAP)}), none, or names from: {' '.join(fault_kinds.KINDS)}",
     )
     parser.add_argument(
@@ -364,12 +368,7 @@ def main(argv: list[str] | None = None) -> int:
             def special(index: int) -> None:
                 """After the first round of stage faults: the answer store's faults, the re-inference cases, ENOSPC, --unlock beside a live run."""
                 nonlocal number
-                if index != 0:
-                    return
-                for name in chosen:  # the trial's kinds first: most are cheap (a copy of the clean run, one rerun)
-                    if in_budget(name):
-                        record(fault_kinds.run_kind(name, root, server, clean_runs, args.seed))
-                if args.kinds_only:
+                if index != 0 or args.kinds_only:
                     return
                 for name, fault in (("store: damaged entries", store_damaged), ("store: two runs at once", shared_store)):
                     if in_budget(name):
@@ -386,7 +385,12 @@ def main(argv: list[str] | None = None) -> int:
                 if in_budget("--unlock while live"):
                     record(unlock_while_live(root, server, clean_runs))
 
-            # Round by round (every stage and signal once a round), so a budget cut leaves every stage tried.
+            # The trial's kinds first (under --budget-s in CI, W1-W3 are always tried: each is a copy of the clean run or
+            # a run from the frames stage, and one rerun); then round by round (every stage and signal once a round),
+            # so a budget cut leaves every stage tried.
+            for name in chosen:
+                if in_budget(name):
+                    record(fault_kinds.run_kind(name, root, server, clean_runs, args.seed))
             if not planned:
                 special(0)
             for index in range(max(counts.values()) if planned else 0):

@@ -562,7 +562,8 @@ def two_configurations(workdir: Path, server, clean_runs: faults.CleanRuns, targ
 
 # --- the plan ------------------------------------------------------------------------------------------------------
 
-#: Every kind's name for --kinds, cheap ones (a copy of a finished run, one rerun: seconds) marked for CI.
+#: Every kind's name for --kinds; CHEAP, CI's: the three that gave wrong results with exit 0 in the trial (W1 a killed
+#: frame worker, W3 flipped verdicts, W2 an edited scores.csv), about a minute together on 2 cores.
 KINDS = (
     "worker-kill",
     "worker-term",
@@ -578,7 +579,7 @@ KINDS = (
     "foreign-lock",
     "two-configurations",
 )
-CHEAP = ("worker-kill", "worker-term", "flip", "flip-report", "response", "scores", "deleted", "skew-judgments", "foreign-lock")
+CHEAP = ("worker-kill", "flip-report", "scores")
 
 
 def run_kind(name: str, root: Path, server, clean_runs: faults.CleanRuns, seed: int) -> faults.Outcome:

@@ -174,7 +174,7 @@ def after_fault(fault: str, label: str, workdir: Path, clean: Path, targets, rc:
                 interrupted_rc=0,
                 rerun_rc=rerun.returncode,
                 differing=differing,
-                tail=f"the faulted run exited 0 over differing results; {after}\n" + faults.tail(rerun.stdout, 4),
+                tail=faults.tail(rerun.stdout, 4) + f"\nthe faulted run exited 0 over differing results; {after}",
                 seconds=time.monotonic() - started,
             )
     return faults.rerun_outcome(fault, label, workdir, clean, targets, True, None, rc, started)

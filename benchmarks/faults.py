@@ -438,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(body)
     print(details(outcomes))
+    if skipped:
+        print(f"not tried (past --budget-s {args.budget_s:.0f}): {dict(skipped)}")
     print(f"wall time: {wall:.0f} s; wrong: {wrong}; not as required: {len(failed)}")
     if args.doc and not args.no_doc:
         write_doc(args.doc, text)

@@ -15,7 +15,7 @@ wall time; every outcome's details go to --json. Exits 1 where any outcome is no
 `identical`, except SIGINT to a stage, which may also end `failed by name`; `wrong`, `failed unnamed` and `not fired`
 fail (ENOSPC where no tmpfs can be mounted is skipped with its reason).
 
-    python benchmarks/faults.py [--moments 5] [--seed 34] [--kinds all|cheap|none|KIND...] [--kinds-only]
+    python benchmarks/faults.py [--moments 5] [--seed 34] [--kinds all|cheap|none|KIND...] [--kind-draws 2] [--kinds-only]
                                 [--doc docs/reliability.md] [--json faults.json] [--note TEXT]
 """
 
@@ -305,6 +305,12 @@ def main(argv: list[str] | None = None) -> int:
         f"({' '.join(fault_kinds.CHEAP)}), none, or names from: {' '.join(fault_kinds.KINDS)}",
     )
     parser.add_argument(
+        "--kind-draws",
+        type=int,
+        default=2,
+        help="seeded draws (which frame job and worker, which line) for each kind that signals one worker or job",
+    )
+    parser.add_argument(
         "--kinds-only",
         action="store_true",
         help="only the kinds of --kinds (no stage faults, store, re-inference, ENOSPC in frames, --unlock)",
@@ -389,8 +395,9 @@ def main(argv: list[str] | None = None) -> int:
             # a run from the frames stage, and one rerun); then round by round (every stage and signal once a round),
             # so a budget cut leaves every stage tried.
             for name in chosen:
-                if in_budget(name):
-                    record(fault_kinds.run_kind(name, root, server, clean_runs, args.seed))
+                for draw in range(args.kind_draws if name.startswith(("worker-", "job-")) else 1):
+                    if in_budget(name):
+                        record(fault_kinds.run_kind(name, root, server, clean_runs, args.seed + draw, suffix=f"-{draw}" if draw else ""))
             if not planned:
                 special(0)
             for index in range(max(counts.values()) if planned else 0):

@@ -582,12 +582,13 @@ KINDS = (
 CHEAP = ("worker-kill", "flip-report", "scores")
 
 
-def run_kind(name: str, root: Path, server, clean_runs: faults.CleanRuns, seed: int) -> faults.Outcome:
-    """One kind (KINDS) in a fresh folder under `root`, against the clean run of the base configuration."""
+def run_kind(name: str, root: Path, server, clean_runs: faults.CleanRuns, seed: int, suffix: str = "") -> faults.Outcome:
+    """One kind (KINDS) in a fresh folder under `root` (kind-NAME`suffix`), against the clean run of the base
+    configuration; `seed` draws the moment of the kinds that signal one worker or job."""
     targets = faults.TARGETS_BOTH_JUDGES
     config = faults.fault_config(clean_runs.root, server)
     clean = clean_runs.get(config, *targets)
-    workdir = root / f"kind-{name}"
+    workdir = root / f"kind-{name}{suffix}"
     if name.startswith("worker-"):
         return frame_worker(workdir, config, clean, signal.SIGKILL if name == "worker-kill" else signal.SIGTERM, seed)
     if name.startswith("job-"):

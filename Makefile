@@ -55,11 +55,13 @@ test-isolated: $(STAMP)
 	python benchmarks/isolated.py --runs $(ISOLATED_RUNS) $(ISOLATED_OPTIONS)
 
 # The long fault-injection suite (docs/reliability.md): kill -9 and SIGINT at seeded moments of every stage, a
-# re-inference interrupted after an answer-setting change, ENOSPC (root only) and --unlock beside a live run; each
+# re-inference interrupted after an answer-setting change, ENOSPC (root only) and --unlock beside a live run, and the
+# kinds of issue 47's trial (one frame worker or job signalled, ENOSPC and read-only folders in judging and the report,
+# clock skew, edited records and scores.csv, a foreign host's lock, two configurations at once); each
 # plain rerun compared byte for byte with a clean run. Rewrites the table in docs/reliability.md; fails on any outcome
 # not as required (every fault identical; SIGINT to a stage may stop the rerun with a named error). About 15 minutes
-# on 2 cores. First tests/workflow/test_faults.py (marked `faults`, left out of `make test`: two whole runs interrupted and
-# rerun, about 1.5 minutes), whose assertions fail on any rerun that is not identical.
+# on 2 idle cores, and the trial's kinds 12 more (measured on 2 busy cores). First tests/workflow/test_faults.py (marked `faults`, left out of `make test`: two whole runs interrupted and
+# rerun and two edited copies of a finished run, about 2 minutes), whose assertions fail on any rerun that is not identical.
 FAULTS_OPTIONS ?=
 faults: $(STAMP)
 	python -m pytest -m faults tests/workflow/test_faults.py

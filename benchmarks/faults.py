@@ -4,7 +4,10 @@ and kill -9 during the re-inference an answer-setting change starts (an API mode
 server); ENOSPC during frame extraction (a small tmpfs at results/frames, as root; then space freed with a remount);
 `snakemake --unlock` while another run is live (run A, --unlock, run B: B must be refused, A must finish with
 the clean results); and the answer store: damaged entries and killed writers' temporary files (exactly the damaged
-items asked again), and two runs in two folders writing one store at once. After each fault a plain rerun (`--unlock` first only where Snakemake asks for it) is compared
+items asked again), and two runs in two folders writing one store at once; and first the kinds an independent trial tried (issue 47,
+tests/helpers/fault_kinds.py, `--kinds`): SIGKILL or SIGTERM to one frame worker or one job, ENOSPC while judging
+or writing the report, a read-only folder, clock skew, flipped verdicts, an edited response or scores.csv, a deleted
+judgments file, a foreign host's run lock, two configurations at once. After each fault a plain rerun (`--unlock` first only where Snakemake asks for it) is compared
 with an uninterrupted run of the same configuration (tests/helpers/faults.py says how each outcome is decided).
 
 Prints the table and writes it into docs/reliability.md (between its markers), with the date, the machine and the
@@ -12,7 +15,8 @@ wall time; every outcome's details go to --json. Exits 1 where any outcome is no
 `identical`, except SIGINT to a stage, which may also end `failed by name`; `wrong`, `failed unnamed` and `not fired`
 fail (ENOSPC where no tmpfs can be mounted is skipped with its reason).
 
-    python benchmarks/faults.py [--moments 5] [--seed 34] [--doc docs/reliability.md] [--json faults.json] [--note TEXT]
+    python benchmarks/faults.py [--moments 5] [--seed 34] [--kinds all|cheap|none|KIND...] [--kind-draws 2] [--kinds-only]
+                                [--doc docs/reliability.md] [--json faults.json] [--note TEXT]
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from helpers import faults  # noqa: E402
+from helpers import fault_kinds, faults  # noqa: E402
 
 BEGIN, END = "<!-- faults:begin -->", "<!-- faults:end -->"
 SIGNALS = {"kill -9": signal.SIGKILL, "SIGINT": signal.SIGINT}
@@ -236,11 +240,14 @@ def shared_store(root: Path, server, clean_runs: faults.CleanRuns) -> faults.Out
 def table(outcomes: list[faults.Outcome]) -> str:
     rows: dict[tuple[str, str], Counter] = {}
     for o in outcomes:
-        stage = (
-            o.moment.split("@")[0]
-            if "@" in o.moment
-            else {"ENOSPC": "frames", "--unlock while live": "any", "store: two runs at once": "any"}.get(o.fault, "inference")
-        )
+        if "@" in o.moment:
+            stage = o.moment.split("@")[0]
+        elif o.fault in fault_kinds.STAGE:
+            stage = fault_kinds.STAGE[o.fault]
+        elif o.moment.split(":")[0] in ("judge", "report"):  # fault_kinds' ENOSPC and read-only labels
+            stage = o.moment.split(":")[0]
+        else:
+            stage = {"ENOSPC": "frames", "--unlock while live": "any", "store: two runs at once": "any"}.get(o.fault, "inference")
         rows.setdefault((o.fault, stage), Counter())[o.outcome] += 1
     lines = [
         "| fault | stage | moments tried | identical | failed by name | failed unnamed | wrong | not fired |",
@@ -291,9 +298,34 @@ def main(argv: list[str] | None = None) -> int:
         "--fresh", action="store_true", help="every fault in a fresh run (default: later stages start from a copy of the clean run)"
     )
     parser.add_argument(
+        "--kinds",
+        nargs="*",
+        default=["all"],
+        help=f"the trial's fault kinds (tests/helpers/fault_kinds.py), before the stage faults: all (default), cheap "
+        f"({' '.join(fault_kinds.CHEAP)}), none, or names from: {' '.join(fault_kinds.KINDS)}",
+    )
+    parser.add_argument(
+        "--kind-draws",
+        type=int,
+        default=2,
+        help="seeded draws (which frame job and worker, which line) for each kind that signals one worker or job",
+    )
+    parser.add_argument(
+        "--kinds-only",
+        action="store_true",
+        help="only the kinds of --kinds (no stage faults, store, re-inference, ENOSPC in frames, --unlock)",
+    )
+    parser.add_argument(
         "--budget-s", type=float, default=None, help="start no fault after this many seconds (those left are counted as skipped)"
     )
     args = parser.parse_args(argv)
+    kinds = {"all": list(fault_kinds.KINDS), "cheap": list(fault_kinds.CHEAP), "none": []}
+    chosen = [name for given in args.kinds for name in kinds.get(given, [given])]
+    unknown = sorted(set(chosen) - set(fault_kinds.KINDS))
+    if unknown:
+        parser.error(f"--kinds: unknown {', '.join(unknown)}; known: all, cheap, none, {', '.join(fault_kinds.KINDS)}")
+    if args.kinds_only:
+        args.stages, args.no_determinism_check = [], True
     started = time.monotonic()
     outcomes: list[faults.Outcome] = []
 
@@ -342,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
             def special(index: int) -> None:
                 """After the first round of stage faults: the answer store's faults, the re-inference cases, ENOSPC, --unlock beside a live run."""
                 nonlocal number
-                if index != 0:
+                if index != 0 or args.kinds_only:
                     return
                 for name, fault in (("store: damaged entries", store_damaged), ("store: two runs at once", shared_store)):
                     if in_budget(name):
@@ -359,10 +391,16 @@ def main(argv: list[str] | None = None) -> int:
                 if in_budget("--unlock while live"):
                     record(unlock_while_live(root, server, clean_runs))
 
-            # Round by round (every stage and signal once a round), so a budget cut leaves every stage tried.
+            # The trial's kinds first (under --budget-s in CI, W1-W3 are always tried: each is a copy of the clean run or
+            # a run from the frames stage, and one rerun); then round by round (every stage and signal once a round),
+            # so a budget cut leaves every stage tried.
+            for name in chosen:
+                for draw in range(args.kind_draws if name.startswith(("worker-", "job-")) else 1):
+                    if in_budget(name):
+                        record(fault_kinds.run_kind(name, root, server, clean_runs, args.seed + draw, suffix=f"-{draw}" if draw else ""))
             if not planned:
                 special(0)
-            for index in range(max(counts.values())):
+            for index in range(max(counts.values()) if planned else 0):
                 for (stage, fault), drawn in planned.items():
                     if index >= len(drawn):
                         continue
@@ -386,6 +424,7 @@ def main(argv: list[str] | None = None) -> int:
         if o.outcome != "identical"
         and not (o.fault == "SIGINT" and o.outcome == "failed by name")
         and not (o.outcome == "not fired" and o.tail.startswith("skipped:"))
+        and not fault_kinds.allowed(o)
     ]
     when = datetime.date.today().isoformat()
     cores = os.cpu_count()
@@ -406,6 +445,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(body)
     print(details(outcomes))
+    if skipped:
+        print(f"not tried (past --budget-s {args.budget_s:.0f}): {dict(skipped)}")
     print(f"wall time: {wall:.0f} s; wrong: {wrong}; not as required: {len(failed)}")
     if args.doc and not args.no_doc:
         write_doc(args.doc, text)

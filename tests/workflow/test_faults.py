@@ -5,7 +5,9 @@ re-inference an answer-setting change starts (an API model against the fake serv
 `snakemake --unlock` first only where Snakemake asks for it) must give results equal byte for byte to an
 uninterrupted run of the same final configuration. The long suite (kill -9 at five moments of every stage, SIGINT
 too, ENOSPC, --unlock while a run is live) is benchmarks/faults.py, `make faults`, a CI step of its own (about 25 s a
-fault); its table is docs/reliability.md."""
+fault); its table is docs/reliability.md. Two of the trial's kinds (issue 47, tests/helpers/fault_kinds.py) are here
+too, a copy of the clean run and one rerun each: W2, one number of results/scores.csv edited, and W3, five verdicts
+flipped in a judgments file with its size and modification time kept (then the report made again)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import os
 import signal
 
 import pytest
-from helpers import faults
+from helpers import fault_kinds, faults
 
 pytestmark = [pytest.mark.workflow, pytest.mark.faults]
 
@@ -117,3 +119,12 @@ def test_a_damaged_frame_met_by_a_reinference_is_named_and_a_plain_rerun_gives_t
     result, _ = faults.plain_rerun(workdir, *faults.TARGETS)
     assert result.returncode == 0, faults.tail(result.stdout, 40)
     assert faults.compare(workdir, final_clean) == []
+
+
+@pytest.mark.parametrize("kind", ["scores", "flip-report"])  # W2 and W3 of issue 47
+def test_an_edited_scores_csv_or_flipped_verdicts_are_repaired_or_named_never_published_with_exit_0(bench, kind):
+    root, *_, clean, _ = bench
+    outcome = fault_kinds.edited(kind, root / f"edited-{kind}", clean, faults.TARGETS)
+    print(outcome.as_dict())
+    assert outcome.outcome != "wrong", outcome.as_dict()
+    assert outcome.outcome in ("identical", "failed by name"), outcome.as_dict()

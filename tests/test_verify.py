@@ -24,6 +24,7 @@ from helpers.workflow import SMALL, snakemake
 
 from virtuebench import verify
 from virtuebench.metrics import main as metrics_main
+from virtuebench.records import digested_line
 from virtuebench.support import runlock
 
 pytestmark = pytest.mark.workflow
@@ -66,13 +67,14 @@ def check_with(workdir: Path, also: list[Path]) -> verify.Chain:
 
 
 def rewrite(path: Path, change) -> None:
+    """Each record of `path` changed as its stage would write it again (its record_digest made anew)."""
     records = [json.loads(line) for line in path.read_text().splitlines()]
-    path.write_text("".join(json.dumps(change(record)) + "\n" for record in records))
+    path.write_text("".join(digested_line(change(record)) for record in records))
 
 
 def test_a_finished_run_has_nothing_stale(clean):
     assert check(clean).problems == []
-    result = subprocess.run([sys.executable, "-m", "virtuebench.verify"], cwd=clean, capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "virtuebench.verify", "--configfile", "config.yaml"], cwd=clean, capture_output=True, text=True)
     assert result.returncode == 0 and "nothing is stale" in result.stdout, result.stdout + result.stderr
 
 

@@ -316,3 +316,17 @@ def test_a_reused_pid_does_not_hold_the_lock(tmp_path):
     assert "taken over" in note and runlock.read_holder(lock) == ours
     runlock.release(lock, ours)
     assert not lock.exists()
+
+
+def test_verify_without_the_configuration_says_which_file_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert verify.main([]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("virtuebench.verify: config/config.yaml: cannot be read") and "--configfile FILE" in line
+    (tmp_path / "bad.yaml").write_text("models: [guess\n")
+    assert verify.main(["--configfile", "bad.yaml"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("virtuebench.verify: bad.yaml: not valid YAML")
+    (tmp_path / "wrong.yaml").write_text(yaml.safe_dump({**CONFIG, "models": ["no-such-model"]}))
+    assert verify.main(["--configfile", "wrong.yaml"]) == 2
+    assert "no-such-model" in capsys.readouterr().err

@@ -180,41 +180,48 @@ def digested_line(data: dict[str, Any]) -> str:
     return f"{text[:-1]}{_DIGEST_OPEN.decode()}{_own_digest(text.encode())}{_DIGEST_CLOSE.decode()}\n"
 
 
+#: Where the member starts in a line as digested_line writes it: this many bytes before the line's end.
+_DIGEST_TAIL = len(_DIGEST_OPEN) + LINE_DIGEST_LENGTH + len(_DIGEST_CLOSE)
+
+
 def line_digests(line: bytes, value: dict[str, Any]) -> tuple[str, bool | None]:
-    """(line_digest(line), whether its `record_digest` matches the rest of it) of a line and its value as read, in one
-    pass over the line's bytes: None where the line has no record_digest (written before it was recorded). A line as
-    digested_line wrote it is hashed as it is, up to the member; one written otherwise (another tool's spacing or
-    escapes, another key order) is checked on its value, encoded again as digested_line does: its digest holds as long
-    as its fields do."""
+    """(line_digest(line), record_digest_matches(line, value)) in one pass over the line's bytes: what the check of a
+    responses file needs of each line."""
+    body = line.rstrip(b"\r\n")
     recorded = value.get(RECORD_DIGEST)
-    end = len(line)
-    while end and line[end - 1] in b"\r\n":
-        end -= 1
-    view = memoryview(line)[:end]
     if recorded is None:
-        return _own_digest(view), None
-    cut = end - len(_DIGEST_OPEN) - len(_DIGEST_CLOSE) - LINE_DIGEST_LENGTH
-    written = (
-        isinstance(recorded, str)
-        and cut > 0
-        and view[cut : cut + len(_DIGEST_OPEN)] == _DIGEST_OPEN
-        and view[end - len(_DIGEST_CLOSE) :] == _DIGEST_CLOSE
-        and view[cut + len(_DIGEST_OPEN) : end - len(_DIGEST_CLOSE)] == recorded.encode()
-    )
-    if written:
-        whole = hashlib.sha256(view[:cut])
+        return _own_digest(body), None
+    cut = len(body) - _DIGEST_TAIL
+    if cut > 0 and body.endswith(_DIGEST_CLOSE) and body.startswith(_DIGEST_OPEN, cut):
+        whole = hashlib.sha256(body[:cut])
         own = whole.copy()
         own.update(b"}")
         if own.hexdigest()[:LINE_DIGEST_LENGTH] == recorded:
-            whole.update(view[cut:])
+            whole.update(body[cut:])
             return whole.hexdigest()[:LINE_DIGEST_LENGTH], True
-    rest = json.dumps({name: item for name, item in value.items() if name != RECORD_DIGEST}, ensure_ascii=False)
-    return _own_digest(view), _own_digest(rest.encode()) == recorded
+    return _own_digest(body), _fields_match(value, recorded)
 
 
 def record_digest_matches(line: bytes, value: dict[str, Any]) -> bool | None:
-    """Whether a line's `record_digest` matches its other members (line_digests); None where it has none."""
-    return line_digests(line, value)[1]
+    """Whether a line's `record_digest` matches its other members; None where it has none (written before it was
+    recorded). A line as digested_line wrote it is hashed as it is, up to the member (the check reads a few fields of
+    each record: encoding each again would cost more than parsing it); one written otherwise (another tool's spacing or
+    escapes, the member moved) is checked on its value encoded again as digested_line does: it holds as long as its
+    fields do, in their order."""
+    recorded = value.get(RECORD_DIGEST)
+    if recorded is None:
+        return None
+    body = line.rstrip(b"\r\n")
+    cut = len(body) - _DIGEST_TAIL
+    if cut > 0 and body.endswith(_DIGEST_CLOSE) and body.startswith(_DIGEST_OPEN, cut) and _own_digest(body[:cut] + b"}") == recorded:
+        return True
+    return _fields_match(value, recorded)
+
+
+def _fields_match(value: dict[str, Any], recorded: Any) -> bool:
+    """Whether `recorded` is the digest of the members of `value` but record_digest, encoded as digested_line does."""
+    rest = json.dumps({name: item for name, item in value.items() if name != RECORD_DIGEST}, ensure_ascii=False)
+    return _own_digest(rest.encode()) == recorded
 
 
 def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
@@ -309,10 +316,7 @@ def read_fields(path: str | Path, cls: type, names: tuple[str, ...], digests: bo
     and the record; a record without one (written before it was recorded) is read as before."""
     found = []
     for number, (values, line, value) in enumerate(_fields(path, cls, names), start=1):
-        if not digests and RECORD_DIGEST not in value:  # (an older line: nothing to check, no digest wanted)
-            found.append(values)
-            continue
-        digest, own = line_digests(line, value)
+        digest, own = line_digests(line, value) if digests else (None, record_digest_matches(line, value))
         if own is False:
             raise RecordError(f"{path}: record {number} was changed after it was written: its fields do not match its {RECORD_DIGEST}")
         found.append((values, digest) if digests else values)

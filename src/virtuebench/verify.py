@@ -222,7 +222,9 @@ class _Frames:
                 continue  # never extracted, or removed to save space: nothing to hold against the responses
             levels = self.levels[video_id] = sorted(child for child in os.listdir(folder) if child.isdigit())
             stamp = stat_stamp(folder / MANIFEST, *(folder / level for level in levels), *(folder / level / MANIFEST for level in levels))
-            self.stamps[video_id] = stamp
+            # kept as a digest: each judgments file's stamp names every video of its level (stat_stamp's four numbers
+            # per path made the warm check's stamps a third longer to build and hash)
+            self.stamps[video_id] = Remembered.digest(stamp)
 
     def check(self, chain: Chain, remembered: Remembered) -> None:
         """Check every video's folder (a broken one added to the chain), but those whose check passed on the same stamp."""

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from virtuebench import records as records_module
 from virtuebench.records import (
     RECORD_DIGEST,
     Judgment,
@@ -390,7 +391,8 @@ def test_a_verdict_flipped_by_hand_no_longer_matches_and_the_check_names_the_fil
     assert len(flipped) == len(lines[1])  # the same size: only the digest tells
     path.write_text(lines[0] + flipped)
     assert record_digest_matches(flipped.encode(), json.loads(flipped)) is False
-    with pytest.raises(RecordError, match=rf"^{re.escape(str(path))}: record 2 was changed after it was written"):
+    message = f"{path}: record 2 was changed after it was written: its fields do not match its record_digest"
+    with pytest.raises(RecordError, match=rf"^{re.escape(message)}$"):
         read_fields(path, Judgment, ("instance_id", "judgement"))
     with pytest.raises(RecordError, match="record 2 was changed"):
         read_fields(path, Judgment, ("instance_id",), digests=True)
@@ -458,3 +460,34 @@ def test_a_progress_line_changed_since_it_was_written_is_asked_again(tmp_path):
     older.partial.write_text(json.dumps({"instance_id": "c", "fingerprint": "fp"}) + "\n")  # before the digest
     assert list(older.resume()) == ["c"]
     assert older.partial.read_text() == digested_line({"instance_id": "c", "fingerprint": "fp"})
+
+
+def test_a_line_as_its_stage_wrote_it_is_checked_on_its_bytes_without_encoding_the_record_again(monkeypatch):
+    """The start-up check reads 515,000 lines at paper scale: a line digested_line wrote is checked by hashing its bytes
+    up to the member; only a line written otherwise is encoded again (records._fields_match)."""
+    encoded = []
+    real = records_module._fields_match
+    monkeypatch.setattr(records_module, "_fields_match", lambda value, recorded: encoded.append(value) or real(value, recorded))
+    line = digested_line(dataclasses.asdict(_judgment(response="café " * 200))).encode()
+    value = json.loads(line)
+    for ending in (b"", b"\n", b"\r\n"):
+        assert line_digests(line.rstrip(b"\n") + ending, value) == (line_digest(line), True)
+        assert record_digest_matches(line.rstrip(b"\n") + ending, value) is True
+    assert encoded == []
+    tiny = digested_line({"a": 1}).encode()
+    assert record_digest_matches(tiny, json.loads(tiny)) is True and line_digests(tiny, json.loads(tiny))[1] is True
+    assert encoded == []
+    rewritten = json.dumps(value).encode()
+    assert record_digest_matches(rewritten, value) is True and line_digests(rewritten, value) == (line_digest(rewritten), True)
+    assert len(encoded) == 2
+
+
+def test_only_a_stages_writes_carry_the_digest(tmp_path):
+    plain, digested = tmp_path / "plain.jsonl", tmp_path / "digested.jsonl"
+    write_jsonl_atomic(plain, [_judgment()])
+    write_jsonl_atomic(digested, [_judgment()], digest=True)
+    assert plain.read_text() == to_json_line(_judgment()) and digested.read_text() == to_json_line(_judgment(), digest=True)
+    log = ProgressLog(tmp_path / "out.jsonl", "fp")
+    log.resume()
+    log.finish([_judgment()])
+    assert (tmp_path / "out.jsonl").read_text() == to_json_line(_judgment(), digest=True)

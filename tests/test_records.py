@@ -480,6 +480,11 @@ def test_a_line_as_its_stage_wrote_it_is_checked_on_its_bytes_without_encoding_t
     rewritten = json.dumps(value).encode()
     assert record_digest_matches(rewritten, value) is True and line_digests(rewritten, value) == (line_digest(rewritten), True)
     assert len(encoded) == 2
+    # whitespace after the value is another tool's too (json.loads allows it; line_digest keeps it, all but the line end)
+    spaced = line.rstrip(b"\n") + b" \t\n"
+    assert line_digests(spaced, value) == (line_digest(spaced), True) and line_digest(spaced) != line_digest(line)
+    assert record_digest_matches(spaced, value) is True
+    assert len(encoded) == 4
 
 
 def test_only_a_stages_writes_carry_the_digest(tmp_path):

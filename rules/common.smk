@@ -393,7 +393,7 @@ def guard_run():
     if kept and not runlock.force_files(kept):
         records, kept = records + kept, []
     given = " ".join(map(str, workflow.overwrite_configfiles or ()))
-    where = f" (`python -m virtuebench.verify{' --configfile ' + given if given else ''}` lists them)"
+    where = f" (`python -m virtuebench.verify{f' --configfile {given}' if given else ''}` lists them)"
     problems = _few(map(str, chain.problems), listed=where)
     print(f"virtuebench WARNING: stale results ({len(chain.problems)} problem(s)), made from files that changed or are gone:\n  {problems}", file=sys.stderr)
     if records and mode == "run":

@@ -96,7 +96,7 @@ mutation: $(DEV_STAMP)
 # folders without a complete manifest, a record file holding an item twice (docs/reliability.md). The next run of the
 # workflow removes these and rebuilds them.
 verify: $(STAMP)
-	python -m virtuebench.verify --results results
+	python -m virtuebench.verify
 
 lint: $(STAMP)
 	snakemake --lint

@@ -216,13 +216,14 @@ def generate(folder: Path, scale: float) -> dict:
                                 question=inst.question,
                                 video_id=inst.video_id,
                                 confident=True,
-                                response_hash=line_digest(to_json_line(response).encode()),  # as the judge job records it
+                                response_hash=line_digest(to_json_line(response, digest=True).encode()),  # as the judge job records it
                             ),
                             dict_factory=_without_empty_sample,
                         )
                     )
-                write_jsonl_atomic(root / "responses" / model / prompt_id / f"{level}.jsonl", records)
-                write_jsonl_atomic(root / "judgments" / JUDGE / model / prompt_id / f"{level}.jsonl", verdicts)
+                # Each line ending with its record_digest, as the inference and judge jobs write them (ProgressLog)
+                write_jsonl_atomic(root / "responses" / model / prompt_id / f"{level}.jsonl", records, digest=True)
+                write_jsonl_atomic(root / "judgments" / JUDGE / model / prompt_id / f"{level}.jsonl", verdicts, digest=True)
                 responses += len(records)
     paths = judgment_paths(folder)
     scores = [sys.executable, "-m", "virtuebench.metrics", *paths, "--out", "results/scores.csv", "--resamples", "200"]

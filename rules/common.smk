@@ -380,9 +380,8 @@ def guard_run():
         return
     listed = _instances_at(str(table), os.path.getmtime(table))
     remembered = verify.Remembered(verify.remembered_path(RESULTS))  # checks that passed on the same files
-    judged = [path for judge in PLAN.reported_judges() for path in judgments(judge, listed)]
     outputs = report_outputs()
-    chain = verify.check(judged, listed, outputs, remembered)
+    chain = verify.check_configuration(PLAN, outputs, remembered, listed)  # what `python -m virtuebench.verify` prints
     remembered.save()
     if not chain.problems:
         return
@@ -393,7 +392,8 @@ def guard_run():
     # cannot be told (not started as Snakemake 9 starts), they are removed, as before: rebuilt, if not kept.
     if kept and not runlock.force_files(kept):
         records, kept = records + kept, []
-    where = f" (`python -m virtuebench.verify --results {RESULTS}` lists them)"
+    given = " ".join(map(str, workflow.overwrite_configfiles or ()))
+    where = f" (`python -m virtuebench.verify{f' --configfile {given}' if given else ''}` lists them)"
     problems = _few(map(str, chain.problems), listed=where)
     print(f"virtuebench WARNING: stale results ({len(chain.problems)} problem(s)), made from files that changed or are gone:\n  {problems}", file=sys.stderr)
     if records and mode == "run":
@@ -420,7 +420,7 @@ def report_lacks():
     if not table.exists():
         return None
     listed = _instances_at(str(table), os.path.getmtime(table))
-    judged = [path for judge in PLAN.reported_judges() for path in judgments(judge, listed)]
+    judged = PLAN.checked_judgments(listed)
     return summarize_outdated(report_outputs(), judged, res(verify.SCORES))
 
 

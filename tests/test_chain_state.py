@@ -172,3 +172,24 @@ def test_record_files_read_ahead_in_worker_processes_are_those_the_check_asks_fo
         assert reads.get(files[1], Response)[0][0][0] == "q1"  # passed over before: read here
     finally:
         reads.close()
+
+
+def test_a_stamp_changes_with_an_edit_that_keeps_size_and_modification_time(tmp_path):
+    """The remembered checks' stamp (verify.stat_stamp): an edit that keeps the size and sets the modification time
+    back (os.utime, `touch -r`) changes the change time; a file replaced by a copy with the same size and times is
+    another inode. Either makes the check be made again."""
+    path, copy = tmp_path / "64.jsonl", tmp_path / "copy.jsonl"
+    path.write_text('{"judgement": 0}\n')
+    before, stat = verify.stat_stamp(path), path.stat()
+    size, mtime = stat.st_size, stat.st_mtime_ns
+    assert before == f"{size}:{mtime}:{stat.st_ctime_ns}:{stat.st_ino}" and verify.stat_stamp(path, tmp_path / "gone") == f"{before},-"
+    # ctime has the clock's granularity: edit until it moves (a file system with coarse times needs a few writes)
+    while path.stat().st_ctime_ns == stat.st_ctime_ns:
+        path.write_text('{"judgement": 1}\n')
+        os.utime(path, ns=(stat.st_atime_ns, mtime))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (size, mtime) and verify.stat_stamp(path) != before
+    copy.write_text(path.read_text())
+    os.utime(copy, ns=(stat.st_atime_ns, mtime))
+    edited = verify.stat_stamp(path)
+    os.replace(copy, path)  # (rename keeps the copy's ctime only where it was made in the same clock tick)
+    assert verify.stat_stamp(path).split(":")[3] != edited.split(":")[3]

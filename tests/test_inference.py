@@ -204,8 +204,8 @@ def test_kill_minus_nine_with_samples_resumes_each_item_and_sample_once(bench, t
     clean_command = [*command[:-1], str(clean)]
     clean_command[command.index("--model-config") + 1] = json.dumps(_sampled(tmp_path / "clean-calls.txt"))
     assert subprocess.run(clean_command, env=env, capture_output=True, text=True).returncode == 0
-    # equal but for the latencies (and the fingerprint: the calls file is a setting)
-    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("latency_s", "fingerprint")} for r in rows]  # noqa: E731
+    # equal but for the latencies (and the fingerprint: the calls file is a setting; and the record_digest of them all)
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("latency_s", "fingerprint", "record_digest")} for r in rows]  # noqa: E731
     assert strip(records) == strip(_lines(clean))
 
 
@@ -382,7 +382,7 @@ def _start_inference(command, env, partial, lines):
 
 
 def _comparable(path):
-    return [{k: v for k, v in record.items() if k != "latency_s"} for record in _lines(path)]
+    return [{k: v for k, v in record.items() if k not in ("latency_s", "record_digest")} for record in _lines(path)]  # (a digest of both)
 
 
 @pytest.mark.parametrize(("signal_name", "code"), [("SIGINT", 130), ("SIGTERM", 143)])

@@ -4,18 +4,26 @@ progress log that lets inference and judging survive a kill (docs/records.md).""
 import dataclasses
 import hashlib
 import json
+import re
 
 import pytest
 
+from virtuebench import records as records_module
 from virtuebench.records import (
+    RECORD_DIGEST,
     Judgment,
     ProgressLog,
     RecordError,
     Response,
     _json_line,
+    digested_line,
     item_key,
     iter_jsonl,
+    line_digest,
+    line_digests,
     load_records,
+    read_fields,
+    record_digest_matches,
     response_hash,
     stable_hash,
     to_json_line,
@@ -44,7 +52,7 @@ def test_resume_keeps_finished_records_and_drops_a_line_cut_short_by_a_kill(tmp_
     assert list(kept) == ["a", "d"]
     assert kept["d"] == {"instance_id": "d", "fingerprint": "fp", "error": None}
     # the partial file now holds exactly those two, each on a whole line, so appending after it is safe
-    assert log.partial.read_text() == to_json_line(lines[0]) + to_json_line(lines[5])
+    assert log.partial.read_text() == digested_line(lines[0]) + digested_line(lines[5])  # digested as the stage writes
     assert not list(tmp_path.glob(".*.tmp"))
 
 
@@ -100,7 +108,7 @@ def test_append_reopens_after_close_and_adds_to_the_end(tmp_path):
     log.close()  # twice is harmless
     log.append({"instance_id": "b"})
     log.close()
-    assert log.partial.read_text() == '{"instance_id": "a"}\n{"instance_id": "b"}\n'
+    assert log.partial.read_text() == digested_line({"instance_id": "a"}) + digested_line({"instance_id": "b"})
 
 
 def test_iter_jsonl_names_the_file_and_line(tmp_path):
@@ -347,3 +355,144 @@ def test_a_line_that_is_not_utf8_or_has_more_after_its_value_is_named(tmp_path):
         list(iter_jsonl_lines(path))
     path.write_bytes('{"a": "é"} \t\n'.encode())
     assert [value for _, value, _ in iter_jsonl_lines(path)] == [{"a": "é"}]
+
+
+# -- record_digest: each response and judgment line ends with a digest of its other members (issue 47, W3) -----------
+
+
+def _judgment(**changes) -> Judgment:
+    base = Judgment("q1", "m", "honest", 64, "rules", "perception", "colour", "red", False, "blue", 0, 0, True, "other", None, "fp")
+    return dataclasses.replace(base, **changes)
+
+
+def test_a_stage_writes_each_record_with_the_digest_of_its_other_members(tmp_path):
+    path = tmp_path / "64.jsonl"
+    write_jsonl_atomic(path, [_judgment(), _judgment(instance_id="q2", response="café — naïve")], digest=True)
+    lines = path.read_bytes().splitlines(keepends=True)
+    for line in lines:
+        value = json.loads(line)
+        text = json.dumps({name: item for name, item in value.items() if name != RECORD_DIGEST}, ensure_ascii=False)
+        assert value[RECORD_DIGEST] == hashlib.sha256(text.encode()).hexdigest()[:32]
+        assert list(value)[-1] == RECORD_DIGEST and line.endswith(b'"}\n')
+        assert line_digests(line, value) == (line_digest(line), True)
+        assert record_digest_matches(line, value) is True
+    # read back, the records are as before (the member is no field of theirs), and written again the same
+    assert load_records(path, Judgment) == [_judgment(), _judgment(instance_id="q2", response="café — naïve")]
+    assert [to_json_line(record, digest=True).encode() for record in load_records(path, Judgment)] == lines
+    # without `digest` (the judge CLI's own output, the CVRR-ES tables' inputs) lines are as before
+    assert RECORD_DIGEST not in to_json_line(_judgment()) and to_json_line(_judgment()).endswith('"response_hash": null}\n')
+
+
+def test_a_verdict_flipped_by_hand_no_longer_matches_and_the_check_names_the_file_and_record(tmp_path):
+    path = tmp_path / "64.jsonl"
+    write_jsonl_atomic(path, [_judgment(), _judgment(instance_id="q2")], digest=True)
+    lines = path.read_text().splitlines(keepends=True)
+    flipped = lines[1].replace('"judgement": 0', '"judgement": 1')
+    assert len(flipped) == len(lines[1])  # the same size: only the digest tells
+    path.write_text(lines[0] + flipped)
+    assert record_digest_matches(flipped.encode(), json.loads(flipped)) is False
+    message = f"{path}: record 2 was changed after it was written: its fields do not match its record_digest"
+    with pytest.raises(RecordError, match=rf"^{re.escape(message)}$"):
+        read_fields(path, Judgment, ("instance_id", "judgement"))
+    with pytest.raises(RecordError, match="record 2 was changed"):
+        read_fields(path, Judgment, ("instance_id",), digests=True)
+    assert len(load_records(path, Judgment)) == 2  # a plain reader reads it: the chain check is what refuses it
+
+
+@pytest.mark.parametrize(
+    "rewrite",
+    [
+        lambda value: json.dumps(value) + "\n",  # another tool's escapes (\u00e9)
+        lambda value: json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\r\n",  # its spacing and line end
+        lambda value: json.dumps({RECORD_DIGEST: value[RECORD_DIGEST], **value}, ensure_ascii=False) + "\n",  # member first
+    ],
+)
+def test_a_record_written_again_by_another_tool_holds_while_its_fields_do(rewrite):
+    value = json.loads(digested_line(dataclasses.asdict(_judgment(response="café"))))
+    line = rewrite(value).encode()
+    assert line_digests(line, json.loads(line)) == (line_digest(line), True)
+    changed = rewrite({**value, "refusal": 1}).encode()
+    assert line_digests(changed, json.loads(changed)) == (line_digest(changed), False)
+
+
+def test_other_key_orders_and_digests_that_are_no_string_do_not_match():
+    value = json.loads(digested_line({"a": 1, "b": 2}))
+    resorted = json.dumps({"b": 2, "a": 1, RECORD_DIGEST: value[RECORD_DIGEST]}).encode()
+    assert record_digest_matches(resorted, json.loads(resorted)) is False  # the digest is of the fields in their order
+    for wrong in (0, None, [value[RECORD_DIGEST]], value[RECORD_DIGEST].upper()):
+        line = json.dumps({"a": 1, "b": 2, RECORD_DIGEST: wrong}).encode()
+        assert record_digest_matches(line, json.loads(line)) is (None if wrong is None else False)
+
+
+def test_a_line_without_a_record_digest_is_read_as_before():
+    line = json.dumps({"a": 1}).encode() + b"\r\n"
+    assert line_digests(line, {"a": 1}) == (line_digest(line), None)
+    assert record_digest_matches(line, {"a": 1}) is None
+
+
+def test_read_fields_gives_each_lines_digest_of_new_and_older_lines_alike(tmp_path):
+    path = tmp_path / "64.jsonl"
+    older, new = to_json_line(_response("a")), to_json_line(_response("b"), digest=True)
+    path.write_text(older + new)
+    assert read_fields(path, Response, ("instance_id", "sample")) == [("a", None), ("b", None)]
+    assert read_fields(path, Response, ("instance_id",), digests=True) == [
+        (("a",), line_digest(older.encode())),
+        (("b",), line_digest(new.encode())),
+    ]
+
+
+def test_digested_line_makes_a_held_digest_anew_where_the_member_stood():
+    stale = {RECORD_DIGEST: "0" * 32, "a": 1, "b": "x"}
+    line = digested_line(stale)
+    assert line == digested_line({"a": 1, "b": "x"}) and line.startswith('{"a": 1, "b": "x", "record_digest": "')
+    assert record_digest_matches(line.encode(), json.loads(line)) is True
+
+
+def test_a_progress_line_changed_since_it_was_written_is_asked_again(tmp_path):
+    log = ProgressLog(tmp_path / "out.jsonl", "fp")
+    log.append({"instance_id": "a", "fingerprint": "fp", "judgement": 0})
+    log.append({"instance_id": "b", "fingerprint": "fp", "judgement": 0})
+    log.close()
+    first, second = log.partial.read_text().splitlines(keepends=True)
+    log.partial.write_text(first + second.replace('"judgement": 0', '"judgement": 1'))
+    assert list(ProgressLog(tmp_path / "out.jsonl", "fp").resume()) == ["a"]
+    older = ProgressLog(tmp_path / "older.jsonl", "fp")
+    older.partial.write_text(json.dumps({"instance_id": "c", "fingerprint": "fp"}) + "\n")  # before the digest
+    assert list(older.resume()) == ["c"]
+    assert older.partial.read_text() == digested_line({"instance_id": "c", "fingerprint": "fp"})
+
+
+def test_a_line_as_its_stage_wrote_it_is_checked_on_its_bytes_without_encoding_the_record_again(monkeypatch):
+    """The start-up check reads 515,000 lines at paper scale: a line digested_line wrote is checked by hashing its bytes
+    up to the member; only a line written otherwise is encoded again (records._fields_match)."""
+    encoded = []
+    real = records_module._fields_match
+    monkeypatch.setattr(records_module, "_fields_match", lambda value, recorded: encoded.append(value) or real(value, recorded))
+    line = digested_line(dataclasses.asdict(_judgment(response="café " * 200))).encode()
+    value = json.loads(line)
+    for ending in (b"", b"\n", b"\r\n"):
+        assert line_digests(line.rstrip(b"\n") + ending, value) == (line_digest(line), True)
+        assert record_digest_matches(line.rstrip(b"\n") + ending, value) is True
+    assert encoded == []
+    tiny = digested_line({"a": 1}).encode()
+    assert record_digest_matches(tiny, json.loads(tiny)) is True and line_digests(tiny, json.loads(tiny))[1] is True
+    assert encoded == []
+    rewritten = json.dumps(value).encode()
+    assert record_digest_matches(rewritten, value) is True and line_digests(rewritten, value) == (line_digest(rewritten), True)
+    assert len(encoded) == 2
+    # whitespace after the value is another tool's too (json.loads allows it; line_digest keeps it, all but the line end)
+    spaced = line.rstrip(b"\n") + b" \t\n"
+    assert line_digests(spaced, value) == (line_digest(spaced), True) and line_digest(spaced) != line_digest(line)
+    assert record_digest_matches(spaced, value) is True
+    assert len(encoded) == 4
+
+
+def test_only_a_stages_writes_carry_the_digest(tmp_path):
+    plain, digested = tmp_path / "plain.jsonl", tmp_path / "digested.jsonl"
+    write_jsonl_atomic(plain, [_judgment()])
+    write_jsonl_atomic(digested, [_judgment()], digest=True)
+    assert plain.read_text() == to_json_line(_judgment()) and digested.read_text() == to_json_line(_judgment(), digest=True)
+    log = ProgressLog(tmp_path / "out.jsonl", "fp")
+    log.resume()
+    log.finish([_judgment()])
+    assert (tmp_path / "out.jsonl").read_text() == to_json_line(_judgment(), digest=True)

@@ -24,6 +24,7 @@ from helpers.workflow import SMALL, snakemake
 
 from virtuebench import verify
 from virtuebench.metrics import main as metrics_main
+from virtuebench.records import digested_line
 from virtuebench.support import runlock
 
 pytestmark = pytest.mark.workflow
@@ -66,13 +67,16 @@ def check_with(workdir: Path, also: list[Path]) -> verify.Chain:
 
 
 def rewrite(path: Path, change) -> None:
+    """Each record of `path` changed as its stage would write it again (its record_digest made anew)."""
     records = [json.loads(line) for line in path.read_text().splitlines()]
-    path.write_text("".join(json.dumps(change(record)) + "\n" for record in records))
+    path.write_text("".join(digested_line(change(record)) for record in records))
 
 
 def test_a_finished_run_has_nothing_stale(clean):
     assert check(clean).problems == []
-    result = subprocess.run([sys.executable, "-m", "virtuebench.verify"], cwd=clean, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "virtuebench.verify", "--configfile", "config.yaml"], cwd=clean, capture_output=True, text=True
+    )
     assert result.returncode == 0 and "nothing is stale" in result.stdout, result.stdout + result.stderr
 
 
@@ -162,6 +166,99 @@ def test_a_plain_rerun_removes_what_is_stale_and_rebuilds_the_clean_runs_bytes(c
     assert "Nothing to be done" in again.stdout + again.stderr and "stale" not in again.stderr
 
 
+def keep_stamp(path: Path, edit) -> None:
+    """`edit(path)`, keeping the file's size and modification time (os.utime, as `touch -r` does)."""
+    before = path.stat()
+    edit(path)
+    assert path.stat().st_size == before.st_size, "the edit must keep the size"
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def flip_verdicts(path: Path, count: int = 5) -> None:
+    """The trial's W3: `count` verdicts flipped by hand (`"judgement": 0` to `1` and back), the record_digest left."""
+    lines = path.read_text().splitlines(keepends=True)
+    for at in range(min(count, len(lines))):
+        lines[at] = lines[at].replace('"judgement": 0', '"judgement": 2').replace('"judgement": 1', '"judgement": 0')
+        lines[at] = lines[at].replace('"judgement": 2', '"judgement": 1')
+    path.write_text("".join(lines))
+
+
+def restyle_one_response(path: Path, by_hand: bool = True) -> None:
+    """One response's text changed to another of the same length (its case swapped): by hand, the record_digest left
+    as it was, or written again as its stage writes it (the digest made anew)."""
+    lines = path.read_text().splitlines(keepends=True)
+    at, record = next((at, r) for at, line in enumerate(lines) if (r := json.loads(line))["response"] != (r["response"] or "").swapcase())
+    text = record["response"]
+    lines[at] = (
+        lines[at].replace(json.dumps(text), json.dumps(text.swapcase()))
+        if by_hand
+        else digested_line({**record, "response": text.swapcase()})
+    )
+    path.write_text("".join(lines))
+
+
+OTHER = Path("results/responses/oracle/honest/128.jsonl")
+TRIAL_EDITS = {
+    # edit: (what is edited, how), the file each check must name
+    "flipped-verdicts": (JUDGMENT, lambda path: keep_stamp(path, flip_verdicts), JUDGMENT),
+    "response-text-edited": (RESPONSES, lambda path: rewrite_text(path, '"response": "', '"response": "edited '), RESPONSES),
+    "responses-file-size-and-mtime-kept": (RESPONSES, lambda path: keep_stamp(path, restyle_one_response), RESPONSES),
+    # as a stage would write it (a valid record_digest): the judgments made from the file judged another record
+    "responses-rewritten-size-and-mtime-kept": (
+        RESPONSES,
+        lambda path: keep_stamp(path, lambda file: restyle_one_response(file, by_hand=False)),
+        JUDGMENT,
+    ),
+    "judgments-file-deleted": (JUDGMENT, Path.unlink, JUDGMENT),
+    "line-duplicated": (RESPONSES, lambda path: path.write_text(path.read_text() + path.read_text().splitlines(True)[0]), RESPONSES),
+}
+
+
+def rewrite_text(path: Path, old: str, new: str) -> None:
+    path.write_text(path.read_text().replace(old, new, 1))
+
+
+@pytest.mark.parametrize("edit", sorted(TRIAL_EDITS))
+def test_verify_and_the_start_give_the_same_verdict_on_the_trials_record_edits(run, edit, capsys, monkeypatch):
+    """Issue 47: the start-up check (verify.check_configuration, as guard_run calls it, with the checks remembered on
+    the files before the edit) and `python -m virtuebench.verify` name the same files, each once, and verify's last
+    line is the command that rebuilds them."""
+    monkeypatch.chdir(run)
+    plan = verify.load_plan(["config.yaml"])
+    outputs = [f"{plan.results}/{name}" for name in verify.REPORT_FILES]
+    state = verify.remembered_path(plan.results)
+    remembered = verify.Remembered(state)
+    assert verify.check_configuration(plan, outputs, remembered).problems == []
+    remembered.save()
+    target, change, named = TRIAL_EDITS[edit]
+    change(target)
+    start = verify.check_configuration(plan, outputs, verify.Remembered(state))
+    assert verify.main(["--configfile", "config.yaml"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    listed = [line.removeprefix("stale: ").split(": ", 1)[0] for line in lines if line.startswith("stale: ")]
+    assert [problem.path for problem in start.problems] == listed == [str(named)]
+    assert sum(str(named) in line for line in lines) == 1  # each path once
+    assert lines[-1] == "snakemake --configfile config.yaml"
+
+
+def test_verdicts_flipped_with_the_mtime_kept_are_rejudged_to_the_clean_runs_bytes(clean, run):
+    """W3: five verdicts flipped in a judgments file and a responses file edited, both keeping size and modification
+    time, after a start remembered the checks of both. A plain rerun re-judges (and re-asks) exactly these and ends
+    with the clean run's tables and scores, byte for byte; nothing exits 0 over the changed numbers."""
+    assert snakemake(run, "-n", config=CONFIG).returncode == 0  # the start-up check remembers every file as it is
+    assert verify.remembered_path("results") and (run / verify.remembered_path("results")).exists()
+    keep_stamp(run / JUDGMENT, flip_verdicts)
+    keep_stamp(run / OTHER, restyle_one_response)
+    result = snakemake(run, config=CONFIG)
+    assert result.returncode == 0 and "stale results (2 problem(s))" in result.stderr, result.stderr[-3000:]
+    assert f"{JUDGMENT}: record 1 was changed after it was written" in result.stderr
+    assert f"{OTHER}: record " in result.stderr and "was changed after it was written" in result.stderr
+    for name in ["results/scores.csv", "results/comparisons.csv", "results/table1.tex", "results/table2.tex", JUDGMENT, OTHER]:
+        assert (run / name).read_bytes() == (clean / name).read_bytes(), name
+    again = snakemake(run, "-n", config=CONFIG)
+    assert "Nothing to be done" in again.stdout + again.stderr and "stale" not in again.stderr
+
+
 def test_a_new_model_whose_endpoint_dies_midway_leaves_the_previous_tables(clean, run):
     """The issue's case: a model is added to a finished run, and its endpoint fails from its third answer on. The run
     fails; the tables, scores and figures are the earlier run's, byte for byte, with one warning naming what they
@@ -219,3 +316,17 @@ def test_a_reused_pid_does_not_hold_the_lock(tmp_path):
     assert "taken over" in note and runlock.read_holder(lock) == ours
     runlock.release(lock, ours)
     assert not lock.exists()
+
+
+def test_verify_without_the_configuration_says_which_file_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert verify.main([]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("virtuebench.verify: config/config.yaml: cannot be read") and "--configfile FILE" in line
+    (tmp_path / "bad.yaml").write_text("models: [guess\n")
+    assert verify.main(["--configfile", "bad.yaml"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("virtuebench.verify: bad.yaml: not valid YAML")
+    (tmp_path / "wrong.yaml").write_text(yaml.safe_dump({**CONFIG, "models": ["no-such-model"]}))
+    assert verify.main(["--configfile", "wrong.yaml"]) == 2
+    assert "no-such-model" in capsys.readouterr().err

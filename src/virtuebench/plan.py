@@ -175,6 +175,12 @@ class Plan:
         """The report judge, then every judge it is compared with (config.compare_judges), each once."""
         return list(dict.fromkeys([self.judge, *(name for pair in self.checked.compare for name in pair)]))
 
+    def checked_judgments(self, table: Iterable[Instance]) -> list[str]:
+        """The judgments files the provenance check covers (virtuebench.verify.check_configuration: the workflow's
+        start-up sweep and `python -m virtuebench.verify`): every reported judge's, at the levels of `table`."""
+        present = levels_present(table)
+        return [path for judge in self.reported_judges() for path in self.judgments(judge, present)]
+
     def frame_folders(self, table: Iterable[Instance], folder: str = "frames", level: int | None = None) -> list[str]:
         """The frame folders of the instances of `table` (under results/<folder>/): with `level`, each video's folder of
         that level (results/frames/<video_id>/<level>/: one frames job per video and level), else each video's own

@@ -147,14 +147,81 @@ def stable_hash(value: Any, length: int = 12) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:length]
 
 
-def to_json_line(record: Any) -> str:
+def to_json_line(record: Any, digest: bool = False) -> str:
+    """A record's JSONL line (a dataclass record, or a dict as read back); with `digest`, ending with its
+    `record_digest` (digested_line), as the stage that makes a response or judgment writes it."""
     data = record
     if dataclasses.is_dataclass(record) and not isinstance(record, type):
         data = dataclasses.asdict(record)
         for name in _omitted_when_none(type(record)):
             if data[name] is None:
                 del data[name]
+    if digest:
+        return digested_line(data)
     return json.dumps(data, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+#: The member a response or judgment line ends with: a digest of the line's other members, written by the stage that
+#: made the record, so that a record changed by anything else (a verdict flipped by hand) is found (verify.py).
+RECORD_DIGEST = "record_digest"
+_DIGEST_OPEN = b', "record_digest": "'  # how json.dumps writes the member's start, after the last other member
+_DIGEST_CLOSE = b'"}'
+
+
+def _own_digest(text: bytes) -> str:
+    return hashlib.sha256(text).hexdigest()[:LINE_DIGEST_LENGTH]
+
+
+def digested_line(data: dict[str, Any]) -> str:
+    """The JSONL line of a record's fields `data` (in their order; a `record_digest` it holds is left out and made
+    again) ending with `record_digest`: the SHA-256 of the line's JSON text without that member, as json.dumps writes
+    it (32 hex digits). A reader checks it on the line's bytes (record_digest_matches), not by encoding the record."""
+    text = json.dumps({name: value for name, value in data.items() if name != RECORD_DIGEST}, ensure_ascii=False)
+    return f"{text[:-1]}{_DIGEST_OPEN.decode()}{_own_digest(text.encode())}{_DIGEST_CLOSE.decode()}\n"
+
+
+#: Where the member starts in a line as digested_line writes it: this many bytes before the line's end.
+_DIGEST_TAIL = len(_DIGEST_OPEN) + LINE_DIGEST_LENGTH + len(_DIGEST_CLOSE)
+
+
+def line_digests(line: bytes, value: dict[str, Any]) -> tuple[str, bool | None]:
+    """(line_digest(line), record_digest_matches(line, value)) in one pass over the line's bytes: what the check of a
+    responses file needs of each line."""
+    body = line.rstrip(b"\r\n")
+    recorded = value.get(RECORD_DIGEST)
+    if recorded is None:
+        return _own_digest(body), None
+    cut = len(body) - _DIGEST_TAIL
+    if cut > 0 and body.endswith(_DIGEST_CLOSE) and body.startswith(_DIGEST_OPEN, cut):
+        whole = hashlib.sha256(body[:cut])
+        own = whole.copy()
+        own.update(b"}")
+        if own.hexdigest()[:LINE_DIGEST_LENGTH] == recorded:
+            whole.update(body[cut:])
+            return whole.hexdigest()[:LINE_DIGEST_LENGTH], True
+    return _own_digest(body), _fields_match(value, recorded)
+
+
+def record_digest_matches(line: bytes, value: dict[str, Any]) -> bool | None:
+    """Whether a line's `record_digest` matches its other members; None where it has none (written before it was
+    recorded). A line as digested_line wrote it is hashed as it is, up to the member (the check reads a few fields of
+    each record: encoding each again would cost more than parsing it); one written otherwise (another tool's spacing or
+    escapes, the member moved) is checked on its value encoded again as digested_line does: it holds as long as its
+    fields do, in their order."""
+    recorded = value.get(RECORD_DIGEST)
+    if recorded is None:
+        return None
+    body = line.rstrip(b"\r\n")
+    cut = len(body) - _DIGEST_TAIL
+    if cut > 0 and body.endswith(_DIGEST_CLOSE) and body.startswith(_DIGEST_OPEN, cut) and _own_digest(body[:cut] + b"}") == recorded:
+        return True
+    return _fields_match(value, recorded)
+
+
+def _fields_match(value: dict[str, Any], recorded: Any) -> bool:
+    """Whether `recorded` is the digest of the members of `value` but record_digest, encoded as digested_line does."""
+    rest = json.dumps({name: item for name, item in value.items() if name != RECORD_DIGEST}, ensure_ascii=False)
+    return _own_digest(rest.encode()) == recorded
 
 
 def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
@@ -223,6 +290,12 @@ def iter_fields(path: str | Path, cls: type, names: tuple[str, ...]) -> Iterator
     """iter_records's checks without making the records: each record's values of the fields `names` (a field's default
     where its line has none, as the record would hold), with its line's bytes. What reads a few fields of every record
     of a large file (the start-up check, verify.py) takes this: making a record of 23 fields cost more than parsing it."""
+    for values, line, _ in _fields(path, cls, names):
+        yield values, line
+
+
+def _fields(path: str | Path, cls: type, names: tuple[str, ...]) -> Iterator[tuple[tuple, bytes, dict[str, Any]]]:
+    """iter_fields's values and line, with the line's value (a dict) as read."""
     # (a field without a default is in every line _checked_values passes: its default here is never taken)
     defaults = {
         field.name: field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
@@ -233,15 +306,21 @@ def iter_fields(path: str | Path, cls: type, names: tuple[str, ...]) -> Iterator
         raise ValueError(f"{cls.__name__} has no field(s) {unknown}")
     wanted = [defaults[name] for name in names]
     for value, line in _checked_values(path, cls):
-        yield tuple(map(value.get, names, wanted)), line  # (map over dict.get: no Python-level loop per field)
+        yield tuple(map(value.get, names, wanted)), line, value  # (map over dict.get: no Python-level loop per field)
 
 
 def read_fields(path: str | Path, cls: type, names: tuple[str, ...], digests: bool = False) -> list:
     """iter_fields's values of every record of `path`, each paired with its line's `line_digest` where `digests`: what
-    a worker process of the start-up check returns (verify._Reads), a few fields of each record, not its line."""
-    if digests:
-        return [(values, line_digest(line)) for values, line in iter_fields(path, cls, names)]
-    return [values for values, _ in iter_fields(path, cls, names)]
+    a worker process of the start-up check returns (verify._Reads), a few fields of each record, not its line. A record
+    whose `record_digest` does not match its line (changed after its stage wrote it) raises RecordError naming the file
+    and the record; a record without one (written before it was recorded) is read as before."""
+    found = []
+    for number, (values, line, value) in enumerate(_fields(path, cls, names), start=1):
+        digest, own = line_digests(line, value) if digests else (None, record_digest_matches(line, value))
+        if own is False:
+            raise RecordError(f"{path}: record {number} was changed after it was written: its fields do not match its {RECORD_DIGEST}")
+        found.append((values, digest) if digests else values)
+    return found
 
 
 def _checked_values(path: str | Path, cls: type) -> Iterator[tuple[dict[str, Any], bytes]]:
@@ -269,13 +348,15 @@ def _checked_values(path: str | Path, cls: type) -> Iterator[tuple[dict[str, Any
         yield value, line
 
 
-def write_jsonl_atomic(path: str | Path, records: Iterable[Any]) -> None:
+def write_jsonl_atomic(path: str | Path, records: Iterable[Any], digest: bool = False) -> None:
+    """Write `records` to `path` whole or not at all (a temporary sibling renamed into place); with `digest`, each line
+    ends with its record_digest (to_json_line)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     with tmp.open("w", encoding="utf-8") as handle:
         for record in records:
-            handle.write(to_json_line(record))
+            handle.write(to_json_line(record, digest))
     os.replace(tmp, path)
 
 
@@ -284,7 +365,8 @@ class ProgressLog:
 
     Records are keyed by `key_field`, or by `key` (a function of the record) where given: inference and judging key
     a sampled model's records by instance and sample (`item_key`). A record is reused on a rerun only when its
-    `fingerprint` matches the current job's and `is_done(record)` holds (failed items are tried again).
+    `fingerprint` matches the current job's and `is_done(record)` holds (failed items are tried again). Every line it
+    writes (responses, judgments) ends with its `record_digest` (digested_line): the stage that makes a record digests it.
     """
 
     def __init__(
@@ -314,6 +396,7 @@ class ProgressLog:
                         continue  # the last line of a killed run may be cut short
                     if (
                         isinstance(record, dict)
+                        and record_digest_matches(line.encode(), record) is not False  # changed since: asked again
                         and record.get("fingerprint") == self.fingerprint
                         and self.key_field in record
                         and is_done(record)
@@ -323,12 +406,12 @@ class ProgressLog:
         tmp = self.partial.with_name(f".{self.partial.name}.tmp")
         with tmp.open("w", encoding="utf-8") as handle:
             for record in kept.values():
-                handle.write(to_json_line(record))
+                handle.write(to_json_line(record, digest=True))
         os.replace(tmp, self.partial)
         return kept
 
     def append(self, record: Any) -> None:
-        line = to_json_line(record)
+        line = to_json_line(record, digest=True)
         with self._lock:
             if self._handle is None:
                 self._handle = self.partial.open("a", encoding="utf-8")
@@ -338,7 +421,7 @@ class ProgressLog:
     def finish(self, records: Iterable[Any]) -> None:
         """Write the complete output atomically, then drop the progress file."""
         self.close()
-        write_jsonl_atomic(self.output, records)
+        write_jsonl_atomic(self.output, records, digest=True)
         self.partial.unlink(missing_ok=True)
 
     def close(self) -> None:

@@ -29,6 +29,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from virtuebench.frames import MANIFEST, FramesError, Manifest
 from virtuebench.inference import frames_hash, items_for_level
@@ -47,6 +48,9 @@ from virtuebench.records import (
 )
 from virtuebench.support import runlock
 from virtuebench.support.stops import run_stoppable
+
+if TYPE_CHECKING:
+    from virtuebench.plan import Plan
 
 REBUILD = "rerun the workflow: it rebuilds the stale files (`python -m virtuebench.verify` lists them)"
 
@@ -89,7 +93,10 @@ def layout(judgment_path: str | Path) -> tuple[Path, Path] | None:
 
 
 def stat_stamp(*paths: str | Path) -> str:
-    """Size and modification time of each path ("-" where it is missing): what a remembered check was made on."""
+    """Size, modification time, change time and inode of each path ("-" where it is missing): what a remembered check
+    was made on. The change time moves on every write and is set by no tool (`touch -r` and os.utime keep only the
+    modification time), and a file replaced by another has another inode: an edit that keeps size and modification
+    time is still seen."""
     stamps = []
     for path in paths:
         try:
@@ -97,7 +104,7 @@ def stat_stamp(*paths: str | Path) -> str:
         except OSError:
             stamps.append("-")
         else:
-            stamps.append(f"{stat.st_size}:{stat.st_mtime_ns}")
+            stamps.append(f"{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}:{stat.st_ino}")
     return ",".join(stamps)
 
 
@@ -153,8 +160,8 @@ def remembered_path(results_dir: str | Path) -> Path:
 class Remembered:
     """Checks that passed, each under a digest of the stamp of every file it read, kept in a JSON file: the workflow's
     start-up sweep re-reads only what changed since (a paper-scale results folder holds about 255,000 judgments), and a
-    report job reads what the sweep left. A check whose files changed in any way (size, modification time) is made
-    again; only passing checks are kept. The file holds one digest per check (a stamp names every video of a level:
+    report job reads what the sweep left. A check whose files changed in any way (size, modification or change time,
+    inode: stat_stamp) is made again; only passing checks are kept. The file holds one digest per check (a stamp names every video of a level:
     kept whole, the file was 20 MB at paper scale), and is written only when what it holds changed."""
 
     FORMAT = "virtuebench.chain/2"
@@ -215,7 +222,9 @@ class _Frames:
                 continue  # never extracted, or removed to save space: nothing to hold against the responses
             levels = self.levels[video_id] = sorted(child for child in os.listdir(folder) if child.isdigit())
             stamp = stat_stamp(folder / MANIFEST, *(folder / level for level in levels), *(folder / level / MANIFEST for level in levels))
-            self.stamps[video_id] = stamp
+            # kept as a digest: each judgments file's stamp names every video of its level (stat_stamp's four numbers
+            # per path made the warm check's stamps a third longer to build and hash)
+            self.stamps[video_id] = Remembered.digest(stamp)
 
     def check(self, chain: Chain, remembered: Remembered) -> None:
         """Check every video's folder (a broken one added to the chain), but those whose check passed on the same stamp."""
@@ -445,8 +454,8 @@ def _check_responses(
 
 #: The name a judgments file's passed check is remembered under: a new check gets a new name, so that files passed
 #: before are read again (v2: the records' judge is their folder's; a rules or mcq judge under another name was
-#: recorded as `rules` or `mcq` before).
-JUDGMENTS_CHECK = "judgments-v2"
+#: recorded as `rules` or `mcq` before; v3: each record's `record_digest` matches its line).
+JUDGMENTS_CHECK = "judgments-v3"
 
 
 def _check_judgments(
@@ -583,6 +592,21 @@ def check(
     return chain
 
 
+def check_configuration(
+    plan: Plan, report_outputs: Sequence[str | Path], remembered: Remembered | None = None, instances: list[Instance] | None = None
+) -> Chain:
+    """The check of a configuration's results, one definition for the workflow's start-up sweep (guard_run in
+    rules/common.smk) and `python -m virtuebench.verify`, so that both find the same: every judgments file the plan
+    reports (Plan.checked_judgments; a missing one is counted where the report shows it), against the instances table
+    there (`instances`: as read already). Nothing is checked before the instances table is made."""
+    table = Path(plan.res("instances.parquet"))
+    if instances is None:
+        if not table.exists():
+            return Chain()
+        instances = read_instances(table)
+    return check(plan.checked_judgments(instances), instances, report_outputs, remembered)
+
+
 def remove(paths: Iterable[str | Path]) -> None:
     """Remove stale files and folders (a removed file's Snakemake job then runs again, and everything after it)."""
     for path in map(Path, paths):
@@ -592,20 +616,90 @@ def remove(paths: Iterable[str | Path]) -> None:
             path.unlink()
 
 
+#: The configuration the workflow runs on where no --configfile is given (the Snakefile's), and the schemas beside it.
+DEFAULT_CONFIG = "config/config.yaml"
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
+
+
+def _merge(config: dict, given: dict) -> None:
+    """`given` merged into `config` as Snakemake merges its --configfile files, later over earlier: mappings key by
+    key, any other value replaced."""
+    for key, value in given.items():
+        if isinstance(value, dict) and isinstance(config.get(key), dict):
+            _merge(config[key], value)
+        else:
+            config[key] = value
+
+
+def load_plan(configfiles: Sequence[str | Path], results: str | None = None) -> Plan:
+    """The plan of configuration files as the Snakefile builds it (merged in order, checked, the schema's defaults
+    filled in), with its results folder `results` where given; ConfigError (one line per problem) where a file cannot
+    be read or the configuration is wrong. API keys are not needed: nothing is asked."""
+    import yaml
+
+    from virtuebench.config import ConfigError, check_config, with_defaults
+    from virtuebench.plan import Plan
+
+    config: dict = {}
+    for name in configfiles:
+        try:
+            given = yaml.safe_load(Path(name).read_text()) or {}
+        except OSError as error:
+            reason = error.strerror or error
+            raise ConfigError(
+                f"{name}: cannot be read ({reason}): give the configuration the workflow runs on, --configfile FILE"
+            ) from None
+        except yaml.YAMLError as error:
+            raise ConfigError(f"{name}: not valid YAML ({str(error).splitlines()[0]})") from None
+        if not isinstance(given, dict):
+            raise ConfigError(f"{name}: expected a mapping of settings, got {type(given).__name__}")
+        _merge(config, given)
+    if results is not None:
+        config["results"] = results
+    checked = check_config(config, CONFIG_DIR, base_dir=".", defer_keys=True)
+    return Plan.build(with_defaults(config, CONFIG_DIR / "schema.yaml"), checked, CONFIG_DIR)
+
+
+def rerun_command(configfiles: Sequence[str] | None, results: str | None = None) -> str:
+    """The command that rebuilds what is stale: the workflow on the same configuration (the default profile, and with
+    it every core, is picked up by itself)."""
+    words = ["snakemake", *(["--configfile", *configfiles] if configfiles else [])]
+    return " ".join(words + ([f"--config results={results}"] if results is not None else []))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m virtuebench.verify", description=__doc__.split("\n\n")[0])
-    parser.add_argument("judgments", nargs="*", help="judgment files to check (default: every one under RESULTS/judgments)")
-    parser.add_argument("--results", default="results", help="the results folder (default: results)")
+    parser.add_argument("judgments", nargs="*", help="judgment files to check (default: every one the configuration reports)")
+    parser.add_argument(
+        "--configfile", nargs="+", help=f"the configuration file(s) the workflow runs on (default: {DEFAULT_CONFIG}, as the workflow's)"
+    )
+    parser.add_argument("--results", default=None, help="the results folder (default: the configuration's)")
     parser.add_argument("--report", nargs="*", default=None, help="report outputs made from the judgments (default: the usual ones)")
     args = parser.parse_args(argv)
-    root = Path(args.results)
-    paths = args.judgments or sorted(str(path) for path in root.glob("judgments/*/*/*/*.jsonl"))
-    outputs = args.report if args.report is not None else [str(root / name) for name in REPORT_FILES]
-    chain = check(paths, report_outputs=outputs)
+    from virtuebench.config import ConfigError
+
+    try:
+        plan = load_plan(args.configfile or [DEFAULT_CONFIG], args.results)
+    except ConfigError as error:
+        print(f"virtuebench.verify: {error}", file=sys.stderr)
+        return 2
+    root = Path(plan.results)
+    outputs = args.report if args.report is not None else [str(root / name) for name in REPORT_FILES] + plan.agreement_targets()
+    if args.judgments:
+        paths, chain = args.judgments, check(args.judgments, report_outputs=outputs)
+    else:
+        table = Path(plan.res("instances.parquet"))
+        instances = read_instances(table) if table.exists() else []
+        paths, chain = plan.checked_judgments(instances), check_configuration(plan, outputs, instances=instances)
     for problem in chain.problems:
         print(f"stale: {problem}")
     if chain.problems:
-        print(f"{len(chain.problems)} problem(s); to rebuild, {REBUILD.removeprefix('rerun the workflow: ')}", file=sys.stderr)
+        records = [path for path in chain.stale if path not in set(map(str, outputs))]
+        print(
+            f"{len(chain.problems)} problem(s): a run removes the {len(records)} stale record(s) and rebuilds them and the "
+            "report outputs made from them. Run:"
+        )
+        print(rerun_command(args.configfile, args.results))
         return 1
     print(f"{len(paths)} judgments file(s) checked against their responses, frames and the instances table: nothing is stale")
     return 0

@@ -22,6 +22,7 @@ from helpers.data import REPO
 from helpers.fake_openai import FakeOpenAI, api_entry
 from helpers.workflow import SMALL, snakemake
 
+from virtuebench import check as verify_command
 from virtuebench import verify
 from virtuebench.metrics import main as metrics_main
 from virtuebench.records import digested_line
@@ -224,7 +225,7 @@ def test_verify_and_the_start_give_the_same_verdict_on_the_trials_record_edits(r
     the files before the edit) and `python -m virtuebench.verify` name the same files, each once, and verify's last
     line is the command that rebuilds them."""
     monkeypatch.chdir(run)
-    plan = verify.load_plan(["config.yaml"])
+    plan = verify_command.load_plan(["config.yaml"])
     outputs = [f"{plan.results}/{name}" for name in verify.REPORT_FILES]
     state = verify.remembered_path(plan.results)
     remembered = verify.Remembered(state)
@@ -233,7 +234,7 @@ def test_verify_and_the_start_give_the_same_verdict_on_the_trials_record_edits(r
     target, change, named = TRIAL_EDITS[edit]
     change(target)
     start = verify.check_configuration(plan, outputs, verify.Remembered(state))
-    assert verify.main(["--configfile", "config.yaml"]) == 1
+    assert verify_command.main(["--configfile", "config.yaml"]) == 1
     lines = capsys.readouterr().out.splitlines()
     listed = [line.removeprefix("stale: ").split(": ", 1)[0] for line in lines if line.startswith("stale: ")]
     assert [problem.path for problem in start.problems] == listed == [str(named)]
@@ -320,13 +321,13 @@ def test_a_reused_pid_does_not_hold_the_lock(tmp_path):
 
 def test_verify_without_the_configuration_says_which_file_in_one_line(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert verify.main([]) == 2
+    assert verify_command.main([]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("virtuebench.verify: config/config.yaml: cannot be read") and "--configfile FILE" in line
     (tmp_path / "bad.yaml").write_text("models: [guess\n")
-    assert verify.main(["--configfile", "bad.yaml"]) == 2
+    assert verify_command.main(["--configfile", "bad.yaml"]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("virtuebench.verify: bad.yaml: not valid YAML")
     (tmp_path / "wrong.yaml").write_text(yaml.safe_dump({**CONFIG, "models": ["no-such-model"]}))
-    assert verify.main(["--configfile", "wrong.yaml"]) == 2
+    assert verify_command.main(["--configfile", "wrong.yaml"]) == 2
     assert "no-such-model" in capsys.readouterr().err

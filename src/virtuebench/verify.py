@@ -45,6 +45,7 @@ from virtuebench.records import (
     read_fields,
     stable_hash,
 )
+from virtuebench.report.provenance import check_published
 from virtuebench.support import runlock
 from virtuebench.support.stops import run_stoppable
 
@@ -580,6 +581,10 @@ def check(
                 responses_seen[responses_path] = _Responses(responses_path, {})  # checked: no judgments file left to check against it
     finally:
         reads.close()
+    # The published numbers checked back to these judgments (virtuebench.report.provenance): an edited scores.csv or
+    # comparisons.csv, or one made from other judgments, is stale like any other broken link.
+    for path, reason in check_published(outputs, chain.stale, remembered):
+        chain.add(path, reason, [path])
     return chain
 
 

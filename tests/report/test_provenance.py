@@ -1,0 +1,99 @@
+"""Published numbers checked back to their judgments (virtuebench.report.provenance), on small CSVs in a results folder's
+layout: which judgments files each row rests on, what a stamped file's check finds, and the start-up check's part
+(check_published). The workflow's own cases (an edited scores.csv named by verify, rebuilt by a plain rerun, refused
+by every writer) are in tests/test_verify.py, on a finished run."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from virtuebench import verify
+from virtuebench.report import provenance
+
+COLUMNS = ["model", "prompt", "level", "subset", "accuracy", "judge"]
+
+
+def _results(tmp_path: Path, rows: list[tuple[str, str, str, str]]) -> Path:
+    """A results folder with one judgments file per (model, prompt, level) and a stamped scores.csv of `rows`."""
+    for model, prompt, level, _ in rows:
+        if level != "all":
+            judged = tmp_path / "judgments" / "rules" / model / prompt / f"{level}.jsonl"
+            judged.parent.mkdir(parents=True, exist_ok=True)
+            judged.write_text(f'{{"model": "{model}", "level": {level}}}\n')
+    scores = tmp_path / "scores.csv"
+    with scores.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(COLUMNS)
+        writer.writerows([model, prompt, level, "overall", accuracy, "rules"] for model, prompt, level, accuracy in rows)
+    provenance.stamp(scores)
+    return scores
+
+
+ROWS = [("m", "honest", "64", "10.0"), ("m", "honest", "128", "20.0"), ("m", "honest", "all", "15.0"), ("n", "honest", "64", "30.0")]
+
+
+def _digests(scores: Path) -> list[str]:
+    with scores.open(newline="") as handle:
+        return [row["judgments_digest"] for row in csv.DictReader(handle)]
+
+
+def test_a_pooled_row_rests_on_the_levels_of_its_own_rows(tmp_path):
+    scores = _results(tmp_path, ROWS)
+    m64, m128, pooled, n64 = _digests(scores)
+    assert len({m64, m128, pooled, n64}) == 4 and all(len(digest) == 32 for digest in (m64, m128, pooled, n64))
+    assert provenance.problems(scores) == []
+    # the same records written again (a rerun of the judge that judged alike): nothing changed
+    judged = tmp_path / "judgments/rules/m/honest/128.jsonl"
+    judged.write_bytes(judged.read_bytes())
+    assert provenance.problems(scores) == []
+    judged.write_text('{"model": "m", "level": 128, "judgement": 1}\n')
+    found = provenance.problems(scores)
+    assert len(found) == 1 and found[0].startswith("2 row(s) (e.g. m:honest level 128 overall) were computed from other judgments")
+    assert str(judged) in found[0]
+
+
+def test_a_missing_judgments_file_and_rows_from_elsewhere_are_named(tmp_path):
+    scores = _results(tmp_path, ROWS)
+    (tmp_path / "judgments/rules/n/honest/64.jsonl").unlink()
+    assert provenance.problems(scores) == [
+        f"1 row(s) (e.g. n:honest level 64 overall) were computed from other judgments than those there now "
+        f"({tmp_path / 'judgments/rules/n/honest/64.jsonl'})"
+    ]
+    elsewhere = tmp_path / "other" / "scores.csv"  # its judgments are not beside it: nothing to trace the rows to
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(scores.read_text())
+    provenance.stamp(elsewhere)
+    assert _digests(elsewhere) == ["", "", "", ""]
+    assert provenance.problems(elsewhere) == [
+        f"4 row(s) (e.g. m:honest level 64 overall) were not computed from judgments under {elsewhere.parent}"
+    ]
+
+
+def test_rows_moved_or_a_csv_of_another_kind_are_not_intact(tmp_path):
+    scores = _results(tmp_path, ROWS)
+    header, *lines = scores.read_text().splitlines(keepends=True)
+    scores.write_text("".join([header, lines[1], lines[0], *lines[2:]]))
+    assert provenance.problems(scores)[0].startswith("2 row(s) (e.g. line 2, m:honest level 128 overall) do not match their row_digest")
+    other = tmp_path / "table2.csv"  # CVRR-ES's layout: no prompt or level
+    other.write_text("setting,model,average\nstandard_prompting,m,50.0\n")
+    assert provenance.problems(other) == ["is not a scores.csv or comparisons.csv (columns setting, model, average)"]
+    assert provenance.problems(tmp_path / "absent.csv")[0].startswith("cannot be read (")
+
+
+def test_the_start_up_check_names_an_edited_file_and_remembers_a_pass(tmp_path):
+    scores = _results(tmp_path, ROWS)
+    cvrr = tmp_path / "cvrr" / "scores.csv"  # CVRR-ES's scores.csv is not stamped: not checked here
+    cvrr.parent.mkdir()
+    cvrr.write_text("model,dimension,accuracy\nm,x,1.0\n")
+    remembered = verify.Remembered()
+    assert provenance.check_published([scores, cvrr], [], remembered) == []
+    assert list(remembered.used) == [f"{provenance.PUBLISHED_CHECK}:{scores}"]
+    again = verify.Remembered()
+    again.passed = dict(remembered.used)
+    assert provenance.check_published([scores], [], again) == [] and again.used == remembered.used
+    text = scores.read_text()
+    scores.write_text(text.replace(",10.0,", ",11.0,"))
+    [(path, reason)] = provenance.check_published([scores], [], again)
+    assert path == str(scores) and "1 row(s) (e.g. line 2, m:honest level 64 overall) do not match their row_digest" in reason
+    assert provenance.check_published([scores], [str(scores)], verify.Remembered()) == []  # already stale: rebuilt anyway

@@ -6,6 +6,7 @@ by every writer) are in tests/test_verify.py, on a finished run."""
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 from pathlib import Path
 
 from virtuebench import verify
@@ -97,3 +98,37 @@ def test_the_start_up_check_names_an_edited_file_and_remembers_a_pass(tmp_path):
     [(path, reason)] = provenance.check_published([scores], [], again)
     assert path == str(scores) and "1 row(s) (e.g. line 2, m:honest level 64 overall) do not match their row_digest" in reason
     assert provenance.check_published([scores], [str(scores)], verify.Remembered()) == []  # already stale: rebuilt anyway
+
+
+def _supplement(tmp_path: Path) -> tuple[Path, Path]:
+    """A supplement cell's responses (two items) and their judgments, as the workflow lays them out."""
+    from virtuebench.records import Judgment, Response, line_digest, to_json_line
+
+    responses = tmp_path / "results/supplement/responses/m/lvbench/oe.jsonl"
+    judgments = tmp_path / "results/supplement/judgments/m/lvbench/oe.jsonl"
+    for path in (responses, judgments):
+        path.parent.mkdir(parents=True)
+    records = [Response(f"q{k}", "v", "m", "fake", "honest", "h", 64, 64, f"answer {k}", None, 0.1, "f") for k in range(2)]
+    lines = [to_json_line(record) for record in records]
+    responses.write_text("".join(lines))
+    judged = [
+        Judgment(f"q{k}", "m", "honest", 64, "rules", "reasoning", "oe", "a", False, f"answer {k}", 0, 1, True, "", None, "f")
+        for k in range(2)
+    ]
+    judgments.write_text("".join(to_json_line(replace(j, response_hash=line_digest(line.encode()))) for j, line in zip(judged, lines)))
+    return responses, judgments
+
+
+def test_the_supplements_judgments_are_checked_against_the_responses_they_judged(tmp_path):
+    responses, judgments = _supplement(tmp_path)
+    assert provenance.supplement_problems([judgments, tmp_path / "elsewhere/judgments/m/lvbench/oe.jsonl"]) == []
+    responses.write_text(responses.read_text().replace('"answer 1"', '"answer one"'))  # asked again since it was judged
+    assert provenance.supplement_problems([judgments]) == [
+        f"{judgments}: item 'q1' judged another response record than the one in {responses} now"
+    ]
+    responses.write_text(responses.read_text().splitlines(keepends=True)[0])
+    assert provenance.supplement_problems([judgments]) == [
+        f"{judgments}: 0 response(s) of {responses} not judged and 1 judgment(s) of no response there"
+    ]
+    responses.unlink()
+    assert provenance.supplement_problems([judgments]) == [f"{judgments}: made from {responses}, which is missing"]

@@ -132,3 +132,24 @@ def test_the_supplements_judgments_are_checked_against_the_responses_they_judged
     ]
     responses.unlink()
     assert provenance.supplement_problems([judgments]) == [f"{judgments}: made from {responses}, which is missing"]
+
+
+def test_a_judgments_files_digest_is_of_its_verdicts_not_their_order_or_the_response_lines_digest(tmp_path):
+    """Two clean runs give the same scores.csv byte for byte (make faults compares them): the judgments' response_hash
+    is a digest of the response's line, whose latency differs from run to run, and a resumed judge job writes its
+    records in another order. Neither changes the digest; a verdict does. (Each change below changes the file's size:
+    a digest is kept per size and modification time.)"""
+    judged = tmp_path / "64.jsonl"
+    lines = [
+        '{"instance_id": "a", "judgement": 1, "raw": "{\\"response_hash\\": \\"x\\"}", "response_hash": "' + "1" * 32 + '", "sample": 0}',
+        '{"instance_id": "b", "judgement": 0, "response_hash": null}',
+    ]
+    judged.write_text("\n".join(lines) + "\n")
+    digest = provenance.file_digest(judged)
+    judged.write_text("\n".join([lines[1], lines[0].replace("1" * 32, "2" * 32)]) + "\n")
+    assert provenance.file_digest(judged) == digest
+    judged.write_text("\n".join([lines[1], lines[0].replace('\\"x\\"', '\\"xy\\"')]) + "\n")  # the judge's reply, not the hash
+    assert provenance.file_digest(judged) != digest
+    judged.write_text("\n".join([lines[1].replace('"judgement": 0', '"judgement": 1, "valid": false'), lines[0]]) + "\n")
+    assert provenance.file_digest(judged) != digest
+    assert provenance.file_digest(tmp_path / "absent.jsonl") is None

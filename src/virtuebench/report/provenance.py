@@ -7,7 +7,8 @@ from the file. The table and figure writers refuse such a file (`require_intact`
 A row's judgments are found from its own fields, under the results folder the CSV is in (its parent):
 `judgments/<judge>/<model>/<prompt>/<level>.jsonl`, both arms' files for a comparison; a row pooled over the levels
 (`level` all) rests on the files of the levels its group has rows of in the same CSV. A digest is the SHA-256 of the
-files' bytes, so a judgments file written again with the same records keeps it.
+records' lines (but for their `response_hash`, which changes with the response's latency), in any order, so the
+same verdicts written again keep it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import csv
 import hashlib
 import json
 import os
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -39,17 +41,29 @@ def _digest(value: object) -> str:
     return hashlib.sha256(json.dumps(value, separators=(",", ":")).encode()).hexdigest()[:DIGEST_LENGTH]
 
 
+#: Fields of a judgment left out of its file's digest: they differ from run to run where the numbers do not
+#: (`response_hash` is a digest of the response's line, which holds its latency). The verify chain checks them.
+VOLATILE_FIELDS = ("response_hash",)
+_VOLATILE = re.compile(rb'(?:, )?"(?:' + b"|".join(re.escape(name.encode()) for name in VOLATILE_FIELDS) + rb')": (?:"[^"\\]*"|null)')
+
+
 @lru_cache(maxsize=4096)
 def _file_digest_at(path: str, size: int, mtime_ns: int) -> str:
-    sha = hashlib.sha256()
+    lines = []
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            sha.update(block)
+        for line in handle:
+            line = line.rstrip(b"\r\n")
+            if line.strip():
+                lines.append(hashlib.sha256(_VOLATILE.sub(b"", line)).digest())
+    sha = hashlib.sha256()
+    for digest in sorted(lines):  # the records, not their order (a resumed judge job appends in another order)
+        sha.update(digest)
     return sha.hexdigest()[:DIGEST_LENGTH]
 
 
 def file_digest(path: str | Path) -> str | None:
-    """SHA-256 of a file's bytes (32 hex digits), None where it is missing; read once per size and modification time."""
+    """A judgments file's digest (32 hex digits): the SHA-256 of its records' lines, each as written but for the
+    VOLATILE_FIELDS, in sorted order; None where it is missing. Read once per size and modification time."""
     try:
         stat = os.stat(path)
     except FileNotFoundError:

@@ -44,7 +44,8 @@ def _digest(value: object) -> str:
 #: Fields of a judgment left out of its file's digest: they differ from run to run where the numbers do not
 #: (`response_hash` is a digest of the response's line, which holds its latency). The verify chain checks them.
 VOLATILE_FIELDS = ("response_hash",)
-_VOLATILE = re.compile(rb'(?:, )?"(?:' + b"|".join(re.escape(name.encode()) for name in VOLATILE_FIELDS) + rb')": (?:"[^"\\]*"|null)')
+# As records.to_json_line writes them: never first on a line, a hex digest or null (a literal start: 100 times faster)
+_VOLATILE = re.compile(rb', "(?:' + b"|".join(re.escape(name.encode()) for name in VOLATILE_FIELDS) + rb')": (?:"[0-9a-f]*"|null)')
 
 
 @lru_cache(maxsize=4096)

@@ -80,6 +80,8 @@ def test_rows_moved_or_a_csv_of_another_kind_are_not_intact(tmp_path):
     other.write_text("setting,model,average\nstandard_prompting,m,50.0\n")
     assert provenance.problems(other) == ["is not a scores.csv or comparisons.csv (columns setting, model, average)"]
     assert provenance.problems(tmp_path / "absent.csv")[0].startswith("cannot be read (")
+    scores.write_text(header)  # every row removed: no row digest is left to tell (comparisons.csv may hold none)
+    assert provenance.problems(scores) == ["holds no row: cut short since it was written"]
 
 
 def test_the_start_up_check_names_an_edited_file_and_remembers_a_pass(tmp_path):

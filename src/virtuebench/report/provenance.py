@@ -168,6 +168,8 @@ def problems(path: str | Path) -> list[str]:
         return [f"is not a scores.csv or comparisons.csv (columns {', '.join(columns) or 'none'})"]
     if JUDGMENTS_DIGEST not in columns or ROW_DIGEST not in columns:
         return [f"has no {ROW_DIGEST} column (written before its rows carried the digests of their judgments, or edited)"]
+    if kind == "scores" and not rows:  # compute_scores never writes one (no judged item is an error there)
+        return ["holds no row: cut short since it was written"]
     edited = [at for at, row in enumerate(rows) if row[ROW_DIGEST] != row_digest(at, len(rows), columns, row)]
     if edited:  # its judgments digests cannot be trusted either
         return [

@@ -23,9 +23,8 @@ from helpers.data import REPO
 from helpers.fake_openai import FakeOpenAI, api_entry
 from helpers.workflow import SMALL, executed, snakemake
 
-from virtuebench import verify
+from virtuebench import provenance, verify
 from virtuebench.metrics import main as metrics_main
-from virtuebench.report import provenance
 from virtuebench.support import runlock
 
 pytestmark = pytest.mark.workflow
@@ -228,7 +227,7 @@ def test_a_reused_pid_does_not_hold_the_lock(tmp_path):
     assert not lock.exists()
 
 
-# Published numbers checked back to their judgments (virtuebench.report.provenance): scores.csv and comparisons.csv carry
+# Published numbers checked back to their judgments (virtuebench.provenance): scores.csv and comparisons.csv carry
 # each row's judgments digest and its own digest.
 REBUILT_BY = {"results/scores.csv": "compute_scores", "results/comparisons.csv": "compare_arms"}
 

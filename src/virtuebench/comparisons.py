@@ -39,8 +39,8 @@ from pathlib import Path
 import numpy as np
 
 from virtuebench.metrics import ALL_LEVELS, correct, in_subset, level_order, video_of
+from virtuebench.provenance import stamp
 from virtuebench.records import Judgment, RecordError
-from virtuebench.report.provenance import stamp
 from virtuebench.support.bootstrap import Bootstrap, Resampler, holm, intra_cluster_correlation
 from virtuebench.support.paired import P_VALUES, PValue
 from virtuebench.support.stops import run_stoppable
@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen = pairs(args.models, args.prompts, args.prompt, extra)
     rows, notes = compare(judgments, chosen, args.judge, bootstrap, args.holm_family, args.p_value, args.holm_tarone)
     write_comparisons(rows, args.out)
-    stamp(args.out)  # each row's judgments digest and its own (virtuebench.report.provenance)
+    stamp(args.out)  # each row's judgments digest and its own (virtuebench.provenance)
     for note in notes:
         print(f"WARNING: {note}", file=sys.stderr)
     holding, tested, near = sum(row.holds for row in rows), sum(row.in_family for row in rows), sum(row.near_alpha for row in rows)

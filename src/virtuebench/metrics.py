@@ -49,8 +49,8 @@ from pathlib import Path
 
 import numpy as np
 
+from virtuebench.provenance import stamp
 from virtuebench.records import Judgment, RecordError
-from virtuebench.report.provenance import stamp
 from virtuebench.support.bootstrap import Bootstrap, Number, Resampler, intra_cluster_correlation
 from virtuebench.support.stops import run_stoppable
 from virtuebench.support.tabular import write_csv
@@ -454,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     scores = compute_scores(judgments, bootstrap, trust)
     write_scores(scores, args.out)
-    stamp(args.out)  # each row's judgments digest and its own (virtuebench.report.provenance)
+    stamp(args.out)  # each row's judgments digest and its own (virtuebench.provenance)
     invalid = sum(not j.valid for j in judgments)
     no_video = sum(j.video_id is None for j in judgments)
     if no_video:

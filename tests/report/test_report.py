@@ -34,8 +34,8 @@ def test_table1_perception_reasoning_cells():
 
 def test_a_table_without_any_judged_item_is_refused_naming_the_judge(tmp_path, capsys):
     from virtuebench.metrics import write_scores
+    from virtuebench.provenance import stamp
     from virtuebench.report.__main__ import main as report_main
-    from virtuebench.report.provenance import stamp
     from virtuebench.report.tables import EmptyTable, require_rows
 
     scores = [_score("m", 64, "overall", 40.0), _score("m", 64, "overall", 10.0, prompt="plain")]

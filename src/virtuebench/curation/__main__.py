@@ -176,10 +176,10 @@ def _supplement_sets(args: argparse.Namespace) -> int:
 
 def _supplement_table(args: argparse.Namespace) -> int:
     from virtuebench.curation import supplement
-    from virtuebench.report.provenance import NotIntact, require_intact, supplement_problems
+    from virtuebench.provenance import NotIntact, require_intact, supplement_problems
 
     # Nothing published that the records do not support: VirtueBench's scores intact and made from the judgments
-    # there now, each supplement judgment of the responses there now (virtuebench.report.provenance).
+    # there now, each supplement judgment of the responses there now (virtuebench.provenance).
     try:
         require_intact([args.scores], args.csv)
     except NotIntact as error:

@@ -9,16 +9,16 @@ from pathlib import Path
 from virtuebench.comparisons import read_comparisons
 from virtuebench.instances import read_instances
 from virtuebench.metrics import add_trust_arguments, read_scores, trust_from_arguments
+from virtuebench.provenance import NotIntact, require_intact
 from virtuebench.report.figures import composition, fig4, fig6, fig_levels, sources
 from virtuebench.report.folders import link_folder
-from virtuebench.report.provenance import NotIntact, require_intact
 from virtuebench.report.tables import EmptyTable, require_rows, table1, table2, table2_trust
 from virtuebench.support.stops import run_stoppable
 
 
 def _intact(*paths: str | None, writing: str) -> bool:
     """Whether the scores and comparisons a writer reads are intact and made from the judgments there now
-    (virtuebench.report.provenance); where not, one line says which file and what to run, and nothing is written."""
+    (virtuebench.provenance); where not, one line says which file and what to run, and nothing is written."""
     try:
         require_intact(paths, writing)
     except NotIntact as error:

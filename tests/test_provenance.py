@@ -1,4 +1,4 @@
-"""Published numbers checked back to their judgments (virtuebench.report.provenance), on small CSVs in a results folder's
+"""Published numbers checked back to their judgments (virtuebench.provenance), on small CSVs in a results folder's
 layout: which judgments files each row rests on, what a stamped file's check finds, and the start-up check's part
 (check_published). The workflow's own cases (an edited scores.csv named by verify, rebuilt by a plain rerun, refused
 by every writer) are in tests/test_verify.py, on a finished run."""
@@ -9,8 +9,7 @@ import csv
 from dataclasses import replace
 from pathlib import Path
 
-from virtuebench import verify
-from virtuebench.report import provenance
+from virtuebench import provenance, verify
 
 COLUMNS = ["model", "prompt", "level", "subset", "accuracy", "judge"]
 

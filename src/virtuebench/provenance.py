@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from virtuebench.records import Judgment, RecordError, Response, iter_records, judged_hash_matches, line_digest, load_records
 from virtuebench.support.tabular import write_csv
 
 #: The two columns stamped on every row (after the file's own columns).
@@ -268,8 +269,6 @@ def supplement_problems(judgment_paths: Sequence[str | Path]) -> list[str]:
     was judged once, by a judgment whose `response_hash` names it (or, made before the hash was recorded, whose
     `response` is its text). Not checked here: the responses' frames and the ground truth against the supplement's
     sets (docs/reliability.md, "Left as it is"). Files outside that layout are not checked."""
-    from virtuebench.records import Judgment, RecordError, Response, iter_records, judged_hash_matches, line_digest, load_records
-
     found = []
     for path in map(Path, judgment_paths):
         parts = path.parts

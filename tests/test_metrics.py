@@ -478,6 +478,10 @@ def test_the_cli_scores_every_file_and_lists_the_invalid_items(tmp_path, capsys,
         "too narrow where questions share a video: rerun the judge jobs (`snakemake --forcerun judge_responses`)"
     ) in said
     assert said.rstrip().endswith(f"scores: {len(scores)} rows from 4 judgments (1 invalid) -> s.csv")
+    # each row carries its judgments' digest (empty: these are not in a results folder's layout) and its own
+    with (tmp_path / "s.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert all(row["judgments_digest"] == "" and len(row["row_digest"]) == 32 for row in rows)
     # a rerun writes the same digits; judgments that all have their video give no warning
     written = (tmp_path / "s.csv").read_text()
     assert metrics_main([str(first), str(second), *options]) == 0 and (tmp_path / "s.csv").read_text() == written

@@ -9,6 +9,7 @@ taken over."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -20,10 +21,10 @@ import pytest
 import yaml
 from helpers.data import REPO
 from helpers.fake_openai import FakeOpenAI, api_entry
-from helpers.workflow import SMALL, snakemake
+from helpers.workflow import SMALL, executed, snakemake
 
 from virtuebench import check as verify_command
-from virtuebench import verify
+from virtuebench import provenance, verify
 from virtuebench.metrics import main as metrics_main
 from virtuebench.records import digested_line
 from virtuebench.support import runlock
@@ -126,6 +127,11 @@ def test_a_judgments_file_the_report_never_showed_is_not_stale(run):
     lines = scores.read_text().splitlines(keepends=True)
     assert [problem.path for problem in check_with(run, [new, JUDGMENT]).problems] == [str(JUDGMENT)]
     scores.write_text("".join(line for line in lines if not line.startswith("guess,honest,64,")))
+    comparisons = run / "results/comparisons.csv"  # nor do the comparisons (guess against oracle, at 64 frames)
+    kept = [line for line in comparisons.read_text().splitlines(keepends=True) if line.split(",")[2] != "64"]
+    comparisons.write_text("".join(kept))
+    for path in (scores, comparisons):  # as if computed without it: each row's digests are of what it was made from
+        provenance.stamp(path)
     assert check_with(run, [new, JUDGMENT]).problems == []
     assert verify.Shown.read(scores).holds("rules", "guess", "honest", 128) and not verify.Shown.read(scores).holds(
         "rules", "guess", "honest", 64
@@ -331,3 +337,129 @@ def test_verify_without_the_configuration_says_which_file_in_one_line(tmp_path, 
     (tmp_path / "wrong.yaml").write_text(yaml.safe_dump({**CONFIG, "models": ["no-such-model"]}))
     assert verify_command.main(["--configfile", "wrong.yaml"]) == 2
     assert "no-such-model" in capsys.readouterr().err
+
+
+# Published numbers checked back to their judgments (virtuebench.provenance): scores.csv and comparisons.csv carry
+# each row's judgments digest and its own digest.
+REBUILT_BY = {"results/scores.csv": "compute_scores", "results/comparisons.csv": "compare_arms"}
+
+
+def edit_number(path: Path, column: str) -> None:
+    """A hand edit: one number of the first row changed, everything else as written."""
+    with path.open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        columns, rows = reader.fieldnames, list(reader)
+    rows[0][column] = str(float(rows[0][column]) + 5)
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_an_edited_number_is_stale_and_a_plain_rerun_restores_the_clean_bytes(clean, run):
+    """W2 of issue 47: a number edited in scores.csv (and one in comparisons.csv) was published by the rerun, and `make
+    verify` said nothing was stale. Now verify names both, and a plain rerun rebuilds them and what was drawn from them
+    to the clean run's bytes."""
+    edit_number(run / "results/scores.csv", "accuracy")
+    edit_number(run / "results/comparisons.csv", "difference")
+    listed = subprocess.run([sys.executable, "-m", "virtuebench.verify"], cwd=run, capture_output=True, text=True)
+    assert listed.returncode == 1, listed.stdout + listed.stderr
+    for name in REBUILT_BY:
+        assert f"stale: {name}: 1 row(s) (e.g. line 2, guess:" in listed.stdout and "do not match their row_digest" in listed.stdout
+    result = snakemake(run, config=CONFIG)
+    assert result.returncode == 0 and "stale results (2 problem(s))" in result.stderr, result.stderr[-3000:]
+    assert {"compute_scores", "compare_arms", "make_tables", "make_fig6", "make_fig_levels"} <= set(executed(result))
+    for name in [
+        *REBUILT_BY,
+        "results/table1.tex",
+        "results/table2.tex",
+        "results/table2_trust.tex",
+        "results/fig6.csv",
+        "results/fig_levels.csv",
+    ]:
+        assert (run / name).read_bytes() == (clean / name).read_bytes(), name
+    again = subprocess.run([sys.executable, "-m", "virtuebench.verify"], cwd=run, capture_output=True, text=True)
+    assert again.returncode == 0 and "nothing is stale" in again.stdout
+
+
+def _writers(run: Path) -> dict[str, tuple[list[str], Path]]:
+    """Each writer of a table or figure drawn from scores.csv (and comparisons.csv), with what it would write."""
+    results, out = run / "results", run / "out"
+    out.mkdir(exist_ok=True)
+    common = ["--scores", str(results / "scores.csv"), "--models", "guess", "oracle", "--judge", "rules"]
+    trust = ["--trust-scheme", "kalai", "--confidence-target", "0.5", "--wrong-answer", "-1", "--unwarranted-refusal", "0"]
+    return {
+        "tables": (
+            [
+                "tables",
+                *common,
+                "--levels",
+                "64",
+                "128",
+                "--prompt",
+                "honest",
+                "--table1",
+                str(out / "t1.tex"),
+                "--table2",
+                str(out / "t2.tex"),
+                *trust,
+            ],
+            out / "t1.tex",
+        ),
+        "levels": (
+            ["levels", *common, "--levels", "64", "128", "--prompt", "honest", "--out", str(out / "l.png"), "--csv", str(out / "l.csv")],
+            out / "l.png",
+        ),
+        "fig6": (
+            ["fig6", *common, "--comparisons", str(results / "comparisons.csv"), "--prompts", "honest", "--out", str(out / "6.png")]
+            + ["--csv", str(out / "6.csv")],
+            out / "6.png",
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    ("breakage", "named", "said"),
+    [
+        ("intact", None, None),
+        ("number", "scores.csv", "1 row(s) (e.g. line 2, guess:honest level 64 overall) do not match their row_digest"),
+        ("row-removed", "scores.csv", "do not match their row_digest: edited, moved or removed"),
+        ("judgments-changed", "scores.csv", "were computed from other judgments than those there now"),
+        ("before-digests", "scores.csv", "has no row_digest column"),
+        ("comparisons-number", "comparisons.csv", "1 row(s) (e.g. line 2, guess:honest vs oracle:honest level 64 overall) do not"),
+    ],
+)
+def test_a_writer_refuses_published_numbers_that_are_not_intact_naming_the_file(run, capsys, breakage, named, said):
+    from virtuebench.report.__main__ import main as report_main
+
+    scores = run / "results/scores.csv"
+    if breakage == "number":
+        edit_number(scores, "n_correct")
+    elif breakage == "row-removed":
+        lines = scores.read_text().splitlines(keepends=True)
+        scores.write_text("".join(lines[:-1]))
+    elif breakage == "judgments-changed":  # judged again since the scores were computed
+        rewrite(run / JUDGMENT, lambda r: {**r, "reason": f"{r['reason']} (again)"})
+    elif breakage == "before-digests":  # a scores.csv written before its rows carried digests
+        with scores.open(newline="") as handle:
+            rows = [dict(row) for row in csv.DictReader(handle)]
+        kept = [name for name in rows[0] if name not in ("judgments_digest", "row_digest")]
+        with scores.open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=kept, extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(rows)
+    elif breakage == "comparisons-number":
+        edit_number(run / "results/comparisons.csv", "difference")
+    for command, (arguments, written) in _writers(run).items():
+        if named is None:
+            assert report_main(arguments) == 0 and written.exists(), command
+            continue
+        if named == "comparisons.csv" and command != "fig6":
+            assert report_main(arguments) == 0, command  # only Fig. 6 reads the comparisons
+            continue
+        assert report_main(arguments) == 1 and not written.exists(), command
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1, error
+        path = run / "results" / named
+        assert error.startswith(f"error: refusing to write {written}: {path} ") and said in error, error
+        assert error.endswith(f"(or `snakemake --forcerun {REBUILT_BY[f'results/{named}']}`)"), error

@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from virtuebench.metrics import ALL_LEVELS, correct, in_subset, level_order, video_of
+from virtuebench.provenance import stamp
 from virtuebench.records import Judgment, RecordError
 from virtuebench.support.bootstrap import Bootstrap, Resampler, holm, intra_cluster_correlation
 from virtuebench.support.paired import P_VALUES, PValue
@@ -49,7 +50,7 @@ from virtuebench.verify import add_chain_argument, read_judgments
 #: The version of how comparisons.csv is computed (its test, Holm's family and intervals): a tracked param of
 #: compare_arms (rules/report.smk), so comparisons made by an earlier method are made again after an update. Raise it
 #: with any change to what comparisons.csv holds.
-METHOD = "comparisons/3: exact paired test, Tarone's Holm family, intervals chosen by videos, a sampled model's runs averaged per item"
+METHOD = "comparisons/4: exact paired test, Tarone's Holm family, intervals chosen by videos, a sampled model's runs averaged per item; row digests"
 
 SUBSETS = ("overall", "non_refusal", "refusal")  # Table 2's subsets; Fig. 6 uses refusal
 KINDS = ("prompt", "adjacent", "config")
@@ -295,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen = pairs(args.models, args.prompts, args.prompt, extra)
     rows, notes = compare(judgments, chosen, args.judge, bootstrap, args.holm_family, args.p_value, args.holm_tarone)
     write_comparisons(rows, args.out)
+    stamp(args.out)  # each row's judgments digest and its own (virtuebench.provenance)
     for note in notes:
         print(f"WARNING: {note}", file=sys.stderr)
     holding, tested, near = sum(row.holds for row in rows), sum(row.in_family for row in rows), sum(row.near_alpha for row in rows)

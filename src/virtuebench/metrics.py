@@ -49,6 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
+from virtuebench.provenance import stamp
 from virtuebench.records import Judgment, RecordError
 from virtuebench.support.bootstrap import Bootstrap, Number, Resampler, intra_cluster_correlation
 from virtuebench.support.stops import run_stoppable
@@ -58,7 +59,7 @@ from virtuebench.verify import add_chain_argument, read_judgments
 #: The version of how scores.csv is computed from the judgments (its intervals and counts): a tracked param of
 #: compute_scores (rules/report.smk), so a results folder scored by an earlier method is scored again after an update,
 #: never left beside tables of the new one. Raise it with any change to what scores.csv holds.
-METHOD = "scores/3: a sampled model's runs averaged per item, their spread (samples, accuracy_sd, min, max, trust_sd)"
+METHOD = "scores/4: a sampled model's runs averaged per item, their spread; each row's judgments_digest and row_digest"
 
 SUBSETS = ("overall", "non_refusal", "refusal", "perception", "reasoning")
 ALL_LEVELS = "all"
@@ -453,6 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     scores = compute_scores(judgments, bootstrap, trust)
     write_scores(scores, args.out)
+    stamp(args.out)  # each row's judgments digest and its own (virtuebench.provenance)
     invalid = sum(not j.valid for j in judgments)
     no_video = sum(j.video_id is None for j in judgments)
     if no_video:

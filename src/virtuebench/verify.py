@@ -33,6 +33,7 @@ from typing import Protocol
 from virtuebench.frames import MANIFEST, FramesError, Manifest
 from virtuebench.inference import frames_hash, items_for_level
 from virtuebench.instances import Instance, read_instances
+from virtuebench.provenance import check_published
 from virtuebench.records import (
     LINE_DIGEST_LENGTH,
     Judgment,
@@ -593,6 +594,10 @@ def check(
                 responses_seen[responses_path] = _Responses(responses_path, {})  # checked: no judgments file left to check against it
     finally:
         reads.close()
+    # The published numbers checked back to these judgments (virtuebench.provenance): an edited scores.csv or
+    # comparisons.csv, or one made from other judgments, is stale like any other broken link.
+    for path, reason in check_published(outputs, chain.stale, remembered):
+        chain.add(path, reason, [path])
     return chain
 
 

@@ -426,3 +426,29 @@ def test_agreement_on_real_published_verdicts(tmp_path, capsys):
     assert overall["agreement"] > chance and overall["kappa"] > 0
     assert rows[("all", "confident")]["agreement"] > rows[("all", "unconfident")]["agreement"]
     assert f"over {counted['n']} items" in capsys.readouterr().err
+
+
+def test_the_tables_refuse_published_judgments_that_are_not_an_import_of_the_release_there_now(tmp_path, capsys):
+    """Issue 47: the published judgments a table pools are checked against the release folder they were imported from
+    (the workflow passes --published-from): an edited import, or a release changed since, is refused in one line."""
+    from virtuebench.cvrr.__main__ import main as cvrr_main
+
+    release = write_release(tmp_path / "release")
+    imported = tmp_path / "published_judgments.jsonl"
+    assert cvrr_main(["import", str(release), "--out", str(imported)]) == 0
+    tables = ["tables", str(imported), "--out", str(tmp_path / "out"), "--published-from", str(release), str(imported)]
+    assert cvrr_main(tables) == 0 and (tmp_path / "out" / "table2.csv").exists()
+    (tmp_path / "out" / "table2.csv").unlink()
+    lines = imported.read_text().splitlines(keepends=True)
+    imported.write_text("".join([lines[0].replace('"judgement": 1', '"judgement": 0'), *lines[1:]]))
+    capsys.readouterr()
+    assert cvrr_main(tables) == 1 and not (tmp_path / "out" / "table2.csv").exists()
+    said = capsys.readouterr().err.strip()
+    assert said == (
+        f"error: refusing to write {tmp_path / 'out'}/table2.csv: {imported} is not an import of {release} as it is now "
+        "(2 record(s) differ); rerun the workflow (`snakemake --forcerun import_cvrr_published`)"
+    )
+    assert cvrr_main(["import", str(release), "--out", str(imported)]) == 0 and cvrr_main(tables) == 0
+    first = next((release / "Judge-results" / "standard_prompting" / "Tiny").glob("*.json"))
+    first.write_text(first.read_text().replace('"q1"', '"q1 (edited)"'))  # the release changed since the import
+    assert cvrr_main(tables) == 1 and f"{imported} is not an import of {release} as it is now" in capsys.readouterr().err

@@ -34,6 +34,7 @@ def test_table1_perception_reasoning_cells():
 
 def test_a_table_without_any_judged_item_is_refused_naming_the_judge(tmp_path, capsys):
     from virtuebench.metrics import write_scores
+    from virtuebench.provenance import stamp
     from virtuebench.report.__main__ import main as report_main
     from virtuebench.report.tables import EmptyTable, require_rows
 
@@ -46,6 +47,11 @@ def test_a_table_without_any_judged_item_is_refused_naming_the_judge(tmp_path, c
     with pytest.raises(EmptyTable, match=r"models other \(it holds"):
         require_rows(scores, ["other"], "honest", "rules")
     write_scores(scores, tmp_path / "s.csv")
+    for prompt in ("honest", "plain"):  # the judgments the rows were computed from, beside scores.csv as in results/
+        judged = tmp_path / "judgments" / "rules" / "m" / prompt / "64.jsonl"
+        judged.parent.mkdir(parents=True)
+        judged.write_text(f'{{"prompt": "{prompt}"}}\n')
+    stamp(tmp_path / "s.csv")
     arguments = ["tables", "--scores", str(tmp_path / "s.csv"), "--models", "m", "--levels", "64", "--prompt", "honest"]
     arguments += ["--table1", str(tmp_path / "t1.tex"), "--table2", str(tmp_path / "t2.tex")]
     arguments += ["--trust-scheme", "kalai", "--confidence-target", "0.5", "--wrong-answer", "-1", "--unwarranted-refusal", "0"]

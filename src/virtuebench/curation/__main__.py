@@ -176,7 +176,23 @@ def _supplement_sets(args: argparse.Namespace) -> int:
 
 def _supplement_table(args: argparse.Namespace) -> int:
     from virtuebench.curation import supplement
+    from virtuebench.provenance import NotIntact, require_intact, supplement_problems
 
+    # Nothing published that the records do not support: VirtueBench's scores intact and made from the judgments
+    # there now, each supplement judgment of the responses there now (virtuebench.provenance).
+    try:
+        require_intact([args.scores], args.csv)
+    except NotIntact as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    broken = supplement_problems(args.judgments)
+    if broken:
+        print(
+            f"error: refusing to write {args.csv}: {len(broken)} stale supplement judgments file(s): {'; '.join(broken[:3])}; "
+            "delete them and rerun the workflow, which judges them again",
+            file=sys.stderr,
+        )
+        return 1
     judgments = {}
     for path in args.judgments:  # results/supplement/judgments/<model>/<source>/<form>.jsonl
         parts = Path(path).parts

@@ -4,7 +4,8 @@ python -m virtuebench.cvrr table INPUT ... --out DIR [--empty-predictions skip|w
     Tables from judge outputs: DIR/table2.csv (setting, model, the 11 dimensions, average), DIR/table2.tex,
     DIR/table3.{csv,tex}, DIR/scores.csv (every number with its counts). Each INPUT is a folder in the
     release layout (<setting>/<Model>/<dimension>.json, the published outputs) or a JSONL file of Judgment
-    records (imports and new runs); they are pooled.
+    records (imports and new runs); they are pooled. With --published-from PUBLISHED_DIR JSONL, it refuses unless
+    JSONL is an import of PUBLISHED_DIR as it is now (the workflow's check of the published judgments).
 python -m virtuebench.cvrr import PUBLISHED_DIR --out judgments.jsonl
     The published judge outputs as project Judgment records.
 python -m virtuebench.cvrr download --commit SHA --out DIR
@@ -36,9 +37,36 @@ def _read_judgments(path: str) -> list[Judgment]:
     return load_records(path, Judgment)
 
 
+def imported_problem(published_dir: str | Path, imported: str | Path) -> str | None:
+    """Why the Judgment records of `imported` are not an import of the release folder `published_dir` as it is now
+    (`python -m virtuebench.cvrr import`), or None where they are: the published judgments a table pools are those of
+    the release there now. Both are read whole (the release is a few MB)."""
+    from virtuebench.cvrr.published import read_published
+    from virtuebench.records import to_json_line
+
+    try:
+        held = sorted(map(to_json_line, load_records(imported, Judgment)))
+    except (OSError, RecordError) as error:
+        return f"{imported} cannot be read ({error})"
+    now = sorted(map(to_json_line, read_published(published_dir)))
+    if held != now:
+        differ = len(set(held) ^ set(now))
+        return f"{imported} is not an import of {published_dir} as it is now ({differ} record(s) differ)"
+    return None
+
+
 def _table(args: argparse.Namespace) -> int:
     from virtuebench.cvrr.scoring import write_tables
 
+    if args.published_from:  # checked before anything is written (docs/reliability.md)
+        problem = imported_problem(*args.published_from)
+        if problem:
+            print(
+                f"error: refusing to write {args.out}/table2.csv: {problem}; rerun the workflow "
+                "(`snakemake --forcerun import_cvrr_published`)",
+                file=sys.stderr,
+            )
+            return 1
     judgments = [j for path in args.inputs for j in _read_judgments(path)]
     rows = write_tables(judgments, args.out, args.empty_predictions)
     print(
@@ -112,6 +140,12 @@ def main(argv: list[str] | None = None) -> int:
         choices=("skip", "wrong"),
         default="skip",
         help="skip: the authors' scoring (default); wrong: count them incorrect",
+    )
+    table.add_argument(
+        "--published-from",
+        nargs=2,
+        metavar=("PUBLISHED_DIR", "JSONL"),
+        help="refuse unless JSONL (one of the inputs) is an import of the release folder PUBLISHED_DIR as it is now",
     )
     table.set_defaults(func=_table)
 

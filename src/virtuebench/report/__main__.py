@@ -9,13 +9,27 @@ from pathlib import Path
 from virtuebench.comparisons import read_comparisons
 from virtuebench.instances import read_instances
 from virtuebench.metrics import add_trust_arguments, read_scores, trust_from_arguments
+from virtuebench.provenance import NotIntact, require_intact
 from virtuebench.report.figures import composition, fig4, fig6, fig_levels, sources
 from virtuebench.report.folders import link_folder
 from virtuebench.report.tables import EmptyTable, require_rows, table1, table2, table2_trust
 from virtuebench.support.stops import run_stoppable
 
 
+def _intact(*paths: str | None, writing: str) -> bool:
+    """Whether the scores and comparisons a writer reads are intact and made from the judgments there now
+    (virtuebench.provenance); where not, one line says which file and what to run, and nothing is written."""
+    try:
+        require_intact(paths, writing)
+    except NotIntact as error:
+        print(f"error: {error}", file=sys.stderr)
+        return False
+    return True
+
+
 def _tables(args: argparse.Namespace) -> int:
+    if not _intact(args.scores, writing=args.table1):
+        return 1
     scores = read_scores(args.scores)
     try:
         require_rows(scores, args.models, args.prompt, args.judge, args.scores)
@@ -37,6 +51,8 @@ def _fig4(args: argparse.Namespace) -> int:
 
 
 def _fig6(args: argparse.Namespace) -> int:
+    if not _intact(args.scores, args.comparisons, writing=args.out):
+        return 1
     comparisons = read_comparisons(args.comparisons) if args.comparisons else []
     fig6(read_scores(args.scores), args.models, args.prompts, args.judge, args.out, args.csv, comparisons)
     return 0
@@ -48,6 +64,8 @@ def _counted(args: argparse.Namespace) -> int:
 
 
 def _levels(args: argparse.Namespace) -> int:
+    if not _intact(args.scores, writing=args.out):
+        return 1
     fig_levels(read_scores(args.scores), args.models, args.levels, args.prompt, args.judge, args.out, args.csv)
     return 0
 

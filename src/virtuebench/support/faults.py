@@ -8,11 +8,15 @@ broken video or a failed item. `environment_error` tells them apart, the same wa
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 #: errno -> what to do about it (each ends the sentence "...; <advice>")
 ADVICE = {
@@ -113,3 +117,18 @@ def naming(path: str | Path) -> Iterator[None]:
         if error.filename is None and error.errno in ADVICE:
             raise OSError(error.errno, error.strerror or os.strerror(error.errno), str(path)) from error
         raise
+
+
+def stop_on_environment_fault(body: Callable[[], T], prefix: str = "virtuebench: ") -> T:
+    """body(), where an environment error ends the process with one line naming the file or folder (exit 1), never a
+    traceback: for the workflow's own start-up code (the Snakefile), whose errors Snakemake would print with their stack.
+    Snakemake's own log file (under .snakemake) may be what is full: the "--- Logging error ---" report its handler would
+    print for every later line is silenced on the way out."""
+    try:
+        return body()
+    except Exception as error:
+        line = fault_line(error)
+        if line is None:
+            raise
+        logging.raiseExceptions = False
+        sys.exit(f"{prefix}{line}")

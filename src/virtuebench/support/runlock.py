@@ -42,6 +42,27 @@ def live_holders(root: str | Path = STATE_ROOT) -> list[Holder]:
     return [h for h in holders if h is not None and (h.host != socket.gethostname() or is_alive(h))]
 
 
+def probe_writable(folder: str | Path = STATE_ROOT, size: int = 4096) -> None:
+    """Write and remove a small file in `folder` (made if missing): an OSError naming the folder where it is full, over a
+    quota, read-only or not ours. Snakemake's own log file is under .snakemake too, so a full disk found here is said in
+    one line before its log handler fails on every line it logs."""
+    folder = Path(folder)
+    probe = folder / f".probe-{os.getpid()}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with probe.open("wb") as handle:
+            handle.write(b"\0" * size)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as error:
+        raise OSError(error.errno, error.strerror or os.strerror(error.errno or 0), str(folder)) from error
+    finally:
+        try:
+            probe.unlink(missing_ok=True)
+        except OSError:
+            pass  # the error above is the one to tell
+
+
 class RunLocked(RuntimeError):
     """Another live run holds the results folder; the message says which and how to check."""
 

@@ -191,3 +191,15 @@ def test_a_real_read_only_disk_gives_one_line_in_the_report_writers(tmp_path, sm
         run = subprocess.run([sys.executable, "-m", *cli], capture_output=True, text=True)
         _one_line(run, "(EROFS); make the file system writable (or write elsewhere) and rerun the same command")
         assert str(small_disk) in run.stderr, (name, run.stderr)
+
+
+def test_a_fault_that_is_no_write_is_not_put_on_the_last_file_written(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+    def body(stop):
+        (tmp_path / "written.csv").write_text("a\n")
+        raise OSError(errno.EMFILE, "Too many open files")  # as socket() raises it: no file named
+
+    assert run_stoppable(body) == 1
+    line = capsys.readouterr().err
+    assert line.startswith(f"error: too many open files while writing files in {tmp_path} (EMFILE)") and "written.csv" not in line

@@ -71,6 +71,7 @@ def describe(exc: BaseException, where: str | Path, doing: str = "writing") -> s
 #: every open, builtin or os.open, made by any library); a write or a close that fails (ENOSPC at the flush of a
 #: buffered file) raises an OSError that names no file, and this is the file it was writing.
 _LAST_WRITTEN: list[str] = []
+_WRITE_FAULTS = {errno.ENOSPC, errno.EDQUOT, errno.EIO}  # what a failed write or close of an open file raises
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT
 
 
@@ -96,16 +97,16 @@ def last_written() -> str | None:
 
 
 def fault_line(exc: BaseException, fallback: str | Path | None = None) -> str | None:
-    """describe(exc) naming the file the error names, else the last file opened for writing, else `fallback` (else the
-    working directory); None where `exc` is not an environment error."""
+    """describe(exc) naming the file the error names, else (a full disk, an I/O error) the last file opened for writing,
+    else `fallback` (else the working directory); None where `exc` is not an environment error."""
     fault = environment_fault(exc)
     if fault is None:
         return None
     if fault.filename is not None:
         where = fault.filename if fault.filename2 is None else f"{fault.filename} -> {fault.filename2}"
         return describe(exc, where, "using")
-    where = last_written() or fallback or f"files in {os.getcwd()}"
-    return describe(exc, where, "writing")
+    written = last_written() if fault.errno in _WRITE_FAULTS else None  # a socket's EMFILE is no file's
+    return describe(exc, written or fallback or f"files in {os.getcwd()}", "writing")
 
 
 @contextmanager

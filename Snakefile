@@ -14,7 +14,13 @@ from virtuebench.support.store import Store  # noqa: E402
 from virtuebench.config import ConfigError, check_config, start_warnings  # noqa: E402
 from virtuebench.plan import Plan  # noqa: E402
 from virtuebench.report.summary import summarize_excluded, summarize_invalid  # noqa: E402
-from virtuebench.support.runlock import snakemake_mode  # noqa: E402
+from virtuebench.support.faults import stop_on_environment_fault  # noqa: E402
+from virtuebench.support.runlock import STATE_ROOT, probe_writable, snakemake_mode  # noqa: E402
+
+
+# The workflow's records and Snakemake's log are under .snakemake: a full or unwritable one stops here, in one line.
+if workflow.is_main_process and snakemake_mode() != "no-jobs":
+    stop_on_environment_fault(lambda: probe_writable(STATE_ROOT))
 
 
 # The demo's settings, only where the user gives no --configfile of their own: Snakemake would merge this file under
@@ -64,7 +70,7 @@ include: "rules/browser.smk"
 
 
 # The run lock and the start-up sweep of stale results (rules/common.smk, docs/reliability.md).
-guard_run()
+stop_on_environment_fault(guard_run)
 
 
 rule all:
@@ -75,14 +81,18 @@ rule all:
     default_target: True
 
 
-onstart:
-    # A missing API key stops the run before the first job; a dry run (which skips onstart) needs none.
-    if CHECKED.missing_keys:
-        sys.exit("virtuebench: invalid configuration:\n  " + "\n  ".join(CHECKED.missing_keys))
+def import_legacy_caches():
     # The verdicts of an older version's SQLite caches, read into the store once: none is paid for again.
     for legacy, root in PLAN.legacy_caches():
         if read := import_sqlite(legacy, Store(root, VERDICTS)):
             print(f"virtuebench: {read} verdicts of {legacy} read into the store {root}", file=sys.stderr)
+
+
+onstart:
+    # A missing API key stops the run before the first job; a dry run (which skips onstart) needs none.
+    if CHECKED.missing_keys:
+        sys.exit("virtuebench: invalid configuration:\n  " + "\n  ".join(CHECKED.missing_keys))
+    stop_on_environment_fault(import_legacy_caches)
 
 
 onsuccess:

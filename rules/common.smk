@@ -368,13 +368,18 @@ def guard_run():
         atexit.register(runlock.release, lock, holder)  # at any exit of this process; kill -9 leaves a dead pid
         if note:
             print(f"virtuebench WARNING: {note}", file=sys.stderr)
+        # A killed Snakemake's jobs may still write: found by the marker every job of a run inherits (this run's too).
+        left = runlock.leftover_processes(Path(runlock.STATE_ROOT))
+        os.environ[runlock.RUN_MARKER] = runlock.run_marker(lock, holder)
         others = [other for other in runlock.live_holders() if other != holder]
-        if any(Path(".snakemake/locks").glob("*.lock")) and not others:  # Snakemake may stop on them: unlocking is safe
-            print(
-                "virtuebench: Snakemake's lock of an earlier run is left in .snakemake/locks (a run killed or cut off), "
-                "and no other run is live in this folder: `snakemake --unlock` is safe here, then the same command again.",
-                file=sys.stderr,
-            )
+        if any(Path(".snakemake/locks").glob("*.lock")) and not others:  # Snakemake may stop on them: is unlocking safe?
+            jobs, unknown = runlock.slurm_jobs(".")
+            safe, advice = runlock.unlock_advice(left + jobs, unknown)
+            if not safe:
+                sys.exit(f"virtuebench: {advice}")
+            print(f"virtuebench: {advice}", file=sys.stderr)
+        elif mine := [job for job in left if job.lock == str(lock)]:  # unlocked, but a killed run's jobs still write here
+            sys.exit(f"virtuebench: jobs of an earlier run in {RESULTS}/ that was killed are {runlock.still_running(mine)} Then the same command again.")
     table = Path(res("instances.parquet"))
     if not table.exists():
         return

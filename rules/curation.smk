@@ -39,7 +39,7 @@ rule convert_source:
         excluded=res("sources/{source}/excluded.csv"),
     params:
         settings=lambda wildcards: PLAN.curation_source_settings(wildcards.source),
-        videos_dir=lambda wildcards: f"{RESULTS}/sources/{wildcards.source}/videos",
+        videos_dir=lambda wildcards: res(f"sources/{wildcards.source}/videos"),
     log:
         logpath("sources/{source}/convert.log"),
     threads: 2
@@ -130,7 +130,7 @@ rule filter_difficulty:
         judge_config=lambda wildcards: PLAN.judge_config(judge_settings(CURATION["difficulty_judge"])),
         judge_cache=JUDGE_CACHE,
         cache=CURATION_CACHE,
-        frames_dir=lambda wildcards: f"{RESULTS}/curation/{wildcards.source}/single_frames",
+        frames_dir=lambda wildcards: res(f"curation/{wildcards.source}/single_frames"),
         seed=CURATION["seed"],
         frame_max_side=CURATION["filter_frame_max_side"] or "none",
     resources:

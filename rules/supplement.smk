@@ -15,7 +15,7 @@ use rule convert_source as convert_supplement_source with:
         excluded=res("supplement/{source}/excluded.csv"),
     params:
         settings=supplement_convert_settings,  # LongVideoBench with its subtitles: the release's durations too
-        videos_dir=lambda wildcards: f"{RESULTS}/supplement/{wildcards.source}/videos",
+        videos_dir=lambda wildcards: res(f"supplement/{wildcards.source}/videos"),
     log:
         logpath("supplement/{source}/convert.log"),
     message:
@@ -107,7 +107,7 @@ use rule run_inference as run_supplement_inference with:
         res("supplement/responses/{model}/{source}/{form}.jsonl"),
     params:
         rows="",  # the set's table is an ordinary input here: tracked by date
-        frames_dir=lambda wildcards: f"{RESULTS}/supplement/frames/{wildcards.source}",
+        frames_dir=lambda wildcards: res(f"supplement/frames/{wildcards.source}"),
         prompt=supplement_prompt,
         level=SUPPLEMENT["level"],
     log:
@@ -146,7 +146,7 @@ rule make_supplement_table:
     input:
         judgments=PLAN.supplement_judgments(),  # OE only for VideoEval-Pro, as the paper's table
         scores=res("scores.csv"),
-        excluded=[f"{RESULTS}/supplement/{source}/excluded.csv" for source in SUPPLEMENT_SOURCES],
+        excluded=[res(f"supplement/{source}/excluded.csv") for source in SUPPLEMENT_SOURCES],
     output:
         csv=res("supplement/table1.csv"),
         tex=res("supplement/table1.tex"),

@@ -281,6 +281,45 @@ def test_the_results_folder_is_checked():
             check({**copy.deepcopy(DEFAULT), "results": folder})
 
 
+@pytest.mark.parametrize(
+    ("folder", "inside", "owner"),
+    [
+        ("results/report", "results/report", "config/config.yaml"),  # the demo's browser for the report was overwritten
+        ("results/frames", "results/frames", "config/config.yaml"),
+        ("results/supplement/mine", "results/supplement", "config/config.yaml"),
+        ("results/browser", "results/browser", "config/config.yaml"),
+        ("results/cvrr/frames", "results/cvrr/frames", "config/cvrr.yaml"),
+        ("results/paper/report/x", "results/paper/report", "config/paper.yaml"),
+        (str(REPO / "results" / "judgments"), "results/judgments", "config/config.yaml"),  # named in full
+    ],
+)
+def test_a_results_folder_inside_a_folder_the_workflow_writes_is_refused_by_name(folder, inside, owner):
+    with pytest.raises(ConfigError) as refused:
+        check({**copy.deepcopy(DEFAULT), "results": folder})
+    (line,) = [line.strip() for line in str(refused.value).splitlines() if line.strip().startswith("config.results")]
+    assert line == (
+        f"config.results: {folder!r} is not allowed: it is inside {inside}, a folder the workflow writes for the results "
+        f"folder {inside.rsplit('/', 1)[0]!r} ({owner}); give a folder of its own, e.g. results/mine"
+    )
+
+
+def test_the_project_folder_named_in_full_is_refused():
+    with pytest.raises(ConfigError, match=r"config.results: .* is not allowed: a folder of its own"):
+        check({**copy.deepcopy(DEFAULT), "results": str(REPO)})
+
+
+def test_a_results_folder_above_anothers_is_refused_where_it_would_write_over_it():
+    from virtuebench.plan import results_collision
+
+    known = {"mine.yaml": "runs/a/frames/b"}
+    assert results_collision("runs/a", known) == (
+        "the workflow would write runs/a/frames, which holds the results folder 'runs/a/frames/b' (mine.yaml)"
+    )
+    assert results_collision("runs", known) is None  # runs/a is no folder the workflow writes
+    assert results_collision("runs/a/frames/b", known) is None  # the same configuration's own folder
+    assert results_collision("results/mine", {"config.yaml": "results"}) is None  # nested beside results/cvrr
+
+
 def test_levels_that_are_not_the_papers_are_accepted_with_a_warning():
     checked = check({**copy.deepcopy(DEFAULT), "levels": [32, 64, 96]})
     assert any("config.levels: [32, 96] are not the paper's levels [64, 128, 256, 512, 1024]" in w for w in checked.warnings)

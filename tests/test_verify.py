@@ -362,7 +362,9 @@ def test_an_edited_number_is_stale_and_a_plain_rerun_restores_the_clean_bytes(cl
     to the clean run's bytes."""
     edit_number(run / "results/scores.csv", "accuracy")
     edit_number(run / "results/comparisons.csv", "difference")
-    listed = subprocess.run([sys.executable, "-m", "virtuebench.verify"], cwd=run, capture_output=True, text=True)
+    listed = subprocess.run(
+        [sys.executable, "-m", "virtuebench.verify", "--configfile", "config.yaml"], cwd=run, capture_output=True, text=True
+    )
     assert listed.returncode == 1, listed.stdout + listed.stderr
     for name in REBUILT_BY:
         assert f"stale: {name}: 1 row(s) (e.g. line 2, guess:" in listed.stdout and "do not match their row_digest" in listed.stdout
@@ -378,7 +380,9 @@ def test_an_edited_number_is_stale_and_a_plain_rerun_restores_the_clean_bytes(cl
         "results/fig_levels.csv",
     ]:
         assert (run / name).read_bytes() == (clean / name).read_bytes(), name
-    again = subprocess.run([sys.executable, "-m", "virtuebench.verify"], cwd=run, capture_output=True, text=True)
+    again = subprocess.run(
+        [sys.executable, "-m", "virtuebench.verify", "--configfile", "config.yaml"], cwd=run, capture_output=True, text=True
+    )
     assert again.returncode == 0 and "nothing is stale" in again.stdout
 
 

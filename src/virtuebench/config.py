@@ -408,13 +408,20 @@ class _Review:
         (self.missing_keys if self.defer_keys else self.problems).append(message)
 
 
-def _check_results(review: _Review) -> None:
-    folder = os.path.normpath(review.config["results"])
+def _check_results(review: _Review, config_dir: Path, base_dir: str | Path) -> None:
+    from virtuebench.plan import known_results_folders, results_collision  # the plan knows what the workflow writes
+
+    given = review.config["results"]
+    folder = os.path.normpath(given)
+    if os.path.isabs(folder) and Path(folder).is_relative_to(os.path.abspath(base_dir)):
+        folder = os.path.relpath(folder, os.path.abspath(base_dir))  # the project folder named in full is the same folder
     if folder == "." or folder.split(os.sep)[0] in ("..", "logs", "config", "rules", "src", "envs", "profiles", "tests", ".snakemake"):
         review.problems.append(
-            f"config.results: {review.config['results']!r} is not allowed: a folder of its own, e.g. results/cvrr "
+            f"config.results: {given!r} is not allowed: a folder of its own, e.g. results/cvrr "
             "(not the project folder, nor one of its logs, config, rules, src, envs, profiles, tests or .snakemake)"
         )
+    elif why := results_collision(given, known_results_folders(config_dir), base_dir):
+        review.problems.append(f"config.results: {given!r} is not allowed: {why}; give a folder of its own, e.g. results/mine")
 
 
 def _check_source_and_levels(review: _Review) -> None:
@@ -792,7 +799,7 @@ def check_config(
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
     given, config = config, with_defaults(config, config_dir / "schema.yaml")
     review = _Review(config, os.environ if environ is None else environ, defer_keys)
-    _check_results(review)
+    _check_results(review, config_dir, base_dir)
     _check_source_and_levels(review)
     _check_prompts_and_report(review)
     judges, judge = _check_judges(review)

@@ -47,6 +47,7 @@ from virtuebench.records import (
     stable_hash,
 )
 from virtuebench.support import runlock
+from virtuebench.support.faults import naming
 
 
 class Plan(Protocol):
@@ -202,10 +203,15 @@ class Remembered:
         where it already holds exactly those."""
         if self.path is None or (self.used == self.passed and self.path.exists()):
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"format": self.FORMAT, "passed": self.used}, sort_keys=True))
-        os.replace(tmp, self.path)
+        try:  # a full or read-only disk: an OSError naming this file (one line from the CLI or the start-up sweep)
+            with naming(self.path):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                tmp.write_text(json.dumps({"format": self.FORMAT, "passed": self.used}, sort_keys=True))
+                os.replace(tmp, self.path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
 
 class _Frames:

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from virtuebench.records import Judgment, RecordError, load_records, write_jsonl_atomic
+from virtuebench.support.faults import fault_line
 from virtuebench.support.stops import run_stoppable
 
 
@@ -174,8 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (RecordError, OSError) as error:
-        print(f"error: {error}", file=sys.stderr)
+    except (RecordError, OSError) as error:  # a full disk or a permission in the documented one line
+        print(f"error: {fault_line(error) or error}", file=sys.stderr)
         return 1
 
 

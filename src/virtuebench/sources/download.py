@@ -49,4 +49,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from virtuebench.support.stops import run_stoppable
+
+    # Ctrl-C, SIGTERM or a full disk: one line, no traceback
+    sys.exit(run_stoppable(lambda stop: main()))

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from virtuebench.instances import Instance
 from virtuebench.sources.base import MISSING_VIDEO, Conversion, Excluded, HubRelease, correct_option, split_embedded_options
+from virtuebench.support.faults import environment_fault
 from virtuebench.support.tabular import write_csv
 
 SOURCE = "lvbench"
@@ -315,6 +316,8 @@ def fetch_videos(raw_dir: str | Path, command_template: str = DEFAULT_COMMAND, t
         except subprocess.TimeoutExpired:
             reason = f"downloader timed out after {timeout_s:g} s"
         except (OSError, ValueError) as error:
+            if environment_fault(error) is not None:
+                raise  # too many open files, a full disk: the job's fault line, never a missing video
             reason = f"downloader could not run ({type(error).__name__}: {error})"
         else:
             if result.returncode != 0:
@@ -358,4 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from virtuebench.support.stops import run_stoppable
+
+    # Ctrl-C, SIGTERM or a full disk: one line, no traceback
+    sys.exit(run_stoppable(lambda stop: main()))

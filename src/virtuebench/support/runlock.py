@@ -42,6 +42,27 @@ def live_holders(root: str | Path = STATE_ROOT) -> list[Holder]:
     return [h for h in holders if h is not None and (h.host != socket.gethostname() or is_alive(h))]
 
 
+def probe_writable(folder: str | Path = STATE_ROOT, size: int = 4096) -> None:
+    """Write and remove a small file in `folder` (made if missing): an OSError naming the folder where it is full, over a
+    quota, read-only or not ours. Snakemake's own log file is under .snakemake too, so a full disk found here is said in
+    one line before its log handler fails on every line it logs."""
+    folder = Path(folder)
+    probe = folder / f".probe-{os.getpid()}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with probe.open("wb") as handle:
+            handle.write(b"\0" * size)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as error:
+        raise OSError(error.errno, error.strerror or os.strerror(error.errno or 0), str(folder)) from error
+    finally:
+        try:
+            probe.unlink(missing_ok=True)
+        except OSError:
+            pass  # the error above is the one to tell
+
+
 class RunLocked(RuntimeError):
     """Another live run holds the results folder; the message says which and how to check."""
 
@@ -195,3 +216,139 @@ def force_files(paths: Iterable[str]) -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+# ---------------------------------------------------------------------------------------------
+# What a killed run left running: "snakemake --unlock is safe" only where nothing is
+
+#: Set by the run that holds a results folder's lock, in its own environment: every job it starts on this host, and each
+#: job's own children, inherit it, so the jobs a killed run left running are found by it (leftover_processes).
+RUN_MARKER = "VIRTUEBENCH_RUN"
+
+
+def run_marker(lock: str | Path, holder: Holder) -> str:
+    """The marker value of the run holding `lock` (an absolute path): the lock and the holder's pid and start time."""
+    return json.dumps({"lock": str(lock), "pid": holder.pid, "process_start": holder.process_start}, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """A process of a run that is gone (a job its killed Snakemake started), or a SLURM job of this folder."""
+
+    id: str  # a pid, or a SLURM job id
+    what: str  # the command line, or the SLURM job's name and state
+    slurm: bool = False
+    lock: str | None = None  # the run lock of the run that started it (a process's)
+
+    def describe(self) -> str:
+        return f"SLURM job {self.id} ({self.what})" if self.slurm else f"pid {self.id} ({self.what})"
+
+
+def _marker_of(pid: int) -> str | None:
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return None  # gone, or another user's: not a job of ours
+    prefix = f"{RUN_MARKER}=".encode()
+    for entry in environ.split(b"\0"):
+        if entry.startswith(prefix):
+            return entry[len(prefix) :].decode(errors="replace")
+    return None
+
+
+def _run_alive(marker: dict) -> bool:
+    try:
+        pid = int(marker["pid"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    recorded, started = marker.get("process_start"), process_start(pid)
+    return recorded is None or started is None or started == recorded
+
+
+def leftover_processes(state_root: str | Path = STATE_ROOT, proc: str | Path = "/proc") -> list[Leftover]:
+    """The processes on this host that a run of this working directory started and that outlived it: each carries the
+    RUN_MARKER of a lock under `state_root` whose run (its Snakemake) is no longer alive. A live run's jobs, this process
+    and jobs of another working directory are not listed. Runs started before the marker existed are not found."""
+    root = Path(state_root).resolve()
+    ours = os.environ.get(RUN_MARKER)
+    found = []
+    for entry in sorted(Path(proc).iterdir(), key=lambda p: (len(p.name), p.name)):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        value = _marker_of(int(entry.name))
+        if value is None or value == ours:
+            continue
+        try:
+            marker = json.loads(value)
+            lock = Path(marker["lock"])
+        except (ValueError, TypeError, KeyError):
+            continue
+        if not lock.is_relative_to(root) or _run_alive(marker):
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue  # ended just now
+        found.append(Leftover(entry.name, command[:200] or "?", lock=str(lock)))
+    return found
+
+
+def slurm_jobs(work_dir: str | Path = ".", run=None) -> tuple[list[Leftover], str | None]:
+    """This user's SLURM jobs, queued or running, submitted from `work_dir` (the folder Snakemake submits from, each
+    job's working directory): (the jobs, None), or ([], why squeue could not tell). ([], None) where there is no SLURM."""
+    import getpass
+    import shutil
+    import subprocess
+
+    squeue = shutil.which("squeue")
+    if squeue is None:
+        return [], None
+    run = run or subprocess.run
+    here = Path(work_dir).resolve()
+    try:
+        result = run([squeue, "-h", "-u", getpass.getuser(), "-o", "%i|%j|%T|%Z"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return [], f"squeue did not answer ({error})"
+    if result.returncode != 0:
+        said = (result.stderr or result.stdout).strip().splitlines()
+        return [], f"squeue failed ({said[-1] if said else f'exit {result.returncode}'})"
+    jobs = []
+    for line in result.stdout.splitlines():
+        parts = line.strip().split("|", 3)
+        if len(parts) == 4 and parts[3] and Path(parts[3]).resolve() == here:
+            jobs.append(Leftover(parts[0], f"{parts[1]}, {parts[2]}", slurm=True))
+    return jobs, None
+
+
+def unlock_advice(left: list[Leftover], slurm_unknown: str | None) -> tuple[bool, str]:
+    """(safe, what to say) where Snakemake's lock of an earlier run is left and no other run holds this folder's lock."""
+    if not left and slurm_unknown is None:
+        return True, (
+            "Snakemake's lock of an earlier run is left in .snakemake/locks (a run killed or cut off); no other run is "
+            "live in this folder, no process of that run is left on this host and no SLURM job of this folder is queued "
+            "or running: `snakemake --unlock` is safe here, then the same command again."
+        )
+    return False, (
+        "Snakemake's lock of an earlier run is left in .snakemake/locks, and that run is not over: "
+        + still_running(left, slurm_unknown)
+        + " Only then `snakemake --unlock`, and the same command again."
+    )
+
+
+def still_running(left: list[Leftover], slurm_unknown: str | None = None) -> str:
+    """What a killed run left running, and what to do about it, in a sentence or two."""
+    shown = "; ".join(item.describe() for item in left[:10]) + (f"; and {len(left) - 10} more" if len(left) > 10 else "")
+    pids = " ".join(item.id for item in left if not item.slurm)
+    jobs = " ".join(item.id for item in left if item.slurm)
+    stop = " or ".join(part for part in (f"`kill {pids}`" if pids else "", f"`scancel {jobs}`" if jobs else "") if part)
+    said = f"still running: {shown}. Wait for them to end, or stop them ({stop})." if left else ""
+    unknown = (
+        f" Whether SLURM jobs of this folder still run is not known: {slurm_unknown}; check `squeue -u $USER`." if slurm_unknown else ""
+    )
+    return (said + unknown).strip()

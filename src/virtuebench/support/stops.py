@@ -7,7 +7,10 @@
 `_run` sets `stop.note` (a string, or a function giving one when the stop comes) to what was kept and how to go
 on; on Ctrl-C or `kill` (SIGTERM, what Snakemake and SLURM send) the job unwinds (`finally` blocks close progress
 files; no final output is written) and run_stoppable prints `interrupted (SIGTERM): <note>` to stderr and
-returns 130 (SIGINT) or 143 (SIGTERM), the shell's codes for a job ended by those signals.
+returns 130 (SIGINT) or 143 (SIGTERM), the shell's codes for a job ended by those signals. A full disk, a quota, an
+I/O error, too many open files or a permission problem that the job does not handle itself ends it the same way for
+every CLI: one line naming the file (support/faults.py: the file the error names, else the last one the job opened for
+writing), exit code 1, no traceback.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from virtuebench.support.faults import fault_line, watch_writes
 
 EXIT_CODES = {"SIGINT": 128 + signal.SIGINT, "SIGTERM": 128 + signal.SIGTERM}
 
@@ -54,9 +59,16 @@ def run_stoppable(body: Callable[[Stop], int]) -> int:
         signal.signal(signal.SIGTERM, _raise_terminated)
         # Explicitly: a job started in the background of a script inherits SIGINT ignored.
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    watch_writes()
     try:
         try:
             return body(stop)
+        except Exception as error:  # an environment fault: one line; anything else keeps its traceback
+            line = fault_line(error)
+            if line is None:
+                raise
+            print(f"error: {line}", file=sys.stderr, flush=True)
+            return 1
         except KeyboardInterrupt:
             name = "SIGINT"
         except Terminated:

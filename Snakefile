@@ -9,8 +9,6 @@ min_version("9.0")
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from virtuebench.benchmarks import benchmark  # noqa: E402
-from virtuebench.judge.cache import KIND as VERDICTS, import_sqlite  # noqa: E402
-from virtuebench.support.store import Store  # noqa: E402
 from virtuebench.config import ConfigError, check_config, start_warnings  # noqa: E402
 from virtuebench.plan import Plan  # noqa: E402
 from virtuebench.report.summary import summarize_excluded, summarize_invalid  # noqa: E402
@@ -79,13 +77,6 @@ rule all:
         rules.link_browser.output,
         PLAN.agreement_targets(),
     default_target: True
-
-
-def import_legacy_caches():
-    # The verdicts of an older version's SQLite caches, read into the store once: none is paid for again.
-    for legacy, root in PLAN.legacy_caches():
-        if read := import_sqlite(legacy, Store(root, VERDICTS)):
-            print(f"virtuebench: {read} verdicts of {legacy} read into the store {root}", file=sys.stderr)
 
 
 onstart:

@@ -12,6 +12,7 @@ from virtuebench.frames import read_provenance
 from virtuebench.instances import content_digest, read_instances
 from virtuebench.instances import videos as video_paths
 from virtuebench.inference import items_for_level
+from virtuebench.judge.cache import KIND as VERDICTS, import_sqlite
 from virtuebench.plan import REPORT_RULES, levels_present
 from virtuebench.metrics import METHOD as SCORES_METHOD
 from virtuebench.comparisons import METHOD as COMPARISONS_METHOD
@@ -22,6 +23,7 @@ from virtuebench.report.summary import summarize_outdated
 from virtuebench.support import runlock
 from virtuebench.support.fingerprint import Fingerprints
 from virtuebench.support.runlock import snakemake_mode
+from virtuebench.support.store import Store
 
 
 # Where this configuration's results, logs and caches go (config.results): every path is built from these.
@@ -433,3 +435,11 @@ def _few(lines, shown=5, sep="\n  ", listed=""):
     """The first `shown` of `lines`, and how many more (`listed`: where the rest is listed)."""
     lines = list(lines)
     return sep.join(lines[:shown]) + (f"{sep}... and {len(lines) - shown} more{listed}" if len(lines) > shown else "")
+
+
+def import_legacy_caches():
+    """The verdicts of an older version's SQLite caches, read into the store once (the Snakefile's onstart): none is
+    paid for again."""
+    for legacy, root in PLAN.legacy_caches():
+        if read := import_sqlite(legacy, Store(root, VERDICTS)):
+            print(f"virtuebench: {read} verdicts of {legacy} read into the store {root}", file=sys.stderr)

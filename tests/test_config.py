@@ -309,7 +309,7 @@ def test_the_project_folder_named_in_full_is_refused():
 
 
 def test_a_results_folder_above_anothers_is_refused_where_it_would_write_over_it():
-    from virtuebench.plan import results_collision
+    from virtuebench.config import results_collision
 
     known = {"mine.yaml": "runs/a/frames/b"}
     assert results_collision("runs/a", known) == (

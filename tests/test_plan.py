@@ -192,10 +192,10 @@ def test_the_tables_state_the_named_choices_of_their_models_and_only_theirs():
 
 def test_every_results_folder_the_plan_builds_is_listed_once():
     """Plan.res refuses a folder not in RESULTS_FOLDERS: the one list config.results is checked against."""
-    from virtuebench.plan import RESULTS_FOLDERS
+    from virtuebench.config import RESULTS_FOLDERS
 
     plan = plan_of(config_of("config.yaml"))
     assert plan.res("frames/syn01/64") == "results/frames/syn01/64" and plan.res("table1.tex") == "results/table1.tex"
     assert len(set(RESULTS_FOLDERS)) == len(RESULTS_FOLDERS)
-    with pytest.raises(ValueError, match=r"plan: 'cache/x' is in a results folder not listed in virtuebench.plan.RESULTS_FOLDERS"):
+    with pytest.raises(ValueError, match=r"plan: 'cache/x' is in a results folder not listed in virtuebench.config.RESULTS_FOLDERS"):
         plan.res("cache/x")

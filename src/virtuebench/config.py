@@ -11,7 +11,7 @@ import copy
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePath
@@ -408,9 +408,62 @@ class _Review:
         (self.missing_keys if self.defer_keys else self.problems).append(message)
 
 
-def _check_results(review: _Review, config_dir: Path, base_dir: str | Path) -> None:
-    from virtuebench.plan import known_results_folders, results_collision  # the plan knows what the workflow writes
+#: What the workflow writes directly under a results folder, by folder name: the one list. Plan.res builds no path in a
+#: folder not listed here, and a configuration's results folder may not lie in one of another's (results_collision).
+RESULTS_FOLDERS = (
+    "annotation",
+    "browser",
+    "curation",
+    "frames",
+    "judge_agreement",
+    "judgments",
+    "published",
+    "report",
+    "responses",
+    "sources",
+    "stats",
+    "supplement",
+    "videos",
+)
 
+
+def known_results_folders(config_dir: str | Path) -> dict[str, str]:
+    """The results folder of each configuration shipped beside the schema (config/*.yaml: the demo's, CVRR-ES's, the
+    paper's), by its file, and the schema's default."""
+    config_dir = Path(config_dir)
+    folders = {}
+    for path in sorted(config_dir.glob("*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("results"), str) and "benchmark" in data:
+            folders[f"{config_dir.name}/{path.name}"] = data["results"]
+    default = str(with_defaults({}, config_dir / "schema.yaml").get("results", "results"))
+    return folders if default in folders.values() else {**folders, "the schema's default": default}
+
+
+def results_collision(results: str, known: Mapping[str, str], base_dir: str | Path = ".") -> str | None:
+    """Why `results` may not be a results folder beside the configurations `known` (name -> results folder), or None:
+    it lies in a folder the workflow writes under one of theirs (results/frames, results/report ...), or one of theirs
+    lies in a folder the workflow would write under it. Two configurations' results folders may nest otherwise (the demo's
+    results/ holds CVRR-ES's results/cvrr and the paper's results/paper)."""
+    here = Path(os.path.abspath(base_dir))
+    mine = Path(os.path.normpath(here / results))
+    for name, other in known.items():
+        theirs = Path(os.path.normpath(here / other))
+        if mine != theirs and mine.is_relative_to(theirs):
+            first = mine.relative_to(theirs).parts[0]
+            if first in RESULTS_FOLDERS:
+                return f"it is inside {os.path.join(other, first)}, a folder the workflow writes for the results folder {other!r} ({name})"
+        if mine != theirs and theirs.is_relative_to(mine):
+            first = theirs.relative_to(mine).parts[0]
+            if first in RESULTS_FOLDERS:
+                return f"the workflow would write {os.path.join(results, first)}, which holds the results folder {other!r} ({name})"
+    return None
+
+
+def _check_results(review: _Review, config_dir: Path, base_dir: str | Path) -> None:
     given = review.config["results"]
     folder = os.path.normpath(given)
     if os.path.isabs(folder) and Path(folder).is_relative_to(os.path.abspath(base_dir)):

@@ -13,10 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from virtuebench.benchmarks import benchmark
-from virtuebench.config import Checked, logs_folder, run_settings, tracked_settings, with_defaults
+from virtuebench.config import RESULTS_FOLDERS, Checked, logs_folder, run_settings, tracked_settings
 from virtuebench.curation.supplement import AUTHORS_GRADER_JUDGE, Choices
 from virtuebench.curation.supplement import forms_of as supplement_forms
 from virtuebench.instances import Instance
@@ -40,61 +38,6 @@ REPORT_RULES = (
     "link_browser",
     "make_supplement_table",
 )
-
-
-#: What the workflow writes directly under a results folder, by folder name: the one list. Plan.res builds no path in a
-#: folder not listed here, and a configuration's results folder may not lie in one of another's (results_collision).
-RESULTS_FOLDERS = (
-    "annotation",
-    "browser",
-    "curation",
-    "frames",
-    "judge_agreement",
-    "judgments",
-    "published",
-    "report",
-    "responses",
-    "sources",
-    "stats",
-    "supplement",
-    "videos",
-)
-
-
-def known_results_folders(config_dir: str | Path) -> dict[str, str]:
-    """The results folder of each configuration shipped beside the schema (config/*.yaml: the demo's, CVRR-ES's, the
-    paper's), by its file, and the schema's default."""
-    config_dir = Path(config_dir)
-    folders = {}
-    for path in sorted(config_dir.glob("*.yaml")):
-        try:
-            data = yaml.safe_load(path.read_text())
-        except (OSError, yaml.YAMLError):
-            continue
-        if isinstance(data, dict) and isinstance(data.get("results"), str) and "benchmark" in data:
-            folders[f"{config_dir.name}/{path.name}"] = data["results"]
-    default = str(with_defaults({}, config_dir / "schema.yaml").get("results", "results"))
-    return folders if default in folders.values() else {**folders, "the schema's default": default}
-
-
-def results_collision(results: str, known: Mapping[str, str], base_dir: str | Path = ".") -> str | None:
-    """Why `results` may not be a results folder beside the configurations `known` (name -> results folder), or None:
-    it lies in a folder the workflow writes under one of theirs (results/frames, results/report ...), or one of theirs
-    lies in a folder the workflow would write under it. Two configurations' results folders may nest otherwise (the demo's
-    results/ holds CVRR-ES's results/cvrr and the paper's results/paper)."""
-    here = Path(os.path.abspath(base_dir))
-    mine = Path(os.path.normpath(here / results))
-    for name, other in known.items():
-        theirs = Path(os.path.normpath(here / other))
-        if mine != theirs and mine.is_relative_to(theirs):
-            first = mine.relative_to(theirs).parts[0]
-            if first in RESULTS_FOLDERS:
-                return f"it is inside {os.path.join(other, first)}, a folder the workflow writes for the results folder {other!r} ({name})"
-        if mine != theirs and theirs.is_relative_to(mine):
-            first = theirs.relative_to(mine).parts[0]
-            if first in RESULTS_FOLDERS:
-                return f"the workflow would write {os.path.join(results, first)}, which holds the results folder {other!r} ({name})"
-    return None
 
 
 def levels_present(table: Iterable[Instance]) -> set[int]:
@@ -166,7 +109,7 @@ class Plan:
         """A path under the results folder (wildcards kept); a folder in it is one of RESULTS_FOLDERS."""
         head, sep, _ = path.partition("/")
         if sep and head not in RESULTS_FOLDERS:
-            raise ValueError(f"plan: {path!r} is in a results folder not listed in virtuebench.plan.RESULTS_FOLDERS: add {head!r} there")
+            raise ValueError(f"plan: {path!r} is in a results folder not listed in virtuebench.config.RESULTS_FOLDERS: add {head!r} there")
         return f"{self.results}/{path}"
 
     def logpath(self, path: str) -> str:

@@ -148,7 +148,8 @@ TRUST = ["--trust-scheme", "kalai", "--confidence-target", "0.5", "--wrong-answe
 
 
 def _report_clis(tmp_path: Path, out: Path) -> dict[str, list[str]]:
-    judgments = tmp_path / "j.jsonl"
+    judgments = tmp_path / "judgments" / "rules" / "m" / "honest" / "64.jsonl"  # where the table writers check it
+    judgments.parent.mkdir(parents=True)
     write_jsonl_atomic(judgments, [_judgment(f"i{k}", k % 2 == 0) for k in range(4)])
     release = write_release(tmp_path / "release")
     scores = tmp_path / "scores.csv"

@@ -6,6 +6,7 @@ by every writer) are in tests/test_verify.py, on a finished run."""
 from __future__ import annotations
 
 import csv
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -94,8 +95,10 @@ def test_the_start_up_check_names_an_edited_file_and_remembers_a_pass(tmp_path):
     again = verify.Remembered()
     again.passed = dict(remembered.used)
     assert provenance.check_published([scores], [], again) == [] and again.used == remembered.used
-    text = scores.read_text()
-    scores.write_text(text.replace(",10.0,", ",11.0,"))
+    text, stat = scores.read_bytes(), scores.stat()
+    scores.write_bytes(text.replace(b",10.0,", b",11.0,"))
+    os.utime(scores, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # size and modification time kept: found all the same
+    assert (scores.stat().st_size, scores.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
     [(path, reason)] = provenance.check_published([scores], [], again)
     assert path == str(scores) and "1 row(s) (e.g. line 2, m:honest level 64 overall) do not match their row_digest" in reason
     assert provenance.check_published([scores], [str(scores)], verify.Remembered()) == []  # already stale: rebuilt anyway

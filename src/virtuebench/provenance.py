@@ -23,6 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from virtuebench.records import Judgment, RecordError, Response, iter_records, judged_hash_matches, line_digest, load_records
+from virtuebench.support.fingerprint import stat_stamp
 from virtuebench.support.tabular import write_csv
 
 #: The two columns stamped on every row (after the file's own columns).
@@ -218,20 +219,8 @@ def _columns(path: str | Path) -> list[str]:
         return []
 
 
-def _stat_stamp(paths: Sequence[Path]) -> str:
-    stamps = []
-    for path in paths:
-        try:
-            stat = os.stat(path)
-        except OSError:
-            stamps.append("-")
-        else:
-            stamps.append(f"{stat.st_size}:{stat.st_mtime_ns}")
-    return ",".join(stamps)
-
-
 #: The name a stamped file's passed check is remembered under (verify.Remembered).
-PUBLISHED_CHECK = "published-v1"
+PUBLISHED_CHECK = "published-v2"  # v2: stamped with change time and inode too
 
 
 def check_published(outputs: Sequence[str | Path], stale: Sequence[str], remembered) -> list[tuple[str, str]]:
@@ -252,7 +241,7 @@ def check_published(outputs: Sequence[str | Path], stale: Sequence[str], remembe
             files = sorted({name for named in _row_files(rows, kind_of(columns) or "scores") for name in named})
         except (OSError, csv.Error, UnicodeDecodeError, KeyError, AttributeError, TypeError):
             files = []  # unreadable: problems() names it
-        stamp_now = _stat_stamp([output, *(output.parent / name for name in files)])
+        stamp_now = stat_stamp(output, *(output.parent / name for name in files))
         if remembered.holds(key, stamp_now):
             remembered.keep(key, stamp_now)
             continue

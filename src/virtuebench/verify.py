@@ -48,6 +48,7 @@ from virtuebench.records import (
 )
 from virtuebench.support import runlock
 from virtuebench.support.faults import naming
+from virtuebench.support.fingerprint import stat_stamp
 
 
 class Plan(Protocol):
@@ -96,22 +97,6 @@ def layout(judgment_path: str | Path) -> tuple[Path, Path] | None:
         return None
     root = path.parents[4]
     return root, root / "responses" / parts[-3] / parts[-2] / path.name
-
-
-def stat_stamp(*paths: str | Path) -> str:
-    """Size, modification time, change time and inode of each path ("-" where it is missing): what a remembered check
-    was made on. The change time moves on every write and is set by no tool (`touch -r` and os.utime keep only the
-    modification time), and a file replaced by another has another inode: an edit that keeps size and modification
-    time is still seen."""
-    stamps = []
-    for path in paths:
-        try:
-            stat = os.stat(path)
-        except OSError:
-            stamps.append("-")
-        else:
-            stamps.append(f"{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}:{stat.st_ino}")
-    return ",".join(stamps)
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from virtuebench.levels import (
@@ -108,8 +109,9 @@ def describe_exit(exitcode: int | None) -> str:
 
 
 def _dead_worker_exitcode(processes: list) -> int | None:
-    """The exit code that tells best why the pool broke: a signal other than SIGTERM (the pool ends the remaining
-    workers with SIGTERM once one has died), else SIGTERM, else another exit code; None where no worker ended."""
+    """The exit code that tells best why the pool broke (`processes`: each with its `exitcode` as the break found it): a
+    signal other than SIGTERM (the pool ends the remaining workers with SIGTERM once one has died), else SIGTERM, else
+    another exit code; None where no worker ended."""
     codes = [process.exitcode for process in processes if process.exitcode not in (None, 0)]
     codes.sort(key=lambda code: (code >= 0, code == -signal.SIGTERM))
     return codes[0] if codes else None
@@ -496,11 +498,15 @@ def extract(
             # A failed chunk (a full disk, a broken stream), a dead worker or a stop: the other workers end now, not
             # after their chunks, and before their folder is removed.
             processes += [p for p in (getattr(pool, "_processes", None) or {}).values() if p not in processes]
+            ended = [SimpleNamespace(exitcode=process.exitcode) for process in processes]  # before the rest are stopped
             for process in processes:
-                process.terminate()
+                # SIGKILL, not SIGTERM: a worker forked a moment ago runs this job's own SIGTERM handler (run_stoppable's)
+                # until it reaches multiprocessing's code, and raising there carried the fork on as a copy of the job (a
+                # test run hung on such a copy, left waiting in pytest's loop).
+                process.kill()
             pool.shutdown(wait=True, cancel_futures=True)
             if isinstance(error, BrokenProcessPool):  # a worker killed (the OOM killer): the machine's, not the video's
-                raise WorkerDied(_dead_worker_exitcode(processes)) from error
+                raise WorkerDied(_dead_worker_exitcode(ended)) from error
             raise
         finally:
             gc.unfreeze()

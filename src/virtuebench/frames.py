@@ -43,7 +43,6 @@ import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from virtuebench.levels import (
@@ -498,15 +497,16 @@ def extract(
             # A failed chunk (a full disk, a broken stream), a dead worker or a stop: the other workers end now, not
             # after their chunks, and before their folder is removed.
             processes += [p for p in (getattr(pool, "_processes", None) or {}).values() if p not in processes]
-            ended = [SimpleNamespace(exitcode=process.exitcode) for process in processes]  # before the rest are stopped
+            broken = isinstance(error, BrokenProcessPool)  # a worker killed (the OOM killer): the machine's, not the video's
             for process in processes:
-                # SIGKILL, not SIGTERM: a worker forked a moment ago runs this job's own SIGTERM handler (run_stoppable's)
-                # until it reaches multiprocessing's code, and raising there carried the fork on as a copy of the job (a
-                # test run hung on such a copy, left waiting in pytest's loop).
-                process.kill()
+                # After a failed chunk, SIGKILL, not SIGTERM: a worker forked a moment ago runs this job's own SIGTERM
+                # handler (run_stoppable's) until it reaches multiprocessing's code, and raising there carried the fork
+                # on as a copy of the job (a test run hung on such a copy). After a broken pool, SIGTERM, as the pool
+                # itself does, so the dead worker's own signal tells how it ended.
+                process.terminate() if broken else process.kill()
             pool.shutdown(wait=True, cancel_futures=True)
-            if isinstance(error, BrokenProcessPool):  # a worker killed (the OOM killer): the machine's, not the video's
-                raise WorkerDied(_dead_worker_exitcode(ended)) from error
+            if broken:
+                raise WorkerDied(_dead_worker_exitcode(processes)) from error
             raise
         finally:
             gc.unfreeze()

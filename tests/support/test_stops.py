@@ -126,3 +126,21 @@ def test_a_worker_whose_parent_is_gone_ends_at_once_and_one_whose_parent_lives_g
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert (run.returncode, run.stdout) == (-signal.SIGKILL, "True\n"), run.stderr
+
+
+def test_sigterm_in_a_process_forked_from_a_stoppable_job_ends_it_by_the_signal():
+    """A child forked inside run_stoppable, signalled before it set handlers of its own, dies of SIGTERM; it does not
+    raise Terminated and run on as a copy of the job (the child here ends with 7 if it does)."""
+
+    def body(stop):
+        pid = os.fork()
+        if pid == 0:  # the child: signal itself, as a pool's terminate() does to a worker just forked
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                os._exit(0)  # pragma: no cover - not reached: the default action ends the process
+            except BaseException:
+                os._exit(7)
+        return os.waitpid(pid, 0)[1]
+
+    status = run_stoppable(body)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM, status

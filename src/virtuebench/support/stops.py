@@ -33,7 +33,19 @@ class Terminated(BaseException):
     failure recorded per item, say) takes it for the item's error."""
 
 
+#: the process whose run_stoppable installed the SIGTERM handler below
+_job_pid: int | None = None
+
+
 def _raise_terminated(signum, frame) -> None:
+    """SIGTERM in the job: Terminated. In a process forked from it that has not set its own handlers yet (a frame
+    worker stopped by its pool in the moment after fork()), the default instead: the process ends by SIGTERM. Raised
+    there, Terminated escaped multiprocessing's os._exit and the child ran on as a second copy of the job (a
+    `make test` worker hung on one)."""
+    if os.getpid() != _job_pid:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
     raise Terminated()
 
 
@@ -55,7 +67,9 @@ def run_stoppable(body: Callable[[Stop], int]) -> int:
     stop = Stop()
     installed = threading.current_thread() is threading.main_thread()
     if installed:
+        global _job_pid
         previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+        _job_pid = os.getpid()
         signal.signal(signal.SIGTERM, _raise_terminated)
         # Explicitly: a job started in the background of a script inherits SIGINT ignored.
         signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from virtuebench.instances import CVRR_DIMENSIONS as DIMENSIONS
 from virtuebench.cvrr.published import find_root
+from virtuebench.instances import CVRR_DIMENSIONS as DIMENSIONS
 from virtuebench.instances import Instance
 from virtuebench.records import RecordError
 from virtuebench.sources.base import Conversion, Excluded

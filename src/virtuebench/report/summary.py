@@ -49,14 +49,16 @@ def summarize_excluded(path: str | Path) -> str | None:
     units = [row.get("unit") or "item" for row in rows]
     # The reason without the file it names, so that rows left out for the same reason count together.
     reasons = Counter((unit, re.sub(r"^\S*[/\\]\S*: ", "", row.get("reason", ""))[:80]) for unit, row in zip(units, rows))
-    common = "; ".join(f"{_counted(count, unit)}: {reason}" for (unit, reason), count in reasons.most_common(3))
+    mixed = len(set(units)) > 1  # each reason's count names its unit only where units differ
+    common = "; ".join(f"{_counted(count, unit) if mixed else count}: {reason}" for (unit, reason), count in reasons.most_common(3))
     # A listing written before rows named their source still counts its lost questions, under "unknown source".
     lost = Counter(row.get("source") or "unknown source" for row in rows if row.get("reason_kind") == MISSING_VIDEO)
     missing = (
         "; questions lost to missing videos: " + ", ".join(f"{source} {count}" for source, count in sorted(lost.items())) if lost else ""
     )
     counted = _listing([_counted(count, unit) for unit, count in Counter(units).most_common()], 4)
-    return f"{counted} of the source were left out of the instances table ({common}){missing}: listed in {path}"
+    were = "was" if len(rows) == 1 else "were"
+    return f"{counted} of the source {were} left out of the instances table ({common}){missing}: listed in {path}"
 
 
 def _counted(count: int, unit: str) -> str:

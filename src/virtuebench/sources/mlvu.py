@@ -126,5 +126,7 @@ def convert(
         if stem in found:
             _convert_file(conversion, raw_dir, found[stem])
         else:
-            conversion.exclude(stem, f"{raw_dir / JSON_DIR / stem}.json: annotation file not found", kind="missing_annotation", unit="annotation file")
+            conversion.exclude(
+                stem, f"{raw_dir / JSON_DIR / stem}.json: annotation file not found", kind="missing_annotation", unit="annotation file"
+            )
     return conversion.result()

@@ -76,7 +76,7 @@ def _checked_instances_at(path, mtime):
         if left_out := summarize_excluded(res("instances_excluded.csv")):
             print(f"virtuebench WARNING: {left_out}", file=sys.stderr)
         print(f"virtuebench: {EmptyResult(empty, path)}", file=sys.stderr)
-        raise EmptyResult([f"{len(empty)} configured level(s) or model(s) without an item, named above"], path)
+        raise EmptyResult([f"{len(empty)} empty result(s), each named above with its config key"], path)
     return table
 
 

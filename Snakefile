@@ -10,7 +10,7 @@ min_version("9.0")
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from virtuebench.benchmarks import benchmark  # noqa: E402
 from virtuebench.config import ConfigError, check_config, start_warnings  # noqa: E402
-from virtuebench.plan import Plan  # noqa: E402
+from virtuebench.plan import EmptyResult, Plan  # noqa: E402
 from virtuebench.report.summary import summarize_excluded, summarize_invalid  # noqa: E402
 from virtuebench.support.faults import stop_on_environment_fault  # noqa: E402
 from virtuebench.support.runlock import STATE_ROOT, probe_writable, snakemake_mode  # noqa: E402
@@ -46,6 +46,15 @@ for warning in start_warnings(CHECKED, runs_jobs=snakemake_mode() == "run"):
 # The plan: every question the rules ask (targets, levels, resources, frame options, the judge per table), answered
 # once from the checked config (virtuebench.plan); rules/common.smk adapts Snakemake's wildcards to it.
 PLAN = Plan.build(config, CHECKED, CONFIG_DIR)
+# An empty result is an error: a source, level or model that yields no item stops the run here where the config tells
+# (the synthetic demo's items, a CVRR-ES folder without its annotations), else once the table is read (rules/common.smk).
+if workflow.is_main_process and snakemake_mode() != "no-jobs":
+    try:
+        PREVIEW = PLAN.preview()
+        if PREVIEW is not None and (EMPTY := PLAN.empty_results(PREVIEW)):
+            raise EmptyResult(EMPTY, f"source {config['source']['name']} (planned from its settings)")
+    except ValueError as error:
+        sys.exit(f"virtuebench: {error}")
 MODELS, JUDGE = CHECKED.models, CHECKED.judge
 # The benchmark whose tables the default target builds: its rules file, targets and settings (virtuebench.benchmarks).
 BENCHMARK = benchmark(config["benchmark"])

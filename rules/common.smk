@@ -13,13 +13,13 @@ from virtuebench.instances import content_digest, read_instances
 from virtuebench.instances import videos as video_paths
 from virtuebench.inference import items_for_level
 from virtuebench.judge.cache import KIND as VERDICTS, import_sqlite
-from virtuebench.plan import REPORT_RULES, levels_present
+from virtuebench.plan import REPORT_RULES, EmptyResult, levels_present
 from virtuebench.metrics import METHOD as SCORES_METHOD
 from virtuebench.comparisons import METHOD as COMPARISONS_METHOD
 from virtuebench.sources import REAL_SOURCES
 from virtuebench import verify
 from virtuebench.records import stable_hash
-from virtuebench.report.summary import summarize_outdated
+from virtuebench.report.summary import summarize_excluded, summarize_outdated
 from virtuebench.support import runlock
 from virtuebench.support.fingerprint import Fingerprints
 from virtuebench.support.runlock import snakemake_mode
@@ -61,9 +61,23 @@ def _instances_at(path, mtime):
 
 
 def instances():
-    """The instances table, once the checkpoint that makes it has run."""
+    """The instances table, once the checkpoint that makes it has run: the first input function that reads it (before
+    any job that reads it) stops the run where a configured level or model yields none of its items."""
     path = checkpoints.make_instances.get().output.instances
-    return _instances_at(path, os.path.getmtime(path))
+    return _checked_instances_at(path, os.path.getmtime(path))
+
+
+@lru_cache(maxsize=4)
+def _checked_instances_at(path, mtime):
+    table = _instances_at(path, mtime)
+    if empty := PLAN.empty_results(table):
+        # Snakemake shows an input function's error in a block of its own and runs no onerror after it: the error, and
+        # what the source left out, are said here in full first.
+        if left_out := summarize_excluded(res("instances_excluded.csv")):
+            print(f"virtuebench WARNING: {left_out}", file=sys.stderr)
+        print(f"virtuebench: {EmptyResult(empty, path)}", file=sys.stderr)
+        raise EmptyResult([f"{len(empty)} empty result(s), each named above with its config key"], path)
+    return table
 
 
 @lru_cache(maxsize=4)

@@ -199,3 +199,46 @@ def test_every_results_folder_the_plan_builds_is_listed_once():
     assert len(set(RESULTS_FOLDERS)) == len(RESULTS_FOLDERS)
     with pytest.raises(ValueError, match=r"plan: 'cache/x' is in a results folder not listed in virtuebench.config.RESULTS_FOLDERS"):
         plan.res("cache/x")
+
+
+def timed(video_id: str, duration_s: float, levels: list[int]) -> Instance:
+    return Instance(f"{video_id}-q", video_id, "synthetic", "c", "t", "?", "a", duration_s, f"{video_id}.mp4", dict.fromkeys(levels, "a"))
+
+
+def test_a_level_or_model_without_an_item_is_named_with_why():
+    """An empty result is an error (issue 48): each configured level no item is at says why (longer than every video,
+    at 1 frame per second, or not a level the source built), each configured model whose max_level leaves it no level
+    is named, and an empty table names the source."""
+    config = {**config_of("config.yaml"), "levels": [64, 100, 128, 2048], "models": ["refuse", "LLaVA-Video-7B"]}
+    plan = plan_of(config)
+    table = [timed("a", 300.5, [64, 128, 256]), timed("b", 1076.4, [64, 128, 256, 512, 1024])]
+    assert plan.empty_results(table) == [
+        "config.levels[1]: level 100: no item is at this level (the source's items are at levels 64, 128, 256, 512, 1024)",
+        "config.levels[3]: level 2048: longer than every video (longest 1,076 s; 2,048 frames at 1 per second need 2,048 s)",
+    ]
+    config["levels"] = [256, 512]  # LLaVA-Video-7B's max_level is 128: it would answer nothing
+    assert plan_of(config).empty_results(table) == [
+        "config.models[1]: model LLaVA-Video-7B: no item at its max_level 128 (model registry) or below; the levels that hold items: 256, 512"
+    ]
+    config["levels"] = [64, 128]
+    assert plan_of(config).empty_results(table) == []
+    assert plan.empty_results([]) == ["config.source: source 'synthetic' yields no item"]
+
+
+def test_a_level_beyond_every_clip_is_not_too_long_where_frames_sample_the_whole_clip():
+    """CVRR-ES samples its level over the whole clip: a level is never longer than a video there."""
+    plan = plan_of(config_of("cvrr.yaml"))
+    assert plan.empty_results([timed("a", 5.2, [8])]) == []
+    assert plan.empty_results([timed("a", 5.2, [16])]) == [
+        "config.levels[0]: level 8: no item is at this level (the source's items are at levels 16)"
+    ]
+
+
+def test_the_demo_is_planned_from_its_settings_and_the_real_sources_are_not():
+    """The synthetic demo's items are known before any job (its preview is what its adapter writes: tests/sources/
+    test_synthetic.py); a real source's and the curated benchmark's only from their tables."""
+    demo = plan_of(config_of("config.yaml"))
+    preview = demo.preview()
+    assert levels_present(preview) == {64, 128, 256, 512, 1024} and demo.empty_results(preview) == []
+    assert max(inst.duration_s for inst in preview) // 1 == 1076
+    assert plan_of(config_of("paper.yaml")).preview() is None

@@ -12,7 +12,7 @@ from virtuebench.frames import Manifest
 from virtuebench.instances import SCHEMA
 from virtuebench.metrics import Score
 from virtuebench.records import Judgment, Response
-from virtuebench.sources.base import EXCLUDED_COLUMNS, EXCLUSION_KINDS
+from virtuebench.sources.base import EXCLUDED_COLUMNS, EXCLUSION_KINDS, EXCLUSION_UNITS
 
 DOC = (REPO / "docs" / "records.md").read_text()
 
@@ -32,7 +32,7 @@ def section(title_start: str) -> str:
         ("Judgments", [field.name for field in dataclasses.fields(Judgment)]),
         ("Scores", [field.name for field in dataclasses.fields(Score)]),
         ("Comparisons", [field.name for field in dataclasses.fields(Comparison)]),
-        ("Excluded items", [*EXCLUDED_COLUMNS, *EXCLUSION_KINDS]),
+        ("Excluded items", [*EXCLUDED_COLUMNS, *EXCLUSION_KINDS, *EXCLUSION_UNITS]),
     ],
 )
 def test_every_field_is_documented(title, names):

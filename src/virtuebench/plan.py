@@ -6,9 +6,10 @@ Snakemake's wildcards and checkpoints to it, so the policy is plain Python that 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ from virtuebench.curation.supplement import AUTHORS_GRADER_JUDGE, Choices
 from virtuebench.curation.supplement import forms_of as supplement_forms
 from virtuebench.instances import Instance
 from virtuebench.judge.letter_grade import grader_settings
-from virtuebench.sources import sampling_of
+from virtuebench.levels import is_available
+from virtuebench.sources import preview_of, sampling_of
 
 #: CPUs a GPU job asks per GPU where its registry entry gives no `cpus_per_gpu` (config/models.schema.yaml):
 #: frame decoding and the data loader's workers beside the GPU (docs/cluster.md).
@@ -43,6 +45,16 @@ REPORT_RULES = (
 def levels_present(table: Iterable[Instance]) -> set[int]:
     """The levels some instance of `table` has an answer at."""
     return {level for inst in table for level in inst.answers}
+
+
+class EmptyResult(ValueError):
+    """The configured source, a configured level or a configured model yields no item: an empty result is an error,
+    and the run stops (the Snakefile, before any job; rules/common.smk, once the instances table is read)."""
+
+    def __init__(self, problems: Sequence[str], items: str):
+        """`items`: where the items checked come from (the instances table, or the source's plan of it)."""
+        self.problems = list(problems)
+        super().__init__(f"an empty result is an error; in the items of {items}:\n  " + "\n  ".join(self.problems))
 
 
 @dataclass(frozen=True)
@@ -164,6 +176,41 @@ class Plan:
         """The levels a model runs at: configured, within its max_level, and held by some instance (`present`)."""
         max_level = self.checked.models[model].get("max_level")
         return [level for level in self.config["levels"] if level in present and (max_level is None or level <= max_level)]
+
+    def empty_results(self, table: Sequence[Instance]) -> list[str]:
+        """Why the source, a configured level or a configured model yields no item of `table` (the instances table, or
+        the source's preview of it), a line each naming the config key; [] where each yields some."""
+        if not table:
+            return [f"config.source: source {self.config['source']['name']!r} yields no item"]
+        present = levels_present(table)
+        problems = [
+            f"config.levels[{index}]: level {level}: {self._why_no_item(level, table, present)}"
+            for index, level in enumerate(self.config["levels"])
+            if level not in present
+        ]
+        held = [level for level in self.config["levels"] if level in present]
+        for index, model in enumerate(self.config["models"]):
+            if held and not self.model_levels(model, present):
+                max_level = self.checked.models[model].get("max_level")
+                problems.append(
+                    f"config.models[{index}]: model {model}: no item at its max_level {max_level} (model registry) or below; "
+                    f"the levels that hold items: {', '.join(map(str, held))}"
+                )
+        return problems
+
+    def _why_no_item(self, level: int, table: Sequence[Instance], present: set[int]) -> str:
+        longest = max(inst.duration_s for inst in table)
+        if sampling_of(self.config["source"]["name"]) == "1fps" and not is_available(level, longest):
+            return f"longer than every video (longest {math.floor(longest):,} s; {level:,} frames at 1 per second need {level:,} s)"
+        return f"no item is at this level (the source's items are at levels {', '.join(map(str, sorted(present)))})"
+
+    def preview(self) -> list[Instance] | None:
+        """The instances the source's table will hold, where its settings tell them before any job (the synthetic
+        demo's); None where only the table will tell. Raises ValueError, naming the setting, for a source whose
+        settings give no table (CVRR-ES: a folder without its annotation files)."""
+        if self.curated:
+            return None
+        return preview_of(self.config["source"]["name"], self.config["source"]["settings"])
 
     def judgments(self, judge: str | None, present: set[int]) -> list[str]:
         """Every judgments file of a judge (the report's by default): each model, prompt and level it runs at."""

@@ -166,6 +166,39 @@ def test_adapter_reads_the_release_and_reports_what_it_leaves_out(cvrr_release, 
     assert len(excluded) == 2
 
 
+def test_the_dimensions_without_annotations_are_listed_as_dimensions(cvrr_release, tmp_path):
+    """The release of two dimensions, read for all eleven: nine rows stand for a dimension each, the others for an item."""
+    _, excluded = load(CvrrSettings.from_dict({"root": str(cvrr_release)}), tmp_path / "videos")
+    assert sorted(row["unit"] for row in excluded) == ["dimension"] * 9 + ["item"] * 2
+    assert {row["item"] for row in excluded if row["unit"] == "dimension"} == set(DIMENSIONS) - {
+        "partial_actions",
+        "continuity_and_object_instance_count",
+    }
+
+
+def test_a_folder_without_annotation_files_is_named_not_read_as_empty(tmp_path):
+    """A root holding only the published judge results (the authors' Judge-results), or nothing of CVRR-ES, stops with
+    the setting to change; before any job (preview, the Snakefile) and in the adapter alike."""
+    from virtuebench.cvrr.source import preview
+
+    published = write_release(tmp_path / "published")
+    for settings in ({"root": str(published)}, {"root": str(published / "Judge-results")}):
+        for call, argument in ((preview, settings), (lambda given: load(CvrrSettings.from_dict(given), tmp_path / "videos"), settings)):
+            with pytest.raises(ValueError) as raised:
+                call(argument)
+            message = str(raised.value)
+            assert message.startswith(
+                f"CVRR-ES: no annotation file in {settings['root']} (this folder holds only published judge results, "
+            )
+            assert "give it as cvrr.published_dir" in message and "Set source.settings.root to the unzipped release" in message
+    (tmp_path / "empty" / "partial_actions").mkdir(parents=True)
+    with pytest.raises(ValueError, match=r"no annotation file in .*empty \(none of the 11 dimension folders holds its annotations_"):
+        preview({"root": str(tmp_path / "empty")})
+    with pytest.raises(ValueError, match="root .* is not a folder"):
+        preview({"root": str(tmp_path / "absent")})
+    assert not (tmp_path / "videos").exists()
+
+
 def test_adapter_settings_are_checked():
     with pytest.raises(ValueError, match="'root'"):
         CvrrSettings.from_dict({})

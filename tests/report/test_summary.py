@@ -52,7 +52,42 @@ def test_excluded_items_are_counted_by_reason_without_the_file_named(tmp_path):
     write_csv(tmp_path / "nothing.csv", [], ["instance_id", "reason"])
     assert summarize_excluded(tmp_path / "nothing.csv") is None and summarize_excluded(tmp_path / "none.csv") is None
     write_csv(tmp_path / "noreason.csv", [{"instance_id": "q"}])
-    assert summarize_excluded(tmp_path / "noreason.csv").startswith("1 items of the source were left out of the instances table (1: ):")
+    assert summarize_excluded(tmp_path / "noreason.csv").startswith("1 item of the source was left out of the instances table (1: ):")
+
+
+def test_excluded_rows_are_counted_by_their_unit(tmp_path):
+    """CVRR-ES's listing without 9 of its dimensions' annotation files, one missing video and one bad row (the workflow
+    test's release, tests/workflow/test_workflow_runs.py): 9 dimensions and 2 items, not 11 items. A listing written
+    before the `unit` column counts its rows as items, as it did."""
+    path = tmp_path / "excluded.csv"
+    rows = [
+        {
+            "item": d,
+            "source": "cvrr-es",
+            "reason_kind": "missing_annotation",
+            "reason": f"{d}/annotations_{d}.json: annotation file not found",
+            "unit": "dimension",
+        }
+        for d in ("d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9")
+    ]
+    rows += [
+        {
+            "item": "a.json#3",
+            "source": "cvrr-es",
+            "reason_kind": "missing_video",
+            "reason": "p/404.mp4: video file not found",
+            "unit": "item",
+        },
+        {"item": "a.json#4", "source": "cvrr-es", "reason_kind": "bad_row", "reason": "bad row: needs VideoID", "unit": "item"},
+    ]
+    write_csv(path, rows)
+    assert summarize_excluded(path) == (
+        "9 dimensions and 2 items of the source were left out of the instances table (9 dimensions: annotation file not "
+        "found; 1 item: video file not found; 1 item: bad row: needs VideoID); questions lost to missing videos: cvrr-es 1: "
+        f"listed in {path}"
+    )
+    write_csv(path, [{key: value for key, value in row.items() if key != "unit"} for row in rows])
+    assert summarize_excluded(path).startswith("11 items of the source were left out of the instances table (9: annotation file not found;")
 
 
 def test_questions_lost_to_missing_videos_are_counted_per_source(tmp_path):

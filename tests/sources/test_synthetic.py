@@ -97,3 +97,24 @@ def test_questions_name_unambiguous_objects():
 def test_unknown_setting_is_named():
     with pytest.raises(ValueError, match="n_vidoes"):
         SyntheticSettings.from_dict({"n_vidoes": 3})
+
+
+def test_the_preview_is_what_the_adapter_writes_without_a_video(tmp_path):
+    """The Snakefile checks the demo's items before any job from this preview (an empty result is an error): it must be
+    the instances the adapter writes, their video paths aside, and it writes nothing."""
+    from dataclasses import replace
+
+    from virtuebench.sources.synthetic import adapter, preview
+
+    settings = {"seed": 3, "n_videos": 2, "max_duration_s": 140, "width": 64, "height": 36}
+    planned = preview(settings)
+    assert not list(tmp_path.iterdir())
+    written, excluded = adapter(settings, str(tmp_path / "videos"), threads=1)
+    assert (
+        excluded == []
+        and planned
+        and [replace(inst, video_path="") for inst in planned] == [replace(inst, video_path="") for inst in written]
+    )
+    assert [inst.video_path for inst in planned] == [f"{inst.video_id}.mp4" for inst in written]
+    with pytest.raises(ValueError, match="unknown setting"):
+        preview({"n_videos": 2, "colour": "red"})

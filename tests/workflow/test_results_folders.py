@@ -54,8 +54,9 @@ def test_cvrr_beside_a_finished_demo_names_the_missing_videos_then_writes_only_u
     assert result.returncode != 0
     text = result.stdout + result.stderr
     assert "unknown setting" not in text, "the demo's source settings were merged into config/cvrr.yaml's"
-    log = (demo / "logs" / "cvrr" / "make_instances.log").read_text()
-    assert "root data/CVRR-ES is not a folder" in log and "github.com/mbzuai-oryx/CVRR-Evaluation-Suite" in log
+    # Named before any job (the source's settings are checked with the config): no job, no log.
+    assert "virtuebench: cvrr source: root data/CVRR-ES is not a folder" in result.stderr
+    assert "github.com/mbzuai-oryx/CVRR-Evaluation-Suite" in result.stderr and not (demo / "logs" / "cvrr").exists()
     assert digests(demo / "results") == before, "the failed CVRR-ES run changed the demo's results"
     assert scheduled(run(demo, "-n")) == {}
     # Then the same, with its release in place: one test, as the two steps follow each other (in two, a random order

@@ -213,8 +213,11 @@ def test_bad_config_stops_the_run_naming_the_key(tmp_path, change, message):
 
 def test_a_dry_run_warns_of_what_a_real_run_would_stop_on_or_ignore(tmp_path, monkeypatch):
     monkeypatch.delenv("VB_TEST_KEY", raising=False)
+    # Level 32 is not the paper's, but the source builds its items there (an empty level would stop the run).
+    source = {**TINY["source"], "settings": {**TINY["source"]["settings"], "levels": [32, 64, 128, 256]}}
     config = {
         **TINY,
+        "source": source,
         "levels": [32, 64],
         "judge": "gpt",
         "judges": {"gpt": {"kind": "llm", "model": "m", "api_key_env": "VB_TEST_KEY"}},

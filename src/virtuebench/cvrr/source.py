@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from virtuebench.cvrr.published import find_root
 from virtuebench.instances import CVRR_DIMENSIONS as DIMENSIONS
 from virtuebench.instances import Instance
+from virtuebench.records import RecordError
 from virtuebench.sources.base import Conversion, Excluded
 from virtuebench.support.settings import settings_from_dict
 
@@ -67,7 +69,9 @@ def _video_file(folder: Path, video_id: str) -> Path:
     return path
 
 
-def load(settings: CvrrSettings, videos_dir: str | Path) -> tuple[list[Instance], Excluded]:
+def check_release(settings: CvrrSettings) -> None:
+    """Raise ValueError, naming source.settings.root, where the folder can give no instance: it is not there, or no
+    configured dimension has its annotation file in it (a folder holding only the published judge results, say)."""
     root = Path(settings.root)
     if not root.is_dir():
         raise ValueError(
@@ -75,6 +79,36 @@ def load(settings: CvrrSettings, videos_dir: str | Path) -> tuple[list[Instance]
             "Dataset' in https://github.com/mbzuai-oryx/CVRR-Evaluation-Suite) and unzip it there, or set "
             "source.settings.root to where it is (README, 'CVRR-ES')"
         )
+    for dimension in settings.dimensions:
+        try:
+            _annotation_file(root / dimension, dimension)
+            return
+        except ValueError:
+            continue
+    try:
+        published = find_root(root)
+    except RecordError:
+        what = f"none of the {len(settings.dimensions)} dimension folders holds its annotations_<dimension>.json"
+    else:
+        what = (
+            f"this folder holds only published judge results, {published}/<setting>/<Model>/<dimension>.json; "
+            "to show them beside new runs, give it as cvrr.published_dir"
+        )
+    raise ValueError(
+        f"CVRR-ES: no annotation file in {root} ({what}). Set source.settings.root to the unzipped release, whose "
+        "dimension folders hold annotations_<dimension>.json and the videos (docs/cvrr.md)"
+    )
+
+
+def preview(settings: dict[str, Any]) -> None:
+    """Checked before any job (virtuebench.sources.Adapter.preview): a release folder without an annotation file
+    stops the run there. Which items the table holds is told by the table alone (the videos are probed)."""
+    check_release(CvrrSettings.from_dict(settings))
+
+
+def load(settings: CvrrSettings, videos_dir: str | Path) -> tuple[list[Instance], Excluded]:
+    root = Path(settings.root)
+    check_release(settings)
     conversion = _Conversion(SOURCE, videos_dir, [settings.level], TASK_CATEGORIES)
     for dimension in settings.dimensions:
         folder = root / dimension
@@ -82,10 +116,11 @@ def load(settings: CvrrSettings, videos_dir: str | Path) -> tuple[list[Instance]
             annotation = _annotation_file(folder, dimension)
             entries = json.loads(annotation.read_text())
         except (ValueError, OSError) as error:
-            conversion.exclude(dimension, str(error), kind="missing_annotation" if "not found" in str(error) else "bad_row")
+            kind = "missing_annotation" if "not found" in str(error) else "bad_row"
+            conversion.exclude(dimension, str(error), kind=kind, unit="dimension")
             continue
         if not isinstance(entries, list):
-            conversion.exclude(str(annotation), "expected a list of {VideoID, Q, A}", kind="bad_row")
+            conversion.exclude(str(annotation), "expected a list of {VideoID, Q, A}", kind="bad_row", unit="dimension")
             continue
         for index, entry in enumerate(entries):
             item = f"{annotation}#{index}"

@@ -39,20 +39,31 @@ def summarize_invalid(path: str | Path, examples: int = 3) -> str | None:
 
 
 def summarize_excluded(path: str | Path) -> str | None:
-    """A warning counting the source's items left out of the instances table (the file lists each with its reason)."""
+    """A warning counting what the source left out of the instances table (the file lists each with its reason), each
+    row by its unit: an item, or a group of items (a CVRR-ES dimension whose annotation file is missing, say)."""
     path = Path(path)
     rows = _listed(path)
     if not rows:
         return None
-    # The reason without the file it names, so that items left out for the same reason count together.
-    reasons = Counter(re.sub(r"^\S*[/\\]\S*: ", "", row.get("reason", ""))[:80] for row in rows)
-    common = "; ".join(f"{count}: {reason}" for reason, count in reasons.most_common(3))
+    # A listing written before rows named their unit counts every row as an item, as it did then.
+    units = [row.get("unit") or "item" for row in rows]
+    # The reason without the file it names, so that rows left out for the same reason count together.
+    reasons = Counter((unit, re.sub(r"^\S*[/\\]\S*: ", "", row.get("reason", ""))[:80]) for unit, row in zip(units, rows))
+    mixed = len(set(units)) > 1  # each reason's count names its unit only where units differ
+    common = "; ".join(f"{_counted(count, unit) if mixed else count}: {reason}" for (unit, reason), count in reasons.most_common(3))
     # A listing written before rows named their source still counts its lost questions, under "unknown source".
     lost = Counter(row.get("source") or "unknown source" for row in rows if row.get("reason_kind") == MISSING_VIDEO)
     missing = (
         "; questions lost to missing videos: " + ", ".join(f"{source} {count}" for source, count in sorted(lost.items())) if lost else ""
     )
-    return f"{len(rows)} items of the source were left out of the instances table ({common}){missing}: listed in {path}"
+    counted = _listing([_counted(count, unit) for unit, count in Counter(units).most_common()], 4)
+    were = "was" if len(rows) == 1 else "were"
+    return f"{counted} of the source {were} left out of the instances table ({common}){missing}: listed in {path}"
+
+
+def _counted(count: int, unit: str) -> str:
+    """'1 item', '9 dimensions', '2 annotation files'."""
+    return f"{count} {unit}{'' if count == 1 else 's'}"
 
 
 def _listing(items: Sequence[str], shown: int) -> str:

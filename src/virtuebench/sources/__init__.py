@@ -31,6 +31,20 @@ class Adapter:
     def __call__(self, settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list[Instance], Excluded]:
         return importlib.import_module(self.module).adapter(settings, videos_dir, threads)
 
+    def preview(self, settings: dict[str, Any]) -> list[Instance] | None:
+        """What the module's `preview(settings)` tells before any job: the instances its table will hold (the synthetic
+        demo's, planned without writing a video), or None where only the table will tell; it raises ValueError, naming
+        the setting, where the settings can give no table (CVRR-ES: a folder without its annotation files)."""
+        preview = getattr(importlib.import_module(self.module), "preview", None)
+        return preview(settings) if preview else None
+
+
+def preview_of(source: str, settings: dict[str, Any]) -> list[Instance] | None:
+    """The instances the source's table will hold, as far as its settings tell before any job (Adapter.preview); None
+    where they do not (the real sources: their tables are read from the releases)."""
+    adapter = ADAPTERS.get(source)
+    return adapter.preview(settings) if isinstance(adapter, Adapter) else None
+
 
 def sampling_of(source: str) -> str:
     return getattr(ADAPTERS.get(source), "sampling", "1fps")

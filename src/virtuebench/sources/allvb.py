@@ -199,7 +199,7 @@ def convert(
         try:
             blocks = _parse(path)
         except (OSError, UnicodeDecodeError) as error:
-            conversion.exclude(path.stem, f"{path}: unreadable question file ({error})", kind="bad_row")
+            conversion.exclude(path.stem, f"{path}: unreadable question file ({error})", kind="bad_row", unit="annotation file")
             continue
         _check_layout(path, blocks)
         video = _video_file(path)

@@ -51,8 +51,17 @@ EXCLUSION_KINDS = {
     "out_of_scope": "left out by design (generation tasks without a short answer, moment questions)",
 }
 MISSING_VIDEO = "missing_video"
+#: What one row of the listing stands for (its `unit` column): one question, or every question of a group the source
+#: could not read or leaves out whole. A listing written before the column counts every row as an item.
+EXCLUSION_UNITS = {
+    "item": "one question",
+    "dimension": "a CVRR-ES dimension (its annotation file is missing or unreadable)",
+    "annotation file": "an annotation file of the release, missing or unreadable (every question in it)",
+    "task": "the questions of one task in one annotation file (MLVU's generation tasks)",
+    "question list": "one video's list of questions of one kind (MovieChat-1K)",
+}
 #: The columns of an excluded listing (results/instances_excluded.csv and each source's excluded.csv).
-EXCLUDED_COLUMNS = ("item", "source", "reason_kind", "reason")
+EXCLUDED_COLUMNS = ("item", "source", "reason_kind", "reason", "unit")
 
 
 @dataclass(frozen=True)
@@ -200,13 +209,15 @@ class Conversion:
             return UNCATEGORIZED if self.keep_unknown_task_types else None
         return self.task_categories[known]
 
-    def exclude(self, item: str, reason: str, *, kind: str) -> None:
-        """Report `item` as left out: `reason` for people, `kind` (one of EXCLUSION_KINDS) for counting."""
+    def exclude(self, item: str, reason: str, *, kind: str, unit: str = "item") -> None:
+        """Report `item` as left out: `reason` for people, `kind` (one of EXCLUSION_KINDS) for counting, `unit` (one of
+        EXCLUSION_UNITS) for what the row stands for: one question, or a group of them."""
         if kind not in EXCLUSION_KINDS:
             raise ValueError(f"{self.source}: exclusion kind {kind!r} is not one of {', '.join(EXCLUSION_KINDS)}")
-        self.excluded.append(
-            {"item": f"{self.source}:{item}" if self.qualify else item, "source": self.source, "reason_kind": kind, "reason": reason}
-        )
+        if unit not in EXCLUSION_UNITS:
+            raise ValueError(f"{self.source}: exclusion unit {unit!r} is not one of {', '.join(EXCLUSION_UNITS)}")
+        item = f"{self.source}:{item}" if self.qualify else item
+        self.excluded.append({"item": item, "source": self.source, "reason_kind": kind, "reason": reason, "unit": unit})
 
     def too_short(self, video_file: str | Path, duration: float) -> str:
         """The report's reason for a video too short for every level."""
@@ -218,10 +229,10 @@ class Conversion:
         try:
             value = json.loads(path.read_text())
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            self.exclude(item, f"{path}: unreadable {kind} ({error})", kind="bad_row")
+            self.exclude(item, f"{path}: unreadable {kind} ({error})", kind="bad_row", unit="annotation file")
             return None
         if not isinstance(value, expected):
-            self.exclude(item, f"{path}: expected {shape}", kind="bad_row")
+            self.exclude(item, f"{path}: expected {shape}", kind="bad_row", unit="annotation file")
             return None
         return value
 

@@ -109,6 +109,7 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path) -> None:
             "no options and no single short reference answer (a free-form description of "
             "several sentences)",
             kind="out_of_scope",
+            unit="task",
         )
 
 
@@ -125,5 +126,7 @@ def convert(
         if stem in found:
             _convert_file(conversion, raw_dir, found[stem])
         else:
-            conversion.exclude(stem, f"{raw_dir / JSON_DIR / stem}.json: annotation file not found", kind="missing_annotation")
+            conversion.exclude(
+                stem, f"{raw_dir / JSON_DIR / stem}.json: annotation file not found", kind="missing_annotation", unit="annotation file"
+            )
     return conversion.result()

@@ -85,7 +85,9 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path, include_bre
         if task_type not in TASK_CATEGORIES and not is_questions:
             continue  # metadata, not a list of questions
         if not isinstance(entries, list):
-            conversion.exclude(f"{stem}/{task_type}", f"bad row in {path}: '{task_type}' is not a list", kind="bad_row")
+            conversion.exclude(
+                f"{stem}/{task_type}", f"bad row in {path}: '{task_type}' is not a list", kind="bad_row", unit="question list"
+            )
             continue
         if task_type == "breakpoint" and not include_breakpoint:
             if entries:
@@ -95,6 +97,7 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path, include_bre
                     "about one moment ('time') that its text does not name; only whole-video "
                     "(global) questions are kept",
                     kind="out_of_scope",
+                    unit="question list",
                 )
             continue
         for index, entry in enumerate(entries):
@@ -138,5 +141,7 @@ def convert(
     answered = {path.stem for path in gt_files}
     for path in sorted((raw_dir / ANNOTATIONS_DIR).glob("*.json")):
         if path.stem not in answered:
-            conversion.exclude(path.stem, f"{path} has no ground truth {raw_dir / GT_DIR / path.name}", kind="missing_annotation")
+            conversion.exclude(
+                path.stem, f"{path} has no ground truth {raw_dir / GT_DIR / path.name}", kind="missing_annotation", unit="annotation file"
+            )
     return conversion.result()

@@ -475,6 +475,17 @@ def generate(videos_dir: str | Path, settings: SyntheticSettings, threads: int =
     return [inst for video, job in zip(plans, jobs) for inst in instances_of(video, job[1], settings.levels)]
 
 
+def preview(settings: dict[str, Any]) -> list[Instance]:
+    """The instances `adapter` writes, planned without writing a video (their video_path is the file's name alone):
+    what the Snakefile checks before any job (virtuebench.sources.Adapter.preview)."""
+    given = SyntheticSettings.from_dict(settings)
+    try:
+        plans = plan(given)
+    except RuntimeError as error:  # settings whose videos have no room for their questions
+        raise ValueError(f"synthetic source: {error}") from None
+    return [inst for video in plans for inst in instances_of(video, f"{video.video_id}.mp4", given.levels)]
+
+
 def adapter(settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list[Instance], list[dict[str, str]]]:
     """The source adapter (virtuebench.sources.ADAPTERS): the demo's videos and instances; nothing is left out."""
     return generate(videos_dir, SyntheticSettings.from_dict(settings), threads=threads), []

@@ -35,16 +35,17 @@ from virtuebench.config import ConfigError
 from virtuebench.curation.stats import PAPER_COUNTS
 from virtuebench.frames import MANIFEST, fit_pixels
 from virtuebench.inference import IncompleteFrames, InferenceJob, fingerprint, items_for_level, sample_numbers
-from virtuebench.instances import Instance, read_instances
+from virtuebench.instances import Instance, InstancesError, read_instances
 from virtuebench.levels import clip_frame_count, clip_timestamps, level_timestamps
 from virtuebench.models.spec import ModelSpec
 from virtuebench.models.timing import clock_text
 from virtuebench.models.tokens import image_rule, text_tokens
 from virtuebench.plan import Plan, levels_present
 from virtuebench.prompts import Prompt, get_prompt
+from virtuebench.records import RecordError
 from virtuebench.sources import sampling_of
 from virtuebench.support.stops import run_stoppable
-from virtuebench.verify import REPORT_FILES, check_configuration
+from virtuebench.verify import REPORT_FILES, Remembered, check_configuration, remembered_path
 
 #: The frame size assumed where no frame is extracted yet: 16:9, the usual video aspect (then fitted to the caps).
 ASSUMED_SOURCE_SIZE = (1920, 1080)
@@ -305,7 +306,9 @@ def estimate(plan: Plan) -> Estimate:
         present = levels_present(instances)
         out.counts_basis = f"the instances table {table}"
         report_outputs = [plan.res(name) for name in REPORT_FILES]
-        stale = set(check_configuration(plan, report_outputs, instances=instances).stale)
+        # the checks the start-up sweep remembers, read and never written: only what changed since is read again
+        remembered = Remembered(remembered_path(plan.results))
+        stale = set(check_configuration(plan, report_outputs, remembered, instances=instances).stale)
     elif plan.config["benchmark"] == "virtuebench" and plan.curated:
         counts = paper_level_counts(plan.config["levels"])
         present = set(counts)
@@ -465,10 +468,13 @@ def render(est: Estimate, plan: Plan, short: bool = False) -> list[str]:
     lines = [f"Items: {est.counts_basis}"]
     due = [row for row in est.rows if row.items]
     totals = [total for total in est.totals().values() if total.items]
-    if not short:
+    if not short and due:
         lines += ["", "Due per model and level (the configured prompts together):", *_table(due, est.bound, True)]
         lines += ["", "Per model:"]
-    lines += _table(totals, est.bound, False) if totals else ["Nothing to ask: every run is answered."]
+    if totals:
+        lines += _table(totals, est.bound, False)
+    elif est.rows:
+        lines.append("Nothing to ask: every run is answered.")
     all_rows = Row("all", 0)
     for total in totals:
         for name in ("input_cost", "output_cost_max", "gpu_hours"):
@@ -526,9 +532,12 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         print(f"virtuebench.estimate: {error}", file=sys.stderr)
         return 2
-    print(f"virtuebench plan: {' + '.join(configfiles)}, results in {plan.results}")
-    for line in render(estimate(plan), plan):
-        print(line)
+    try:
+        lines = render(estimate(plan), plan)
+    except (InstancesError, RecordError) as error:  # a broken instances table or record file: one line naming it
+        print(f"virtuebench.estimate: {error}", file=sys.stderr)
+        return 2
+    print("\n".join([f"virtuebench plan: {' + '.join(configfiles)}, results in {plan.results}", *lines]))
     return 0
 
 

@@ -1,0 +1,114 @@
+"""`make plan` (virtuebench.estimate) on the paper's configuration, where no instances table exists: the paper's published
+counts, each API model's input tokens counted by hand from its family's published rule, GPU-hours from the registry's
+runtime_min or from measured records, and the CLI's table. The demo's finished run: tests/workflow/test_workflow.py."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from helpers.data import REPO
+
+from virtuebench.check import load_plan
+from virtuebench.estimate import estimate, main, render
+from virtuebench.prompts import get_prompt
+
+PROMPTS = ("honest", "plain")  # config/paper.yaml's
+
+
+@pytest.fixture
+def paper(tmp_path, monkeypatch):
+    """config/paper.yaml's plan with its results folder in tmp_path (empty: no instances table)."""
+    monkeypatch.chdir(REPO)  # the registry path in the config is relative to the checkout
+    return load_plan([REPO / "config" / "paper.yaml"], results=str(tmp_path / "paper"))
+
+
+def row(est, model, level):
+    (found,) = [r for r in est.rows if (r.model, r.level) == (model, level)]
+    return found
+
+
+def hand_text_tokens(level: int) -> int:
+    """Text tokens of one request at `level` with no question known: each prompt's template with an empty question
+    and, per frame, the registry's label "<{seconds:.1f} seconds>" for a video of exactly `level` seconds (the frames at
+    k + 0.5 s), at 4 characters a token (OpenAI's and Google's rule of thumb), summed over the two prompts."""
+    labels = "".join(f"<{k + 0.5:.1f} seconds>" for k in range(level))
+    return sum(math.ceil(len(get_prompt(p).template.format(question="")) / 4) + math.ceil(len(labels) / 4) for p in PROMPTS)
+
+
+def test_gpt4o_tokens_at_64_frames_match_a_count_by_hand(paper):
+    est = estimate(paper)
+    gpt4o = row(est, "GPT-4o", 64)
+    # Items: the paper gives no count at 64 frames, only its 1,328 instances (section 3.3): at most 1,328, per prompt.
+    assert est.bound and gpt4o.items == gpt4o.requests == 2 * 1328
+    # The frame: none is extracted, so a 16:9 frame of 1920 x 1080 shrunk to config.frames.max_pixels 200,704 (the
+    # area, aspect kept): scale sqrt(200704 / 2073600) = 0.31111 -> 597.3 x 336.0 -> 597 x 336 (GPT-4o's max_pixels is
+    # the same 200,704: no second shrink).
+    width, height = 597, 336
+    assert width * height <= 200_704 < (width + 1) * (height + 1)
+    # OpenAI's rule for GPT-4o, detail high (the API's `auto` counted as high): within 2048 x 2048 already; the
+    # shortest side 336 is under 768, so no scaling; 512 px tiles: ceil(597 / 512) = 2 by ceil(336 / 512) = 1.
+    per_frame = 85 + 170 * 2 * 1
+    assert per_frame == 425
+    assert gpt4o.image_tokens == 2 * 1328 * 64 * per_frame == 72_243_200
+    assert gpt4o.text_tokens == 1328 * hand_text_tokens(64)
+    # Its price: the registry's 2.50 USD per 1M input tokens; output at most 1,024 tokens (max_tokens) at 10 USD per 1M.
+    assert gpt4o.input_cost == pytest.approx((72_243_200 + gpt4o.text_tokens) * 2.50 / 1e6)
+    assert gpt4o.output_cost_max == pytest.approx(2 * 1328 * 1024 * 10.00 / 1e6)
+
+
+def test_other_families_rules_and_the_published_level_counts(paper):
+    est = estimate(paper)
+    # GPT-5: the same frame, OpenAI's GPT-5 constants 70 + 140 per tile, two tiles; 915 items at 512 frames is the
+    # paper's count (section 3.3) but GPT-5's max_level is 256: no row at 512.
+    assert row(est, "GPT-5", 256).image_tokens == 2 * 1328 * 256 * (70 + 140 * 2)
+    assert not [r for r in est.rows if r.model == "GPT-5" and r.level > 256]
+    # Gemini 2.5 Flash: 597 x 336 is over 384 on one side: one 768 x 768 tile, 258 tokens; 915 items at 512 frames.
+    gemini = row(est, "Gemini-2.5-Flash", 512)
+    assert gemini.items == 2 * 915 and gemini.image_tokens == 2 * 915 * 512 * 258
+    assert gemini.input_cost is None  # the registry gives it no price
+    assert row(est, "Gemini-2.5-Flash", 1024).items == 2 * 587
+
+
+def test_gpu_hours_from_runtime_min_then_from_measured_records(paper):
+    # No record: the registry's runtime_min per job (Qwen2.5VL-72B: 720 min, 4 GPUs), one job per prompt.
+    est = estimate(paper)
+    assert row(est, "Qwen2.5VL-72B", 64).gpu_hours == pytest.approx(2 * 720 / 60 * 4)
+    assert "runtime_min" in row(est, "Qwen2.5VL-72B", 64).gpu_basis
+    # Records of an earlier run at that level: their mean latency_s per item (3 s and 5 s: 4 s), failed ones left out.
+    folder = Path(paper.res("responses/Qwen2.5VL-72B/honest"))
+    folder.mkdir(parents=True)
+    records = [{"latency_s": 3.0, "error": None}, {"latency_s": 5.0, "error": None}, {"latency_s": 99.0, "error": "HTTP 500"}]
+    (folder / "64.jsonl.partial").write_text("".join(json.dumps(r) + "\n" for r in records))
+    measured = row(estimate(paper), "Qwen2.5VL-72B", 64)
+    assert measured.gpu_hours == pytest.approx(2 * 1328 * 4.0 * 4 / 3600)
+    assert measured.gpu_basis.startswith("measured (2 records")
+
+
+def test_the_cli_prints_requests_tokens_and_gpu_hours_per_model(paper, capsys):
+    assert main(["--configfile", str(REPO / "config" / "paper.yaml"), "--results", paper.results]) == 0
+    out = capsys.readouterr().out
+    per_model = out[out.index("\nPer model:") :]
+    assert "model " in per_model and "requests" in per_model and "input tokens" in per_model and "GPU-hours" in per_model
+    gpt4o = next(line for line in per_model.splitlines() if line.startswith("GPT-4o "))
+    assert "≤7,968" in gpt4o  # 1,328 items x 2 prompts x 3 levels (max_level 256), at most
+    qwen = next(line for line in per_model.splitlines() if line.startswith("Qwen2.5VL-7B "))
+    assert "≤80.0 (runtime_min" in qwen  # 5 levels x 2 prompts x 480 min x 1 GPU
+    assert "VirtueBench's published counts" in out and "Frames to extract: 64: ≤901 videos" in out
+    assert "estimated: no frame extracted yet" in out
+
+
+def test_the_short_form_is_one_line_per_model(paper):
+    lines = render(estimate(paper), paper, short=True)
+    models = [line.split()[0] for line in lines[2:] if line.split() and line.split()[0] in paper.config["models"]]
+    assert models == list(paper.config["models"])
+
+
+def test_a_broken_instances_table_is_one_line(paper, capsys):
+    Path(paper.res("instances.parquet")).parent.mkdir(parents=True, exist_ok=True)
+    Path(paper.res("instances.parquet")).write_text("not parquet")
+    assert main(["--configfile", str(REPO / "config" / "paper.yaml"), "--results", paper.results]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("virtuebench.estimate: ") and "instances.parquet" in err and len(err.strip().splitlines()) == 1

@@ -9,10 +9,13 @@ import math
 from pathlib import Path
 
 import pytest
+import yaml
 from helpers.data import REPO
 
 from virtuebench.check import load_plan
 from virtuebench.estimate import estimate, main, render
+from virtuebench.instances import Instance, write_instances
+from virtuebench.levels import level_timestamps
 from virtuebench.prompts import get_prompt
 
 PROMPTS = ("honest", "plain")  # config/paper.yaml's
@@ -112,3 +115,67 @@ def test_a_broken_instances_table_is_one_line(paper, capsys):
     assert main(["--configfile", str(REPO / "config" / "paper.yaml"), "--results", paper.results]) == 2
     err = capsys.readouterr().err
     assert err.startswith("virtuebench.estimate: ") and "instances.parquet" in err and len(err.strip().splitlines()) == 1
+
+
+def instance(instance_id: str, video_id: str, duration_s: float, levels: list[int], question: str) -> Instance:
+    return Instance(
+        instance_id, video_id, "synthetic", "perception", "t", question, "a", duration_s, f"{video_id}.mp4", {lv: "a" for lv in levels}
+    )
+
+
+def test_with_an_instances_table_before_any_frame(tmp_path, monkeypatch):
+    """Two videos (100 s, 200 s), three questions; GPT-4o, the honest prompt and DSCP (two steps: a context request per
+    video), levels 64 and 128; no frame extracted yet, so every item is due and the frame size is the assumed one."""
+    monkeypatch.chdir(REPO)
+    table = [
+        instance("q1", "v1", 100.0, [64], "What colour is the square?"),
+        instance("q2", "v2", 200.0, [64, 128], "How many circles appear?"),
+        instance("q3", "v2", 200.0, [64, 128], "What is written on the sign at the end?"),
+    ]
+    write_instances(table, tmp_path / "results" / "instances.parquet")
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "source": {"name": "synthetic", "settings": {"seed": 0, "n_videos": 2}},
+                "levels": [64, 128],
+                "models": ["GPT-4o"],
+                "prompts": ["honest", "dscp"],
+                "judge": "rules",
+                "results": str(tmp_path / "results"),
+            }
+        )
+    )
+    plan = load_plan([config])
+    est = estimate(plan)
+    at_64, at_128 = row(est, "GPT-4o", 64), row(est, "GPT-4o", 128)
+    assert (at_64.items, at_128.items) == (2 * 3, 2 * 2)  # each item under both prompts
+    assert (at_64.requests, at_128.requests) == (2 * 3 + 2, 2 * 2 + 1)  # DSCP's context step: once per video
+    # tokens by hand: every frame 597 x 336 (16:9 within 200,704 pixels), 85 + 170 x 2 tiles; the text at 4 characters
+    # a token: the rendered prompt (DSCP's question step with an empty context) and the frames' labels "<t seconds>" at
+    # the level's 1 FPS times of each video's length
+    per_frame = 85 + 170 * 2
+    by_id = {inst.instance_id: inst for inst in table}
+
+    def labels(level: int, video_id: str) -> int:
+        duration = next(inst.duration_s for inst in table if inst.video_id == video_id)
+        return math.ceil(len("".join(f"<{t:.1f} seconds>" for t in level_timestamps(level, duration))) / 4)
+
+    def text(level: int, ids: list[str]) -> int:
+        total = 0
+        for prompt in ("honest", "dscp"):
+            for instance_id in ids:
+                inst = by_id[instance_id]
+                rendered = get_prompt(prompt).render(inst.question, context="" if prompt == "dscp" else None)
+                total += math.ceil(len(rendered) / 4) + labels(level, inst.video_id)
+        # DSCP's context step, once per video: its own text and the video's frame labels
+        step = math.ceil(len(get_prompt("dscp").context_template) / 4)
+        return total + sum(step + labels(level, video) for video in {by_id[i].video_id for i in ids})
+
+    # the question requests of both prompts, and DSCP's context requests, each with all the level's frames
+    assert at_64.image_tokens == (2 * 3 + 2) * 64 * per_frame and at_64.text_tokens == text(64, ["q1", "q2", "q3"])
+    assert at_128.image_tokens == (2 * 2 + 1) * 128 * per_frame and at_128.text_tokens == text(128, ["q2", "q3"])
+    # frames: v1 and v2 at 64, v2 at 128; none extracted, so the bytes per frame are the sample photograph's
+    assert [(f.level, f.videos_due, f.frames_due) for f in est.frames] == [(64, 2, 128), (128, 1, 128)]
+    assert est.frame_bytes_basis.startswith("estimated") and est.frames[0].bytes_due == 128 * est.frame_bytes
+    assert render(est, plan)[0] == f"Items: the instances table {plan.res('instances.parquet')}"

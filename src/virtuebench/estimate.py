@@ -102,7 +102,11 @@ class Estimate:
                 value = getattr(row, name)
                 if value is not None:
                     setattr(total, name, (getattr(total, name) or 0) + value)
-            total.gpu_basis = total.gpu_basis if total.gpu_basis and total.gpu_basis != row.gpu_basis else row.gpu_basis
+            if row.gpu_basis and total.gpu_basis and row.gpu_basis != total.gpu_basis:  # levels measured, or on both bases
+                both = {basis.split()[0] for basis in (row.gpu_basis, total.gpu_basis)} != {"measured"}
+                total.gpu_basis = "measured where records exist, else runtime_min" if both else "measured"
+            elif row.gpu_basis:
+                total.gpu_basis = total.gpu_basis or row.gpu_basis
         return out
 
 
@@ -322,7 +326,7 @@ def estimate(plan: Plan) -> Estimate:
         )
     else:
         out.counts_basis = f"no instances table yet ({table}): the items are known once the workflow has made it"
-        out.notes.append("no items counted: run the workflow's first step (`snakemake <results>/instances.parquet`) and ask again")
+        out.notes.append(f"no items counted: make the instances table first (`snakemake {table}`), then ask again")
         return out
     for model in plan.config["models"]:
         spec = plan.checked.specs[model]
@@ -345,34 +349,39 @@ def estimate(plan: Plan) -> Estimate:
 
 
 def _add_requests(plan: Plan, row: Row, spec: ModelSpec, prompt: Prompt, level: int, pending, job, entry: dict[str, Any]) -> None:
-    """Count `pending` (item, sample) units of one prompt into `row`: items, requests (a two-step prompt's context step
-    once per video and sample), and an API model's tokens and price."""
+    """Count `pending` (item, sample) units of one prompt into `row`: items, requests, and an API model's tokens and
+    price. A two-step prompt's context step is a request of its own, once per video and sample (once per item where
+    the videos are not known), with the video's frames and the step's text; its answer's length, which the second
+    step carries, is not known before it is made and not counted."""
     if not pending:
         return
+    known = pending[0][0] is not None
+    contexts = (len({(inst.video_id, sample) for inst, sample in pending}) if known else len(pending)) if prompt.context_template else 0
     row.due_jobs += 1
     row.items += len(pending)
-    row.requests += len(pending)
-    if prompt.context_template:  # the context step: once per video and sample (at most once per item where videos are unknown)
-        known = pending[0][0] is not None
-        row.requests += len({(inst.video_id, sample) for inst, sample in pending}) if known else len(pending)
+    row.requests += len(pending) + contexts
     if spec.backend != "openai":
         return
+    frame_pixels = plan.checked.frame_pixels
+    per_video: dict[str | None, tuple[int, int] | None] = {}  # (image, label) tokens of a request with the video's frames
     images = texts = 0
-    per_video: dict[str | None, tuple[int, int] | None] = {}
     for inst, _ in pending:
         video_id = inst.video_id if inst else None
         if video_id not in per_video:
-            size, _ = (
-                _frame_size(job, video_id, plan.checked.frame_pixels) if video_id else _frame_size(None, "", plan.checked.frame_pixels)
-            )
+            size, _ = _frame_size(job, video_id or "", frame_pixels)
             times = _timestamps(plan, level, inst.duration_s if inst else None, job, video_id)
             per_video[video_id] = request_tokens(spec, *size, times, "")
         counted = per_video[video_id]
-        if counted is None:
-            row.image_tokens = row.text_tokens = None
+        if counted is None:  # no image rule for this model: no token count, rather than a wrong one
             return
         question = prompt.render(inst.question if inst else "", context="" if prompt.context_template else None)
         images, texts = images + counted[0], texts + counted[1] + text_tokens(question)
+    if prompt.context_template:  # each context request: its video's frames and labels, and the step's text
+        step = text_tokens(prompt.context_template)
+        videos = [video_id for video_id, _ in {(inst.video_id, sample) for inst, sample in pending}] if known else [None] * contexts
+        for video_id in videos:
+            video_images, video_labels = per_video[video_id]  # type: ignore[misc]  # counted above: not None
+            images, texts = images + video_images, texts + video_labels + step
     row.image_tokens = (row.image_tokens or 0) + images
     row.text_tokens = (row.text_tokens or 0) + texts
     price = entry.get("price")
@@ -380,7 +389,7 @@ def _add_requests(plan: Plan, row: Row, spec: ModelSpec, prompt: Prompt, level: 
         row.input_cost = (row.input_cost or 0.0) + (images + texts) * price["input_per_million"] / 1e6
         limit = spec.settings.get("max_tokens") or spec.settings.get("max_completion_tokens")
         if limit:
-            row.output_cost_max = (row.output_cost_max or 0.0) + len(pending) * limit * price["output_per_million"] / 1e6
+            row.output_cost_max = (row.output_cost_max or 0.0) + (len(pending) + contexts) * limit * price["output_per_million"] / 1e6
 
 
 def _add_gpu_hours(plan: Plan, row: Row, spec: ModelSpec, entry: dict[str, Any]) -> None:

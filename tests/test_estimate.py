@@ -14,6 +14,7 @@ from helpers.data import REPO
 
 from virtuebench.check import load_plan
 from virtuebench.estimate import estimate, main, render
+from virtuebench.frames import extract
 from virtuebench.instances import Instance, write_instances
 from virtuebench.levels import level_timestamps
 from virtuebench.prompts import get_prompt
@@ -87,7 +88,7 @@ def test_gpu_hours_from_runtime_min_then_from_measured_records(paper):
     (folder / "64.jsonl.partial").write_text("".join(json.dumps(r) + "\n" for r in records))
     measured = row(estimate(paper), "Qwen2.5VL-72B", 64)
     assert measured.gpu_hours == pytest.approx(2 * 1328 * 4.0 * 4 / 3600)
-    assert measured.gpu_basis.startswith("measured (2 records")
+    assert measured.gpu_basis.startswith("measured: 2 records, 4.0 s an item")
 
 
 def test_the_cli_prints_requests_tokens_and_gpu_hours_per_model(paper, capsys):
@@ -179,3 +180,24 @@ def test_with_an_instances_table_before_any_frame(tmp_path, monkeypatch):
     assert [(f.level, f.videos_due, f.frames_due) for f in est.frames] == [(64, 2, 128), (128, 1, 128)]
     assert est.frame_bytes_basis.startswith("estimated") and est.frames[0].bytes_due == 128 * est.frame_bytes
     assert render(est, plan)[0] == f"Items: the instances table {plan.res('instances.parquet')}"
+
+
+def test_extracted_frames_give_their_own_size_and_bytes(tmp_path, monkeypatch, video_factory):
+    """A video's level extracted: its frames' size (128 x 72) is counted, not the assumed 16:9 frame, and the bytes per
+    frame are the extracted frames' own."""
+    monkeypatch.chdir(REPO)
+    video = video_factory(70.0)  # 128 x 72
+    results = tmp_path / "results"
+    extract(video, results / "frames" / "v1" / "64", levels=[64], level_folder=True)
+    write_instances([instance("q1", "v1", 70.0, [64], "What colour is the square?")], results / "instances.parquet")
+    config = tmp_path / "config.yaml"
+    settings = {"source": {"name": "synthetic", "settings": {"seed": 0}}, "levels": [64], "models": ["GPT-4o"]}
+    config.write_text(yaml.safe_dump({**settings, "prompts": ["honest"], "judge": "rules", "results": str(results)}))
+    est = estimate(load_plan([config]))
+    # 128 x 72 is within every cap and under 768 on its short side: one 512 px tile, 85 + 170 a frame
+    assert row(est, "GPT-4o", 64).image_tokens == 64 * (85 + 170)
+    (level,) = est.frames
+    assert (level.videos_due, level.videos_done) == (0, 1)
+    jpegs = sorted((results / "frames" / "v1" / "64").glob("*.jpg"))
+    assert level.bytes_done == sum(path.stat().st_size for path in jpegs)
+    assert est.frame_bytes == level.bytes_done / len(jpegs) and est.frame_bytes_basis.startswith("measured")

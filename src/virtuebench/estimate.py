@@ -163,14 +163,14 @@ def _due_units(plan: Plan, instances: list[Instance], spec: ModelSpec, prompt: P
 # Tokens, GPU-hours, frames
 
 
-def _frame_size(job: InferenceJob | None, video_id: str, frame_pixels: int | None) -> tuple[tuple[int, int], bool]:
-    """((width, height) of the stored frame, measured): the manifest's where extracted, else the assumed 16:9 frame
+def _frame_size(job: InferenceJob | None, video_id: str, frame_pixels: int | None) -> tuple[int, int]:
+    """(width, height) of the video's stored frames: its manifest's where extracted, else the assumed 16:9 frame
     fitted to the stored frames' cap."""
     manifest = job.manifests.get(video_id) if job is not None else None
     if manifest is not None and manifest.frame_size:
         width, height = manifest.frame_size
-        return (int(width), int(height)), True
-    return fit_pixels(*ASSUMED_SOURCE_SIZE, frame_pixels), False
+        return int(width), int(height)
+    return fit_pixels(*ASSUMED_SOURCE_SIZE, frame_pixels)
 
 
 def _timestamps(plan: Plan, level: int, duration_s: float | None, job: InferenceJob | None, video_id: str | None) -> list[float]:
@@ -368,7 +368,7 @@ def _add_requests(plan: Plan, row: Row, spec: ModelSpec, prompt: Prompt, level: 
     for inst, _ in pending:
         video_id = inst.video_id if inst else None
         if video_id not in per_video:
-            size, _ = _frame_size(job, video_id or "", frame_pixels)
+            size = _frame_size(job, video_id or "", frame_pixels)
             times = _timestamps(plan, level, inst.duration_s if inst else None, job, video_id)
             per_video[video_id] = request_tokens(spec, *size, times, "")
         counted = per_video[video_id]
@@ -400,7 +400,7 @@ def _add_gpu_hours(plan: Plan, row: Row, spec: ModelSpec, entry: dict[str, Any])
     if measured is not None:
         mean, count = measured
         row.gpu_hours = row.items * mean * gpus / 3600
-        row.gpu_basis = f"measured ({count} records, {mean:.1f} s an item)"
+        row.gpu_basis = f"measured: {count} records, {mean:.1f} s an item, loading not included"
     else:
         row.gpu_hours = row.due_jobs * plan.runtime(spec.name) * gpus / 60
         row.gpu_basis = f"runtime_min: {plan.runtime(spec.name)} min a job, its time limit"

@@ -67,6 +67,7 @@ class Row:
     gpu_hours: float | None = None  # GPU models only
     gpu_basis: str = ""
     due_jobs: int = 0
+    unchecked: int = 0  # of `items`, those due because their frames are not there to ask the answer store with
 
 
 @dataclass
@@ -98,6 +99,7 @@ class Estimate:
             total.items += row.items
             total.requests += row.requests
             total.due_jobs += row.due_jobs
+            total.unchecked += row.unchecked
             for name in ("image_tokens", "text_tokens", "input_cost", "output_cost_max", "gpu_hours"):
                 value = getattr(row, name)
                 if value is not None:
@@ -144,17 +146,30 @@ def _responses_current(path: Path, stale: set[str], key: str) -> bool:
         return False
 
 
-def _due_units(plan: Plan, instances: list[Instance], spec: ModelSpec, prompt: Prompt, level: int, stale: set[str]):
-    """(the due (item, sample) units, the job where its frames are there, else None)."""
+def frames_extracted(plan: Plan, instances: list[Instance], level: int) -> bool:
+    """Whether every video with an item at `level` has its frames of the level (a manifest in its level folder, or
+    in its own folder, the older layout): where one is missing, its frames job runs and every inference job of the
+    level after it (Snakemake's inputs by date), whatever the responses files hold."""
+    frames = Path(plan.res("frames"))
+    videos = {inst.video_id for inst in items_for_level(instances, level)}
+    return all((frames / video / str(level) / MANIFEST).is_file() or (frames / video / MANIFEST).is_file() for video in videos)
+
+
+def _due_units(plan: Plan, instances: list[Instance], spec: ModelSpec, prompt: Prompt, level: int, stale: set[str], extracted: bool):
+    """(the due (item, sample) units, the job where the level's frames are there, else None). `extracted`:
+    frames_extracted of the level. Without the frames the answer store cannot be asked (its keys hold their digest):
+    every unit is due, an upper bound."""
     items = items_for_level(instances, level)
     units = [(inst, sample) for inst in items for sample in sample_numbers(spec)]
+    if not extracted:
+        return units, None
     path = Path(plan.res(f"responses/{spec.name}/{prompt.id}/{level}.jsonl"))
     if _responses_current(path, stale, fingerprint(spec.name, spec.answers, prompt.hash, level)):
         return [], None
     with tempfile.TemporaryDirectory() as scratch:  # the job's progress file is not touched: nothing is written
         try:
             job = InferenceJob(instances, plan.res("frames"), spec, prompt, level, Path(scratch) / "estimate.jsonl", plan.store)
-        except IncompleteFrames:
+        except IncompleteFrames:  # a manifest there but incomplete: its frames job runs again
             return units, None
     return job.pending, job
 
@@ -328,6 +343,7 @@ def estimate(plan: Plan) -> Estimate:
         out.counts_basis = f"no instances table yet ({table}): the items are known once the workflow has made it"
         out.notes.append(f"no items counted: make the instances table first (`snakemake {table}`), then ask again")
         return out
+    extracted = {level: frames_extracted(plan, instances, level) for level in present} if instances is not None else {}
     for model in plan.config["models"]:
         spec = plan.checked.specs[model]
         entry = plan.model_entry(model)
@@ -340,7 +356,8 @@ def estimate(plan: Plan) -> Estimate:
                     n = counts[level][0] * len(sample_numbers(spec))
                     _add_requests(plan, row, spec, prompt, level, [(None, None)] * n, None, entry)
                     continue
-                pending, job = _due_units(plan, instances, spec, prompt, level, stale)
+                pending, job = _due_units(plan, instances, spec, prompt, level, stale, extracted[level])
+                row.unchecked += len(pending) if job is None else 0
                 _add_requests(plan, row, spec, prompt, level, pending, job, entry)
             _add_gpu_hours(plan, row, spec, entry)
             out.rows.append(row)
@@ -511,6 +528,12 @@ def render(est: Estimate, plan: Plan, short: bool = False) -> list[str]:
     done = sum(entry.bytes_done for entry in est.frames)
     if done and not short:
         lines.append(f"Frames on disk now: {_size(done)} in {sum(entry.videos_done for entry in est.frames)} level folders")
+    unchecked = sum(row.unchecked for row in est.rows)
+    if unchecked:
+        lines.append(
+            f"Of the items, {unchecked:,} are counted due because their frames are not extracted yet: the answer store "
+            "is asked for them once they are (an upper bound)"
+        )
     judge = _judge_line(plan, due, est.bound)
     if judge:
         lines.append(judge)

@@ -217,6 +217,16 @@ def test_the_plan_of_a_finished_run_asks_nothing_until_an_answer_is_gone(run, tm
     due = [(row.model, row.level, row.items, row.requests) for row in estimate(plan).rows if row.items]
     at_64 = len([inst for inst in read_instances(tmp_path / "results/instances.parquet") if 64 in inst.answers])
     assert due == [("oracle", 64, at_64, at_64)]
+    # a level's frames folder removed: Snakemake re-extracts it and reruns that level's inference jobs (inputs by date);
+    # the store cannot be asked before the frames are there, so every item of the level is due, and said to be a bound
+    video = next(inst.video_id for inst in read_instances(tmp_path / "results/instances.parquet") if 128 in inst.answers)
+    shutil.rmtree(tmp_path / f"results/frames/{video}/128")
+    estimated = estimate(plan)
+    at_128 = len([inst for inst in read_instances(tmp_path / "results/instances.parquet") if 128 in inst.answers])
+    per_level = {row.model: row.items for row in estimated.rows if row.level == 128}
+    assert per_level == {model: at_128 * len(TINY["prompts"]) for model in TINY["models"]}
+    assert sum(row.unchecked for row in estimated.rows) == at_128 * len(TINY["prompts"]) * len(TINY["models"])
+    assert [(f.level, f.videos_due) for f in estimated.frames if f.videos_due] == [(128, 1)]
 
 
 def test_lint_is_clean(tmp_path):

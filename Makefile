@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # Rules call `python -m virtuebench...`: the virtual environment's python must come first.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: demo test test-isolated install lint format clean slurm-profile slurm-local envs env-check vllm-env coverage mutation verify faults report
+.PHONY: demo test test-isolated install lint format clean slurm-profile slurm-local envs env-check vllm-env coverage mutation verify faults report plan
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -97,6 +97,13 @@ mutation: $(DEV_STAMP)
 # workflow removes these and rebuilds them.
 verify: $(STAMP)
 	python -m virtuebench.verify
+
+# What a run will still ask and cost, before it starts (docs/workflow.md): per model and level the items and requests due,
+# API input tokens and price, GPU-hours, and the frames to extract. CONFIG: the configuration files (default: the demo's),
+# e.g. `make plan CONFIG=config/paper.yaml`. A real run prints the per-model lines before its first job.
+CONFIG ?=
+plan: $(STAMP)
+	python -m virtuebench.estimate $(if $(CONFIG),--configfile $(CONFIG))
 
 lint: $(STAMP)
 	snakemake --lint

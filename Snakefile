@@ -93,6 +93,10 @@ onstart:
     if CHECKED.missing_keys:
         sys.exit("virtuebench: invalid configuration:\n  " + "\n  ".join(CHECKED.missing_keys))
     stop_on_environment_fault(import_legacy_caches)
+    # What the run will ask and cost (`make plan` for the whole table): a real run only, once, before the first job.
+    from virtuebench.estimate import summary as estimate_summary
+
+    print("\n".join(estimate_summary(PLAN)), file=sys.stderr)
 
 
 onsuccess:

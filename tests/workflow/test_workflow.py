@@ -8,12 +8,15 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 from helpers.workflow import TINY, snakemake
 from PIL import Image
 
+from virtuebench.check import load_plan
+from virtuebench.estimate import estimate, render
 from virtuebench.instances import read_instances
 from virtuebench.metrics import compute_scores
 from virtuebench.records import Judgment, load_records
@@ -30,6 +33,7 @@ def run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("workflow")
     result = snakemake(workdir)
     assert result.returncode == 0, result.stderr[-4000:]
+    (workdir / "run.stderr").write_text(result.stderr)  # what the run said (test_a_real_run_says_what_it_will_ask)
     return workdir
 
 
@@ -184,6 +188,45 @@ def test_second_run_has_nothing_to_do(run):
     result = snakemake(run, "-n")
     assert result.returncode == 0
     assert "Nothing to be done" in result.stdout + result.stderr
+    assert "what it will ask" not in result.stdout + result.stderr  # the cost summary is a real run's, never a dry run's
+
+
+def test_a_real_run_says_what_it_will_ask_once(run):
+    said = (run / "run.stderr").read_text()
+    assert said.count("virtuebench: before the run, what it will ask") == 1
+    # the demo's first run: its instances table is made by the run (a checkpoint), so no item is counted before it
+    assert "Items: no instances table yet (results/instances.parquet)" in said
+
+
+def test_the_plan_of_a_finished_run_asks_nothing_until_an_answer_is_gone(run, tmp_path, monkeypatch):
+    # a copy: the finished run, its answer store and its configuration
+    for name in ("results", ".virtuebench", "config.yaml"):
+        (shutil.copytree if (run / name).is_dir() else shutil.copy2)(run / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    plan = load_plan(["config.yaml"])
+    finished = estimate(plan)
+    assert finished.rows and all(row.items == row.requests == 0 for row in finished.rows)
+    assert not [entry for entry in finished.frames if entry.frames_due] and sum(e.bytes_done for e in finished.frames) > 0
+    assert finished.frame_bytes_basis.startswith("measured")
+    assert "Nothing to ask: every run is answered." in render(finished, plan)
+    # a responses file removed: the answer store still holds its answers, so nothing is asked (as the job would find)
+    (tmp_path / "results/responses/oracle/honest/64.jsonl").unlink()
+    assert all(row.items == 0 for row in estimate(plan).rows)
+    # and with the store's answers gone too, its items are due, and only those
+    shutil.rmtree(tmp_path / ".virtuebench/store/answers")
+    due = [(row.model, row.level, row.items, row.requests) for row in estimate(plan).rows if row.items]
+    at_64 = len([inst for inst in read_instances(tmp_path / "results/instances.parquet") if 64 in inst.answers])
+    assert due == [("oracle", 64, at_64, at_64)]
+    # a level's frames folder removed: Snakemake re-extracts it and reruns that level's inference jobs (inputs by date);
+    # the store cannot be asked before the frames are there, so every item of the level is due, and said to be a bound
+    video = next(inst.video_id for inst in read_instances(tmp_path / "results/instances.parquet") if 128 in inst.answers)
+    shutil.rmtree(tmp_path / f"results/frames/{video}/128")
+    estimated = estimate(plan)
+    at_128 = len([inst for inst in read_instances(tmp_path / "results/instances.parquet") if 128 in inst.answers])
+    per_level = {row.model: row.items for row in estimated.rows if row.level == 128}
+    assert per_level == {model: at_128 * len(TINY["prompts"]) for model in TINY["models"]}
+    assert sum(row.unchecked for row in estimated.rows) == at_128 * len(TINY["prompts"]) * len(TINY["models"])
+    assert [(f.level, f.videos_due) for f in estimated.frames if f.videos_due] == [(128, 1)]
 
 
 def test_lint_is_clean(tmp_path):

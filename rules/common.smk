@@ -4,6 +4,7 @@ import atexit
 import json
 import os
 import re
+import shlex
 from functools import lru_cache
 
 from snakemake.settings.types import DeploymentMethod
@@ -179,6 +180,17 @@ def browser_frames():
 
 #: Judgment files the benchmark's rules file shows in the browser beside the runs' own (CVRR-ES: the published ones).
 BROWSER_JUDGMENTS = []
+#: The scores file whose intervals and trust scores the browser shows (VirtueBench's scores.csv: rules/report.smk), and
+#: the benchmark's own options of the browser (CVRR-ES's empty-prediction rule: rules/cvrr.smk).
+BROWSER_SCORES, BROWSER_OPTIONS = [], []
+
+
+def browser_legend():
+    """The registry's words on each model (backend, weights, description), for the browser's legend: one shell word."""
+    from virtuebench.browser import legend_entries
+
+    entries = {model: PLAN.model_entry(model) for model in MODELS}
+    return shlex.quote(json.dumps(legend_entries(entries, MODELS), sort_keys=True))
 
 
 def browser_judgments():

@@ -60,7 +60,6 @@ from virtuebench.metrics import (
     add_trust_arguments,
     compute_scores,
     correct,
-    judge_failed,
     read_scores,
     trust_from_arguments,
 )
@@ -91,8 +90,8 @@ FLAGS = {
     ),
     "no_verdict": (
         "no verdict",
-        "the model answered but the judge gave none (unsure with no LLM judge to ask, or a failed judge request): wrong in "
-        "accuracy, left out of the trust score",
+        "the model answered but the judge gave no usable verdict (unsure with no LLM judge to ask, a failed judge request, "
+        "a verdict that is neither correct nor incorrect): wrong in accuracy; where the judge failed, left out of the trust score",
     ),
     "unsure_rule": ("judge unsure", "the rules judge's verdict comes from a rule of unknown precision: check it by eye"),
     "disagreement": ("judges disagree", "another judge gave this response a different verdict"),
@@ -257,10 +256,10 @@ def flags(judgment: Judgment, others: Iterable[Judgment]) -> list[str]:
     found = []
     if judgment.truncated:
         found.append("truncated")
-    elif judge_failed(judgment):
-        found.append("no_verdict")
-    elif not judgment.valid:
+    elif not judgment.valid and judgment.response is None:
         found.append("no_response")
+    elif not judgment.valid:
+        found.append("no_verdict")
     elif judgment.is_unanswerable and judgment.refusal != 1:
         found.append("hallucination")
     elif not judgment.is_unanswerable and judgment.refusal == 1:
@@ -733,6 +732,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     try:
         legend = json.loads(args.legend)
+    except json.JSONDecodeError as error:
+        parser.error(f"--legend: not JSON ({error})")
+    try:
         options = Options(
             args.benchmark,
             (),
@@ -741,7 +743,7 @@ def main(argv: list[str] | None = None) -> int:
             args.empty_predictions,
             legend,
         )
-    except (ValueError, json.JSONDecodeError) as error:
+    except ValueError as error:
         parser.error(str(error))
     try:
         if args.scores:  # made from the judgments there now (virtuebench.provenance), as the tables check

@@ -22,9 +22,10 @@ rule make_browser:
         benchmark=BENCHMARK.name,
         scores=lambda wildcards, input: f"--scores {input.scores}" if input.scores else "",
         options=" ".join(BROWSER_OPTIONS),
-        legend=browser_legend(),
         trust=config["report"]["trust"],
         bootstrap=config["report"]["bootstrap"],
+    resources:
+        legend=browser_legend(),  # the registry's words on the models: a description edit reruns nothing
     log:
         logpath("browser.log"),
     conda:
@@ -34,7 +35,7 @@ rule make_browser:
     shell:
         "python -m virtuebench.browser {input.judgments} --chain-root {params.results} --instances {input.instances} --frames-dir {params.frames_dir} "
         "--out {params.out_dir} --thumb-width {params.thumb_width} --models {params.models} --prompts {params.prompts} "
-        "--benchmark {params.benchmark} {params.scores} {params.options} --legend {params.legend} "
+        "--benchmark {params.benchmark} {params.scores} {params.options} --legend {resources.legend:q} "
         "--trust-scheme {params.trust[scheme]} --confidence-target {params.trust[confidence_target]} "
         "--wrong-answer {params.trust[wrong_answer]} --unwarranted-refusal {params.trust[unwarranted_refusal]} "
         "--resamples {params.bootstrap[resamples]} --seed {params.bootstrap[seed]} > {log} 2>&1"

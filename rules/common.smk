@@ -4,7 +4,6 @@ import atexit
 import json
 import os
 import re
-import shlex
 from functools import lru_cache
 
 from snakemake.settings.types import DeploymentMethod
@@ -186,11 +185,12 @@ BROWSER_SCORES, BROWSER_OPTIONS = [], []
 
 
 def browser_legend():
-    """The registry's words on each model (backend, weights, description), for the browser's legend: one shell word."""
+    """The registry's words on each model (backend, weights, description), as JSON, for the browser's legend: a
+    resource, not a param, so editing a description reruns nothing (docs/reruns.md); the next rebuild shows it."""
     from virtuebench.browser import legend_entries
 
     entries = {model: PLAN.model_entry(model) for model in MODELS}
-    return shlex.quote(json.dumps(legend_entries(entries, MODELS), sort_keys=True))
+    return json.dumps(legend_entries(entries, MODELS), sort_keys=True)
 
 
 def browser_judgments():

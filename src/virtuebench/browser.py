@@ -63,6 +63,7 @@ from virtuebench.metrics import (
     read_scores,
     trust_from_arguments,
 )
+from virtuebench.models import BACKENDS
 from virtuebench.provenance import NotIntact, require_intact
 from virtuebench.records import Judgment
 from virtuebench.support.bootstrap import Bootstrap
@@ -323,7 +324,7 @@ class Options:
             raise ValueError(f"empty predictions: {self.empty_predictions!r} is not one of {', '.join(EMPTY_RULES)}")
 
 
-def model_kind(name: str, entry: dict[str, str | None] | None, judges: set[str]) -> tuple[str, str]:
+def model_kind(entry: dict[str, str | None] | None, judges: set[str]) -> tuple[str, str]:
     """A model's kind and what it is, in words, from its registry entry (`backend`, `hub_id`, `description`)."""
     if entry is None:
         if judges == {PUBLISHED_JUDGE}:
@@ -334,6 +335,8 @@ def model_kind(name: str, entry: dict[str, str | None] | None, judges: set[str])
         return "baseline (no model)", description
     if backend == "openai":
         return "API model", description or "asked through an OpenAI-compatible endpoint"
+    if backend not in BACKENDS:  # package.module:Class
+        return "a backend of your own", "; ".join(part for part in (description, f"backend {backend}") if part)
     weights = f"weights {entry['hub_id']}" if entry.get("hub_id") else ""
     return "open weights, run here", "; ".join(part for part in (description, weights, f"backend {backend}") if part)
 
@@ -446,7 +449,7 @@ class Site:
         rows = "".join(
             f"<tr><th>{esc(model)}</th><td>{esc(kind)}</td><td>{esc(words)}</td></tr>"
             for model in dict.fromkeys(model for model, _ in self.arms)
-            for kind, words in [model_kind(model, (self.options.legend or {}).get(model), judges_of[model])]
+            for kind, words in [model_kind((self.options.legend or {}).get(model), judges_of[model])]
         )
         return f'<table class="legend models"><tr><th>model</th><th>kind</th><th>what it is</th></tr>{rows}</table>'
 

@@ -17,7 +17,7 @@ from helpers.browser import click_through, driver, overview
 from helpers.data import REPO, SHARED, build_bench
 
 from virtuebench import REFUSAL_ANSWER
-from virtuebench.browser import FLAGS, SHEET_COLUMNS, SUBSETS, Options, Site, legend_entries, number, safe_name
+from virtuebench.browser import FLAGS, SHEET_COLUMNS, SUBSETS, Options, Site, legend_entries, model_kind, number, safe_name
 from virtuebench.cvrr import DIMENSIONS, TITLES
 from virtuebench.cvrr.published import PUBLISHED_JUDGE, read_published
 from virtuebench.cvrr.scoring import dimension_scores, model_rows
@@ -149,6 +149,19 @@ def test_a_legend_says_what_each_model_column_and_flag_is_and_no_flag_is_shown_r
             if "_" in key:
                 assert key not in seen, key  # a flag shown raw
     assert "refused an answerable item" in listing and "truth: the refusal" in listing
+
+
+def test_every_registry_model_has_a_kind_in_words():
+    """The legend's kinds from config/models.yaml: the three baselines, API models, open weights with their hub id."""
+    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+    kinds = {name: model_kind(entry, {"rules"}) for name, entry in legend_entries(registry, registry).items()}
+    assert {kinds[name][0] for name in ("refuse", "guess", "oracle")} == {"baseline (no model)"}
+    api = [name for name, entry in registry.items() if entry["backend"] == "openai"]
+    local = [name for name, entry in registry.items() if entry.get("hub_id")]
+    assert api and local and all(kinds[name][0] == "API model" for name in api)
+    assert all(kinds[name][0] == "open weights, run here" and registry[name]["hub_id"] in kinds[name][1] for name in local)
+    assert model_kind({"backend": "mine.module:Backend"}, {"rules"})[0] == "a backend of your own"
+    assert model_kind(None, {PUBLISHED_JUDGE})[0] == "published results"
 
 
 def test_the_page_says_why_a_trust_score_differs_from_accuracy(site):

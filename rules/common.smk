@@ -185,7 +185,7 @@ BROWSER_SCORES, BROWSER_OPTIONS = [], []
 
 
 def browser_legend():
-    """The registry's words on each model (backend, weights, description), as JSON, for the browser's legend: a
+    """The registry's words on each model (backend, description), as JSON, for the browser's legend: a
     resource, not a param, so editing a description reruns nothing (docs/reruns.md); the next rebuild shows it."""
     from virtuebench.browser import legend_entries
 

@@ -106,7 +106,8 @@ FILTERS = {
     "correct": "correct",
     "wrong": "wrong",
 }
-BENCHMARKS = ("virtuebench", "cvrr")
+#: The overview's title per benchmark; another benchmark (virtuebench.benchmarks: a package of its own) gets
+#: VirtueBench's layout under its own name.
 TITLE = {"virtuebench": "VirtueBench results", "cvrr": "CVRR-ES results"}
 PUBLISHED_LEVEL = 0  # the level of the CVRR-ES authors' published verdicts (virtuebench.cvrr.published): no frame level
 
@@ -314,18 +315,16 @@ class Options:
     trust: TrustWeights = DEFAULT_TRUST
     bootstrap: Bootstrap = Bootstrap()
     empty_predictions: str = "skip"  # CVRR-ES's rule for an empty prediction (virtuebench.cvrr.scoring)
-    #: {model: {"backend", "hub_id", "description"}} from the model registry (legend_entries), for the models' legend.
+    #: {model: {"backend", "description"}} from the model registry (legend_entries), for the models' legend.
     legend: dict[str, dict[str, str | None]] | None = None
 
     def __post_init__(self) -> None:
-        if self.benchmark not in BENCHMARKS:
-            raise ValueError(f"benchmark {self.benchmark!r} is not one of {', '.join(BENCHMARKS)}")
         if self.empty_predictions not in EMPTY_RULES:
             raise ValueError(f"empty predictions: {self.empty_predictions!r} is not one of {', '.join(EMPTY_RULES)}")
 
 
 def model_kind(entry: dict[str, str | None] | None, judges: set[str]) -> tuple[str, str]:
-    """A model's kind and what it is, in words, from its registry entry (`backend`, `hub_id`, `description`)."""
+    """A model's kind and what it is, in words, from its registry entry (`backend`, `description`)."""
     if entry is None:
         if judges == {PUBLISHED_JUDGE}:
             return "published results", "the CVRR-ES authors' released responses and their judge's verdicts; not run here"
@@ -337,13 +336,13 @@ def model_kind(entry: dict[str, str | None] | None, judges: set[str]) -> tuple[s
         return "API model", description or "asked through an OpenAI-compatible endpoint"
     if backend not in BACKENDS:  # package.module:Class
         return "a backend of your own", "; ".join(part for part in (description, f"backend {backend}") if part)
-    weights = f"weights {entry['hub_id']}" if entry.get("hub_id") else ""
-    return "open weights, run here", "; ".join(part for part in (description, weights, f"backend {backend}") if part)
+    return "open weights, run here", "; ".join(part for part in (description, f"backend {backend}") if part)
 
 
 def legend_entries(registry: dict[str, dict], models: Iterable[str]) -> dict[str, dict[str, str | None]]:
-    """The registry's words on each model (the `--legend` JSON rules/common.smk passes)."""
-    return {m: {key: registry[m].get(key) for key in ("backend", "hub_id", "description")} for m in models if m in registry}
+    """The registry's words on each model (the `--legend` JSON rules/common.smk passes): its backend and description;
+    not its weights, which a named choice switches (docs/choices.md) without touching any job but that model's."""
+    return {m: {key: registry[m].get(key) for key in ("backend", "description")} for m in models if m in registry}
 
 
 def number(value: float | None, low: float | None, high: float | None) -> str:
@@ -437,7 +436,8 @@ class Site:
         if not self.judges:
             parts.append('<p class="missing">No judgment records yet.</p>')
         parts.append(self.legend())
-        return page(TITLE[self.options.benchmark], "\n".join(parts), 0)
+        title = TITLE.get(self.options.benchmark, f"{self.options.benchmark} results")
+        return page(title, "\n".join(parts), 0)
 
     # -- the legend ------------------------------------------------------------------------------------------------
 
@@ -721,11 +721,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--thumb-width", type=int, required=True, help="thumbnail width in pixels")
     parser.add_argument("--models", nargs="*", default=[], help="the rows' order (config.models, as Table 2); others after")
     parser.add_argument("--prompts", nargs="*", default=[], help="each model's prompts in this order (config.prompts)")
-    parser.add_argument("--benchmark", choices=BENCHMARKS, default="virtuebench", help="the overview's layout (config.benchmark)")
+    parser.add_argument("--benchmark", default="virtuebench", help="the overview's title and layout (config.benchmark; cvrr: its own)")
     parser.add_argument(
         "--scores", help="VirtueBench's scores.csv: the report judge's intervals and trust scores, as the tables print them"
     )
-    parser.add_argument("--legend", default="{}", help="JSON {model: {backend, hub_id, description}} from the model registry")
+    parser.add_argument("--legend", default="{}", help="JSON {model: {backend, description}} from the model registry")
     parser.add_argument("--empty-predictions", choices=EMPTY_RULES, default="skip", help="CVRR-ES: cvrr.empty_predictions")
     parser.add_argument("--resamples", type=int, default=Bootstrap().resamples, help="bootstrap resamples of a judge not in --scores")
     parser.add_argument("--seed", type=int, default=Bootstrap().seed, help="bootstrap seed of a judge not in --scores")

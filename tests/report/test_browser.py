@@ -152,14 +152,14 @@ def test_a_legend_says_what_each_model_column_and_flag_is_and_no_flag_is_shown_r
 
 
 def test_every_registry_model_has_a_kind_in_words():
-    """The legend's kinds from config/models.yaml: the three baselines, API models, open weights with their hub id."""
+    """The legend's kinds from config/models.yaml: the three baselines, API models, open weights with their backend."""
     registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
     kinds = {name: model_kind(entry, {"rules"}) for name, entry in legend_entries(registry, registry).items()}
     assert {kinds[name][0] for name in ("refuse", "guess", "oracle")} == {"baseline (no model)"}
     api = [name for name, entry in registry.items() if entry["backend"] == "openai"]
     local = [name for name, entry in registry.items() if entry.get("hub_id")]
     assert api and local and all(kinds[name][0] == "API model" for name in api)
-    assert all(kinds[name][0] == "open weights, run here" and registry[name]["hub_id"] in kinds[name][1] for name in local)
+    assert all(kinds[name][0] == "open weights, run here" and registry[name]["backend"] in kinds[name][1] for name in local)
     assert model_kind({"backend": "mine.module:Backend"}, {"rules"})[0] == "a backend of your own"
     assert model_kind(None, {PUBLISHED_JUDGE})[0] == "published results"
 

@@ -9,6 +9,7 @@ rule make_browser:
         instances=rules.make_instances.output.instances,
         frames=lambda wildcards: browser_frames(),
         judgments=lambda wildcards: browser_judgments(),
+        scores=lambda wildcards: BROWSER_SCORES,
     output:
         res("browser/index.html"),
     params:
@@ -18,6 +19,13 @@ rule make_browser:
         frames_dir=lambda wildcards, input: os.path.join(os.path.dirname(input.instances), "frames"),
         models=config["models"],
         prompts=config["prompts"],
+        benchmark=BENCHMARK.name,
+        scores=lambda wildcards, input: f"--scores {input.scores}" if input.scores else "",
+        options=" ".join(BROWSER_OPTIONS),
+        trust=config["report"]["trust"],
+        bootstrap=config["report"]["bootstrap"],
+    resources:
+        legend=browser_legend(),  # the registry's words on the models: a description edit reruns nothing
     log:
         logpath("browser.log"),
     conda:
@@ -26,7 +34,11 @@ rule make_browser:
         "Writing the per-item results browser (open {output})"
     shell:
         "python -m virtuebench.browser {input.judgments} --chain-root {params.results} --instances {input.instances} --frames-dir {params.frames_dir} "
-        "--out {params.out_dir} --thumb-width {params.thumb_width} --models {params.models} --prompts {params.prompts} > {log} 2>&1"
+        "--out {params.out_dir} --thumb-width {params.thumb_width} --models {params.models} --prompts {params.prompts} "
+        "--benchmark {params.benchmark} {params.scores} {params.options} --legend {resources.legend:q} "
+        "--trust-scheme {params.trust[scheme]} --confidence-target {params.trust[confidence_target]} "
+        "--wrong-answer {params.trust[wrong_answer]} --unwarranted-refusal {params.trust[unwarranted_refusal]} "
+        "--resamples {params.bootstrap[resamples]} --seed {params.bootstrap[seed]} > {log} 2>&1"
 
 
 # Snakemake's report takes a site only as a folder output; make_browser's output is its index.html (its contact sheets

@@ -193,6 +193,18 @@ def browser_frames():
 
 #: Judgment files the benchmark's rules file shows in the browser beside the runs' own (CVRR-ES: the published ones).
 BROWSER_JUDGMENTS = []
+#: The scores file whose intervals and trust scores the browser shows (VirtueBench's scores.csv: rules/report.smk), and
+#: the benchmark's own options of the browser (CVRR-ES's empty-prediction rule: rules/cvrr.smk).
+BROWSER_SCORES, BROWSER_OPTIONS = [], []
+
+
+def browser_legend():
+    """The registry's words on each model (backend, description), as JSON, for the browser's legend: a
+    resource, not a param, so editing a description reruns nothing (docs/reruns.md); the next rebuild shows it."""
+    from virtuebench.browser import legend_entries
+
+    entries = {model: PLAN.model_entry(model) for model in MODELS}
+    return json.dumps(legend_entries(entries, MODELS), sort_keys=True)
 
 
 def browser_judgments():

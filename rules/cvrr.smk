@@ -8,6 +8,7 @@ CVRR = BENCHMARK.settings_from(config)
 CVRR_PUBLISHED = res("published") if CVRR.published_dir == "download" else CVRR.published_dir
 CVRR_PUBLISHED_JUDGMENTS = [res("published_judgments.jsonl")] if CVRR_PUBLISHED else []
 BROWSER_JUDGMENTS += CVRR_PUBLISHED_JUDGMENTS
+BROWSER_OPTIONS += ["--empty-predictions", CVRR.empty_predictions]  # its averages as Table 2's
 # Made from the judgments: the start-up sweep forces their jobs when one they were made from changed (docs/reliability.md).
 REPORT_RULES += ["make_cvrr_tables", "make_cvrr_figures"]
 

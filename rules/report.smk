@@ -38,6 +38,9 @@ rule compute_scores:
         "--unwarranted-refusal {params.unwarranted_refusal} --judge {params.judge} > {log} 2>&1"
 
 
+BROWSER_SCORES.append(rules.compute_scores.output.scores)  # the browser shows its intervals and trust scores
+
+
 rule compare_arms:
     input:
         lambda wildcards: judgments(),

@@ -2,11 +2,15 @@
 
 No server, no build step, no CDN: plain HTML pages with a little inline JavaScript and one stylesheet,
 all written beside index.html. It reads the instances table, the frame manifests and the judgment
-records (which carry the question, the level's ground truth, the response and the verdict):
+records (which carry the question, the level's ground truth, the response and the verdict), and for VirtueBench
+scores.csv (virtuebench.metrics: the intervals and the trust score the tables print):
 
-- `index.html`: per judge, model, prompt and level the Table 2 numbers with their counts, each a link to
-  the items behind it, and the counts of items worth a look (answered where the truth is the refusal,
-  refused where it is an answer, no valid verdict, two judges disagreeing), each a link to those items;
+- `index.html`: a legend (what each model is, each column, each flag in words, why the trust score differs from
+  accuracy), then per judge the numbers with their counts, each a link to the items behind it, and the counts of
+  items worth a look (FLAGS), each a link to those items. VirtueBench: per model, prompt and level accuracy and the
+  trust score with their 95% intervals, and the non-refusal and refusal subsets, one row per level (no sideways
+  scroll at 1,400 px). CVRR-ES (`--benchmark cvrr`): its 11 dimensions and the average as its Table 2 computes it
+  (virtuebench.cvrr.scoring: the mean over the dimensions, not over pooled items), with no frame levels;
 - `lists/<judge>/<model>/<prompt>/<level>.html`: those items, with filters;
 - `items/<instance>.html`: the question, its ground truth at every level with the evidence intervals, the
   frames each level shows (thumbnails with their times, those inside an evidence interval marked) and
@@ -19,14 +23,17 @@ shown in words (virtuebench.judge.explain), the rules judge's labels behind a to
 Rows (model, prompt) follow Table 2's order: `--models` and `--prompts` as config lists them.
 
 CLI: python -m virtuebench.browser JUDGMENTS.jsonl ... --instances results/instances.parquet --frames-dir results/frames
-     --out results/browser --thumb-width 64 [--models M ...] [--prompts P ...]
+     --out results/browser --thumb-width 64 [--models M ...] [--prompts P ...] [--benchmark virtuebench|cvrr]
+     [--scores results/scores.csv] [--legend JSON] --trust-scheme kalai --confidence-target 0.5 ...
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import html
+import json
 import re
 import shutil
 import sys
@@ -38,24 +45,71 @@ from pathlib import Path
 
 from PIL import Image
 
+from virtuebench import REFUSAL_ANSWER
+from virtuebench.cvrr import DIMENSIONS, TITLES
+from virtuebench.cvrr.published import PUBLISHED_JUDGE
+from virtuebench.cvrr.scoring import EMPTY_RULES, dimension_scores, model_rows, setting_of
 from virtuebench.frames import FramesError, Manifest
 from virtuebench.frames import manifest_path as manifest_path_of
 from virtuebench.instances import Instance, read_instances
 from virtuebench.judge.explain import explain
-from virtuebench.metrics import correct, in_subset
+from virtuebench.metrics import (
+    DEFAULT_TRUST,
+    Score,
+    TrustWeights,
+    add_trust_arguments,
+    compute_scores,
+    correct,
+    read_scores,
+    trust_from_arguments,
+)
+from virtuebench.models import BACKENDS
+from virtuebench.provenance import NotIntact, require_intact
 from virtuebench.records import Judgment
+from virtuebench.support.bootstrap import Bootstrap
 from virtuebench.support.stops import run_stoppable
 from virtuebench.verify import add_chain_argument, read_judgments
 
 THUMB_WIDTH = 64  # pixels (config report.thumb_width); a thumbnail keeps its frame's aspect
 SHEET_COLUMNS = 32
 SUBSETS = (("overall", "Overall"), ("non_refusal", "Non-refusal"), ("refusal", "Refusal"))
-FLAGS = {
-    "hallucination": "answered where the truth is the refusal",
-    "over_refusal": "refused where the truth is an answer",
-    "invalid": "no valid verdict",
-    "disagreement": "the judges disagree",
+#: What each subset column holds, for the legend (virtuebench.metrics.in_subset).
+SUBSET_WORDS = {
+    "overall": "every item at the level",
+    "non_refusal": "the items whose truth at the level is an answer (the frames hold the evidence)",
+    "refusal": f"the items whose truth at the level is the refusal, {REFUSAL_ANSWER!r} (the frames lack the evidence)",
 }
+#: Every flag an item can carry (flags()): its short label, shown in place of the key, and what it means. The key is
+#: only ever in a link's anchor and a row's data attribute.
+FLAGS = {
+    "hallucination": ("answered without the evidence", "the model answered where the truth at this level is the refusal"),
+    "over_refusal": ("refused an answerable item", "the model refused where the truth at this level is an answer"),
+    "no_response": ("no response", "the model gave no response (its request failed): wrong in accuracy and the trust score"),
+    "truncated": (
+        "reply cut off",
+        "the reply hit the token limit or an unclosed thinking block: wrong in accuracy, an answer withheld in the trust score",
+    ),
+    "no_verdict": (
+        "no verdict",
+        "the model answered but the judge gave no usable verdict (unsure with no LLM judge to ask, a failed judge request, "
+        "a verdict that is neither correct nor incorrect): wrong in accuracy; where the judge failed, left out of the trust score",
+    ),
+    "unsure_rule": ("judge unsure", "the rules judge's verdict comes from a rule of unknown precision: check it by eye"),
+    "disagreement": ("judges disagree", "another judge gave this response a different verdict"),
+}
+#: Filters of a list page beside the flags, in words.
+FILTERS = {
+    "all": "all",
+    "overall": "all",
+    "non_refusal": "truth: an answer",
+    "refusal": "truth: the refusal",
+    "correct": "correct",
+    "wrong": "wrong",
+}
+#: The overview's title per benchmark; another benchmark (virtuebench.benchmarks: a package of its own) gets
+#: VirtueBench's layout under its own name.
+TITLE = {"virtuebench": "VirtueBench results", "cvrr": "CVRR-ES results"}
+PUBLISHED_LEVEL = 0  # the level of the CVRR-ES authors' published verdicts (virtuebench.cvrr.published): no frame level
 
 STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
@@ -70,12 +124,19 @@ td.num { text-align: right; white-space: nowrap; }
 .thumb.evidence > div { border-color: #e0a000; }
 .level { border-top: 2px solid #888; margin-top: 1.2em; padding-top: 0.4em; }
 tr.focus td { background: #fff6d6; }
-/* The overview's table scrolls inside its own box (5 levels x 4 columns are wider than a laptop's window), the
-   page never sideways; the model column stays in view while it does. */
-.scroll { overflow-x: auto; max-width: 100%; margin: 0.5em 0 1.5em; }
-.scroll table { margin: 0; }
-.scroll .arm { position: sticky; left: 0; z-index: 1; background: #f2f2f2; text-align: left; white-space: nowrap; }
+/* The overview fits a 1,400 px window with nothing scrolling sideways: VirtueBench's levels are rows, not column
+   groups (5 levels x 6 columns did not fit), and CVRR-ES's 11 dimension headers wrap. */
+table.numbers { max-width: 100%; }
+table.numbers th { font-size: 12px; }
+table.numbers td.num small { color: #555; }
+table.cvrr th.dimension { font-weight: normal; min-width: 5em; }
+th.arm { text-align: left; }
 .arm .prompt { font-weight: normal; color: #555; }
+tr.model-start > * { border-top: 2px solid #888; }
+.legend { max-width: 1100px; }
+.legend dt { font-weight: bold; margin-top: 0.3em; }
+.legend dd { margin-left: 1.5em; }
+.legend th { text-align: left; }
 tr.hidden { display: none; }
 .filters button { margin-right: 4px; }
 .filters button.on { font-weight: bold; background: #ddd; }
@@ -193,13 +254,20 @@ def strip(sheet: Sheet, timestamps: Sequence[float], evidence: Sequence[Sequence
 
 
 def flags(judgment: Judgment, others: Iterable[Judgment]) -> list[str]:
+    """The item's FLAGS: why a reader may want to look at it."""
     found = []
-    if not judgment.valid:
-        found.append("invalid")
+    if judgment.truncated:
+        found.append("truncated")
+    elif not judgment.valid and judgment.response is None:
+        found.append("no_response")
+    elif not judgment.valid:
+        found.append("no_verdict")
     elif judgment.is_unanswerable and judgment.refusal != 1:
         found.append("hallucination")
     elif not judgment.is_unanswerable and judgment.refusal == 1:
         found.append("over_refusal")
+    if judgment.valid and judgment.confident is False:
+        found.append("unsure_rule")
     if any(o.valid and judgment.valid and (o.judgement, o.refusal) != (judgment.judgement, judgment.refusal) for o in others):
         found.append("disagreement")
     return found
@@ -219,7 +287,7 @@ def verdict(judgment: Judgment | None) -> str:
     if judgment is None:
         return '<span class="missing">no judgment record</span>'
     if not judgment.valid:
-        return f'<span class="warn">invalid</span>: {reason(judgment.error or judgment.reason)}'
+        return f'<span class="warn">invalid (no valid verdict)</span>: {reason(judgment.error or judgment.reason)}'
     mark = '<span class="ok">correct</span>' if judgment.judgement == 1 else '<span class="bad">wrong</span>'
     return f"{mark}{' (refused)' if judgment.refusal == 1 else ''}<br>{reason(judgment.reason)}"
 
@@ -236,6 +304,55 @@ def arm_order(models: Sequence[str] = (), prompts: Sequence[str] = ()):
     return key
 
 
+@dataclass(frozen=True)
+class Options:
+    """What the overview shows beside the records: the benchmark's layout, the numbers the tables print and the legend."""
+
+    benchmark: str = "virtuebench"
+    #: scores.csv's rows (VirtueBench): the intervals and trust scores the tables print; a judge with none there is
+    #: scored here by the same function (virtuebench.metrics.compute_scores) with `bootstrap` and `trust`.
+    scores: Sequence[Score] = ()
+    trust: TrustWeights = DEFAULT_TRUST
+    bootstrap: Bootstrap = Bootstrap()
+    empty_predictions: str = "skip"  # CVRR-ES's rule for an empty prediction (virtuebench.cvrr.scoring)
+    #: {model: {"backend", "description"}} from the model registry (legend_entries), for the models' legend.
+    legend: dict[str, dict[str, str | None]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.empty_predictions not in EMPTY_RULES:
+            raise ValueError(f"empty predictions: {self.empty_predictions!r} is not one of {', '.join(EMPTY_RULES)}")
+
+
+def model_kind(entry: dict[str, str | None] | None, judges: set[str]) -> tuple[str, str]:
+    """A model's kind and what it is, in words, from its registry entry (`backend`, `description`)."""
+    if entry is None:
+        if judges == {PUBLISHED_JUDGE}:
+            return "published results", "the CVRR-ES authors' released responses and their judge's verdicts; not run here"
+        return "not in the registry", "no registry entry was given for it"
+    backend, description = entry.get("backend") or "", entry.get("description") or ""
+    if backend in ("refuse", "guess", "oracle"):  # virtuebench.models.reference and .oracle: no model behind them
+        return "baseline (no model)", description
+    if backend == "openai":
+        return "API model", description or "asked through an OpenAI-compatible endpoint"
+    if backend not in BACKENDS:  # package.module:Class
+        return "a backend of your own", "; ".join(part for part in (description, f"backend {backend}") if part)
+    return "open weights, run here", "; ".join(part for part in (description, f"backend {backend}") if part)
+
+
+def legend_entries(registry: dict[str, dict], models: Iterable[str]) -> dict[str, dict[str, str | None]]:
+    """The registry's words on each model (the `--legend` JSON rules/common.smk passes): its backend and description;
+    not its weights, which a named choice switches (docs/choices.md) without touching any job but that model's."""
+    return {m: {key: registry[m].get(key) for key in ("backend", "description")} for m in models if m in registry}
+
+
+def number(value: float | None, low: float | None, high: float | None) -> str:
+    """A number as the tables print it (2 decimals), its 95% interval beside it."""
+    if value is None:
+        return "-"
+    interval = f" <small>[{low:.2f}, {high:.2f}]</small>" if low is not None and high is not None else " <small>[no interval]</small>"
+    return f"{value:.2f}{interval}"
+
+
 class Site:
     def __init__(
         self,
@@ -246,19 +363,30 @@ class Site:
         thumb_width: int = THUMB_WIDTH,
         models: Sequence[str] = (),
         prompts: Sequence[str] = (),
+        options: Options = Options(),
     ) -> None:
         self.thumb_width = thumb_width
+        self.options = options
         self.arm_key = arm_order(models, prompts)
         self.instances = {inst.instance_id: inst for inst in instances}
         self.frames_dir, self.out = Path(frames_dir), Path(out)
+        self.judgments = list(judgments)
         self.by_item: dict[str, list[Judgment]] = defaultdict(list)
         self.by_arm: dict[tuple[str, str, str, int], list[Judgment]] = defaultdict(list)
         for judgment in judgments:
             self.by_item[judgment.instance_id].append(judgment)
             self.by_arm[(judgment.judge, judgment.model, judgment.prompt, judgment.level)].append(judgment)
-        self.judges = sorted({j.judge for j in judgments})
+        # the judges whose numbers scores.csv holds (the report judge's) first, then the others
+        self.judges = sorted({j.judge for j in judgments}, key=lambda judge: (judge not in {s.judge for s in options.scores}, judge))
         self.arms = sorted({(j.model, j.prompt) for j in judgments}, key=self.arm_key)
         self.sheets: dict[tuple[str, str], Sheet | None | str] = {}
+
+    @property
+    def cvrr(self) -> bool:
+        return self.options.benchmark == "cvrr"
+
+    def level_title(self, level: int) -> str:
+        return "published run (the authors' own frames)" if self.cvrr and level == PUBLISHED_LEVEL else f"{level} frames"
 
     def others(self, judgment: Judgment) -> list[Judgment]:
         """The same response judged by the other judges."""
@@ -295,60 +423,211 @@ class Site:
 
     def overview(self) -> str:
         parts = [
-            f"<p>{len(self.instances)} instances, {sum(map(len, self.by_arm.values()))} judged responses. "
-            "Each number links to the items behind it; the flagged counts link to those items.</p>"
+            f"<p>{len(self.instances)} instances, {sum(map(len, self.by_arm.values()))} judged responses. Each number "
+            'links to the items behind it; the flagged counts link to those items. <a href="#legend">How to read this '
+            "page</a>: what each column and flag means"
+            + (", and why the averages are Table 2's" if self.cvrr else ", and why a trust score differs from accuracy")
+            + ".</p>",
+            self.models_legend(),
         ]
         for judge in self.judges:
-            levels = sorted({level for (j, _, _, level) in self.by_arm if j == judge})
-            head = "".join(f'<th colspan="{len(SUBSETS) + 1}">{level} frames</th>' for level in levels)
-            sub = "".join("".join(f"<th>{name}</th>" for _, name in SUBSETS) + "<th>worth a look</th>" for _ in levels)
-            rows = []
-            for model, prompt in self.arms:
-                cells = []
-                for level in levels:
-                    arm = (judge, model, prompt, level)
-                    members = self.by_arm.get(arm, [])
-                    if not members:
-                        cells.append(f'<td colspan="{len(SUBSETS) + 1}">-</td>')
-                        continue
-                    for subset, _ in SUBSETS:
-                        chosen = [j for j in members if in_subset(j, subset)]
-                        right = sum(map(correct, chosen))
-                        text = f"{100 * right / len(chosen):.1f} ({right}/{len(chosen)})" if chosen else "-"
-                        cells.append(f'<td class="num"><a href="{self.list_href(arm, 0, subset)}">{text}</a></td>')
-                    counts = defaultdict(int)
-                    for j in members:
-                        for flag in flags(j, self.others(j)):
-                            counts[flag] += 1
-                    links = [
-                        f'<a href="{self.list_href(arm, 0, flag)}" title="{FLAGS[flag]}">{flag} {counts[flag]}</a>'
-                        for flag in FLAGS
-                        if counts[flag]
-                    ]
-                    cells.append(f"<td><small>{'<br>'.join(links) or 'none'}</small></td>")
-                rows.append(f'<tr><th class="arm">{esc(model)} <span class="prompt">{esc(prompt)}</span></th>{"".join(cells)}</tr>')
-            parts.append(
-                f'<h2>Judge {esc(judge)}</h2><div class="scroll"><table><tr><th class="arm" rowspan=2>model, prompt</th>{head}</tr>'
-                f"<tr>{sub}</tr>{''.join(rows)}</table></div>"
-            )
+            table = self.cvrr_table(judge) if self.cvrr else self.virtuebench_table(judge)
+            parts.append(f"<h2>Judge {esc(judge)}</h2>{table}")
         if not self.judges:
             parts.append('<p class="missing">No judgment records yet.</p>')
-        return page("virtuebench results", "\n".join(parts), 0)
+        parts.append(self.legend())
+        title = TITLE.get(self.options.benchmark, f"{self.options.benchmark} results")
+        return page(title, "\n".join(parts), 0)
+
+    # -- the legend ------------------------------------------------------------------------------------------------
+
+    def models_legend(self) -> str:
+        """What each model is: its kind and the registry's description (the published ones: the authors')."""
+        judges_of: dict[str, set[str]] = defaultdict(set)
+        for judge, model, _, _ in self.by_arm:
+            judges_of[model].add(judge)
+        rows = "".join(
+            f"<tr><th>{esc(model)}</th><td>{esc(kind)}</td><td>{esc(words)}</td></tr>"
+            for model in dict.fromkeys(model for model, _ in self.arms)
+            for kind, words in [model_kind((self.options.legend or {}).get(model), judges_of[model])]
+        )
+        return f'<table class="legend models"><tr><th>model</th><th>kind</th><th>what it is</th></tr>{rows}</table>'
+
+    def legend(self) -> str:
+        flag_rows = "".join(f"<tr><th>{esc(label)}</th><td>{esc(words)}</td></tr>" for label, words in FLAGS.values())
+        return (
+            '<div class="legend" id="legend"><h2>How to read this page</h2><dl>'
+            f"{self.cvrr_columns() if self.cvrr else self.virtuebench_columns()}"
+            f"<dt>Worth a look: the flags</dt><dd><table>{flag_rows}</table></dd></dl></div>"
+        )
+
+    def virtuebench_columns(self) -> str:
+        trust = self.options.trust
+        subsets = "".join(f"<dt>{name}</dt><dd>accuracy over {esc(SUBSET_WORDS[key])}</dd>" for key, name in SUBSETS[1:])
+        return (
+            "<dt>Accuracy</dt><dd>the share of items judged correct, in percent: an answer the frames support, or the "
+            "refusal where they lack the evidence. In brackets its 95% interval (resampling videos, or a closed form "
+            "where there are few; docs/statistics.md), under it the correct items and the items.</dd>"
+            f"<dt>Trust score</dt><dd>100 times the mean item score (report.trust, scheme {esc(trust.scheme)}), where "
+            f"{esc(trust.describe())}; in brackets its 95% interval. An item the judge gave no verdict is left out of it.</dd>"
+            f"{subsets}<dt>Why the trust score differs from accuracy</dt><dd>{esc(self.why_trust())}</dd>"
+        )
+
+    def why_trust(self) -> str:
+        """Why a model's trust score differs from its accuracy, from the scheme's definition, with this run's example."""
+        trust = self.options.trust
+        if trust.scheme != "kalai":
+            return (
+                f"Accuracy counts an item right or wrong; the trust score gives a right item 1 but a refusal where an "
+                f"answer was expected {trust.unwarranted_refusal:g} and any other wrong item {trust.wrong_answer:g}, so "
+                "every wrong answer lowers it by more than it lowers accuracy."
+            )
+        text = (
+            "Accuracy counts the refusal on an item whose frames lack the evidence as correct, like a right answer; the "
+            f"trust score scores any refusal 0 and a wrong answer {trust.wrong:g}. A model right on every item therefore "
+            "has 100% accuracy but a trust score equal to the share of its items whose truth is an answer, and a model "
+            "that guesses loses more in the trust score than in accuracy."
+        )
+        for score in self.scores().values():
+            if score.subset == "overall" and score.level != "all" and score.accuracy == 100 and score.trust is not None:
+                members = self.by_arm.get((score.judge, score.model, score.prompt, int(score.level)), [])
+                answerable = sum(not j.is_unanswerable for j in members)
+                if members and abs(100 * answerable / len(members) - score.trust) < 0.005:
+                    text += (
+                        f" Here {score.model} (prompt {score.prompt}, {score.level} frames, judge {score.judge}): accuracy "
+                        f"100.00, trust score {score.trust:.2f}, as {answerable} of its {len(members)} items have an "
+                        "answer for truth."
+                    )
+                    break
+        return text
+
+    def cvrr_columns(self) -> str:
+        own = sorted({level for (judge, _, _, level) in self.by_arm if level != PUBLISHED_LEVEL})
+        frames = f" This run's models saw {', '.join(map(str, own))} frames per video." if own else ""
+        rule = "left out" if self.options.empty_predictions == "skip" else "counted incorrect"
+        return (
+            "<dt>A dimension's number</dt><dd>its accuracy in percent: correct / (correct + incorrect) of the judge's "
+            f"valid verdicts, an empty prediction {rule} (cvrr.empty_predictions); under it the counts.</dd>"
+            "<dt>Average</dt><dd>the mean of the 11 dimensions' accuracies, as CVRR-ES's Table 2 computes it "
+            "(virtuebench.cvrr.scoring, the table's own code), not the accuracy over all items pooled: the dimensions "
+            "differ in size. Shown only where all 11 are scored.</dd>"
+            "<dt>What is not here</dt><dd>No frame levels: the published verdicts come from the authors' runs, each "
+            f"model sampling frames its own way.{frames} No refusal columns, intervals or trust score: every CVRR-ES "
+            "question has an answer, and its Table 2 gives none of them.</dd>"
+        )
+
+    # -- the numbers -----------------------------------------------------------------------------------------------
+
+    def scores(self) -> dict[tuple[str, str, str, str, str], Score]:
+        """Each number's row, keyed (judge, model, prompt, level, subset): scores.csv's where it has the judge's, else
+        computed here from the records by the same function."""
+        if not hasattr(self, "_scores"):
+            given = list(self.options.scores)
+            covered = {score.judge for score in given}
+            rest = [j for j in self.judgments if j.judge not in covered]
+            computed = compute_scores(rest, self.options.bootstrap, self.options.trust) if rest else []
+            self._scores = {(s.judge, s.model, s.prompt, s.level, s.subset): s for s in [*given, *computed]}
+        return self._scores
+
+    def flag_links(self, members: Sequence[Judgment], arm: tuple[str, str, str, int]) -> str:
+        """The members' flags in words, each count a link to the arm's list filtered to it."""
+        counts: dict[str, int] = defaultdict(int)
+        for j in members:
+            for flag in flags(j, self.others(j)):
+                counts[flag] += 1
+        links = [
+            f'<a href="{self.list_href(arm, 0, flag)}" title="{esc(FLAGS[flag][1])}">{esc(FLAGS[flag][0])}: {counts[flag]}</a>'
+            for flag in FLAGS
+            if counts[flag]
+        ]
+        return f"<td><small>{'<br>'.join(links) or 'none'}</small></td>"
+
+    def virtuebench_table(self, judge: str) -> str:
+        scores = self.scores()
+        head = (
+            '<tr><th class="arm">model, prompt</th><th>frames</th><th>Accuracy [95% interval]</th>'
+            "<th>Trust score [95% interval]</th>" + "".join(f"<th>{name}</th>" for _, name in SUBSETS[1:]) + "<th>worth a look</th></tr>"
+        )
+        rows = []
+        for model, prompt in self.arms:
+            levels = sorted(level for (j, m, p, level) in self.by_arm if (j, m, p) == (judge, model, prompt))
+            for position, level in enumerate(levels):
+                arm = (judge, model, prompt, level)
+                cells = []
+                for subset, _ in SUBSETS:
+                    score = scores.get((judge, model, prompt, str(level), subset))
+                    if score is None:
+                        cells.append('<td class="num">-</td>')
+                        continue
+                    shown = f"{number(score.accuracy, score.ci_low, score.ci_high)}<br><small>{score.n_correct}/{score.n * score.samples}</small>"
+                    cells.append(f'<td class="num"><a href="{self.list_href(arm, 0, subset)}">{shown}</a></td>')
+                    if subset == "overall":
+                        cells.append(f'<td class="num">{number(score.trust, score.trust_ci_low, score.trust_ci_high)}</td>')
+                first = (
+                    f'<th class="arm" rowspan="{len(levels)}">{esc(model)} <span class="prompt">{esc(prompt)}</span></th>'
+                    if position == 0
+                    else ""
+                )
+                rows.append(
+                    f'<tr{" class=model-start" if position == 0 else ""}>{first}<td class="num">{level}</td>{"".join(cells)}'
+                    f"{self.flag_links(self.by_arm[arm], arm)}</tr>"
+                )
+        return f'<table class="numbers">{head}{"".join(rows)}</table>'
+
+    def cvrr_table(self, judge: str) -> str:
+        members = [j for j in self.judgments if j.judge == judge]
+        scores = dimension_scores(members, self.options.empty_predictions)
+        by_dimension = {(s.setting, s.model, s.dimension): s for s in scores}
+        averages = {(row.setting, row.model): row.average for row in model_rows(scores)}
+        head = (
+            '<tr><th class="arm">model, prompt</th>'
+            + "".join(f'<th class="dimension">{esc(TITLES[d])}</th>' for d in DIMENSIONS)
+            + "<th>Average</th><th>worth a look</th></tr>"
+        )
+        rows = []
+        for model, prompt in self.arms:
+            levels = sorted(level for (j, m, p, level) in self.by_arm if (j, m, p) == (judge, model, prompt))
+            if not levels:
+                continue
+            arm = (judge, model, prompt, levels[0])  # the lists are per level; CVRR-ES runs have one
+            setting, cells = setting_of(prompt), []
+            for dimension in DIMENSIONS:
+                score = by_dimension.get((setting, model, dimension))
+                if score is None or score.accuracy is None:
+                    cells.append('<td class="num">-</td>')
+                    continue
+                shown = f"{score.accuracy:.2f}<br><small>{score.n_correct}/{score.n_correct + score.n_incorrect}</small>"
+                cells.append(f'<td class="num"><a href="{self.list_href(arm, 0, dimension)}">{shown}</a></td>')
+            average = averages.get((setting, model))
+            cells.append(f'<td class="num"><b>{"-" if average is None else f"{average:.2f}"}</b></td>')
+            chosen = [j for level in levels for j in self.by_arm[(judge, model, prompt, level)]]
+            rows.append(
+                f'<tr><th class="arm">{esc(model)} <span class="prompt">{esc(prompt)}</span></th>{"".join(cells)}'
+                f"{self.flag_links(chosen, arm)}</tr>"
+            )
+        return f'<table class="numbers cvrr">{head}{"".join(rows)}</table>'
 
     def write_list(self, arm: tuple[str, str, str, int]) -> None:
         judge, model, prompt, level = arm
-        buttons = ["all", "overall", "non_refusal", "refusal", "correct", "wrong", *FLAGS]
-        rows = []
+        rows, present = [], set()
         for j in sorted(self.by_arm[arm], key=lambda j: j.instance_id):
-            tags = ["overall", "refusal" if j.is_unanswerable else "non_refusal", "correct" if correct(j) else "wrong"]
+            tags = ["overall", "refusal" if j.is_unanswerable else "non_refusal", "correct" if correct(j) else "wrong", j.category]
             tags += flags(j, self.others(j))
+            present.update(tags)
             rows.append(
-                f'<tr class="item" data-flags="{" ".join(tags)}"><td><a href="{self.item_href(j.instance_id, 4, j)}">{esc(j.instance_id)}</a></td>'
+                f'<tr class="item" data-flags="{esc(" ".join(tags))}"><td><a href="{self.item_href(j.instance_id, 4, j)}">{esc(j.instance_id)}</a></td>'
                 f"<td>{esc(j.question)}</td><td>{esc(j.answer)}</td><td>{esc(j.response)}</td><td>{verdict(j)}</td></tr>"
             )
+        subsets = ["correct", "wrong"] if self.cvrr else ["non_refusal", "refusal", "correct", "wrong"]
+        buttons = {"all": "all"} | {key: FILTERS[key] for key in subsets} | {f: FLAGS[f][0] for f in FLAGS if f in present}
+        if self.cvrr:
+            buttons |= {d: TITLES[d] for d in DIMENSIONS if d in present}
         body = (
             '<p class="filters">'
-            + "".join(f'<button data-flag="{b}" onclick="location.hash=\'{b}\'">{b.replace("_", " ")}</button>' for b in buttons)
+            + "".join(
+                f'<button data-flag="{esc(key)}" onclick="location.hash=\'{esc(key)}\'">{esc(name)}</button>'
+                for key, name in buttons.items()
+            )
             + f' <span id="shown"></span> of {len(rows)} items shown</p>'
             + "<table><tr><th>item</th><th>question</th><th>truth at this level</th><th>response</th><th>verdict</th></tr>"
             + "".join(rows)
@@ -356,7 +635,7 @@ class Site:
         )
         path = self.out / self.list_href(arm, 0).split("#")[0]
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(page(f"{model}, prompt {prompt}, {level} frames (judge {judge})", body, 4, LIST_SCRIPT))
+        path.write_text(page(f"{model}, prompt {prompt}, {self.level_title(level)} (judge {judge})", body, 4, LIST_SCRIPT))
 
     def sheet(self, video_id: str, level: int) -> tuple[Sheet | None, list[float], str]:
         """The level's contact sheet and timestamps, or why there are none."""
@@ -396,8 +675,12 @@ class Site:
         index = {(j.judge, j.model, j.prompt, j.level): j for j in judged}
         for level in levels:
             truth = answers.get(level, "(no ground truth at this level)")
-            sheet, timestamps, problem = self.sheet(inst.video_id, level) if inst else (None, [], "no frames: unknown video")
+            if self.cvrr and level == PUBLISHED_LEVEL:  # the authors' frames are not in their release
+                sheet, timestamps, problem = None, [], "the authors' frames are not published"
+            else:
+                sheet, timestamps, problem = self.sheet(inst.video_id, level) if inst else (None, [], "no frames: unknown video")
             frames = strip(sheet, timestamps, evidence, 1) if sheet else f'<p class="missing">{esc(problem or "no frames")}</p>'
+            count = f" ({len(timestamps)} frames)" if sheet else ""
             head = (
                 "<tr><th>model</th><th>prompt</th><th>response</th>" + "".join(f"<th>judge {esc(judge)}</th>" for judge in judges) + "</tr>"
             )
@@ -413,8 +696,8 @@ class Site:
                     f"<td>{shown}</td>{''.join(f'<td>{verdict(j)}</td>' for j in present)}</tr>"
                 )
             body += (
-                f'<div class="level" id="level-{level}"><h2>{level} frames</h2><p><b>Ground truth</b>: {esc(truth)}'
-                f" ({len(timestamps)} frames)</p>{frames}<table>{head}{''.join(rows)}</table></div>"
+                f'<div class="level" id="level-{level}"><h2>{esc(self.level_title(level))}</h2><p><b>Ground truth</b>: {esc(truth)}'
+                f"{count}</p>{frames}<table>{head}{''.join(rows)}</table></div>"
             )
         path = self.out / "items" / f"{safe_name(instance_id)}.html"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -438,16 +721,44 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--thumb-width", type=int, required=True, help="thumbnail width in pixels")
     parser.add_argument("--models", nargs="*", default=[], help="the rows' order (config.models, as Table 2); others after")
     parser.add_argument("--prompts", nargs="*", default=[], help="each model's prompts in this order (config.prompts)")
+    parser.add_argument("--benchmark", default="virtuebench", help="the overview's title and layout (config.benchmark; cvrr: its own)")
+    parser.add_argument(
+        "--scores", help="VirtueBench's scores.csv: the report judge's intervals and trust scores, as the tables print them"
+    )
+    parser.add_argument("--legend", default="{}", help="JSON {model: {backend, description}} from the model registry")
+    parser.add_argument("--empty-predictions", choices=EMPTY_RULES, default="skip", help="CVRR-ES: cvrr.empty_predictions")
+    parser.add_argument("--resamples", type=int, default=Bootstrap().resamples, help="bootstrap resamples of a judge not in --scores")
+    parser.add_argument("--seed", type=int, default=Bootstrap().seed, help="bootstrap seed of a judge not in --scores")
+    add_trust_arguments(parser)
     add_chain_argument(parser)
     args = parser.parse_args(argv)
     started = time.monotonic()
     try:
+        legend = json.loads(args.legend)
+    except json.JSONDecodeError as error:
+        parser.error(f"--legend: not JSON ({error})")
+    try:
+        options = Options(
+            args.benchmark,
+            (),
+            trust_from_arguments(args),
+            Bootstrap(args.resamples, args.seed),
+            args.empty_predictions,
+            legend,
+        )
+    except ValueError as error:
+        parser.error(str(error))
+    try:
+        if args.scores:  # made from the judgments there now (virtuebench.provenance), as the tables check
+            require_intact([args.scores], writing=Path(args.out) / "index.html")
+            options = dataclasses.replace(options, scores=read_scores(args.scores))
         instances = read_instances(args.instances)
         judgments = read_judgments(args.judgments, args.chain_root)
-    except ValueError as error:
+    except (ValueError, NotIntact) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    counts = Site(instances, judgments, Path(args.frames_dir), Path(args.out), args.thumb_width, args.models, args.prompts).build()
+    site = Site(instances, judgments, Path(args.frames_dir), Path(args.out), args.thumb_width, args.models, args.prompts, options)
+    counts = site.build()
     sizes = site_size(Path(args.out))
     print(
         f"browser: {counts['items']} item pages, {counts['lists']} lists, {counts['judgments']} judgments in "

@@ -24,34 +24,47 @@ def driver():
     return webdriver.Chrome(service=Service(driver), options=options)
 
 
-#: The overview's layout: the page's width against the window's, and the first table's scroll box scrolled to its
-#: right end (where its last level's header and the model column then are): the box is the table's parent.
+#: The overview's layout at the window's width: the page's width against its client width, every element that reaches
+#: past the client's right edge, every element that scrolls sideways in a box of its own (none may: the whole page
+#: fits), and what the reader sees of the legend and the numbers' headers.
 LAYOUT = """
-const page = document.documentElement, table = document.querySelector('table'), box = table.parentElement;
-const heads = table.querySelectorAll('tr:first-child th'), last = heads[heads.length - 1];
-const arm = table.querySelectorAll('tr')[2].firstElementChild;
-const before = box.getBoundingClientRect();
-box.scrollLeft = box.scrollWidth;
-const inside = box.getBoundingClientRect(), head = last.getBoundingClientRect(), row = arm.getBoundingClientRect();
-const seen = {window: window.innerWidth, page_scroll: page.scrollWidth, page_client: page.clientWidth,
-  box_scroll: box.scrollWidth, box_client: box.clientWidth, box_right: before.right, last: last.textContent,
-  last_inside: head.left >= inside.left - 1 && head.right <= inside.right + 1 && head.right <= window.innerWidth,
-  arm_left: row.left - inside.left};
-box.scrollLeft = 0;
-return seen;
+const page = document.documentElement, right = page.clientWidth;
+const all = [...document.querySelectorAll('body *')];
+const name = e => e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') + ': ' + e.textContent.slice(0, 40);
+const legend = document.getElementById('legend');
+return {window: window.innerWidth, page_scroll: page.scrollWidth, page_client: right,
+  beyond: all.filter(e => e.getBoundingClientRect().right > right + 1).slice(0, 5).map(name),
+  scrollers: all.filter(e => e.scrollWidth > e.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX)).map(name),
+  legend: legend ? legend.innerText : '',
+  headers: [...document.querySelectorAll('table.numbers tr:first-child th')].map(th => th.innerText.replace(/\\s+/g, ' ').trim()),
+  title: document.title, text: document.body.innerText};
 """
 
 
-def click_through(site_dir: Path, shots: Path) -> dict[str, object]:
-    """Overview -> a model's refusal items -> one item; returns what the browser showed."""
+def overview(browser, site_dir: Path, shot: Path | None = None) -> dict[str, object]:
+    """The site's overview opened in `browser`: its LAYOUT, and a screenshot where `shot` is given."""
+    browser.get((site_dir / "index.html").resolve().as_uri())
+    layout = browser.execute_script(LAYOUT)
+    if shot is not None:  # the whole page, as tall as it is (the window's width unchanged)
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        size = browser.get_window_size()
+        browser.set_window_size(
+            size["width"], size["height"] + browser.execute_script("return document.documentElement.scrollHeight - window.innerHeight")
+        )
+        browser.save_screenshot(str(shot))
+        browser.set_window_size(size["width"], size["height"])
+    return layout
+
+
+def click_through(site_dir: Path, shots: Path, browser=None) -> dict[str, object]:
+    """Overview -> a model's refusal items -> one item; returns what the browser showed. A browser given is left open."""
     from selenium.webdriver.common.by import By
 
     shots.mkdir(parents=True, exist_ok=True)
-    browser = driver()
+    own = browser is None
+    browser = driver() if own else browser
     try:
-        browser.get((site_dir / "index.html").resolve().as_uri())
-        browser.save_screenshot(str(shots / "1-overview.png"))
-        layout = browser.execute_script(LAYOUT)
+        layout = overview(browser, site_dir, shots / "1-overview.png")
         browser.find_element(By.CSS_SELECTOR, 'a[href$="/honest/64.html#refusal"]').click()
         rows = [row for row in browser.find_elements(By.CSS_SELECTOR, "tr.item") if row.is_displayed()]
         browser.save_screenshot(str(shots / "2-list.png"))
@@ -69,4 +82,5 @@ def click_through(site_dir: Path, shots: Path) -> dict[str, object]:
             "layout": layout,
         }
     finally:
-        browser.quit()
+        if own:
+            browser.quit()

@@ -12,14 +12,19 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.browser import click_through
-from helpers.data import build_bench
+import yaml
+from helpers.browser import click_through, driver, overview
+from helpers.data import REPO, SHARED, build_bench
 
 from virtuebench import REFUSAL_ANSWER
-from virtuebench.browser import SHEET_COLUMNS, Site, safe_name
+from virtuebench.browser import FLAGS, SHEET_COLUMNS, SUBSETS, Options, Site, legend_entries, model_kind, number, safe_name
+from virtuebench.cvrr import DIMENSIONS, TITLES
+from virtuebench.cvrr.published import PUBLISHED_JUDGE, read_published
+from virtuebench.cvrr.scoring import dimension_scores, model_rows
 from virtuebench.instances import read_instances
 from virtuebench.judge.explain import explain
 from virtuebench.judge.rules import RulesJudge
+from virtuebench.metrics import compute_scores, read_scores, write_scores
 from virtuebench.records import Judgment
 
 
@@ -58,11 +63,24 @@ def _judgments(bench: Path) -> list[Judgment]:
     return records
 
 
+def _oracle(judgments: list[Judgment]) -> list[Judgment]:
+    """A model right on every item (the demo's oracle under the honest prompt): the refusal where the truth is the
+    refusal, the truth itself elsewhere; the rules judge's verdicts only."""
+    return [
+        dataclasses.replace(
+            j, model="oracle", response=j.answer, refusal=int(j.is_unanswerable), judgement=1, reason="oracle", confident=True
+        )
+        for j in judgments
+        if j.judge == "rules"
+    ]
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     bench = build_bench(tmp_path_factory.mktemp("browser"), 3, 300, [64, 128, 256])
     instances = read_instances(bench / "instances.parquet")
     judgments = _judgments(bench)
+    judgments += _oracle(judgments)
     broken = instances[-1]
     shutil.rmtree(bench / "frames" / broken.video_id)  # its frames are gone
     first = next(i for i in instances if 128 in i.answers and i.video_id != broken.video_id)
@@ -71,7 +89,12 @@ def site(tmp_path_factory):
     orphan = Judgment(
         "ghost/1", "refuse", "honest", 64, "rules", "perception", "t", "red", False, None, 0, 0, False, "", "no response", "fp"
     )
-    counts = Site(instances, [*judgments, orphan], bench / "frames", bench / "site").build()
+    # As the workflow gives them: scores.csv holds the report judge's (rules) numbers, the other judge's are scored by
+    # the browser itself; the legend is the registry's words.
+    write_scores(compute_scores(j for j in [*judgments, orphan] if j.judge == "rules"), bench / "scores.csv")
+    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+    options = Options(scores=read_scores(bench / "scores.csv"), legend=legend_entries(registry, ["refuse", "oracle"]))
+    counts = Site(instances, [*judgments, orphan], bench / "frames", bench / "site", options=options).build()
     (bench / "site" / "judgments.json").write_text(json.dumps([j.__dict__ for j in [*judgments, orphan]]))
     return bench / "site", instances, broken, counts, first
 
@@ -88,20 +111,92 @@ def test_the_overview_links_every_number_to_its_items(site):
 
 
 def test_the_overview_shows_the_numbers_of_scores_csv(site):
-    """Every accuracy cell of the overview equals the row virtuebench.metrics computes from the same records."""
-    from virtuebench.browser import SUBSETS
-    from virtuebench.metrics import compute_scores
-
+    """Every accuracy cell of the overview is the row virtuebench.metrics computes from the same records, with its 95%
+    interval and counts, and beside the overall accuracy its trust score and interval: the report judge's read from
+    scores.csv, the other judge's computed by the browser with the same function."""
     out = site[0]
     index = (out / "index.html").read_text()
     judgments = [Judgment(**record) for record in json.loads((out / "judgments.json").read_text())]
-    shown = 0
+    shown = trusted = 0
     for score in compute_scores(judgments):
         if score.level == "all" or score.subset not in {subset for subset, _ in SUBSETS}:
             continue
-        assert f"{score.accuracy:.1f} ({score.n_correct}/{score.n})" in index, score
+        assert f"{number(score.accuracy, score.ci_low, score.ci_high)}<br><small>{score.n_correct}/{score.n}</small>" in index, score
+        assert score.ci_low is not None and f"[{score.ci_low:.2f}, {score.ci_high:.2f}]" in index
         shown += 1
-    assert shown >= 2 * 3 * 3  # two judges, three levels, three subsets at least
+        if score.subset == "overall":
+            assert f'<td class="num">{number(score.trust, score.trust_ci_low, score.trust_ci_high)}</td>' in index, score
+            trusted += 1
+    assert shown >= 2 * 3 * 3 and trusted >= 3 * 3  # two judges, three levels, three subsets at least; the trust scores
+    assert "Trust score [95% interval]" in index and "[no interval]" not in index
+
+
+def test_a_legend_says_what_each_model_column_and_flag_is_and_no_flag_is_shown_raw(site):
+    out = site[0]
+    index = (out / "index.html").read_text()
+    text = html.unescape(re.sub(r"<[^>]+>", " ", index))  # what a reader sees
+    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+    for model in ("refuse", "oracle"):
+        assert " ".join(registry[model]["description"].split()) in " ".join(text.split())
+    assert "baseline (no model)" in text and "the items whose truth at the level is an answer" in text
+    for label, words in FLAGS.values():
+        assert label in text and words in text
+    assert "answered an unanswerable" not in text  # (no label of the old page survives by mistake)
+    listing = (out / "lists" / "rules" / "refuse" / "honest" / "64.html").read_text()
+    for page in (index, listing):
+        seen = html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<details.*?</details>", "", page, flags=re.S)))
+        for key in FLAGS:
+            if "_" in key:
+                assert key not in seen, key  # a flag shown raw
+    assert "refused an answerable item" in listing and "truth: the refusal" in listing
+
+
+def test_every_registry_model_has_a_kind_in_words():
+    """The legend's kinds from config/models.yaml: the three baselines, API models, open weights with their backend."""
+    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+    kinds = {name: model_kind(entry, {"rules"}) for name, entry in legend_entries(registry, registry).items()}
+    assert {kinds[name][0] for name in ("refuse", "guess", "oracle")} == {"baseline (no model)"}
+    api = [name for name, entry in registry.items() if entry["backend"] == "openai"]
+    local = [name for name, entry in registry.items() if entry.get("hub_id")]
+    assert api and local and all(kinds[name][0] == "API model" for name in api)
+    assert all(kinds[name][0] == "open weights, run here" and registry[name]["backend"] in kinds[name][1] for name in local)
+    assert model_kind({"backend": "mine.module:Backend"}, {"rules"})[0] == "a backend of your own"
+    assert model_kind(None, {PUBLISHED_JUDGE})[0] == "published results"
+
+
+def test_the_page_says_why_a_trust_score_differs_from_accuracy(site):
+    """The oracle is right on every item: accuracy 100, and under the default scheme (a refusal scores 0) a trust score
+    equal to the share of its items whose truth is an answer; the page says so with this run's numbers."""
+    out = site[0]
+    index = html.unescape((out / "index.html").read_text())
+    judgments = [Judgment(**record) for record in json.loads((out / "judgments.json").read_text())]
+    oracle = [j for j in judgments if (j.model, j.judge, j.level) == ("oracle", "rules", 64)]
+    answerable = sum(not j.is_unanswerable for j in oracle)
+    score = next(s for s in compute_scores(oracle) if (s.level, s.subset) == ("64", "overall"))
+    assert score.accuracy == 100 and score.trust == pytest.approx(100 * answerable / len(oracle), abs=1e-3) and 0 < answerable < len(oracle)
+    assert "any refusal 0 and a wrong answer -1" in index and "has 100% accuracy but a trust score equal to the share" in index
+    assert (
+        f"oracle (prompt honest, 64 frames, judge rules): accuracy 100.00, trust score {score.trust:.2f}, as {answerable} of its {len(oracle)} items"
+        in index
+    )
+
+
+def test_the_cli_refuses_a_scores_csv_not_made_from_the_judgments_and_names_a_bad_legend(site, tmp_path, capsys):
+    """scores.csv as compute_scores writes it before the workflow stamps it (no row digests: as an edited or
+    pre-digest file) is refused in one line naming it, as the tables refuse it; nothing is written."""
+    from virtuebench.browser import main
+
+    bench = site[0].parent
+    common = ["--instances", str(bench / "instances.parquet"), "--frames-dir", str(bench / "frames"), "--out", str(tmp_path / "out")]
+    common += ["--thumb-width", "64", "--trust-scheme", "kalai", "--confidence-target", "0.5", "--wrong-answer", "-1"]
+    common += ["--unwarranted-refusal", "0"]
+    assert main([*common, "--scores", str(bench / "scores.csv")]) == 1
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and f"{bench / 'scores.csv'} has no row_digest column" in error and "refusing to write" in error
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(SystemExit) as stopped:
+        main([*common, "--legend", "{refuse"])
+    assert stopped.value.code == 2 and "--legend: not JSON" in capsys.readouterr().err
 
 
 def test_an_item_page_shows_every_level_its_frames_and_what_is_missing(site):
@@ -125,7 +220,7 @@ def test_verdicts_are_in_plain_words_with_the_rule_labels_behind_a_toggle(site):
     out, _, _, _, first = site
     listing = (out / "lists" / "rules" / "refuse" / "honest" / "64.html").read_text()
     judgments = [Judgment(**record) for record in json.loads((out / "judgments.json").read_text())]
-    shown = [j for j in judgments if (j.judge, j.level, j.valid) == ("rules", 64, True)]
+    shown = [j for j in judgments if (j.judge, j.model, j.level, j.valid) == ("rules", "refuse", 64, True)]
     assert shown and all(re.search(r"\[.*@.*; (not )?confident\]$", j.reason) for j in shown)  # the rules judge's own reasons
     for judgment in shown:
         words = explain(judgment.reason)
@@ -154,7 +249,7 @@ def test_rows_follow_table_2s_order(site, tmp_path):
         Site(instances, mixed, out.parent / "frames", folder, **order).build()
         index = (folder / "index.html").read_text()
         item = (folder / "items" / f"{safe_name(base[0].instance_id)}.html").read_text().split('id="level-64"')[1]
-        overview = re.findall(r'<th class="arm">(\S+) <span class="prompt">(\S+)</span></th>', index)
+        overview = re.findall(r'<th class="arm" rowspan="\d+">(\S+) <span class="prompt">(\S+)</span></th>', index)
         return overview, re.findall(r'data-model="(\S+)" data-prompt="(\S+)"', item)
 
     wanted = [("refuse", "honest"), ("guess", "plain"), ("guess", "honest"), ("oracle", "plain"), ("published", "honest")]
@@ -164,27 +259,118 @@ def test_rows_follow_table_2s_order(site, tmp_path):
 
 @pytest.fixture(scope="module")
 def wide_site(site):
-    """The site with the paper's five levels (the records at 64 frames copied to 512 and 1024): its overview is wider
-    than a 1,400 px window."""
+    """The site with the paper's five levels (the records at 64 frames copied to 512 and 1024)."""
     out, instances, *_ = site
     judgments = [Judgment(**record) for record in json.loads((out / "judgments.json").read_text())]
     wider = [dataclasses.replace(j, level=level) for j in judgments if j.level == 64 for level in (512, 1024)]
-    Site(instances, [*judgments, *wider], out.parent / "frames", out.parent / "wide").build()
+    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+    options = Options(legend=legend_entries(registry, ["refuse", "oracle"]))
+    Site(instances, [*judgments, *wider], out.parent / "frames", out.parent / "wide", options=options).build()
     return out.parent / "wide"
 
 
-def test_clicking_from_the_overview_to_an_item_in_a_real_browser(wide_site, tmp_path):
-    """Overview -> list -> item. At 1,400 px the overview does not scroll sideways: its table, wider, scrolls in its
-    box, and scrolled to its end shows the 1024-frame columns' header inside the box, the model column still at the
-    box's left edge."""
+def _cvrr_judgments() -> list[Judgment]:
+    """This run's refuse at 8 frames, judged by rules; and the 11 models' published standard-prompting verdicts where
+    shared/fixtures/cvrr-es is beside the repository (TimeChat's Table 2 average: 32.89; its items pooled: 33.83), else
+    published-style verdicts (level 0, the published judge) of one model on dimensions of unequal sizes, so the mean
+    over dimensions and the accuracy over pooled items differ."""
+    records = []
+    published = SHARED / "fixtures" / "cvrr-es"
+    for k, dimension in enumerate(DIMENSIONS):
+        for index in range(2 + 2 * k):
+            instance = f"{dimension}/{index:04d}"
+            right = int(index < 1 + k % 3)
+            for model, level, judge, refusal in (("Video-Thing", 0, PUBLISHED_JUDGE, 0), ("refuse", 8, "rules", 1)):
+                if model == "Video-Thing" and published.exists():
+                    continue  # the release's models have dimensions of unequal sizes
+                response = REFUSAL_ANSWER if refusal else "a guess"
+                judgement = right if model == "Video-Thing" else 0
+                records.append(
+                    Judgment(
+                        instance,
+                        model,
+                        "standard",
+                        level,
+                        judge,
+                        dimension,
+                        dimension,
+                        "the truth",
+                        False,
+                        response,
+                        refusal,
+                        judgement,
+                        True,
+                        "published" if level == 0 else "refusal phrase",
+                        None,
+                        "fp",
+                        question=f"q {instance}",
+                    )
+                )
+    if published.exists():
+        records += [j for j in read_published(published) if j.prompt == "standard"]
+    return records
+
+
+@pytest.fixture(scope="module")
+def cvrr_site(tmp_path_factory):
+    judgments = _cvrr_judgments()
+    out = tmp_path_factory.mktemp("cvrr") / "site"
+    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+    options = Options(benchmark="cvrr", legend=legend_entries(registry, ["refuse"]))
+    Site([], judgments, out.parent / "frames", out, models=["refuse"], prompts=["standard"], options=options).build()
+    return out, judgments
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    browser = driver()
+    yield browser
+    browser.quit()
+
+
+def test_clicking_from_the_overview_to_an_item_in_a_real_browser(chromium, wide_site, tmp_path):
+    """Overview -> list -> item. At 1,400 px with five levels nothing on the overview reaches past the window and
+    nothing scrolls sideways, the page nor a box in it; the legend, the intervals and the trust score are in view."""
     shots = Path(os.environ.get("VB_SCREENSHOTS", tmp_path / "screenshots"))
-    seen = click_through(wide_site, shots)
+    seen = click_through(wide_site, shots, chromium)
     assert seen["title"].startswith("Item ") and "Ground truth" in seen["text"]
     assert seen["listed"] >= 1 and seen["thumbs"] == 64 and "thumbs/" in seen["image"] and seen["focused"] >= 1
     for name in ("1-overview.png", "2-list.png", "3-item.png"):
         assert (shots / name).stat().st_size > 5000
     layout = seen["layout"]
     assert layout["window"] == 1400 and layout["page_scroll"] <= layout["page_client"], layout
-    assert layout["box_scroll"] > layout["box_client"] and layout["box_right"] <= layout["window"], layout  # it does scroll
-    assert layout["last"] == "1024 frames" and layout["last_inside"] and abs(layout["arm_left"]) <= 1, layout
+    assert layout["beyond"] == [] and layout["scrollers"] == [], layout
+    assert layout["headers"][2:4] == ["Accuracy [95% interval]", "Trust score [95% interval]"], layout["headers"]
+    assert "Why the trust score differs from accuracy" in layout["legend"] and "judges disagree" in layout["legend"]
+    assert re.search(r"\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\]", layout["text"]) and "1024" in layout["text"]
     print(f"\nscreenshots: {shots}")
+
+
+def test_the_cvrr_overview_has_its_title_dimensions_and_table_2s_averages_in_a_real_browser(chromium, cvrr_site, tmp_path):
+    """benchmark cvrr: titled CVRR-ES, its 11 dimensions as columns, no frame levels, no refusal columns, no sideways
+    scroll at 1,400 px, and each row's average the one Table 2 computes (virtuebench.cvrr.scoring: the mean over the
+    dimensions), not the pooled items' accuracy."""
+    out, judgments = cvrr_site
+    shots = Path(os.environ.get("VB_SCREENSHOTS", tmp_path / "screenshots"))
+    seen = overview(chromium, out, shots / "4-cvrr-overview.png")
+    assert seen["title"] == "CVRR-ES results" and "virtuebench results" not in seen["text"].lower()
+    headers = seen["headers"]
+    assert headers[1:12] == [" ".join(TITLES[d].split()) for d in DIMENSIONS] and headers[12] == "Average", headers
+    assert not any("frames" in h or "refusal" in h.lower() for h in headers), headers
+    assert seen["page_scroll"] <= seen["page_client"] and seen["beyond"] == [] and seen["scrollers"] == [], seen
+    index = (out / "index.html").read_text()
+    assert "0 frames" not in index and " frames</th>" not in index
+    for row in model_rows(dimension_scores(judgments)):
+        members = [j for j in judgments if (j.model, j.judge) == (row.model, row.judge)]
+        pooled = 100 * sum(j.judgement for j in members) / len(members)
+        assert f"{row.average:.2f}" in seen["text"] and f"<b>{row.average:.2f}</b>" in index
+        if row.model != "refuse":  # (refuse: 0 either way)
+            assert round(row.average, 2) != round(pooled, 2) and f"<b>{pooled:.2f}</b>" not in index
+    if any(j.model == "TimeChat" for j in judgments):
+        timechat = next(row for row in index.split("<tr>") if row.startswith('<th class="arm">TimeChat '))
+        assert "<b>32.89</b>" in timechat and "33.83" not in timechat  # CVRR-ES's Table 2, and not its items pooled
+    assert "refused an answerable item" in seen["text"] and "over_refusal" not in seen["text"]
+    listing = (out / "lists" / "rules" / "refuse" / "standard" / "8.html").read_text()
+    assert "<title>refuse, prompt standard, 8 frames (judge rules)</title>" in listing
+    published = next(out.glob(f"lists/{safe_name(PUBLISHED_JUDGE)}/*/standard/0.html")).read_text()
+    assert "0 frames" not in published and "published run" in published

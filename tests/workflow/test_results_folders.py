@@ -86,6 +86,7 @@ def a_cvrr_run_writes_only_under_its_own_folder(demo):
     for name in ("table2.tex", "table2.csv", "table3.tex", "fig1.png", "instances.parquet", "browser/index.html"):
         assert (cvrr / name).is_file(), name
     assert sorted(p.name for p in (cvrr / "responses").iterdir()) == ["guess", "refuse"]
+    assert "<title>CVRR-ES results</title>" in (cvrr / "browser" / "index.html").read_text()  # its own layout
     assert (demo / "logs" / "cvrr" / "make_instances.log").is_file()
     after = {path: digest for path, digest in digests(demo / "results").items() if not path.startswith("cvrr/")}
     assert after == before, "the CVRR-ES run wrote into the demo's results"

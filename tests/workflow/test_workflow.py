@@ -100,13 +100,14 @@ def test_the_demo_results_browser_opens_in_a_real_browser(run, tmp_path):
     seen = click_through(site, shots)
     assert seen["title"].startswith("Item ") and "Ground truth" in seen["text"] and "oracle" in seen["text"]
     assert seen["thumbs"] == 64 and "thumbs/" in seen["image"] and seen["focused"] >= 1
-    layout = seen["layout"]
-    assert layout["page_scroll"] <= layout["page_client"] and layout["last"] == "256 frames" and layout["last_inside"], layout
+    layout = seen["layout"]  # at 1,400 px nothing reaches past the window or scrolls sideways
+    assert layout["page_scroll"] <= layout["page_client"] and layout["beyond"] == [] and layout["scrollers"] == [], layout
+    assert "Trust score [95% interval]" in layout["headers"] and "Why the trust score differs" in layout["legend"]
+    assert "baseline (no model)" in layout["text"] and "anchor row" in layout["text"]  # the registry's words
     # rows in Table 2's order (config.models: refuse, guess, oracle), not alphabetical
     index = (site / "index.html").read_text()
-    assert [index.index(f'<th class="arm">{model} ') for model in TINY["models"]] == sorted(
-        index.index(f'<th class="arm">{model} ') for model in TINY["models"]
-    )
+    found = [index.index(f'">{model} <span class="prompt">') for model in TINY["models"]]
+    assert found == sorted(found)
     print(f"\ndemo site screenshots: {shots}")
 
 
@@ -161,7 +162,7 @@ def test_snakemakes_report_shows_the_tables_figures_and_the_browser_and_reruns_n
     ]
     assert seen["Numbers"] == ["results/comparisons.csv", "results/scores.csv"]
     assert seen["Per-item results"] == ["results/report/browser/index.html"]
-    assert seen["frame"].endswith("/index.html") and seen["site"] == "virtuebench results"
+    assert seen["frame"].endswith("/index.html") and seen["site"] == "VirtueBench results"
     assert seen["rows"] == [model for model in TINY["models"] for _ in TINY["prompts"]]
     assert (shots / "report.png").stat().st_size > 5000
     assert "Nothing to be done" in (lambda r: r.stdout + r.stderr)(snakemake(run, "-n"))  # the report ran no job

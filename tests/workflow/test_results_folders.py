@@ -63,7 +63,7 @@ def test_cvrr_beside_a_finished_demo_names_the_missing_videos_then_writes_only_u
     assert result.returncode != 0
     assert "virtuebench: config.cvrr.published_dir: data/CVRR-Evaluation-Suite is not a folder." in result.stderr
     assert "set cvrr.published_dir: null" in result.stderr and "Traceback" not in result.stderr
-    assert not (demo / "logs" / "cvrr").exists() and digests(demo / "results") == before
+    assert not (demo / "logs" / "cvrr" / "make_instances.log").exists() and digests(demo / "results") == before
     write_release(demo / "data" / "CVRR-Evaluation-Suite")  # the clone's Judge-results/, one model
     result = run(demo, "--configfile", "config/cvrr.yaml", env=offline(demo))
     assert result.returncode != 0

@@ -2,10 +2,16 @@
 # Tables 2 and 3 and Figs. 1 and 4 from this run's judgments and, with config.cvrr.published_dir, the authors' published
 # judge outputs beside them (docs/cvrr.md).
 
+from virtuebench.cvrr.benchmark import PublishedDirError, published_folder  # noqa: E402
+
 CVRR = BENCHMARK.settings_from(config)
-# The authors' judge outputs (downloaded into the results folder, or a folder of the user's), imported as Judgment
-# records: the tables pool them with this run's judgments, and the browser shows them beside the runs' own.
-CVRR_PUBLISHED = res("published") if CVRR.published_dir == "download" else CVRR.published_dir
+# The authors' judge outputs (a folder of the user's, checked here; or downloaded into the results folder by a job of
+# the plan), imported as Judgment records: the tables pool them with this run's judgments, and the browser shows them
+# beside the runs' own.
+try:
+    CVRR_PUBLISHED = published_folder(CVRR, res("published"))
+except PublishedDirError as error:
+    sys.exit(f"virtuebench: {error}")
 CVRR_PUBLISHED_JUDGMENTS = [res("published_judgments.jsonl")] if CVRR_PUBLISHED else []
 BROWSER_JUDGMENTS += CVRR_PUBLISHED_JUDGMENTS
 BROWSER_OPTIONS += ["--empty-predictions", CVRR.empty_predictions]  # its averages as Table 2's
@@ -51,7 +57,10 @@ rule import_cvrr_published:
 
 rule make_cvrr_tables:
     input:
-        lambda wildcards: judgments() + CVRR_PUBLISHED_JUDGMENTS,
+        # Two inputs: the run's judgments wait on the instances checkpoint, the published ones do not, so a dry run
+        # plans their import (and download) before the checkpoint has run.
+        judgments=lambda wildcards: judgments(),
+        published=CVRR_PUBLISHED_JUDGMENTS,
     output:
         table2=report(res("table2.tex"), caption="../report/cvrr_table2.rst", category="Tables", subcategory="CVRR-ES"),
         table2_csv=res("table2.csv"),

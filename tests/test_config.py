@@ -61,7 +61,7 @@ def test_the_benchmarks_and_their_blocks_come_from_the_registry():
     }
     cvrr = yaml.safe_load((REPO / "config" / "cvrr.yaml").read_text())
     filled = with_defaults(cvrr, REPO / "config" / "schema.yaml")["cvrr"]
-    assert filled == {"published_dir": "download", "empty_predictions": "skip", "published_commit": "9d77787"}
+    assert filled == {"published_dir": "data/CVRR-Evaluation-Suite", "empty_predictions": "skip", "published_commit": "9d77787"}
     assert benchmark("cvrr").settings_from(cvrr).published_commit == "9d77787"
     assert benchmark("cvrr").rules == "rules/cvrr.smk" and benchmark("virtuebench").rules == "rules/report.smk"
     assert schema_errors({**cvrr, "cvrr": {"empty_predictions": "zero"}}, REPO / "config" / "schema.yaml", "config") == [

@@ -2,6 +2,7 @@ import csv
 import http.server
 import io
 import json
+import re
 import subprocess
 import sys
 import tarfile
@@ -10,8 +11,10 @@ from pathlib import Path
 import pytest
 from helpers.data import SHARED, make_cvrr_release, write_release
 from helpers.local_server import serving
+from helpers.offline import block_network
 
-from virtuebench.cvrr import DIMENSIONS
+from virtuebench.cvrr import DIMENSIONS, TITLES
+from virtuebench.cvrr.benchmark import CvrrTablesSettings, PublishedDirError, published_folder
 from virtuebench.cvrr.download import download_published
 from virtuebench.cvrr.published import read_published
 from virtuebench.cvrr.scoring import dimension_scores, model_rows, write_tables
@@ -137,6 +140,50 @@ def test_download_from_a_local_server(tmp_path):
         assert len(read_published(tmp_path / "got")) == 23
         with pytest.raises(RecordError, match="cannot download .*/missing.tar.gz"):
             download_published(tmp_path / "got2", url=f"{base}/missing.tar.gz")
+
+
+def test_download_without_the_network_names_the_setting_that_needs_none(tmp_path, monkeypatch):
+    block_network(monkeypatch)
+    with pytest.raises(RecordError) as raised:
+        download_published(tmp_path / "got")
+    message = str(raised.value)
+    assert message.startswith("cannot download https://codeload.github.com/mbzuai-oryx/CVRR-Evaluation-Suite/tar.gz/9d77787: ")
+    assert "Temporary failure in name resolution" in message and "\n" not in message
+    assert message.endswith(
+        "; to run without the network, set cvrr.published_dir to a folder holding the authors' Judge-results "
+        "(git clone https://github.com/mbzuai-oryx/CVRR-Evaluation-Suite) or to null (Table 2 without the published verdicts)"
+    )
+    assert not (tmp_path / "got").exists()
+
+
+def test_published_folder_is_read_where_configured_or_the_run_stops_naming_the_setting(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # relative folders are the workflow's working directory's
+
+    def where(value):
+        return published_folder(CvrrTablesSettings(published_dir=value), "results/cvrr/published")
+
+    assert where(None) is None
+    assert where("download") == "results/cvrr/published"
+    write_release(tmp_path / "clone")
+    assert where("clone") == "clone" and where("clone/Judge-results") == "clone/Judge-results"
+    with pytest.raises(PublishedDirError) as raised:
+        where("data/CVRR-Evaluation-Suite")
+    assert str(raised.value) == (
+        "config.cvrr.published_dir: data/CVRR-Evaluation-Suite is not a folder. For the authors' published verdicts "
+        "beside this run's, clone their repository there (git clone https://github.com/mbzuai-oryx/CVRR-Evaluation-Suite "
+        "data/CVRR-Evaluation-Suite); or set cvrr.published_dir: null (Table 2 without them) or download (a job of the "
+        "run fetches them: needs the network)"
+    )
+    (tmp_path / "other" / "Judge-results").mkdir(parents=True)
+    with pytest.raises(
+        PublishedDirError,
+        match=r"^config.cvrr.published_dir: other/Judge-results holds no CVRR-ES judge outputs .*"
+        r"\(git clone https://github.com/mbzuai-oryx/CVRR-Evaluation-Suite other\);",
+    ):
+        where("other/Judge-results")
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(PublishedDirError, match="a-file is not a folder"):
+        where("a-file")
 
 
 @pytest.fixture(scope="module")
@@ -268,6 +315,60 @@ def test_table3_keeps_two_judges_of_one_model_apart(tmp_path):
     write_table3_csv(rows, tmp_path / "t3.csv")
     table = {r["prompt"]: r for r in csv.DictReader((tmp_path / "t3.csv").open())}
     assert table["standard"]["M [rules]"] == "100.00" and table["standard"]["M [gpt-3.5-turbo-0125-published]"] == "50.00"
+
+
+def _judged_cells(tex: str) -> list[dict[str, list[tuple[str, str]]]]:
+    """Per tabular block of a CVRR-ES .tex table: {first cell of a row: [(the judge heading the column, its cell)]},
+    read from the block's `Judge` row of column spans (each span's width and judge)."""
+    blocks = []
+    for block in tex.split(r"\begin{tabular}{l")[1:]:
+        lines = [line.removesuffix(r" \\").split(" & ") for line in block.splitlines() if " & " in line]
+        (spans,) = [line[1:] for line in lines if line[0] == "Judge"]
+        judges = []
+        for span in spans:
+            width, judge = re.fullmatch(r"\\multicolumn\{(\d+)\}\{c\}\{\\texttt\{(.+)\}\}", span).groups()
+            judges += [judge.replace("\\_", "_")] * int(width)
+        blocks.append({line[0]: list(zip(judges, line[1:], strict=True)) for line in lines if line[0] != "Judge"})
+    return blocks
+
+
+def test_every_column_of_the_cvrr_tables_is_under_its_judge(tmp_path):
+    """A table of the published verdicts beside a run judged by the rules (the fallback of `if_no_key: rules`): each
+    column of Tables 2 and 3 sits under the judge whose verdicts it counts, and the caption says they are not comparable;
+    a table of one judge says that judge once."""
+    import dataclasses
+
+    from virtuebench.cvrr.published import PUBLISHED_JUDGE
+    from virtuebench.cvrr.scoring import table2_tex, table3_tex
+
+    published = read_published(write_release(tmp_path / "a", model="M"))  # 50.00 in every dimension
+    ruled = [dataclasses.replace(j, judge="rules", model=model, judgement=1, valid=True) for model in ("M", "a-run") for j in published]
+    rows = model_rows(dimension_scores(published + ruled))
+    table2, table3 = table2_tex(rows), table3_tex(rows)
+    (block,) = _judged_cells(table2)
+    assert block["Benchmark category"] == [(PUBLISHED_JUDGE, "M"), ("rules", "M"), ("rules", "a-run")]
+    for dimension in DIMENSIONS:
+        assert block[TITLES[dimension]] == [(PUBLISHED_JUDGE, "50.00"), ("rules", "100.00"), ("rules", "100.00")]
+    assert block["Average"] == [(PUBLISHED_JUDGE, "50.00"), ("rules", "100.00"), ("rules", "100.00")]
+    (block3,) = _judged_cells(table3)
+    assert block3["Prompting method"] == [(PUBLISHED_JUDGE, "M"), ("rules", "M"), ("rules", "a-run")]
+    assert block3["Standard prompting"] == [(PUBLISHED_JUDGE, "50.00"), ("rules", "100.00"), ("rules", "100.00")]
+    mixed = (
+        r"; each column under its judge (\texttt{gpt-3.5-turbo-0125-published} (the authors' published GPT-3.5 verdicts), "
+        r"\texttt{rules} (the offline rules judge, docs/judges.md)): numbers under different judges are not comparable one to one"
+    )
+    assert mixed in table2 and mixed in table3
+    # One judge: its name once in the caption, and a judge row over all columns
+    alone = model_rows(dimension_scores(published))
+    single = table2_tex(alone)
+    assert r"; judge \texttt{gpt-3.5-turbo-0125-published} (the authors' published GPT-3.5 verdicts)." in single
+    assert "not comparable" not in single
+    assert _judged_cells(single)[0]["Average"] == [(PUBLISHED_JUDGE, "50.00")]
+    assert "; judge \\texttt{rules} (the offline rules judge" in table3_tex(model_rows(dimension_scores(ruled)))
+    # Two settings, two blocks, each with its own judge row
+    dscp = [dataclasses.replace(j, prompt="dscp") for j in ruled]
+    blocks = _judged_cells(table2_tex(model_rows(dimension_scores(published + dscp))))
+    assert [b["Benchmark category"] for b in blocks] == [[(PUBLISHED_JUDGE, "M")], [("rules", "M"), ("rules", "a-run")]]
 
 
 def test_empty_predictions_follow_the_benchmark_rule_and_are_counted():

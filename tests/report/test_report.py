@@ -1,5 +1,6 @@
 import csv
 import os
+import re
 
 import pytest
 
@@ -30,6 +31,32 @@ def test_table1_perception_reasoning_cells():
     scores.append(_score("m", 64, "overall", 99.0, prompt="plain"))  # another prompt: not in this table
     text = table1(scores, ["m"], [64, 128], "honest", "rules")
     assert r"m & 40.00 & 50.00 / 30.00 & - & - \\" in text
+
+
+def test_each_virtuebench_table_is_of_one_judge_which_its_caption_names():
+    """scores.csv holds a row per judge (the report judge and those it is compared with): a table takes the rows of
+    its judge alone, so no column mixes judges, and its caption names that judge and counts that judge's items only."""
+    import dataclasses
+
+    ruled = [_score("m", 64, subset, 40.0) for subset in ("overall", "non_refusal", "refusal", "perception", "reasoning")]
+    ruled = [dataclasses.replace(s, trust=10.0) for s in ruled]
+    other = [dataclasses.replace(s, judge="gpt-judge", accuracy=90.0, n=7, n_invalid=3, trust=80.0) for s in ruled]
+    for scores in (ruled + other, other + ruled):  # whichever comes first in the file
+        for judge, number, counted in (
+            ("rules", "40.00", "2 judged items, 0 without"),
+            ("gpt-judge", "90.00", "7 judged items, 3 without"),
+        ):
+            tables = (
+                table1(scores, ["m"], [64], "honest", judge),
+                table2(scores, ["m"], [64], "honest", judge),
+                table2_trust(scores, ["m"], [64], "honest", judge, TrustWeights()),
+            )
+            for text in tables:
+                row = next(line for line in text.splitlines() if line.startswith("m & "))
+                assert set(re.findall(r"\d+\.\d\d", row)) <= {number, "10.00" if judge == "rules" else "80.00"}, row
+                assert number in row
+                assert f"judge \\texttt{{{judge}}}; {counted}" in text
+                assert text.count("judge \\texttt{") == 1
 
 
 def test_a_table_without_any_judged_item_is_refused_naming_the_judge(tmp_path, capsys):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 
 from virtuebench.cvrr import DIMENSIONS, SETTINGS, TITLES
@@ -134,17 +135,53 @@ def write_scores_csv(scores: Sequence[DimensionScore], path: str | Path) -> None
     write_csv(path, (dict(zip(columns, row)) for row in values), columns)
 
 
+#: What a judge's name alone does not say, in the captions.
+JUDGE_NOTES = {PUBLISHED_JUDGE: "the authors' published GPT-3.5 verdicts", "rules": "the offline rules judge, docs/judges.md"}
+
+
+def _judge_order(judge: str) -> tuple[bool, str]:
+    return (judge != PUBLISHED_JUDGE, judge)  # the authors' verdicts first, then this run's judges by name
+
+
+def _judged_columns(rows: Sequence[ModelRow]) -> list[ModelRow]:
+    """The columns of one block, those of one judge side by side (so each judge heads one span of columns)."""
+    return sorted(rows, key=lambda row: (_judge_order(row.judge), row.model))
+
+
+def _judge_header(judges: Sequence[str]) -> list[str]:
+    """The row above the model names that puts every column under its judge, and the rules under each judge's span."""
+    spans = [(judge, sum(1 for _ in group)) for judge, group in groupby(judges)]
+    cells, rules, start = [], [], 2
+    for judge, width in spans:
+        cells.append(rf"\multicolumn{{{width}}}{{c}}{{\texttt{{{latex_escape(judge)}}}}}")
+        rules.append(rf"\cmidrule(lr){{{start}-{start + width - 1}}}")
+        start += width
+    return ["Judge & " + " & ".join(cells) + r" \\", " ".join(rules)]
+
+
+def judges_note(judges: Iterable[str]) -> str:
+    """The caption's word on the judges: one judge for the whole table, or which judges head its columns and that
+    numbers under different judges are not comparable one to one."""
+    named = [
+        rf"\texttt{{{latex_escape(judge)}}}" + (f" ({JUDGE_NOTES[judge]})" if judge in JUDGE_NOTES else "")
+        for judge in sorted(set(judges), key=_judge_order)
+    ]
+    if len(named) <= 1:
+        return "".join(f"; judge {name}" for name in named)
+    return f"; each column under its judge ({', '.join(named)}): numbers under different judges are not comparable one to one"
+
+
 def table2_tex(rows: Sequence[ModelRow], note: str = "") -> str:
-    """Dimensions as rows and models as columns, as in the paper; one block per setting."""
+    """Dimensions as rows and models as columns, as in the paper; one block per setting, each column under its judge."""
     blocks = []
     for setting in dict.fromkeys(row.setting for row in rows):
-        chosen = [row for row in rows if row.setting == setting]
-        judges = sorted({row.judge for row in chosen})
-        header = " & ".join(latex_escape(_label(row, rows)) for row in chosen)
+        chosen = _judged_columns([row for row in rows if row.setting == setting])
+        header = " & ".join(latex_escape(row.model) for row in chosen)  # the judge row above names each one's judge
         lines = [
             rf"\begin{{tabular}}{{l{'c' * len(chosen)}}}",
             r"\toprule",
-            rf"\multicolumn{{{len(chosen) + 1}}}{{l}}{{\texttt{{{latex_escape(setting)}}} (judge: {latex_escape(', '.join(judges))})}} \\",
+            rf"\multicolumn{{{len(chosen) + 1}}}{{l}}{{\texttt{{{latex_escape(setting)}}}}} \\",
+            *_judge_header([row.judge for row in chosen]),
             rf"Benchmark category & {header} \\",
             r"\midrule",
         ]
@@ -159,6 +196,7 @@ def table2_tex(rows: Sequence[ModelRow], note: str = "") -> str:
             r"\centering",
             r"\scriptsize",
             r"\caption{CVRR-ES accuracy (\%) per evaluation dimension: correct / (correct + incorrect) of the judge's verdicts; Average is the mean over the 11 dimensions"
+            + judges_note(row.judge for row in rows)
             + note
             + ".}",
             r"\label{tab:cvrr-main}",
@@ -173,16 +211,18 @@ def table2_tex(rows: Sequence[ModelRow], note: str = "") -> str:
 
 
 def table3_rows(rows: Sequence[ModelRow]) -> tuple[list[tuple[str, str]], dict[tuple[str, str, str], float | None]]:
-    """Columns (model, judge) and averages keyed by (setting, model, judge): two judges never overwrite each other."""
+    """Columns (model, judge), those of one judge side by side, and averages keyed by (setting, model, judge): two
+    judges never overwrite each other."""
     averages = {(row.setting, row.model, row.judge): row.average for row in rows}
     prompts = {setting_of(p) for p, _ in TABLE3_PROMPTS}
-    columns = sorted({(row.model, row.judge) for row in rows if row.setting in prompts})
+    columns = sorted({(row.model, row.judge) for row in rows if row.setting in prompts}, key=lambda c: (_judge_order(c[1]), c[0]))
     return columns, averages
 
 
 def _column_label(column: tuple[str, str], columns: list[tuple[str, str]]) -> str:
+    """The model's name, with its judge where the table has more than one (the CSV has no judge row)."""
     model, judge = column
-    return f"{model} [{judge}]" if sum(m == model for m, _ in columns) > 1 else model
+    return f"{model} [{judge}]" if len({j for _, j in columns}) > 1 else model
 
 
 def table3_tex(rows: Sequence[ModelRow]) -> str:
@@ -192,11 +232,14 @@ def table3_tex(rows: Sequence[ModelRow]) -> str:
         r"\begin{table}[t]",
         r"\centering",
         r"\small",
-        r"\caption{CVRR-ES average accuracy (\%) by prompting method. DSCP (Stage 1) uses only the principled instructions of step 1 as a prefix; DSCP (Both stages) uses the complete dual-step technique.}",
+        r"\caption{CVRR-ES average accuracy (\%) by prompting method. DSCP (Stage 1) uses only the principled instructions of step 1 as a prefix; DSCP (Both stages) uses the complete dual-step technique"
+        + judges_note(judge for _, judge in columns)
+        + ".}",
         r"\label{tab:cvrr-prompting}",
         rf"\begin{{tabular}}{{l{'c' * len(columns)}}}",
         r"\toprule",
-        "Prompting method & " + " & ".join(latex_escape(_column_label(c, columns)) for c in columns) + r" \\",
+        *(_judge_header([judge for _, judge in columns]) if columns else []),
+        "Prompting method & " + " & ".join(latex_escape(model) for model, _ in columns) + r" \\",
         r"\midrule",
     ]
     for prompt, title in TABLE3_PROMPTS:

@@ -10,6 +10,7 @@ dimensions and exists only when all 11 are present.
 
 from __future__ import annotations
 
+import html
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from pathlib import Path
 from virtuebench.cvrr import DIMENSIONS, SETTINGS, TITLES
 from virtuebench.cvrr.published import PUBLISHED_JUDGE
 from virtuebench.records import Judgment
-from virtuebench.support.tabular import latex_escape, write_csv
+from virtuebench.support.tabular import html_page, html_table, latex_escape, write_csv
 
 PROMPT_TO_SETTING = {prompt: setting for setting, prompt in SETTINGS.items()}
 TABLE3_PROMPTS = (
@@ -134,6 +135,17 @@ def write_scores_csv(scores: Sequence[DimensionScore], path: str | Path) -> None
     write_csv(path, (dict(zip(columns, row)) for row in values), columns)
 
 
+#: The tables' captions (plain text: each file escapes it its own way).
+TABLE2_CAPTION = (
+    "CVRR-ES accuracy (%) per evaluation dimension: correct / (correct + incorrect) of the judge's verdicts; Average is "
+    "the mean over the 11 dimensions"
+)
+TABLE3_CAPTION = (
+    "CVRR-ES average accuracy (%) by prompting method. DSCP (Stage 1) uses only the principled instructions of step 1 as a "
+    "prefix; DSCP (Both stages) uses the complete dual-step technique."
+)
+
+
 def table2_tex(rows: Sequence[ModelRow], note: str = "") -> str:
     """Dimensions as rows and models as columns, as in the paper; one block per setting."""
     blocks = []
@@ -158,9 +170,7 @@ def table2_tex(rows: Sequence[ModelRow], note: str = "") -> str:
             r"\begin{table}[t]",
             r"\centering",
             r"\scriptsize",
-            r"\caption{CVRR-ES accuracy (\%) per evaluation dimension: correct / (correct + incorrect) of the judge's verdicts; Average is the mean over the 11 dimensions"
-            + note
-            + ".}",
+            rf"\caption{{{latex_escape(TABLE2_CAPTION + note)}.}}",
             r"\label{tab:cvrr-main}",
             r"\resizebox{\textwidth}{!}{%",
             r"\begin{tabular}{c}",
@@ -192,7 +202,7 @@ def table3_tex(rows: Sequence[ModelRow]) -> str:
         r"\begin{table}[t]",
         r"\centering",
         r"\small",
-        r"\caption{CVRR-ES average accuracy (\%) by prompting method. DSCP (Stage 1) uses only the principled instructions of step 1 as a prefix; DSCP (Both stages) uses the complete dual-step technique.}",
+        rf"\caption{{{latex_escape(TABLE3_CAPTION)}}}",
         r"\label{tab:cvrr-prompting}",
         rf"\begin{{tabular}}{{l{'c' * len(columns)}}}",
         r"\toprule",
@@ -203,6 +213,28 @@ def table3_tex(rows: Sequence[ModelRow]) -> str:
         lines.append(f"{title} & " + " & ".join(_fmt(averages.get((setting_of(prompt), m, j))) for m, j in columns) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
     return "\n".join(lines)
+
+
+def table2_html(rows: Sequence[ModelRow], note: str = "") -> str:
+    """Table 2 as a page (what Snakemake's report shows): table2_tex's rows and caption, one table per setting."""
+    tables = []
+    for setting in dict.fromkeys(row.setting for row in rows):
+        chosen = [row for row in rows if row.setting == setting]
+        judges = ", ".join(sorted({row.judge for row in chosen}))
+        body = [(html.escape(TITLES[d]), [_fmt(row.accuracies.get(d)) for row in chosen]) for d in DIMENSIONS]
+        body.append(("Average", [_fmt(row.average) for row in chosen]))
+        header = [[("Benchmark category", 1, 1), *((html.escape(_label(row, rows)), 1, 1) for row in chosen)]]
+        caption = f"<code>{html.escape(setting)}</code> (judge: {html.escape(judges)})"
+        tables.append(html_table(header, body, caption=caption, table_id=setting))
+    return html_page("CVRR-ES Table 2", f"<p>{html.escape(TABLE2_CAPTION + note)}.</p>", *tables)
+
+
+def table3_html(rows: Sequence[ModelRow]) -> str:
+    """Table 3 as a page: table3_tex's rows and caption."""
+    columns, averages = table3_rows(rows)
+    header = [[("Prompting method", 1, 1), *((html.escape(_column_label(c, columns)), 1, 1) for c in columns)]]
+    body = [(html.escape(title), [_fmt(averages.get((setting_of(prompt), m, j))) for m, j in columns]) for prompt, title in TABLE3_PROMPTS]
+    return html_page("CVRR-ES Table 3", html_table(header, body, caption=html.escape(TABLE3_CAPTION), table_id="tab:cvrr-prompting"))
 
 
 def write_table3_csv(rows: Sequence[ModelRow], path: str | Path) -> None:
@@ -229,4 +261,6 @@ def write_tables(judgments: Iterable[Judgment], out_dir: str | Path, empty: str 
     (out_dir / "table2.tex").write_text(table2_tex(rows, empty_note(scores, empty)))
     write_table3_csv(rows, out_dir / "table3.csv")
     (out_dir / "table3.tex").write_text(table3_tex(rows))
+    (out_dir / "table2.html").write_text(table2_html(rows, empty_note(scores, empty)))
+    (out_dir / "table3.html").write_text(table3_html(rows))
     return rows

@@ -2,6 +2,7 @@ import csv
 import http.server
 import io
 import json
+import re
 import subprocess
 import sys
 import tarfile
@@ -11,7 +12,7 @@ import pytest
 from helpers.data import SHARED, make_cvrr_release, write_release
 from helpers.local_server import serving
 
-from virtuebench.cvrr import DIMENSIONS
+from virtuebench.cvrr import DIMENSIONS, TITLES
 from virtuebench.cvrr.download import download_published
 from virtuebench.cvrr.published import read_published
 from virtuebench.cvrr.scoring import dimension_scores, model_rows, write_tables
@@ -92,6 +93,14 @@ def test_importer_formula_nesting_and_invalid_verdicts(tmp_path):
     # The one invalid verdict ('partially correct') is in the first dimension (write_release): only its row counts it.
     by_dimension = {s["dimension"]: int(s["n_invalid"]) for s in scores}
     assert by_dimension == {dimension: int(dimension == DIMENSIONS[0]) for dimension in DIMENSIONS}
+    # the report's page of Table 2: the same rows as table2.csv, a row per dimension and the average
+    page = (tmp_path / "out" / "table2.html").read_text()
+    (csv_row,) = csv.DictReader((tmp_path / "out" / "table2.csv").open())
+    cells = re.findall(r"<tr><th scope=\"row\">([^<]+)</th><td>([^<]+)</td></tr>", page)
+    assert cells == [(TITLES[d], csv_row[d]) for d in DIMENSIONS] + [("Average", csv_row["average"])]
+    assert f"<code>{csv_row['setting']}</code>" in page and "(judge: gpt-3.5" in page
+    table3 = (tmp_path / "out" / "table3.html").read_text()
+    assert '<th scope="row">Standard prompting</th><td>50.00</td>' in table3, table3
 
 
 def test_importer_names_bad_files(tmp_path):

@@ -53,6 +53,10 @@ def test_a_changed_removed_or_stale_packed_file_makes_the_report_stale(tmp_path)
         "packs results/fig4.png, which is no longer there",
         "its copy of results/report/browser/items/a.html differs from the file there now",
     ]
+    made_before = make_report(tmp_path / "before", {**FILES, "results/table1.tex": "LaTeX"})
+    assert report_problems(made_before, tmp_path / "before") == []
+    (tmp_path / "before" / "results" / "table1.html").write_text("<table></table>")
+    assert report_problems(made_before, tmp_path / "before") == ["lacks results/table1.html, the page of results/table1.tex (made since)"]
     fresh = make_report(tmp_path / "again")
     assert report_problems(fresh, tmp_path / "again", stale=["results/fig4.png"]) == ["packs results/fig4.png, which is stale"]
 

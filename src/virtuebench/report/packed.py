@@ -5,7 +5,8 @@ The zip says what it packed: its report.html lists each result's path and where 
 the file at its path now, by size and CRC-32 (the zip's own checksum of each member): by content, so a report made a
 moment ago is current and a touch changes nothing, while a table rewritten by a changed configuration makes it stale.
 Nothing records when or how the zip was made: a report made by `snakemake --report` alone, or before this check, is
-checked the same way. A result added since (a figure a new setting draws) is not found here: only what was packed.
+checked the same way. A result added since is found only where it is a table's page beside a packed .tex (a report
+made before the pages were written); another (a figure a new setting draws) is not: the zip names only what it packed.
 """
 
 from __future__ import annotations
@@ -106,4 +107,9 @@ def report_problems(report_zip: str | Path, base: str | Path = ".", stale: Itera
             problems.append(f"its copy of {item.path} differs from the file there now")
         elif str(Path(item.path)) in stale:
             problems.append(f"packs {item.path}, which is stale")
+    paths = {item.path for item in packed}
+    for path in sorted(paths):
+        page = str(PurePosixPath(path).with_suffix(".html"))
+        if path.endswith(".tex") and page not in paths and (Path(base) / page).is_file():
+            problems.append(f"lacks {page}, the page of {path} (made since)")
     return problems

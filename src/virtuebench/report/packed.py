@@ -113,3 +113,14 @@ def report_problems(report_zip: str | Path, base: str | Path = ".", stale: Itera
         if path.endswith(".tex") and page not in paths and (Path(base) / page).is_file():
             problems.append(f"lacks {page}, the page of {path} (made since)")
     return problems
+
+
+def summarize_report(report_zip: str | Path) -> str | None:
+    """The end of a run's word on Snakemake's report, where there is one and it no longer packs these results."""
+    if not Path(report_zip).is_file():
+        return None
+    problems = report_problems(report_zip)
+    if not problems:
+        return None
+    more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+    return f"{report_zip} is not the report of these results ({problems[0]}{more}): `make report` makes it again"

@@ -367,6 +367,10 @@ def test_verify_without_the_configuration_says_which_file_in_one_line(tmp_path, 
     (tmp_path / "wrong.yaml").write_text(yaml.safe_dump({**CONFIG, "models": ["no-such-model"]}))
     assert verify_command.main(["--configfile", "wrong.yaml"]) == 2
     assert "no-such-model" in capsys.readouterr().err
+    (tmp_path / "right.yaml").write_text(yaml.safe_dump(CONFIG))
+    assert verify_command.main(["--configfile", "right.yaml", "--report-zip", "results/none.zip"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == "virtuebench.verify: --report-zip results/none.zip: no such file (make it with `make report`)"
 
 
 # Published numbers checked back to their judgments (virtuebench.provenance): scores.csv and comparisons.csv carry

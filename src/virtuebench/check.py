@@ -88,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"virtuebench.verify: {error}", file=sys.stderr)
         return 2
     root = Path(plan.results)
+    if args.report_zip and not Path(args.report_zip).is_file():
+        print(f"virtuebench.verify: --report-zip {args.report_zip}: no such file (make it with `make report`)", file=sys.stderr)
+        return 2
     outputs = args.report if args.report is not None else [str(root / name) for name in REPORT_FILES] + plan.agreement_targets()
     if args.judgments:
         paths, chain = args.judgments, check(args.judgments, report_outputs=outputs)
@@ -98,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     for problem in chain.problems:
         print(f"stale: {problem}")
     report_zip = Path(args.report_zip) if args.report_zip else root / "report.zip"
-    report = report_problems(report_zip, stale=chain.stale) if report_zip.exists() or args.report_zip else []
+    report = report_problems(report_zip, stale=chain.stale) if report_zip.is_file() else []
     for problem in report:
         print(f"stale: {report_zip}: {problem}")
     if chain.problems:
@@ -113,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         print(report_command(args.configfile, report_zip))
     if chain.problems or report:
         return 1
-    checked = f"; {report_zip} packs them as they are" if report_zip.exists() else ""
+    checked = f"; {report_zip} packs them as they are" if report_zip.is_file() else ""
     print(f"{len(paths)} judgments file(s) checked against their responses, frames and the instances table: nothing is stale{checked}")
     return 0
 

@@ -12,6 +12,7 @@ from virtuebench.benchmarks import benchmark  # noqa: E402
 from virtuebench.config import ConfigError, check_config, start_warnings  # noqa: E402
 from virtuebench.plan import EmptyResult, Plan  # noqa: E402
 from virtuebench.report.summary import summarize_excluded, summarize_invalid  # noqa: E402
+from virtuebench.report.packed import summarize_report  # noqa: E402
 from virtuebench.support.faults import stop_on_environment_fault  # noqa: E402
 from virtuebench.support.runlock import STATE_ROOT, probe_writable, snakemake_mode  # noqa: E402
 
@@ -100,8 +101,13 @@ onstart:
 
 
 onsuccess:
-    # Items left out of the instances table, broken videos and failed items: say so where the user looks.
-    for warning in (summarize_excluded(res("instances_excluded.csv")), summarize_invalid(res("invalid_items.csv"))):
+    # Items left out of the instances table, broken videos and failed items, and a report.zip of other results than
+    # these: say so where the user looks.
+    for warning in (
+        summarize_excluded(res("instances_excluded.csv")),
+        summarize_invalid(res("invalid_items.csv")),
+        summarize_report(res("report.zip")),
+    ):
         if warning:
             print(f"virtuebench WARNING: {warning}", file=sys.stderr)
 

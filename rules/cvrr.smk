@@ -66,6 +66,9 @@ rule make_cvrr_tables:
         table2_csv=res("table2.csv"),
         table3=report(res("table3.tex"), caption="../report/cvrr_table3.rst", category="Tables", subcategory="CVRR-ES"),
         table3_csv=res("table3.csv"),
+        # the same tables as pages: the report shows an HTML result, and only offers a .tex for download
+        table2_html=report(res("table2.html"), caption="../report/cvrr_table2.rst", category="Tables", subcategory="CVRR-ES"),
+        table3_html=report(res("table3.html"), caption="../report/cvrr_table3.rst", category="Tables", subcategory="CVRR-ES"),
         scores=res("scores.csv"),
     params:
         out_dir=lambda wildcards, output: os.path.dirname(output.table2),

@@ -79,6 +79,10 @@ rule make_tables:
         table1=report(res("table1.tex"), caption="../report/table1.rst", category="Tables", subcategory="VirtueBench"),
         table2=report(res("table2.tex"), caption="../report/table2.rst", category="Tables", subcategory="VirtueBench"),
         trust=report(res("table2_trust.tex"), caption="../report/table2_trust.rst", category="Tables", subcategory="VirtueBench"),
+        # the same tables as pages: the report shows an HTML result, and only offers a .tex for download
+        table1_html=report(res("table1.html"), caption="../report/table1.rst", category="Tables", subcategory="VirtueBench"),
+        table2_html=report(res("table2.html"), caption="../report/table2.rst", category="Tables", subcategory="VirtueBench"),
+        trust_html=report(res("table2_trust.html"), caption="../report/table2_trust.rst", category="Tables", subcategory="VirtueBench"),
     params:
         models=config["models"],
         levels=config["levels"],
@@ -96,11 +100,12 @@ rule make_tables:
     conda:
         "../envs/core.yaml"
     message:
-        "Writing Tables 1 and 2"
+        "Writing Tables 1 and 2 (LaTeX, and HTML pages for the report)"
     shell:
         "python -m virtuebench.report tables --scores {input.scores} --models {params.models} "
         "--levels {params.levels} --prompt {params.prompt} --judge {params.judge} "
         "--table1 {output.table1} --table2 {output.table2} --table2-trust {output.trust} {params.intervals} "
+        "--table1-html {output.table1_html} --table2-html {output.table2_html} --table2-trust-html {output.trust_html} "
         "--trust-scheme {params.trust_scheme} --confidence-target {params.confidence_target} "
         "--wrong-answer {params.wrong_answer} --unwarranted-refusal {params.unwarranted_refusal} "
         "{params.model_choices} > {log} 2>&1"

@@ -82,6 +82,36 @@ def test_a_finished_run_has_nothing_stale(clean):
     assert result.returncode == 0 and "nothing is stale" in result.stdout, result.stdout + result.stderr
 
 
+def test_verify_names_a_report_zip_made_before_a_configuration_change_and_not_the_one_made_after(run):
+    """Snakemake's report right after it is made packs the results as they are; a configuration change that rewrites
+    the tables (intervals printed) leaves it packing the old ones, which verify names, and `--report` makes it anew."""
+
+    def verify_run() -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "virtuebench.verify", "--configfile", "config.yaml"]
+        return subprocess.run(command, cwd=run, capture_output=True, text=True)
+
+    made = snakemake(run, "--report", "results/report.zip", config=CONFIG)
+    assert made.returncode == 0, made.stderr[-3000:]
+    fresh = verify_run()
+    assert fresh.returncode == 0 and "results/report.zip packs them as they are" in fresh.stdout, fresh.stdout + fresh.stderr
+    changed = {**CONFIG, "report": {"intervals": True}}
+    rerun = snakemake(run, config=changed)
+    assert executed(rerun)["make_tables"] == 1
+    said = "virtuebench WARNING: results/report.zip is not the report of these results (its copy of results/table"
+    assert said in rerun.stderr and "differs from the file there now and 5 more): `make report` makes it again" in rerun.stderr, (
+        rerun.stderr[-3000:]
+    )
+    stale = verify_run()
+    named = [line for line in stale.stdout.splitlines() if line.startswith("stale: results/report.zip: ")]
+    assert stale.returncode == 1 and "stale: results/report.zip: its copy of results/table2.html differs from the file there now" in named
+    assert {line.rsplit(" of ", 1)[1].split()[0] for line in named} == {
+        f"results/{t}.{kind}" for t in ("table1", "table2", "table2_trust") for kind in ("tex", "html")
+    }
+    assert stale.stdout.rstrip().endswith("snakemake --configfile config.yaml --report results/report.zip"), stale.stdout
+    remade = snakemake(run, "--report", "results/report.zip", config=changed)
+    assert remade.returncode == 0 and verify_run().returncode == 0, remade.stderr[-3000:]
+
+
 @pytest.mark.parametrize(
     ("breakage", "named", "stale"),
     [
@@ -337,6 +367,10 @@ def test_verify_without_the_configuration_says_which_file_in_one_line(tmp_path, 
     (tmp_path / "wrong.yaml").write_text(yaml.safe_dump({**CONFIG, "models": ["no-such-model"]}))
     assert verify_command.main(["--configfile", "wrong.yaml"]) == 2
     assert "no-such-model" in capsys.readouterr().err
+    (tmp_path / "right.yaml").write_text(yaml.safe_dump(CONFIG))
+    assert verify_command.main(["--configfile", "right.yaml", "--report-zip", "results/none.zip"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == "virtuebench.verify: --report-zip results/none.zip: no such file (make it with `make report`)"
 
 
 # Published numbers checked back to their judgments (virtuebench.provenance): scores.csv and comparisons.csv carry

@@ -1,5 +1,7 @@
 """`python -m virtuebench.verify` (`make verify`): check a configuration's results as the workflow's start does
-(verify.check_configuration), list every stale record and report output, and end with the command that rebuilds them.
+(verify.check_configuration), list every stale record and report output, and Snakemake's report (report.zip in the
+results folder) where it packs other files than those there now (virtuebench.report.packed), and end with the commands
+that rebuild them.
 It lives here, above the plan in the import layers, because it builds the configuration's plan as the Snakefile does;
 virtuebench.verify (a layer below) runs it under its own name."""
 
@@ -13,6 +15,7 @@ from pathlib import Path
 from virtuebench.config import ConfigError, check_config, with_defaults
 from virtuebench.instances import read_instances
 from virtuebench.plan import Plan
+from virtuebench.report.packed import report_problems
 from virtuebench.support.stops import run_stoppable
 from virtuebench.verify import REPORT_FILES, check, check_configuration
 
@@ -64,6 +67,11 @@ def rerun_command(configfiles: Sequence[str] | None, results: str | None = None)
     return " ".join(words + ([f"--config results={results}"] if results is not None else []))
 
 
+def report_command(configfiles: Sequence[str] | None, report_zip: str | Path) -> str:
+    """The command that makes Snakemake's report again (`make report`, on the default configuration)."""
+    return " ".join(["snakemake", *(["--configfile", *configfiles] if configfiles else []), "--report", str(report_zip)])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m virtuebench.verify", description=__doc__.split("\n\n")[0])
     parser.add_argument("judgments", nargs="*", help="judgment files to check (default: every one the configuration reports)")
@@ -72,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--results", default=None, help="the results folder (default: the configuration's)")
     parser.add_argument("--report", nargs="*", default=None, help="report outputs made from the judgments (default: the usual ones)")
+    parser.add_argument("--report-zip", help="Snakemake's report to check (default: report.zip in the results folder, where there is one)")
     args = parser.parse_args(argv)
     try:
         plan = load_plan(args.configfile or [DEFAULT_CONFIG], args.results)
@@ -79,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"virtuebench.verify: {error}", file=sys.stderr)
         return 2
     root = Path(plan.results)
+    if args.report_zip and not Path(args.report_zip).is_file():
+        print(f"virtuebench.verify: --report-zip {args.report_zip}: no such file (make it with `make report`)", file=sys.stderr)
+        return 2
     outputs = args.report if args.report is not None else [str(root / name) for name in REPORT_FILES] + plan.agreement_targets()
     if args.judgments:
         paths, chain = args.judgments, check(args.judgments, report_outputs=outputs)
@@ -88,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         paths, chain = plan.checked_judgments(instances), check_configuration(plan, outputs, instances=instances)
     for problem in chain.problems:
         print(f"stale: {problem}")
+    report_zip = Path(args.report_zip) if args.report_zip else root / "report.zip"
+    report = report_problems(report_zip, stale=chain.stale) if report_zip.is_file() else []
+    for problem in report:
+        print(f"stale: {report_zip}: {problem}")
     if chain.problems:
         records = [path for path in chain.stale if path not in set(map(str, outputs))]
         print(
@@ -95,8 +111,13 @@ def main(argv: list[str] | None = None) -> int:
             "report outputs made from them. Run:"
         )
         print(rerun_command(args.configfile, args.results))
+    if report:
+        print(f"{report_zip} is not the report of the results there now: after the workflow has run, make it again (`make report`):")
+        print(report_command(args.configfile, report_zip))
+    if chain.problems or report:
         return 1
-    print(f"{len(paths)} judgments file(s) checked against their responses, frames and the instances table: nothing is stale")
+    checked = f"; {report_zip} packs them as they are" if report_zip.is_file() else ""
+    print(f"{len(paths)} judgments file(s) checked against their responses, frames and the instances table: nothing is stale{checked}")
     return 0
 
 

@@ -95,6 +95,15 @@ def test_importer_formula_nesting_and_invalid_verdicts(tmp_path):
     # The one invalid verdict ('partially correct') is in the first dimension (write_release): only its row counts it.
     by_dimension = {s["dimension"]: int(s["n_invalid"]) for s in scores}
     assert by_dimension == {dimension: int(dimension == DIMENSIONS[0]) for dimension in DIMENSIONS}
+    # the report's page of Table 2: the same rows as table2.csv, a row per dimension and the average
+    page = (tmp_path / "out" / "table2.html").read_text()
+    (csv_row,) = csv.DictReader((tmp_path / "out" / "table2.csv").open())
+    cells = re.findall(r"<tr><th scope=\"row\">([^<]+)</th><td>([^<]+)</td></tr>", page)
+    assert cells == [(TITLES[d], csv_row[d]) for d in DIMENSIONS] + [("Average", csv_row["average"])]
+    assert f"<code>{csv_row['setting']}</code>" in page and "; judge <code>gpt-3.5" in page  # in the caption
+    assert '<tr><th scope="col">Judge</th><th scope="col"><code>gpt-3.5' in page  # and above its column
+    table3 = (tmp_path / "out" / "table3.html").read_text()
+    assert '<th scope="row">Standard prompting</th><td>50.00</td>' in table3, table3
 
 
 def test_importer_names_bad_files(tmp_path):
@@ -339,7 +348,7 @@ def test_every_column_of_the_cvrr_tables_is_under_its_judge(tmp_path):
     import dataclasses
 
     from virtuebench.cvrr.published import PUBLISHED_JUDGE
-    from virtuebench.cvrr.scoring import table2_tex, table3_tex
+    from virtuebench.cvrr.scoring import table2_html, table2_tex, table3_html, table3_tex
 
     published = read_published(write_release(tmp_path / "a", model="M"))  # 50.00 in every dimension
     ruled = [dataclasses.replace(j, judge="rules", model=model, judgement=1, valid=True) for model in ("M", "a-run") for j in published]
@@ -369,6 +378,13 @@ def test_every_column_of_the_cvrr_tables_is_under_its_judge(tmp_path):
     dscp = [dataclasses.replace(j, prompt="dscp") for j in ruled]
     blocks = _judged_cells(table2_tex(model_rows(dimension_scores(published + dscp))))
     assert [b["Benchmark category"] for b in blocks] == [[(PUBLISHED_JUDGE, "M")], [("rules", "M"), ("rules", "a-run")]]
+    # The report's pages (table2_html, table3_html): the same judge row over the same columns, and the same caption
+    for page in (table2_html(rows), table3_html(rows)):
+        assert (
+            '<tr><th scope="col">Judge</th><th scope="col"><code>gpt-3.5-turbo-0125-published</code></th>'
+            '<th scope="col" colspan="2"><code>rules</code></th></tr>'
+        ) in page
+        assert "<code>rules</code> (the offline rules judge, docs/judges.md)): numbers under different judges are not comparable" in page
 
 
 def test_empty_predictions_follow_the_benchmark_rule_and_are_counted():

@@ -88,6 +88,80 @@ def test_a_table_without_any_judged_item_is_refused_naming_the_judge(tmp_path, c
     assert r"m & 40.00 & - \\" in (tmp_path / "t1.tex").read_text()
 
 
+def _html_cells(page: str) -> dict[str, list[str]]:
+    """The body rows of an HTML table page, by row name: each cell's text (markup removed)."""
+    from html.parser import HTMLParser
+
+    class Rows(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.rows, self.cell, self.body = {}, None, False
+
+        def handle_starttag(self, tag, attrs):
+            self.body |= tag == "tbody"
+            if self.body and tag in ("th", "td"):
+                self.cell = ""
+
+        def handle_endtag(self, tag):
+            if self.body and tag == "th":
+                self.name, self.rows[self.cell] = self.cell, []
+            elif self.body and tag == "td":
+                self.rows[self.name].append(self.cell)
+            if tag in ("th", "td"):
+                self.cell = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell += data
+
+    parser = Rows()
+    parser.feed(page)
+    return parser.rows
+
+
+def _latex_cells(text: str) -> dict[str, list[str]]:
+    """The body rows of a LaTeX table (between \\midrule and \\bottomrule), by row name, LaTeX's marks made plain."""
+    body = text[text.index("\\midrule") : text.index("\\bottomrule")].splitlines()[1:]
+    plain = [line.removesuffix(r" \\").replace(r"$\pm$", "\u00b1").replace(r"{\scriptsize", "").replace("]}", "]") for line in body]
+    return {name.replace("\\", ""): cells for name, *cells in (line.split(" & ") for line in plain)}
+
+
+def test_every_table_as_html_holds_the_latex_tables_cells_and_caption():
+    from virtuebench.report.tables import HTML
+
+    scores = [_full("a_<m>", 64, s, 40.0 + i, 30.0, 50.5, trust=-12.5) for i, s in enumerate(("overall", "refusal", "perception"))]
+    scores += [
+        Score("s&m", "honest", "128", s, 20.0, 1, 2, 0, "rules", accuracy_sd=1.25, samples=3, trust=5.0) for s in ("overall", "reasoning")
+    ]
+    models, levels = ["a_<m>", "s&m", "absent"], [64, 128]
+    for write in (table1, table2, lambda *a, **k: table2_trust(*a[:5], TrustWeights(), *a[5:], **k)):
+        common = (scores, models, levels, "honest", "rules", True, "q_a: x&y")
+        latex, page = write(*common), write(*common, markup=HTML)
+        assert _html_cells(page) == _latex_cells(latex) and len(_html_cells(page)) == 3  # every cell, "-" included
+        assert "a_&lt;m&gt;" in page and "<m>" not in page and "s&amp;m averaged over 3 sampled runs, &plusmn; the SD" in page
+        assert "model choices: q_a: x&amp;y." in page and "<code>honest</code>" in page and "%" in page and r"\%" not in page
+    assert _html_cells(table2(scores, models, levels, "honest", "rules", markup=HTML))["a_<m>"] == ["40.00", "-", "41.00", "-", "-", "-"]
+
+
+def test_the_tables_command_writes_the_html_pages_it_is_asked_for(tmp_path):
+    from virtuebench.metrics import write_scores
+    from virtuebench.provenance import stamp
+
+    scores = [_score("m", 64, subset, 40.0) for subset in ("overall", "non_refusal", "refusal")]
+    write_scores(scores, tmp_path / "s.csv")
+    judged = tmp_path / "judgments" / "rules" / "m" / "honest" / "64.jsonl"
+    judged.parent.mkdir(parents=True)
+    judged.write_text('{"prompt": "honest"}\n')
+    stamp(tmp_path / "s.csv")
+    arguments = ["tables", "--scores", str(tmp_path / "s.csv"), "--models", "m", "--levels", "64", "--prompt", "honest"]
+    arguments += ["--judge", "rules", "--table1", str(tmp_path / "t1.tex"), "--table2", str(tmp_path / "t2.tex")]
+    arguments += ["--table2-html", str(tmp_path / "t2.html")]
+    arguments += ["--trust-scheme", "kalai", "--confidence-target", "0.5", "--wrong-answer", "-1", "--unwarranted-refusal", "0"]
+    assert main(arguments) == 0
+    assert _html_cells((tmp_path / "t2.html").read_text()) == {"m": ["40.00"] * 3} == _latex_cells((tmp_path / "t2.tex").read_text())
+    assert not (tmp_path / "t1.html").exists()  # only where asked
+
+
 def test_latex_escape():
     assert latex_escape("Qwen2.5-VL_7B & 100%") == r"Qwen2.5-VL\_7B \& 100\%"
 

@@ -144,6 +144,24 @@ def open_report(report_zip: Path, folder: Path, shots: Path) -> dict[str, object
         browser.switch_to.frame(frame)
         seen["site"] = wait.until(lambda b: b.find_element(By.TAG_NAME, "h1").text)
         seen["rows"] = [cell.text.split()[0] for cell in browser.find_elements(By.CSS_SELECTOR, "tr th.arm")[1:]]
+        # Table 2's page, as the report shows it: in its frame, a table (the report app draws the frame when asked)
+        browser.switch_to.default_content()
+        browser.find_element(By.XPATH, "//*[normalize-space(text())='Results']").click()
+        wait.until(lambda b: b.find_elements(By.XPATH, "//span[normalize-space(text())='Tables']"))[0].click()
+        row = wait.until(lambda b: b.find_elements(By.XPATH, "//td[normalize-space(text())='results/table2.html']/.."))[0]
+        row.find_element(By.CSS_SELECTOR, 'a[iconname="eye"]').click()
+        frame = wait.until(lambda b: [f for f in b.find_elements(By.TAG_NAME, "iframe") if f.get_attribute("src").endswith("table2.html")])[
+            0
+        ]
+        browser.switch_to.frame(frame)
+        table = wait.until(lambda b: b.find_element(By.CSS_SELECTOR, "table#tab\\:refusal"))
+        seen["table2_shown"] = table.is_displayed() and table.size["height"] > 0
+        seen["table2"] = {
+            row.find_element(By.TAG_NAME, "th").text: [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+            for row in table.find_elements(By.CSS_SELECTOR, "tbody tr")
+        }
+        browser.switch_to.default_content()
+        browser.save_screenshot(str(shots / "report_table2.png"))
         return seen
     finally:
         browser.quit()
@@ -156,7 +174,7 @@ def test_snakemakes_report_shows_the_tables_figures_and_the_browser_and_reruns_n
     shots = Path(os.environ.get("VB_SCREENSHOTS", tmp_path / "screenshots"))
     seen = open_report(report_zip, tmp_path / "unpacked", shots)
     assert "arXiv 2603.07071" in seen["description"] and "arXiv 2405.03690" in seen["description"]
-    assert seen["Tables"] == ["results/table1.tex", "results/table2.tex", "results/table2_trust.tex"]
+    assert seen["Tables"] == [f"results/{table}.{kind}" for table in ("table1", "table2", "table2_trust") for kind in ("html", "tex")]
     assert seen["Figures"] == [
         f"results/{name}.png" for name in ("fig3_composition", "fig4", "fig6", "fig_levels", "supplement/fig1_sources")
     ]
@@ -165,6 +183,10 @@ def test_snakemakes_report_shows_the_tables_figures_and_the_browser_and_reruns_n
     assert seen["frame"].endswith("/index.html") and seen["site"] == "VirtueBench results"
     assert seen["rows"] == [model for model in TINY["models"] for _ in TINY["prompts"]]
     assert (shots / "report.png").stat().st_size > 5000
+    # Table 2 shown as a table: a row per model, the cells of table2.tex (every number with its interval where printed)
+    latex = (run / "results" / "table2.tex").read_text().split("\\midrule\n", 1)[1].split("\\bottomrule")[0]
+    cells = {name: values for name, *values in (line.removesuffix(r" \\").split(" & ") for line in latex.splitlines())}
+    assert seen["table2_shown"] and seen["table2"] == cells and list(cells) == TINY["models"], (seen["table2"], cells)
     assert "Nothing to be done" in (lambda r: r.stdout + r.stderr)(snakemake(run, "-n"))  # the report ran no job
 
 

@@ -234,7 +234,16 @@ def test_cvrr_benchmark_in_the_workflow(tmp_path, monkeypatch):
     with zipfile.ZipFile(workdir / "results" / "report.zip") as archive:
         names = {name.rsplit("/", 1)[-1] for name in archive.namelist()}
         page = archive.read("report/report.html").decode()
-    assert {"table2.tex", "table3.tex", "fig1.png", "fig4_dscp_gains.png", "index.html", "report.html"} <= names
+    assert {
+        "table2.tex",
+        "table3.tex",
+        "table2.html",
+        "table3.html",
+        "fig1.png",
+        "fig4_dscp_gains.png",
+        "index.html",
+        "report.html",
+    } <= names
     assert "CVRR-ES" in page and "Dual-Step Contextual Prompting over standard prompting" in page
 
 

@@ -72,7 +72,7 @@ def _table(args: argparse.Namespace) -> int:
     rows = write_tables(judgments, args.out, args.empty_predictions)
     print(
         f"cvrr: {len(rows)} (setting, model) rows from {len(judgments)} judgments -> "
-        f"{args.out}/table2.csv, table2.tex, table3.*, scores.csv",
+        f"{args.out}/table2.csv, table2.tex, table2.html, table3.*, scores.csv",
         file=sys.stderr,
     )
     return 0

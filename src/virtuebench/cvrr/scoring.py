@@ -10,6 +10,7 @@ dimensions and exists only when all 11 are present.
 
 from __future__ import annotations
 
+import html
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from pathlib import Path
 from virtuebench.cvrr import DIMENSIONS, SETTINGS, TITLES
 from virtuebench.cvrr.published import PUBLISHED_JUDGE
 from virtuebench.records import Judgment
-from virtuebench.support.tabular import latex_escape, write_csv
+from virtuebench.support.tabular import html_page, html_table, latex_escape, write_csv
 
 PROMPT_TO_SETTING = {prompt: setting for setting, prompt in SETTINGS.items()}
 TABLE3_PROMPTS = (
@@ -137,6 +138,15 @@ def write_scores_csv(scores: Sequence[DimensionScore], path: str | Path) -> None
 
 #: What a judge's name alone does not say, in the captions.
 JUDGE_NOTES = {PUBLISHED_JUDGE: "the authors' published GPT-3.5 verdicts", "rules": "the offline rules judge, docs/judges.md"}
+#: The tables' captions (plain text: each file escapes it its own way), before the word on their judges.
+TABLE2_CAPTION = (
+    "CVRR-ES accuracy (%) per evaluation dimension: correct / (correct + incorrect) of the judge's verdicts; Average is "
+    "the mean over the 11 dimensions"
+)
+TABLE3_CAPTION = (
+    "CVRR-ES average accuracy (%) by prompting method. DSCP (Stage 1) uses only the principled instructions of step 1 as a "
+    "prefix; DSCP (Both stages) uses the complete dual-step technique"
+)
 
 
 def _judge_order(judge: str) -> tuple[bool, str]:
@@ -148,22 +158,32 @@ def _judged_columns(rows: Sequence[ModelRow]) -> list[ModelRow]:
     return sorted(rows, key=lambda row: (_judge_order(row.judge), row.model))
 
 
+def _judge_spans(judges: Sequence[str]) -> list[tuple[str, int]]:
+    """(judge, columns) for the row above the model names that puts every column under its judge."""
+    return [(judge, sum(1 for _ in group)) for judge, group in groupby(judges)]
+
+
 def _judge_header(judges: Sequence[str]) -> list[str]:
-    """The row above the model names that puts every column under its judge, and the rules under each judge's span."""
-    spans = [(judge, sum(1 for _ in group)) for judge, group in groupby(judges)]
+    """The LaTeX judge row, and the rules under each judge's span."""
     cells, rules, start = [], [], 2
-    for judge, width in spans:
+    for judge, width in _judge_spans(judges):
         cells.append(rf"\multicolumn{{{width}}}{{c}}{{\texttt{{{latex_escape(judge)}}}}}")
         rules.append(rf"\cmidrule(lr){{{start}-{start + width - 1}}}")
         start += width
     return ["Judge & " + " & ".join(cells) + r" \\", " ".join(rules)]
 
 
-def judges_note(judges: Iterable[str]) -> str:
-    """The caption's word on the judges: one judge for the whole table, or which judges head its columns and that
-    numbers under different judges are not comparable one to one."""
+def _html_judge_header(judges: Sequence[str]) -> list[tuple[str, int, int]]:
+    """The page's judge row: html_table's header cells."""
+    return [("Judge", 1, 1), *((f"<code>{html.escape(judge)}</code>", width, 1) for judge, width in _judge_spans(judges))]
+
+
+def judges_note(judges: Iterable[str], markup: str = "latex") -> str:
+    """The caption's word on the judges (LaTeX, or HTML for the pages): one judge for the whole table, or which judges
+    head its columns and that numbers under different judges are not comparable one to one."""
+    escape, code = (latex_escape, r"\texttt{{{}}}") if markup == "latex" else (html.escape, "<code>{}</code>")
     named = [
-        rf"\texttt{{{latex_escape(judge)}}}" + (f" ({JUDGE_NOTES[judge]})" if judge in JUDGE_NOTES else "")
+        code.format(escape(judge)) + (f" ({escape(JUDGE_NOTES[judge])})" if judge in JUDGE_NOTES else "")
         for judge in sorted(set(judges), key=_judge_order)
     ]
     if len(named) <= 1:
@@ -195,10 +215,7 @@ def table2_tex(rows: Sequence[ModelRow], note: str = "") -> str:
             r"\begin{table}[t]",
             r"\centering",
             r"\scriptsize",
-            r"\caption{CVRR-ES accuracy (\%) per evaluation dimension: correct / (correct + incorrect) of the judge's verdicts; Average is the mean over the 11 dimensions"
-            + judges_note(row.judge for row in rows)
-            + note
-            + ".}",
+            rf"\caption{{{latex_escape(TABLE2_CAPTION)}{judges_note(row.judge for row in rows)}{latex_escape(note)}.}}",
             r"\label{tab:cvrr-main}",
             r"\resizebox{\textwidth}{!}{%",
             r"\begin{tabular}{c}",
@@ -232,9 +249,7 @@ def table3_tex(rows: Sequence[ModelRow]) -> str:
         r"\begin{table}[t]",
         r"\centering",
         r"\small",
-        r"\caption{CVRR-ES average accuracy (\%) by prompting method. DSCP (Stage 1) uses only the principled instructions of step 1 as a prefix; DSCP (Both stages) uses the complete dual-step technique"
-        + judges_note(judge for _, judge in columns)
-        + ".}",
+        rf"\caption{{{latex_escape(TABLE3_CAPTION)}{judges_note(judge for _, judge in columns)}.}}",
         r"\label{tab:cvrr-prompting}",
         rf"\begin{{tabular}}{{l{'c' * len(columns)}}}",
         r"\toprule",
@@ -246,6 +261,33 @@ def table3_tex(rows: Sequence[ModelRow]) -> str:
         lines.append(f"{title} & " + " & ".join(_fmt(averages.get((setting_of(prompt), m, j))) for m, j in columns) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
     return "\n".join(lines)
+
+
+def table2_html(rows: Sequence[ModelRow], note: str = "") -> str:
+    """Table 2 as a page (what Snakemake's report shows): table2_tex's rows, judge row and caption, a table per setting."""
+    tables = []
+    for setting in dict.fromkeys(row.setting for row in rows):
+        chosen = _judged_columns([row for row in rows if row.setting == setting])
+        body = [(html.escape(TITLES[d]), [_fmt(row.accuracies.get(d)) for row in chosen]) for d in DIMENSIONS]
+        body.append(("Average", [_fmt(row.average) for row in chosen]))
+        header = [
+            _html_judge_header([row.judge for row in chosen]),
+            [("Benchmark category", 1, 1), *((html.escape(row.model), 1, 1) for row in chosen)],
+        ]
+        tables.append(html_table(header, body, caption=f"<code>{html.escape(setting)}</code>", table_id=setting))
+    caption = f"{html.escape(TABLE2_CAPTION)}{judges_note((row.judge for row in rows), 'html')}{html.escape(note)}."
+    return html_page("CVRR-ES Table 2", f"<p>{caption}</p>", *tables)
+
+
+def table3_html(rows: Sequence[ModelRow]) -> str:
+    """Table 3 as a page: table3_tex's rows, judge row and caption."""
+    columns, averages = table3_rows(rows)
+    header = [[("Prompting method", 1, 1), *((html.escape(model), 1, 1) for model, _ in columns)]]
+    if columns:
+        header.insert(0, _html_judge_header([judge for _, judge in columns]))
+    body = [(html.escape(title), [_fmt(averages.get((setting_of(prompt), m, j))) for m, j in columns]) for prompt, title in TABLE3_PROMPTS]
+    caption = f"{html.escape(TABLE3_CAPTION)}{judges_note((judge for _, judge in columns), 'html')}."
+    return html_page("CVRR-ES Table 3", html_table(header, body, caption=caption, table_id="tab:cvrr-prompting"))
 
 
 def write_table3_csv(rows: Sequence[ModelRow], path: str | Path) -> None:
@@ -272,4 +314,6 @@ def write_tables(judgments: Iterable[Judgment], out_dir: str | Path, empty: str 
     (out_dir / "table2.tex").write_text(table2_tex(rows, empty_note(scores, empty)))
     write_table3_csv(rows, out_dir / "table3.csv")
     (out_dir / "table3.tex").write_text(table3_tex(rows))
+    (out_dir / "table2.html").write_text(table2_html(rows, empty_note(scores, empty)))
+    (out_dir / "table3.html").write_text(table3_html(rows))
     return rows

@@ -12,7 +12,7 @@ from virtuebench.metrics import add_trust_arguments, read_scores, trust_from_arg
 from virtuebench.provenance import NotIntact, require_intact
 from virtuebench.report.figures import composition, fig4, fig6, fig_levels, sources
 from virtuebench.report.folders import link_folder
-from virtuebench.report.tables import EmptyTable, require_rows, table1, table2, table2_trust
+from virtuebench.report.tables import HTML, EmptyTable, require_rows, table1, table2, table2_trust
 from virtuebench.support.stops import run_stoppable
 
 
@@ -37,11 +37,18 @@ def _tables(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     common = (scores, args.models, args.levels, args.prompt, args.judge)
-    Path(args.table1).write_text(table1(*common, args.intervals, args.model_choices))
-    Path(args.table2).write_text(table2(*common, args.intervals, args.model_choices))
+    shown = (args.intervals, args.model_choices)
+    Path(args.table1).write_text(table1(*common, *shown))
+    Path(args.table2).write_text(table2(*common, *shown))
     if args.table2_trust:
-        trust = trust_from_arguments(args)
-        Path(args.table2_trust).write_text(table2_trust(*common, trust, args.intervals, args.model_choices))
+        Path(args.table2_trust).write_text(table2_trust(*common, trust_from_arguments(args), *shown))
+    # The same tables as HTML pages, for Snakemake's report (which shows no .tex)
+    if args.table1_html:
+        Path(args.table1_html).write_text(table1(*common, *shown, markup=HTML))
+    if args.table2_html:
+        Path(args.table2_html).write_text(table2(*common, *shown, markup=HTML))
+    if args.table2_trust_html:
+        Path(args.table2_trust_html).write_text(table2_trust(*common, trust_from_arguments(args), *shown, markup=HTML))
     return 0
 
 
@@ -80,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m virtuebench.report", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    tables = commands.add_parser("tables", help="Tables 1 and 2 (LaTeX) from scores.csv")
+    tables = commands.add_parser("tables", help="Tables 1 and 2 (LaTeX, and HTML on request) from scores.csv")
     tables.add_argument("--scores", required=True)
     tables.add_argument("--models", nargs="+", required=True)
     tables.add_argument("--levels", nargs="+", type=int, required=True)
@@ -89,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     tables.add_argument("--table1", required=True)
     tables.add_argument("--table2", required=True)
     tables.add_argument("--table2-trust", help="Table 2's variant with the trust score")
+    for name in ("table1", "table2", "table2-trust"):
+        tables.add_argument(f"--{name}-html", help=f"--{name} as an HTML page (what Snakemake's report shows)")
     tables.add_argument("--intervals", action="store_true", help="print each number's 95%% interval")
     tables.add_argument("--model-choices", default="", help="the models' named registry choices in effect, for the captions")
     add_trust_arguments(tables)  # the trust score's settings, for the caption

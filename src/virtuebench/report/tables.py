@@ -1,17 +1,34 @@
-"""Tables 1 and 2 of the VirtueBench paper as LaTeX, from score rows.
+"""Tables 1 and 2 of the VirtueBench paper as LaTeX, and as HTML pages for Snakemake's report, from score rows.
 
 Table 1: per model and level, Overall and Perception / Reasoning. Table 2: per model and level,
 Overall, Non-refusal and Refusal. A cell is "-" where the model was not run at that level; a table whose every
 cell would be "-" (no score of its judge and prompt for any of its models) is refused (`require_rows`). A sampled
 model's cell (registry `samples` > 1) is the mean over its runs plus or minus the SD across them (LaTeX $\\pm$), and the caption says so.
+Each table is built once, its text written through a `Markup` (LATEX or HTML): the two files of a table hold the same
+cells and caption, from the same rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import html
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from virtuebench.metrics import Score, TrustWeights
-from virtuebench.support.tabular import latex_escape
+from virtuebench.support.tabular import html_page, html_table, latex_escape
+
+
+@dataclass(frozen=True)
+class Markup:
+    """How a table's text is written: `text` escapes plain text, `code` sets a name in type, `small` sets an interval
+    small, `pm` is the plus-minus sign, and `table` lays out the title, caption, label, levels, subset names and rows
+    ((model, cells), all written already) as the file's whole text."""
+
+    text: Callable[[str], str]
+    code: Callable[[str], str]
+    small: Callable[[str], str]
+    pm: str
+    table: Callable[[str, str, str, Sequence[int], Sequence[str], list[tuple[str, list[str]]]], str]
 
 
 class EmptyTable(ValueError):
@@ -35,40 +52,43 @@ def _index(scores: Sequence[Score], prompt: str, judge: str) -> dict[tuple[str, 
     return {(s.model, s.level, s.subset): s for s in scores if s.prompt == prompt and s.judge == judge}
 
 
-def _interval(low: float | None, high: float | None) -> str:
-    return "" if low is None or high is None else rf" {{\scriptsize[{low:.1f}, {high:.1f}]}}"
+def _interval(low: float | None, high: float | None, markup: Markup) -> str:
+    return "" if low is None or high is None else " " + markup.small(f"[{low:.1f}, {high:.1f}]")
 
 
-def _spread(sd: float | None) -> str:
+def _spread(sd: float | None, markup: Markup) -> str:
     """A sampled model's spread across its runs, after its mean; nothing for a model run once."""
-    return "" if sd is None else rf" $\pm$ {sd:.2f}"
+    return "" if sd is None else f" {markup.pm} {sd:.2f}"
 
 
-def _cell(index, model: str, level: int, subset: str, intervals: bool = False, metric: str = "accuracy") -> str:
+def _cell(index, model: str, level: int, subset: str, markup: Markup, intervals: bool = False, metric: str = "accuracy") -> str:
     score = index.get((model, str(level), subset))
     if score is None:
         return "-"
     if metric == "trust":
-        return f"{score.trust:.2f}" + _spread(score.trust_sd) + (_interval(score.trust_ci_low, score.trust_ci_high) if intervals else "")
-    return f"{score.accuracy:.2f}" + _spread(score.accuracy_sd) + (_interval(score.ci_low, score.ci_high) if intervals else "")
+        interval = _interval(score.trust_ci_low, score.trust_ci_high, markup) if intervals else ""
+        return f"{score.trust:.2f}" + _spread(score.trust_sd, markup) + interval
+    return (
+        f"{score.accuracy:.2f}" + _spread(score.accuracy_sd, markup) + (_interval(score.ci_low, score.ci_high, markup) if intervals else "")
+    )
 
 
-def _samples_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str]) -> str:
+def _samples_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str], markup: Markup) -> str:
     """The caption's word on the sampled models: how many runs each number averages, and what follows the plus-minus sign."""
     runs = {s.model: s.samples for s in scores if s.prompt == prompt and s.judge == judge and s.model in models and s.samples > 1}
     if not runs:
         return ""
-    named = ", ".join(f"{latex_escape(model)} averaged over {runs[model]} sampled runs" for model in models if model in runs)
-    return f"; {named}, $\\pm$ the SD across runs"
+    named = ", ".join(f"{markup.text(model)} averaged over {runs[model]} sampled runs" for model in models if model in runs)
+    return f"; {named}, {markup.pm} the SD across runs"
 
 
-def _choices_note(choices: str) -> str:
+def _choices_note(choices: str, markup: Markup) -> str:
     """The named registry choices of the table's models at the options the run used (config.model_choices), or ""."""
-    return f"; model choices: {latex_escape(choices)}" if choices else ""
+    return f"; model choices: {markup.text(choices)}" if choices else ""
 
 
-def _interval_note(intervals: bool) -> str:
-    return "; in brackets, each number's 95\\% interval (bootstrap over videos)" if intervals else ""
+def _interval_note(intervals: bool, markup: Markup) -> str:
+    return markup.text("; in brackets, each number's 95% interval (bootstrap over videos)") if intervals else ""
 
 
 def _invalid_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str]) -> str:
@@ -79,19 +99,29 @@ def _invalid_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequ
     return f"{n} judged items, {invalid} without a valid verdict (counted as wrong)"
 
 
-def _caption_notes(scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str], intervals: bool, choices: str) -> str:
+def _caption_notes(
+    scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str], intervals: bool, choices: str, markup: Markup
+) -> str:
     """What every table's caption says after its title: the judged and invalid items, the sampled models, the intervals
     and the model choices in effect."""
-    notes = _invalid_note(scores, prompt, judge, models) + _samples_note(scores, prompt, judge, models)
-    return notes + _interval_note(intervals) + _choices_note(choices)
+    notes = _invalid_note(scores, prompt, judge, models) + _samples_note(scores, prompt, judge, models, markup)
+    return notes + _interval_note(intervals, markup) + _choices_note(choices, markup)
 
 
-def _table(caption: str, label: str, levels: Sequence[int], subsets: Sequence[tuple[str, str]], rows: list[str]) -> str:
-    width = len(subsets)
+def _setting(prompt: str, judge: str, markup: Markup) -> str:
+    """The caption's prompt and judge."""
+    return f"prompt {markup.code(prompt)}, judge {markup.code(judge)}"
+
+
+def _latex_table(
+    title: str, caption: str, label: str, levels: Sequence[int], names: Sequence[str], rows: list[tuple[str, list[str]]]
+) -> str:
+    """A table as LaTeX (booktabs); `title` is the HTML page's, LaTeX has its label."""
+    width = len(names)
     spec = "l" + " ".join(["c" * width] * len(levels))
     header = " & ".join(rf"\multicolumn{{{width}}}{{c}}{{{level} frames}}" for level in levels)
     rules = " ".join(rf"\cmidrule(lr){{{2 + i * width}-{1 + (i + 1) * width}}}" for i in range(len(levels)))
-    names = " & ".join([" & ".join(name for _, name in subsets)] * len(levels))
+    names_row = " & ".join([" & ".join(names)] * len(levels))
     return "\n".join(
         [
             "% Generated by virtuebench.report from results/scores.csv; do not edit by hand.",
@@ -104,15 +134,32 @@ def _table(caption: str, label: str, levels: Sequence[int], subsets: Sequence[tu
             r"\toprule",
             rf"Model & {header} \\",
             rules,
-            rf" & {names} \\",
+            rf" & {names_row} \\",
             r"\midrule",
-            *rows,
+            *(f"{model} & {' & '.join(cells)} \\\\" for model, cells in rows),
             r"\bottomrule",
             r"\end{tabular}",
             r"\end{table}",
             "",
         ]
     )
+
+
+def _html_table(
+    title: str, caption: str, label: str, levels: Sequence[int], names: Sequence[str], rows: list[tuple[str, list[str]]]
+) -> str:
+    """A table as a page of its own, as Snakemake's report shows an HTML result (in a frame)."""
+    header = [
+        [("Model", 1, 2), *((f"{level} frames", len(names), 1) for level in levels)],
+        [(name, 1, 1) for _ in levels for name in names],
+    ]
+    return html_page(title, html_table(header, rows, caption=caption, table_id=label))
+
+
+LATEX = Markup(
+    latex_escape, lambda name: rf"\texttt{{{latex_escape(name)}}}", lambda text: rf"{{\scriptsize{text}}}", r"$\pm$", _latex_table
+)
+HTML = Markup(html.escape, lambda name: f"<code>{html.escape(name)}</code>", lambda text: f"<small>{text}</small>", "&plusmn;", _html_table)
 
 
 def table2(
@@ -123,22 +170,19 @@ def table2(
     judge: str,
     intervals: bool = False,
     choices: str = "",
+    markup: Markup = LATEX,
 ) -> str:
     index = _index(scores, prompt, judge)
     subsets = [("overall", "Overall"), ("non_refusal", "Non-refusal"), ("refusal", "Refusal")]
     rows = [
-        latex_escape(model)
-        + " & "
-        + " & ".join(_cell(index, model, level, subset, intervals) for level in levels for subset, _ in subsets)
-        + r" \\"
+        (markup.text(model), [_cell(index, model, level, subset, markup, intervals) for level in levels for subset, _ in subsets])
         for model in models
     ]
     caption = (
-        f"Accuracy (\\%) on the overall, non-refusal and refusal subsets per frame level; prompt "
-        f"\\texttt{{{latex_escape(prompt)}}}, judge \\texttt{{{latex_escape(judge)}}}; "
-        f"{_caption_notes(scores, prompt, judge, models, intervals, choices)}."
+        markup.text("Accuracy (%) on the overall, non-refusal and refusal subsets per frame level; ")
+        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup)}."
     )
-    return _table(caption, "tab:refusal", levels, subsets, rows)
+    return markup.table("Table 2", caption, "tab:refusal", levels, [name for _, name in subsets], rows)
 
 
 def table2_trust(
@@ -150,23 +194,22 @@ def table2_trust(
     trust: TrustWeights,
     intervals: bool = False,
     choices: str = "",
+    markup: Markup = LATEX,
 ) -> str:
     """Table 2's variant with the trust score beside accuracy (virtuebench.metrics.TrustWeights)."""
     index = _index(scores, prompt, judge)
-    subsets = [("overall", "Acc."), ("trust", "Trust")]
     rows = []
     for model in models:
         cells = []
         for level in levels:
-            cells.append(_cell(index, model, level, "overall", intervals))
-            cells.append(_cell(index, model, level, "overall", intervals, metric="trust"))
-        rows.append(latex_escape(model) + " & " + " & ".join(cells) + r" \\")
+            cells.append(_cell(index, model, level, "overall", markup, intervals))
+            cells.append(_cell(index, model, level, "overall", markup, intervals, metric="trust"))
+        rows.append((markup.text(model), cells))
     caption = (
-        f"Accuracy (\\%) and trust score per frame level: 100 times the mean item score, where {trust.describe()}; "
-        f"prompt \\texttt{{{latex_escape(prompt)}}}, judge "
-        f"\\texttt{{{latex_escape(judge)}}}; {_caption_notes(scores, prompt, judge, models, intervals, choices)}."
+        markup.text(f"Accuracy (%) and trust score per frame level: 100 times the mean item score, where {trust.describe()}; ")
+        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup)}."
     )
-    return _table(caption, "tab:trust", levels, subsets, rows)
+    return markup.table("Table 2 with the trust score", caption, "tab:trust", levels, ["Acc.", "Trust"], rows)
 
 
 def table1(
@@ -177,21 +220,20 @@ def table1(
     judge: str,
     intervals: bool = False,
     choices: str = "",
+    markup: Markup = LATEX,
 ) -> str:
     index = _index(scores, prompt, judge)
-    subsets = [("overall", "Overall"), ("perception_reasoning", "P / R")]
     rows = []
     for model in models:
         cells = []
         for level in levels:
-            cells.append(_cell(index, model, level, "overall", intervals))
-            perception = _cell(index, model, level, "perception", intervals)
-            reasoning = _cell(index, model, level, "reasoning", intervals)
+            cells.append(_cell(index, model, level, "overall", markup, intervals))
+            perception = _cell(index, model, level, "perception", markup, intervals)
+            reasoning = _cell(index, model, level, "reasoning", markup, intervals)
             cells.append("-" if perception == reasoning == "-" else f"{perception} / {reasoning}")
-        rows.append(latex_escape(model) + " & " + " & ".join(cells) + r" \\")
+        rows.append((markup.text(model), cells))
     caption = (
-        f"Overall accuracy (\\%) and Perception / Reasoning accuracy per frame level; prompt "
-        f"\\texttt{{{latex_escape(prompt)}}}, judge \\texttt{{{latex_escape(judge)}}}; "
-        f"{_caption_notes(scores, prompt, judge, models, intervals, choices)}."
+        markup.text("Overall accuracy (%) and Perception / Reasoning accuracy per frame level; ")
+        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup)}."
     )
-    return _table(caption, "tab:main", levels, subsets, rows)
+    return markup.table("Table 1", caption, "tab:main", levels, ["Overall", "P / R"], rows)

@@ -201,3 +201,22 @@ def test_extracted_frames_give_their_own_size_and_bytes(tmp_path, monkeypatch, v
     jpegs = sorted((results / "frames" / "v1" / "64").glob("*.jpg"))
     assert level.bytes_done == sum(path.stat().st_size for path in jpegs)
     assert est.frame_bytes == level.bytes_done / len(jpegs) and est.frame_bytes_basis.startswith("measured")
+
+
+def test_the_demo_before_its_table_counts_the_items_its_source_plans(tmp_path, monkeypatch):
+    """No instances table yet, but the synthetic demo's settings tell its items (Plan.preview): each (model, level)
+    is counted from them, every item due (no frame is extracted), one request per item and prompt."""
+    from virtuebench.inference import items_for_level
+
+    monkeypatch.chdir(REPO)
+    plan = load_plan([REPO / "config" / "config.yaml"], results=str(tmp_path / "demo"))
+    planned = plan.preview()
+    assert planned, "the demo's source plans its items"
+    est = estimate(plan)
+    assert f"the {len(planned):,} items the source's settings plan" in est.counts_basis
+    prompts = len(plan.config["prompts"])
+    for model in plan.config["models"]:
+        for level in plan.config["levels"]:
+            found = row(est, model, level)
+            assert found.items == found.requests == prompts * len(items_for_level(planned, level)), (model, level)
+    assert not (tmp_path / "demo").exists(), "the estimate wrote into the results folder"

@@ -6,7 +6,8 @@ What is due is decided as the workflow decides it: a responses file that is ther
 check finds nothing stale) and made with the model's settings now is done; otherwise each item whose answer the
 answer store holds (virtuebench.inference.InferenceJob, read-only here) is done, and the rest is asked. Where the
 frames are not extracted yet the store cannot be asked (its keys hold the frames' digest): every item counts as due.
-Where there is no instances table yet, VirtueBench's counts are the paper's published ones (curation/stats.py), as
+Where there is no instances table yet, the items are those the source's settings plan where they tell them (the
+synthetic demo's: Plan.preview), else VirtueBench's counts are the paper's published ones (curation/stats.py), as
 bounds where the paper gives only the total, and another benchmark's items are not known: the output says which.
 
 Tokens follow each family's published sizing (virtuebench.models.tokens); GPU-hours come from the response records'
@@ -321,7 +322,11 @@ def estimate(plan: Plan) -> Estimate:
     instances = read_instances(table) if table.exists() else None
     counts: dict[int, tuple[int, bool]] = {}
     stale: set[str] = set()
-    if instances is not None:
+    planned = _planned(plan) if instances is None else None
+    if planned:  # the source's settings tell its items (the synthetic demo's): counted as its table will hold them
+        instances, present = planned, levels_present(planned)
+        out.counts_basis = f"no instances table yet ({table}): the {len(planned):,} items the source's settings plan"
+    elif instances is not None:
         present = levels_present(instances)
         out.counts_basis = f"the instances table {table}"
         report_outputs = [plan.res(name) for name in REPORT_FILES]
@@ -363,6 +368,15 @@ def estimate(plan: Plan) -> Estimate:
             out.rows.append(row)
     _frames(plan, instances, counts, out)
     return out
+
+
+def _planned(plan: Plan) -> list[Instance] | None:
+    """The items the source's settings plan before its table is made (Plan.preview: the synthetic demo's), else None;
+    also None where the settings give no table (the run itself names why)."""
+    try:
+        return plan.preview()
+    except ValueError:
+        return None
 
 
 def _add_requests(plan: Plan, row: Row, spec: ModelSpec, prompt: Prompt, level: int, pending, job, entry: dict[str, Any]) -> None:

@@ -34,10 +34,9 @@ from typing import Any
 from virtuebench.check import DEFAULT_CONFIG, load_plan
 from virtuebench.config import ConfigError
 from virtuebench.curation.stats import PAPER_COUNTS
-from virtuebench.frames import MANIFEST, fit_pixels
+from virtuebench.frames import MANIFEST, fit_pixels, plan_frames
 from virtuebench.inference import IncompleteFrames, InferenceJob, fingerprint, items_for_level, sample_numbers
 from virtuebench.instances import Instance, InstancesError, read_instances
-from virtuebench.levels import clip_frame_count, clip_timestamps, level_timestamps
 from virtuebench.models.spec import ModelSpec
 from virtuebench.models.timing import clock_text
 from virtuebench.models.tokens import image_rule, text_tokens
@@ -195,11 +194,12 @@ def _timestamps(plan: Plan, level: int, duration_s: float | None, job: Inference
     manifest = job.manifests.get(video_id) if job is not None and video_id else None
     if manifest is not None and str(level) in manifest.levels:
         return list(manifest.levels[str(level)].timestamps)
-    sampling = sampling_of(plan.config["source"]["name"])
-    duration = float(duration_s) if duration_s else float(level)
-    if sampling == "1fps":
-        return level_timestamps(level, duration)
-    return clip_timestamps(clip_frame_count(level, duration, sampling), duration)
+    return _planned_times(plan, level, float(duration_s) if duration_s else float(level))
+
+
+def _planned_times(plan: Plan, level: int, duration_s: float) -> list[float]:
+    """The frame times the frames stage will extract at `level` for a video of `duration_s` (frames.plan_frames)."""
+    return plan_frames([level], duration_s, sampling_of(plan.config["source"]["name"])).levels[level].timestamps
 
 
 def request_tokens(spec: ModelSpec, width: int, height: int, timestamps: Sequence[float], text: str) -> tuple[int, int] | None:
@@ -236,11 +236,6 @@ def _measured_latency(plan: Plan, model: str, level: int) -> tuple[float, int] |
             if isinstance(record, dict) and record.get("error") is None and isinstance(record.get("latency_s"), int | float):
                 total, count = total + float(record["latency_s"]), count + 1
     return (total / count, count) if count else None
-
-
-def _frame_count(plan: Plan, level: int, duration_s: float) -> int:
-    sampling = sampling_of(plan.config["source"]["name"])
-    return level if sampling == "1fps" else clip_frame_count(level, duration_s, sampling)
 
 
 def _folder_bytes(folder: Path) -> tuple[int, int]:
@@ -294,7 +289,7 @@ def _frames(plan: Plan, instances: list[Instance] | None, counts: dict[int, tupl
                     measured_bytes, measured_files = measured_bytes + size, measured_files + files
                 else:
                     entry.videos_due += 1
-                    entry.frames_due += _frame_count(plan, level, duration)
+                    entry.frames_due += len(_planned_times(plan, level, duration))
         estimate.frames.append(entry)
     quality = int(plan.config["frames"]["jpeg_quality"])
     if measured_files:

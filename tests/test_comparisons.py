@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import subprocess
 import sys
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -209,7 +210,7 @@ def test_twelve_videos_all_one_way_get_the_exact_p_value():
             judgments.append(_judgment(f"q{v}_{k}", f"v{v}", 64, "oracle", "honest", True, unanswerable=True))
             judgments.append(_judgment(f"q{v}_{k}", f"v{v}", 64, "oracle", "plain", False, unanswerable=True))
     chosen = pairs(["oracle"], ["honest", "plain"], "honest")
-    for definition, expected in (("conventional", 0.000488), ("mid-p", 0.000244)):
+    for definition, expected in (("conventional", Fraction(2, 4096)), ("mid-p", Fraction(1, 4096))):
         rows, _ = compare(judgments, chosen, "rules", SETTINGS, p_value=definition)
         refusal = next(r for r in rows if (r.level, r.subset) == ("64", "refusal"))
         assert (refusal.p_value, refusal.p_method, refusal.p_mc_se, refusal.n_videos) == (expected, "exact", 0.0, 12)

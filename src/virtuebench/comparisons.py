@@ -62,8 +62,9 @@ SUBSETS = ("overall", "non_refusal", "refusal")  # Table 2's subsets; Fig. 6 use
 KINDS = ("prompt", "adjacent", "config")
 ALPHA = 0.05
 _ALPHA_EXACT = Fraction(1, 20)  # the float 0.05 is a little above 1/20: a fraction is held against 1/20 itself
-#: p_value and p_holm are written to this many significant digits: every digit of a float-counted p-value this far is
-#: right (its counts to about 1e-13), and the exact fraction, where there is one, is written beside it (`p_exact`).
+#: p_value and p_holm are written to this many significant digits: a p-value counted in floating point (beyond
+#: support.paired.EXACT_FRACTION_MAX_VIDEOS; within 4e-13 of the integer count on the paper-scale rows) is right to one
+#: unit in the last of them, and the exact fraction, where there is one, is written beside it (`p_exact`).
 P_DIGITS = 10
 
 

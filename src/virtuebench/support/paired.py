@@ -9,7 +9,7 @@ The p-value is exact wherever the patterns can be counted:
   distribution is the convolution of each video's two-point distribution, grouped by |d_i| (a binomial per
   value), which counts every one of the 2^k patterns without listing them: in Python integers up to
   EXACT_FRACTION_MAX_VIDEOS videos, so the p-value is kept as a fraction (count / 2^k, `SignFlipTest.p_exact`), in
-  floating point beyond (each probability to about 1e-13);
+  floating point beyond (within 4e-13 of the integer count, relative, on the paper-scale benchmark's rows);
 - other differences on at most ENUMERATE_MAX_VIDEOS videos: every pattern listed, as rows of a bit matrix in chunks,
   and counted (a fraction too).
 Beyond that, a seeded Monte Carlo sample of patterns, with the p-value's Monte Carlo standard error.
@@ -29,7 +29,7 @@ import numpy as np
 ENUMERATE_MAX_VIDEOS = 20
 #: Integer differences on at most this many nonzero videos are counted in Python integers, so that the p-value is
 #: kept as the exact fraction count / 2^k through Holm's adjustment (virtuebench.comparisons). 128 videos take about
-#: a millisecond; 700 take a tenth of a second (numbers of 2^k's size), so beyond it the counts run in floating point.
+#: a millisecond, 700 take 30-50 ms (numbers of 2^k's size, on 2 cores), so beyond it the counts run in floating point.
 EXACT_FRACTION_MAX_VIDEOS = 128
 #: Monte Carlo patterns beyond the cut: the p-value's standard error near 0.05 is then sqrt(0.05 * 0.95 / 20000),
 #: 0.0015, so a p-value within two errors of 0.05 (0.047-0.053) is flagged (results/comparisons.csv `near_alpha`).

@@ -338,3 +338,16 @@ def test_an_exact_p_value_is_held_against_one_twentieth_itself_and_mixes_with_sa
     assert [r.p_holm for r in together] == [0.04, 0.04]
     exact = _adjust([_row("64", Fraction(1, 128)), _row("128", Fraction(3, 128))])
     assert [r.p_holm for r in exact] == [Fraction(1, 64), Fraction(3, 128)] and all(isinstance(r.p_holm, Fraction) for r in exact)
+
+
+def test_a_comparisons_file_from_before_p_exact_is_still_read_by_the_report(tmp_path):
+    """comparisons/4 wrote no `p_exact` and p-values rounded to 6 decimals: read_comparisons and Fig. 6's reader
+    take it by column name as before (the workflow then makes it again, its method having changed)."""
+    from virtuebench.comparisons import read_comparisons
+    from virtuebench.report.figures import prompt_effects
+
+    old = tmp_path / "comparisons.csv"
+    columns = "kind,judge,level,subset,model_a,prompt_a,model_b,prompt_b,difference,p_value,p_min,in_family,p_holm,holds"
+    old.write_text(f"{columns}\nprompt,rules,all,refusal,oracle,honest,oracle,plain,100.0,0.000488,0.00048828125,True,0.003904,True\n")
+    (effect,) = prompt_effects(read_comparisons(old), "rules").values()
+    assert (effect["p_holm"], effect["holds"], effect.get("p_exact")) == ("0.003904", "True", None)

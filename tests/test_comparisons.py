@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import subprocess
 import sys
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -209,7 +210,7 @@ def test_twelve_videos_all_one_way_get_the_exact_p_value():
             judgments.append(_judgment(f"q{v}_{k}", f"v{v}", 64, "oracle", "honest", True, unanswerable=True))
             judgments.append(_judgment(f"q{v}_{k}", f"v{v}", 64, "oracle", "plain", False, unanswerable=True))
     chosen = pairs(["oracle"], ["honest", "plain"], "honest")
-    for definition, expected in (("conventional", 0.000488), ("mid-p", 0.000244)):
+    for definition, expected in (("conventional", Fraction(2, 4096)), ("mid-p", Fraction(1, 4096))):
         rows, _ = compare(judgments, chosen, "rules", SETTINGS, p_value=definition)
         refusal = next(r for r in rows if (r.level, r.subset) == ("64", "refusal"))
         assert (refusal.p_value, refusal.p_method, refusal.p_mc_se, refusal.n_videos) == (expected, "exact", 0.0, 12)
@@ -238,3 +239,115 @@ def test_a_sampled_arm_is_compared_on_its_per_item_means():
     assert row.n == 4 and row.accuracy_a == round(100 * float(np.mean(means)), 4) and row.accuracy_b == 25.0
     assert row.difference == pytest.approx(100 * (float(np.mean(means)) - 0.25), abs=1e-3)
     assert row.p_method == "exact" and row.p_value is not None
+
+
+def _exact_p(video_sums) -> Fraction:
+    """The conventional p-value of integer per-video sums, counted independently of virtuebench.support.paired: the
+    distribution of S over every sign pattern, built video by video as a dict of Python integers."""
+    ways = {0: 1}
+    for d in video_sums:
+        if d:
+            grown: dict[int, int] = {}
+            for total, count in ways.items():
+                for signed in (d, -d):
+                    grown[total + signed] = grown.get(total + signed, 0) + count
+            ways = grown
+    observed = abs(sum(video_sums))
+    return Fraction(sum(count for total, count in ways.items() if abs(total) >= observed), sum(ways.values()))
+
+
+def _holm_exact(p_values: list[Fraction]) -> list[Fraction]:
+    """Holm's step-down adjustment in fractions: the j-th smallest times (m - j + 1), capped at 1, never below the
+    adjusted p-value before it."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted, running = [Fraction(0)] * len(p_values), Fraction(0)
+    for rank, i in enumerate(order):
+        running = max(running, min(Fraction(1), (len(p_values) - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def _designed(model: str, video_sums: list[int]) -> list[Judgment]:
+    """Honest against plain at 64 frames with the given per-video net differences: a video with d > 0 has d items
+    honest got right and plain wrong, d < 0 the reverse, and every video one item both got right (concordant)."""
+    made = []
+    for v, d in enumerate(video_sums):
+        video = f"{model}_v{v}"
+        outcomes = [(True, True)] + [(d > 0, d < 0)] * abs(d)
+        for at, (honest, plain) in enumerate(outcomes):
+            made.append(_judgment(f"{video}_q{at}", video, 64, model, "honest", honest))
+            made.append(_judgment(f"{video}_q{at}", video, 64, model, "plain", plain))
+    return made
+
+
+def test_holm_runs_on_the_exact_p_values_and_is_written_with_them(tmp_path):
+    """p_holm is Holm's adjustment of the exact p-values, as fractions (issue 49): a family of 11 prompt effects
+    with a p-value below 5e-7, ties, and a row whose verdict Holm on p-values rounded to 6 digits gets wrong.
+
+    The designed row: 23 videos with net differences 1 (7), 2 (12) and 3 (4), two 3s and a 2 the other way: p =
+    20971/4194304 = 0.0049998760. The tiny row is first in Holm's order, so the designed row's multiplier is 10:
+    10 p = 0.04999876 < 0.05 holds, where the rounded 0.005 gives 0.05, which does not."""
+    designed = [1] * 7 + [2] * 11 + [-2] + [3] * 2 + [-3] * 2
+    sums = {
+        "tiny": [1] * 25,  # 2 / 2^25: below 5e-7, once written as 0.0
+        "designed": designed,
+        "tie_a": [1, -1] * 4,  # S = 0: p = 1, three rows alike
+        "tie_b": [1, -1] * 4,
+        "tie_c": [-1, 1] * 4,
+        "same_a": [2, 1, 1, -1, 1, 1, 1, -1],  # equal p-values, then equal p_holm
+        "same_b": [2, 1, 1, -1, 1, 1, 1, -1],
+    }
+    sums |= {f"r{i}": [1, 1, -1, 1, 2, -1, 1, -1, 1][: 6 + i % 3] for i in range(4)}
+    judgments = [j for model, video_sums in sums.items() for j in _designed(model, video_sums)]
+    rows, _ = compare(judgments, pairs(list(sums), ["honest", "plain"], "honest"), "rules", SETTINGS, holm_family="level")
+    family = {r.model_a: r for r in rows if (r.kind, r.level, r.subset) == ("prompt", "64", "overall")}
+    exact = {model: _exact_p(video_sums) for model, video_sums in sums.items()}
+    adjusted = dict(zip(exact, _holm_exact(list(exact.values()))))
+    assert exact["designed"] == Fraction(20971, 4194304) and exact["tiny"] < Fraction(5, 10**7)
+    assert all(row.in_family for row in family.values()) and len(family) == len(sums)
+    for model, row in family.items():
+        assert row.p_value == exact[model] and row.p_holm == adjusted[model], model
+        assert row.holds == (adjusted[model] < Fraction(1, 20)), model
+    # Holm on p-values rounded to 6 digits (the code before issue 49) reverses the designed row's verdict
+    rounded = dict(zip(exact, _holm_exact([Fraction(str(round(float(p), 6))) for p in exact.values()])))
+    assert family["designed"].holds and not rounded["designed"] < Fraction(1, 20)
+
+    from virtuebench.comparisons import P_DIGITS, read_comparisons, write_comparisons
+
+    write_comparisons(rows, tmp_path / "comparisons.csv")
+    written = {r["model_a"]: r for r in read_comparisons(tmp_path / "comparisons.csv") if (r["level"], r["subset"]) == ("64", "overall")}
+    for model, row in written.items():
+        assert Fraction(row["p_exact"]) == exact[model] and row["p_exact"] == f"{exact[model].numerator}/{exact[model].denominator}"
+        assert float(row["p_value"]) == float(f"{float(exact[model]):.{P_DIGITS}g}") and float(row["p_value"]) > 0
+        assert float(row["p_holm"]) == float(f"{float(adjusted[model]):.{P_DIGITS}g}")
+    assert written["tiny"]["p_value"] == "5.960464478e-08" and written["designed"]["p_value"] == "0.004999876022"
+    assert written["same_a"]["p_value"] == written["same_b"]["p_value"] and written["same_a"]["p_holm"] == written["same_b"]["p_holm"]
+    assert {written[m]["p_value"] for m in ("tie_a", "tie_b", "tie_c")} == {"1.0"}
+
+
+def test_an_exact_p_value_is_held_against_one_twentieth_itself_and_mixes_with_sampled_ones():
+    """The float 0.05 is 1/20 + 2.8e-18: an exact p-value between them does not hold. An exact row in a family with a
+    Monte Carlo one is flagged as the float rows were (its Holm multiplier moves with the sampled row's error)."""
+    from virtuebench.comparisons import _adjust
+
+    above = Fraction(1, 20) + Fraction(1, 10**19)
+    assert above < 0.05 and [r.holds for r in _adjust([_row("64", above)])] == [False]
+    assert [r.holds for r in _adjust([_row("64", Fraction(1, 20) - Fraction(1, 10**19))])] == [True]
+    together = _adjust([_row("64", 0.02, p_mc_se=0.006), _row("64", Fraction(13, 500))])
+    assert [r.holds for r in together] == [True, True] and [r.near_alpha for r in together] == [True, True]
+    assert [r.p_holm for r in together] == [0.04, 0.04]
+    exact = _adjust([_row("64", Fraction(1, 128)), _row("128", Fraction(3, 128))])
+    assert [r.p_holm for r in exact] == [Fraction(1, 64), Fraction(3, 128)] and all(isinstance(r.p_holm, Fraction) for r in exact)
+
+
+def test_a_comparisons_file_from_before_p_exact_is_still_read_by_the_report(tmp_path):
+    """comparisons/4 wrote no `p_exact` and p-values rounded to 6 decimals: read_comparisons and Fig. 6's reader
+    take it by column name as before (the workflow then makes it again, its method having changed)."""
+    from virtuebench.comparisons import read_comparisons
+    from virtuebench.report.figures import prompt_effects
+
+    old = tmp_path / "comparisons.csv"
+    columns = "kind,judge,level,subset,model_a,prompt_a,model_b,prompt_b,difference,p_value,p_min,in_family,p_holm,holds"
+    old.write_text(f"{columns}\nprompt,rules,all,refusal,oracle,honest,oracle,plain,100.0,0.000488,0.00048828125,True,0.003904,True\n")
+    (effect,) = prompt_effects(read_comparisons(old), "rules").values()
+    assert (effect["p_holm"], effect["holds"], effect.get("p_exact")) == ("0.003904", "True", None)

@@ -16,10 +16,12 @@ difference): `p_holm` adjusts them (Holm) within a family, and `holds` is `p_hol
 (`report.holm_family`): `table` (the default) is every comparison of one kind in the table, all levels and
 subsets together, so that under no difference anywhere the chance of any false "holds" among them stays under
 5%; `level` is each (kind, level, subset), the rows a reader scans along one column, which finds more but
-allows about one false "holds" per twenty such families. A comparison whose test cannot reach p < 0.05 whatever
-its outcome (no discordant item, or discordant items on too few videos: 2/2^k > 0.05 for k <= 5 videos) cannot
-be a false "holds", so it is left out of the family (Tarone 1990; `in_family`) and does not raise the others'
-multiplier; `report.holm_tarone: false` keeps every row in.
+allows about one false "holds" per twenty such families. The test's k is the number of videos whose net difference
+d_i (the video's items' summed a - b) is not 0: a video whose discordant items cancel counts as none. A comparison
+whose test cannot reach p < 0.05 whatever its outcome (k = 0, or too few such videos: 2/2^k > 0.05 for k <= 5)
+cannot be a false "holds", so it is left out of the family (Tarone 1990; `in_family`) and does not raise the
+others' multiplier; `report.holm_tarone: false` keeps every row in. Holm runs on the p-values as the test gives
+them (exact fractions where it counted its patterns in integers), rounded only when written.
 
 CLI: python -m virtuebench.comparisons JUDGMENTS.jsonl ... --models M1 M2 ... --prompts honest plain
      --prompt honest --judge rules --resamples 2000 --seed 0 --holm-family table [--holm-tarone | --no-holm-tarone]
@@ -34,6 +36,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +44,7 @@ import numpy as np
 from virtuebench.metrics import ALL_LEVELS, correct, in_subset, level_order, video_of
 from virtuebench.provenance import stamp
 from virtuebench.records import Judgment, RecordError
-from virtuebench.support.bootstrap import Bootstrap, Resampler, holm, intra_cluster_correlation
+from virtuebench.support.bootstrap import Bootstrap, Paired, Resampler, holm, intra_cluster_correlation
 from virtuebench.support.paired import P_VALUES, PValue
 from virtuebench.support.stops import run_stoppable
 from virtuebench.support.tabular import write_csv
@@ -50,11 +53,19 @@ from virtuebench.verify import add_chain_argument, read_judgments
 #: The version of how comparisons.csv is computed (its test, Holm's family and intervals): a tracked param of
 #: compare_arms (rules/report.smk), so comparisons made by an earlier method are made again after an update. Raise it
 #: with any change to what comparisons.csv holds.
-METHOD = "comparisons/4: exact paired test, Tarone's Holm family, intervals chosen by videos, a sampled model's runs averaged per item; row digests"
+METHOD = (
+    "comparisons/5: exact paired test, Tarone's Holm family, intervals chosen by videos, a sampled model's runs averaged per item;"
+    " row digests; Holm on the unrounded p-values (fractions where counted), 10 significant digits and p_exact written"
+)
 
 SUBSETS = ("overall", "non_refusal", "refusal")  # Table 2's subsets; Fig. 6 uses refusal
 KINDS = ("prompt", "adjacent", "config")
 ALPHA = 0.05
+_ALPHA_EXACT = Fraction(1, 20)  # the float 0.05 is a little above 1/20: a fraction is held against 1/20 itself
+#: p_value and p_holm are written to this many significant digits: a p-value counted in floating point (beyond
+#: support.paired.EXACT_FRACTION_MAX_VIDEOS; within 4e-13 of the integer count on the paper-scale rows) is right to one
+#: unit in the last of them, and the exact fraction, where there is one, is written beside it (`p_exact`).
+P_DIGITS = 10
 
 
 @dataclass(frozen=True)
@@ -84,12 +95,12 @@ class Comparison:
     difference: float  # percentage points, a - b
     ci_low: float | None
     ci_high: float | None
-    p_value: float | None
+    p_value: Fraction | float | None  # a fraction where the test counted its patterns in integers, unrounded
     p_method: str  # exact, or monte-carlo (non-integer differences on many videos only: never for 0/1 items)
     p_mc_se: float  # the p-value's Monte Carlo standard error; 0 where exact
-    p_min: float  # the smallest p-value the test could give on these videos (2/2^k, k the discordant videos)
+    p_min: float  # the smallest p-value the test could give on these videos (2/2^k, k the videos with a nonzero net difference)
     in_family: bool  # in Holm's family: p_min <= 0.05 (or every row, report.holm_tarone false)
-    p_holm: float | None  # None outside the family
+    p_holm: Fraction | float | None  # None outside the family; a fraction where every p-value it rests on is one
     holds: bool
     near_alpha: bool  # `holds` would differ with Monte Carlo p-values two standard errors lower or higher
     n: int
@@ -210,7 +221,7 @@ def _row(
         percent(paired.difference),
         percent(paired.ci_low),
         percent(paired.ci_high),
-        None if paired.p_value is None else round(paired.p_value, 6),
+        _unrounded(paired),
         "none" if test is None else test.method,
         0.0 if test is None else round(test.p_mc_se, 6),
         1.0 if test is None else test.p_min,
@@ -224,6 +235,14 @@ def _row(
     )
 
 
+def _unrounded(paired: Paired) -> Fraction | float | None:
+    """The row's p-value as the test gave it: its exact fraction where the patterns were counted, else its float.
+    Rounded only when written (`printed`), so Holm's adjustment works on the p-values themselves."""
+    if paired.p_value is None or paired.test is None or paired.test.p_exact is None:
+        return paired.p_value
+    return paired.test.p_exact
+
+
 def _adjust(rows: list[Comparison], holm_family: str = "table", tarone: bool = True) -> list[Comparison]:
     """Holm within each family, over its rows that can reach p < ALPHA (all rows with `tarone` false); `near_alpha`
     where the verdict would change with every Monte Carlo p-value moved two standard errors down or up (Holm's
@@ -233,28 +252,51 @@ def _adjust(rows: list[Comparison], holm_family: str = "table", tarone: bool = T
     families: dict[tuple[str, ...], list[int]] = defaultdict(list)
     adjusted = list(rows)
     for index, row in enumerate(rows):
-        if row.p_value is not None and (not tarone or row.p_min <= ALPHA):
+        if row.p_value is not None and (not tarone or row.p_min <= _ALPHA_EXACT):
             families[(row.kind,) if holm_family == "table" else (row.kind, row.level, row.subset)].append(index)
         else:
             adjusted[index] = replace(row, in_family=False, p_holm=None, holds=False, near_alpha=False)
     for members in families.values():
+        # unrounded, and fractions where counted: Holm's verdicts are those of the exact p-values
         raw = [rows[i].p_value or 0.0 for i in members]  # never None in a family
-        lower = holm([max(0.0, p - 2 * rows[i].p_mc_se) for i, p in zip(members, raw)])
-        upper = holm([min(1.0, p + 2 * rows[i].p_mc_se) for i, p in zip(members, raw)])
+        lower = holm([_moved(p, -2 * rows[i].p_mc_se) for i, p in zip(members, raw)])
+        upper = holm([_moved(p, 2 * rows[i].p_mc_se) for i, p in zip(members, raw)])
         for index, p, low, high in zip(members, holm(raw), lower, upper):
             row = rows[index]
             adjusted[index] = replace(
                 row,
                 in_family=True,
-                p_holm=None if p is None else round(p, 6),
-                holds=p is not None and p < ALPHA,
-                near_alpha=low is not None and high is not None and (low < ALPHA) != (high < ALPHA),
+                p_holm=p,
+                holds=p is not None and p < _ALPHA_EXACT,
+                near_alpha=low is not None and high is not None and (low < _ALPHA_EXACT) != (high < _ALPHA_EXACT),
             )
     return adjusted
 
 
+def _moved(p: Fraction | float, by: float) -> Fraction | float:
+    """`p` moved `by` (two Monte Carlo errors) within [0, 1]; an exact p-value (no error) stays as it is."""
+    return p if by == 0 else min(1.0, max(0.0, float(p) + by))
+
+
+def printed(p: Fraction | float | None) -> float | None:
+    """A p-value as comparisons.csv writes it: the nearest float rounded to P_DIGITS significant digits (so equal
+    p-values are written alike and a small one in scientific notation, never 0.0)."""
+    return None if p is None else float(f"{float(p):.{P_DIGITS}g}")
+
+
+def _written(row: Comparison) -> dict[str, object]:
+    fields_of = asdict(row)
+    fields_of.update(p_value=printed(row.p_value), p_holm=printed(row.p_holm))
+    fields_of["p_exact"] = f"{row.p_value.numerator}/{row.p_value.denominator}" if isinstance(row.p_value, Fraction) else ""
+    return fields_of
+
+
+#: comparisons.csv's columns: the record's fields, with `p_exact` (the p-value as a fraction, where exact) after `p_value`
+COLUMNS = [name for f in fields(Comparison) for name in ((f.name, "p_exact") if f.name == "p_value" else (f.name,))]
+
+
 def write_comparisons(rows: Sequence[Comparison], path: str | Path) -> None:
-    write_csv(path, (asdict(row) for row in rows), [f.name for f in fields(Comparison)])
+    write_csv(path, (_written(row) for row in rows), COLUMNS)
 
 
 def read_comparisons(path: str | Path) -> list[dict[str, str]]:

@@ -9,22 +9,33 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from virtuebench.support.paired import ENUMERATE_MAX_VIDEOS, sign_flip_test, smallest_p
+from virtuebench.support.paired import (
+    ENUMERATE_MAX_VIDEOS,
+    EXACT_FRACTION_MAX_VIDEOS,
+    _counted_integer,
+    _exact_integer,
+    sign_flip_test,
+    smallest_p,
+)
 
 
-def _brute_force(sums, mid_p: bool) -> float:
+def _brute_force_fraction(sums, mid_p: bool) -> Fraction:
     """Every sign pattern of the nonzero sums, in exact arithmetic: the share with |S| beyond |s| (ties count in
     full, or half as a mid-p)."""
     values = [Fraction(x).limit_denominator(10**6) for x in sums if x != 0]
     if not values:
-        return 1.0
+        return Fraction(1)
     observed = abs(sum(values))
     beyond = tied = 0
     for signs in itertools.product((1, -1), repeat=len(values)):
         statistic = abs(sum(sign * value for sign, value in zip(signs, values)))
         beyond += statistic > observed
         tied += statistic == observed
-    return float((beyond + Fraction(1, 2 if mid_p else 1) * tied) / 2 ** len(values))
+    return (beyond + Fraction(1, 2 if mid_p else 1) * tied) / 2 ** len(values)
+
+
+def _brute_force(sums, mid_p: bool) -> float:
+    return float(_brute_force_fraction(sums, mid_p))
 
 
 def test_the_oracle_refusal_row_all_twelve_videos_one_way_is_2_in_4096():
@@ -48,7 +59,8 @@ def test_exact_p_values_match_a_brute_force_enumeration():
     for sums in cases:
         for definition in ("conventional", "mid-p"):
             found = sign_flip_test(sums, p_value=definition)
-            assert found.method == "exact" and found.p_value == pytest.approx(_brute_force(sums, definition == "mid-p"), abs=1e-12), sums
+            expected = _brute_force_fraction(sums, definition == "mid-p")
+            assert found.method == "exact" and found.p_exact == expected and found.p_value == float(expected), sums
             assert found.n_discordant == sum(x != 0 for x in sums)
 
 
@@ -116,3 +128,31 @@ def test_scipy_permutation_test_gives_the_same_exact_p_values():
             n_resamples=np.inf,
         )
         assert sign_flip_test(a - b).p_value == pytest.approx(found.pvalue, abs=1e-12)
+
+
+def test_integer_differences_are_fractions_up_to_the_cut_and_floats_to_13_digits_beyond():
+    """Up to EXACT_FRACTION_MAX_VIDEOS videos the p-value is the count over 2^k itself (p_exact); beyond, the same
+    convolution in floating point, which agrees with the integer count to 1e-12 (so 10 written digits are right)."""
+    rng = np.random.default_rng(49)
+    at_cut = rng.integers(1, 4, size=EXACT_FRACTION_MAX_VIDEOS) * rng.choice([-1, 1], size=EXACT_FRACTION_MAX_VIDEOS)
+    counted = sign_flip_test(at_cut)
+    ways = {0: 1}  # the distribution of S over every pattern, counted video by video (independently of the module)
+    for d in at_cut.tolist():
+        grown: dict[int, int] = {}
+        for total, count in ways.items():
+            grown[total + d] = grown.get(total + d, 0) + count
+            grown[total - d] = grown.get(total - d, 0) + count
+        ways = grown
+    observed = abs(int(at_cut.sum()))
+    assert counted.p_exact == Fraction(sum(c for total, c in ways.items() if abs(total) >= observed), 2**EXACT_FRACTION_MAX_VIDEOS)
+    assert counted.p_value == float(counted.p_exact) and sign_flip_test([1] * 30).p_exact == Fraction(2, 2**30)
+    for k in (EXACT_FRACTION_MAX_VIDEOS + 1, 400):
+        sums = rng.integers(1, 4, size=k) * rng.choice([-1, 1], size=k)
+        sums[: k // 4] = 3  # a lean towards a: p well inside (0, 1)
+        beyond = sign_flip_test(sums)
+        assert beyond.method == "exact" and beyond.p_exact is None
+        magnitudes, observed = np.abs(sums).astype(np.int64), int(abs(sums.sum()))
+        above, tied = _counted_integer(magnitudes, observed)
+        exact = Fraction(above + tied, 2**k)
+        assert abs(Fraction(beyond.p_value) - exact) < Fraction(1, 10**12) * exact and 0 < beyond.p_value < 0.5
+        assert sum(_exact_integer(magnitudes, observed)) == pytest.approx(float(exact), rel=1e-12)

@@ -7,14 +7,19 @@ p-value's definition.
 The p-value is exact wherever the patterns can be counted:
 - integer differences (0/1 items, as in results/comparisons.csv), any number of videos: the statistic's
   distribution is the convolution of each video's two-point distribution, grouped by |d_i| (a binomial per
-  value), which counts every one of the 2^k patterns without listing them;
-- other differences on at most ENUMERATE_MAX_VIDEOS videos: every pattern listed, as rows of a bit matrix in chunks.
+  value), which counts every one of the 2^k patterns without listing them: in Python integers up to
+  EXACT_FRACTION_MAX_VIDEOS videos, so the p-value is kept as a fraction (count / 2^k, `SignFlipTest.p_exact`), in
+  floating point beyond (within 4e-13 of the integer count, relative, on the paper-scale benchmark's rows);
+- other differences on at most ENUMERATE_MAX_VIDEOS videos: every pattern listed, as rows of a bit matrix in chunks,
+  and counted (a fraction too).
 Beyond that, a seeded Monte Carlo sample of patterns, with the p-value's Monte Carlo standard error.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal
 
 import numpy as np
@@ -22,6 +27,10 @@ import numpy as np
 #: Non-integer differences on at most this many nonzero videos are tested exactly by listing every sign pattern
 #: (half of 2^20 by symmetry, in chunks of 2^16 rows): beyond it, Monte Carlo.
 ENUMERATE_MAX_VIDEOS = 20
+#: Integer differences on at most this many nonzero videos are counted in Python integers, so that the p-value is
+#: kept as the exact fraction count / 2^k through Holm's adjustment (virtuebench.comparisons). 128 videos take about
+#: a millisecond, 700 take 30-50 ms (numbers of 2^k's size, on 2 cores), so beyond it the counts run in floating point.
+EXACT_FRACTION_MAX_VIDEOS = 128
 #: Monte Carlo patterns beyond the cut: the p-value's standard error near 0.05 is then sqrt(0.05 * 0.95 / 20000),
 #: 0.0015, so a p-value within two errors of 0.05 (0.047-0.053) is flagged (results/comparisons.csv `near_alpha`).
 MONTE_CARLO_DRAWS = 20_000
@@ -33,15 +42,18 @@ P_VALUES: tuple[PValue, ...] = ("conventional", "mid-p")
 @dataclass(frozen=True)
 class SignFlipTest:
     """The paired test's result: `p_value` (two-sided), `p_mc_se` (its Monte Carlo standard error, 0 where
-    exact), `method` ("exact" or "monte-carlo"), `n_discordant` (videos with a nonzero summed difference) and
+    exact), `method` ("exact" or "monte-carlo"), `n_discordant` (k: the videos with a nonzero summed difference),
     `p_min`, the smallest p-value the test could give on these videos (its 2 of 2^k patterns, or 1 of 2^k as a
-    mid-p, where every video's difference has the same sign), for Holm's family (Tarone)."""
+    mid-p, where every video's difference has the same sign), for Holm's family (Tarone), and `p_exact`: the
+    p-value as the fraction it is where its patterns were counted in integers (`p_value` is its nearest float);
+    None where they were not (Monte Carlo, or integer differences on more than EXACT_FRACTION_MAX_VIDEOS videos)."""
 
     p_value: float
     p_mc_se: float
     method: str
     n_discordant: int
     p_min: float
+    p_exact: Fraction | None = None
 
 
 def smallest_p(n_discordant: int, p_value: PValue = "conventional") -> float:
@@ -72,17 +84,20 @@ def sign_flip_test(
     k = len(nonzero)
     p_min = smallest_p(k, p_value)
     if k == 0:
-        return SignFlipTest(1.0, 0.0, "exact", 0, p_min)
+        return SignFlipTest(1.0, 0.0, "exact", 0, p_min, Fraction(1))
     observed = abs(float(nonzero.sum()))
     magnitudes = np.abs(nonzero)
-    if np.all(magnitudes == np.round(magnitudes)) and magnitudes.sum() < 2**31:
+    integer = bool(np.all(magnitudes == np.round(magnitudes))) and magnitudes.sum() < 2**31
+    if integer and k <= EXACT_FRACTION_MAX_VIDEOS:
+        beyond_count, tied_count = _counted_integer(magnitudes.astype(np.int64), int(round(observed)))
+        return _counted(beyond_count, tied_count, 1 << k, k, p_min, p_value)
+    if integer:
         beyond, tied = _exact_integer(magnitudes.astype(np.int64), int(round(observed)))
         method, se = "exact", 0.0
         found = beyond + (0.5 if p_value == "mid-p" else 1.0) * tied
     elif k <= ENUMERATE_MAX_VIDEOS:
-        beyond, tied = _exact_listed(magnitudes, observed)
-        method, se = "exact", 0.0
-        found = beyond + (0.5 if p_value == "mid-p" else 1.0) * tied
+        beyond_count, tied_count = _exact_listed(magnitudes, observed)
+        return _counted(beyond_count, tied_count, 1 << (k - 1), k, p_min, p_value)
     else:
         if rng is None:
             raise ValueError(f"a Monte Carlo sign-flip test ({k} nonzero videos, non-integer differences) needs a seeded generator")
@@ -92,6 +107,14 @@ def sign_flip_test(
         found = (beyond_count + weight * (tied_count + 1)) / (draws + 1)
         method, se = "monte-carlo", float(np.sqrt(found * (1 - found) / draws))
     return SignFlipTest(float(min(1.0, max(found, p_min))), se, method, k, p_min)
+
+
+def _counted(beyond: int, tied: int, patterns: int, k: int, p_min: float, p_value: PValue) -> SignFlipTest:
+    """The exact test's result from its counts: `beyond` and `tied` of `patterns` sign patterns give |S| beyond and
+    level with the observed one. The p-value is kept as a fraction (a mid-p counts the ties half)."""
+    share = Fraction(2 * beyond + tied, 2 * patterns) if p_value == "mid-p" else Fraction(beyond + tied, patterns)
+    exact = min(Fraction(1), max(share, Fraction(p_min)))  # counted, the share is never below p_min (the mirror ties)
+    return SignFlipTest(float(exact), 0.0, "exact", k, p_min, exact)
 
 
 def _tolerance(magnitudes: np.ndarray) -> float:
@@ -127,9 +150,26 @@ def _exact_integer(magnitudes: np.ndarray, observed: int) -> tuple[float, float]
     return beyond, tied
 
 
-def _exact_listed(magnitudes: np.ndarray, observed: float) -> tuple[float, float]:
-    """P(|S| > s) and P(|S| = s) by listing the sign patterns: pattern r's bit i is video i's sign. A pattern and
-    its mirror (every sign flipped) give the same |S|, so the half with the last video's sign + is listed."""
+def _counted_integer(magnitudes: np.ndarray, observed: int) -> tuple[int, int]:
+    """#{|S| > s} and #{|S| = s} among the 2^k sign patterns, in Python integers: `_exact_integer`'s convolution with
+    each class's binomial coefficients (math.comb) in place of its probabilities, so that nothing is rounded."""
+    values, counts = np.unique(magnitudes, return_counts=True)
+    ways = np.array([1], dtype=object)  # ways[u]: how many patterns have their + signs summing to u
+    for value, count in zip(values.tolist(), counts.tolist()):
+        kernel = np.zeros(value * count + 1, dtype=object)  # an object array's zeros are the integer 0
+        kernel[::value] = [math.comb(count, j) for j in range(count + 1)]
+        ways = np.convolve(ways, kernel)
+    total = int(magnitudes.sum())
+    if observed == 0:  # every pattern is at least as extreme; those with S = 0 tie
+        tied = int(ways[total // 2]) if total % 2 == 0 else 0
+        return (1 << len(magnitudes)) - tied, tied
+    upper = (total + observed) // 2  # as in _exact_integer; S = +s and S = -s are as many by symmetry
+    return 2 * int(ways[upper + 1 :].sum()), 2 * int(ways[upper])
+
+
+def _exact_listed(magnitudes: np.ndarray, observed: float) -> tuple[int, int]:
+    """#{|S| > s} and #{|S| = s} among the 2^(k-1) sign patterns listed: pattern r's bit i is video i's sign. A
+    pattern and its mirror (every sign flipped) give the same |S|, so the half with the last video's sign + is listed."""
     k = len(magnitudes)
     half = 1 << (k - 1)
     tolerance = _tolerance(magnitudes)
@@ -141,7 +181,7 @@ def _exact_listed(magnitudes: np.ndarray, observed: float) -> tuple[float, float
         statistic = np.abs(signs @ magnitudes)
         beyond += int(np.count_nonzero(statistic > observed + tolerance))
         tied += int(np.count_nonzero(np.abs(statistic - observed) <= tolerance))
-    return beyond / half, tied / half
+    return beyond, tied
 
 
 def _sampled(magnitudes: np.ndarray, observed: float, rng: np.random.Generator, draws: int) -> tuple[int, int]:

@@ -299,6 +299,47 @@ def test_figures_write_their_numbers_with_intervals(tmp_path):
     assert (tmp_path / "f6.png").stat().st_size > 10_000 and (tmp_path / "fl.png").stat().st_size > 10_000
 
 
+def _error_bars(figure) -> set[tuple[float, float]]:
+    """The (low, high) of every vertical error bar drawn in `figure`'s axes."""
+    from matplotlib.container import ErrorbarContainer
+
+    found = set()
+    for axis in figure.axes:
+        for container in axis.containers:
+            if isinstance(container, ErrorbarContainer):
+                for collection in container.lines[2]:
+                    found |= {(round(float(s[0][1]), 6), round(float(s[1][1]), 6)) for s in collection.get_segments()}
+    return found
+
+
+def test_figures_draw_each_numbers_interval_as_an_error_bar_and_say_so(tmp_path, monkeypatch):
+    """Fig. 6 and fig_levels draw every plotted number's 95% interval from scores.csv (accuracy: ci_low/ci_high; the
+    trust line: trust_ci_low/trust_ci_high) as its error bar, their CSVs carry the intervals, and the title says what
+    the bars are."""
+    from virtuebench.report import figures
+
+    drawn = []
+    monkeypatch.setattr(figures.plt, "close", drawn.append)
+    scores = []
+    for k, level in enumerate(("64", "128", "all")):
+        for j, subset in enumerate(("overall", "non_refusal", "refusal")):
+            accuracy = 40.0 + 10 * k + j
+            scores.append(Score("a", "honest", level, subset, accuracy, 4, 5, 0, "rules", accuracy - 7.5, accuracy + 5.25, 3, 0, -10.0 - k))
+            scores[-1] = dataclasses.replace(scores[-1], trust_ci_low=-30.0 - k, trust_ci_high=2.5 + k)
+    figures.fig6(scores, ["a"], ["honest"], "rules", tmp_path / "f6.png", tmp_path / "f6.csv")
+    refusal = next(s for s in scores if (s.level, s.subset) == ("all", "refusal"))
+    assert _error_bars(drawn[-1]) == {(refusal.ci_low, refusal.ci_high)}
+    assert "error bars: 95% interval (docs/statistics.md)" in drawn[-1].axes[0].get_title()
+    figures.fig_levels(scores, ["a"], [64, 128], "honest", "rules", tmp_path / "fl.png", tmp_path / "fl.csv")
+    plotted = [s for s in scores if s.level != "all"]
+    expected = {(s.ci_low, s.ci_high) for s in plotted} | {(s.trust_ci_low, s.trust_ci_high) for s in plotted if s.subset == "overall"}
+    assert _error_bars(drawn[-1]) == expected and len(expected) == 6 + 2
+    assert "error bars: 95% interval, docs/statistics.md" in drawn[-1].get_suptitle()
+    rows = list(csv.DictReader((tmp_path / "fl.csv").open()))
+    assert [(float(r["trust_ci_low"]), float(r["trust_ci_high"])) for r in rows if r["subset"] == "overall"] == [(-30.0, 2.5), (-31.0, 3.5)]
+    assert {(float(r["ci_low"]), float(r["ci_high"])) for r in rows} == {(s.ci_low, s.ci_high) for s in plotted}
+
+
 def test_composition_and_sources_count_the_instances(tmp_path):
     from virtuebench.report.figures import composition, sources
 

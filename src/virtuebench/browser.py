@@ -46,6 +46,7 @@ from pathlib import Path
 from PIL import Image
 
 from virtuebench import REFUSAL_ANSWER
+from virtuebench.comparisons import read_comparisons
 from virtuebench.cvrr import DIMENSIONS, TITLES
 from virtuebench.cvrr.published import PUBLISHED_JUDGE
 from virtuebench.cvrr.scoring import EMPTY_RULES, dimension_scores, model_rows, setting_of
@@ -317,6 +318,8 @@ class Options:
     empty_predictions: str = "skip"  # CVRR-ES's rule for an empty prediction (virtuebench.cvrr.scoring)
     #: {model: {"backend", "description"}} from the model registry (legend_entries), for the models' legend.
     legend: dict[str, dict[str, str | None]] | None = None
+    #: comparisons.csv's rows (VirtueBench: virtuebench.comparisons.read_comparisons), shown per judge with their intervals.
+    comparisons: Sequence[dict[str, str]] = ()
 
     def __post_init__(self) -> None:
         if self.empty_predictions not in EMPTY_RULES:
@@ -351,6 +354,30 @@ def number(value: float | None, low: float | None, high: float | None) -> str:
         return "-"
     interval = f" <small>[{low:.2f}, {high:.2f}]</small>" if low is not None and high is not None else " <small>[no interval]</small>"
     return f"{value:.2f}{interval}"
+
+
+def _float(text: str | None) -> float | None:
+    """A number of a CSV row, None where empty."""
+    return None if text in (None, "") else float(text)
+
+
+def spread(sd: float | None, samples: int) -> str:
+    """A sampled model's run-to-run SD, labelled as such (as the tables print it: not the uncertainty of the mean)."""
+    return (
+        ""
+        if sd is None
+        else f'<br><small title="run-to-run spread, not the uncertainty of the mean">(SD {sd:.2f} over {samples} runs)</small>'
+    )
+
+
+def failure_bounds(score: Score) -> str:
+    """The trust score's bounds over the judge failures it leaves out (scores.csv trust_failed_worst, trust_failed_best)."""
+    if score.trust_failed_best is None or score.trust_failed_worst is None:
+        return ""
+    return (
+        f"<br><small>&dagger; judge failures left out: {score.n_judge_failed}; scored all wrong to all right: "
+        f"{score.trust_failed_worst:.2f} to {score.trust_failed_best:.2f}</small>"
+    )
 
 
 class Site:
@@ -469,8 +496,14 @@ class Site:
             "refusal where they lack the evidence. In brackets its 95% interval (resampling videos, or a closed form "
             "where there are few; docs/statistics.md), under it the correct items and the items.</dd>"
             f"<dt>Trust score</dt><dd>100 times the mean item score (report.trust, scheme {esc(trust.scheme)}), where "
-            f"{esc(trust.describe())}; in brackets its 95% interval. An item the judge gave no verdict is left out of it.</dd>"
-            f"{subsets}<dt>Why the trust score differs from accuracy</dt><dd>{esc(self.why_trust())}</dd>"
+            f"{esc(trust.describe())}; in brackets its 95% interval. An item the judge gave no verdict is left out of it; "
+            "&dagger; marks a score that left such items out, with the score they would give all wrong and all right.</dd>"
+            f"{subsets}<dt>(SD x over N runs)</dt><dd>a sampled model's spread from run to run (the SD of its N runs' "
+            "numbers), not the uncertainty of its mean: that is the 95% interval in brackets.</dd>"
+            "<dt>Paired comparisons</dt><dd>under each judge's table (comparisons.csv): the difference in points between "
+            "two arms on the items both answered, its 95% interval, the exact p-value over videos and the Holm-adjusted "
+            "one; it holds where that is below 0.05 (docs/statistics.md).</dd>"
+            f"<dt>Why the trust score differs from accuracy</dt><dd>{esc(self.why_trust())}</dd>"
         )
 
     def why_trust(self) -> str:
@@ -560,9 +593,13 @@ class Site:
                         cells.append('<td class="num">-</td>')
                         continue
                     shown = f"{number(score.accuracy, score.ci_low, score.ci_high)}<br><small>{score.n_correct}/{score.n * score.samples}</small>"
-                    cells.append(f'<td class="num"><a href="{self.list_href(arm, 0, subset)}">{shown}</a></td>')
+                    cells.append(
+                        f'<td class="num"><a href="{self.list_href(arm, 0, subset)}">{shown}</a>'
+                        f"{spread(score.accuracy_sd, score.samples)}</td>"
+                    )
                     if subset == "overall":
-                        cells.append(f'<td class="num">{number(score.trust, score.trust_ci_low, score.trust_ci_high)}</td>')
+                        trusted = number(score.trust, score.trust_ci_low, score.trust_ci_high)
+                        cells.append(f'<td class="num">{trusted}{spread(score.trust_sd, score.samples)}{failure_bounds(score)}</td>')
                 first = (
                     f'<th class="arm" rowspan="{len(levels)}">{esc(model)} <span class="prompt">{esc(prompt)}</span></th>'
                     if position == 0
@@ -572,7 +609,32 @@ class Site:
                     f'<tr{" class=model-start" if position == 0 else ""}>{first}<td class="num">{level}</td>{"".join(cells)}'
                     f"{self.flag_links(self.by_arm[arm], arm)}</tr>"
                 )
-        return f'<table class="numbers">{head}{"".join(rows)}</table>'
+        return f'<table class="numbers">{head}{"".join(rows)}</table>' + self.comparisons_table(judge)
+
+    def comparisons_table(self, judge: str) -> str:
+        """comparisons.csv's rows of `judge` (VirtueBench): each paired difference with its 95% interval, p-value,
+        Holm-adjusted p and verdict, behind a summary line; nothing where the report gave none."""
+        rows = [row for row in self.options.comparisons if row.get("judge") == judge]
+        if not rows:
+            return ""
+
+        lines = []
+        for row in rows:
+            arms = f"{esc(row['model_a'])} {esc(row['prompt_a'])} &minus; {esc(row['model_b'])} {esc(row['prompt_b'])}"
+            difference = number(_float(row["difference"]), _float(row["ci_low"]), _float(row["ci_high"]))
+            lines.append(
+                f"<tr><td>{esc(row['kind'])}</td><td>{arms}</td><td>{esc(row['level'])}</td><td>{esc(row['subset'])}</td>"
+                f'<td class="num">{difference}</td><td class="num">{esc(row["p_value"])}</td>'
+                f'<td class="num">{esc(row.get("p_holm") or "not in family")}</td><td>{"yes" if row.get("holds") == "True" else "no"}</td></tr>'
+            )
+        holding = sum(row.get("holds") == "True" for row in rows)
+        return (
+            f'<details class="comparisons"><summary>Paired comparisons: {len(rows)} (comparisons.csv), {holding} hold '
+            "(Holm-adjusted p &lt; 0.05)</summary>"
+            '<table class="numbers"><tr><th>kind</th><th>a &minus; b</th><th>frames</th><th>subset</th>'
+            "<th>Difference (points) [95% interval]</th><th>p</th><th>p (Holm)</th><th>holds</th></tr>"
+            f"{''.join(lines)}</table></details>"
+        )
 
     def cvrr_table(self, judge: str) -> str:
         members = [j for j in self.judgments if j.judge == judge]
@@ -725,6 +787,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--scores", help="VirtueBench's scores.csv: the report judge's intervals and trust scores, as the tables print them"
     )
+    parser.add_argument("--comparisons", help="VirtueBench's comparisons.csv: the paired differences with their intervals")
     parser.add_argument("--legend", default="{}", help="JSON {model: {backend, description}} from the model registry")
     parser.add_argument("--empty-predictions", choices=EMPTY_RULES, default="skip", help="CVRR-ES: cvrr.empty_predictions")
     parser.add_argument("--resamples", type=int, default=Bootstrap().resamples, help="bootstrap resamples of a judge not in --scores")
@@ -752,6 +815,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.scores:  # made from the judgments there now (virtuebench.provenance), as the tables check
             require_intact([args.scores], writing=Path(args.out) / "index.html")
             options = dataclasses.replace(options, scores=read_scores(args.scores))
+        if args.comparisons:  # as the scores: made from the judgments there now
+            require_intact([args.comparisons], writing=Path(args.out) / "index.html")
+            options = dataclasses.replace(options, comparisons=read_comparisons(args.comparisons))
         instances = read_instances(args.instances)
         judgments = read_judgments(args.judgments, args.chain_root)
     except (ValueError, NotIntact) as error:

@@ -237,6 +237,18 @@ def test_the_tables_command_writes_the_html_pages_it_is_asked_for(tmp_path):
     assert main(arguments) == 0
     assert _html_cells((tmp_path / "t2.html").read_text()) == {"m": ["40.00"] * 3} == _latex_cells((tmp_path / "t2.tex").read_text())
     assert not (tmp_path / "t1.html").exists()  # only where asked
+    # --intervals (report.intervals: true): every table and page prints them, the trust table's trust scores' too
+    rows = [_full("m", 64, subset, 40.0, 30.0, 50.0, trust=-5.0) for subset in SUBSET_NAMES]
+    write_scores([dataclasses.replace(row, trust_ci_low=-20.0, trust_ci_high=10.0) for row in rows], tmp_path / "s.csv")
+    stamp(tmp_path / "s.csv")
+    pages = [f"--{name}-html" for name in ("table1", "table2", "table2-trust")]
+    outputs = {name: tmp_path / f"i{k}" for k, name in enumerate(pages + ["--table1", "--table2", "--table2-trust"])}
+    asked = [*arguments[: arguments.index("--table1")], *arguments[arguments.index("--trust-scheme") :], "--intervals"]
+    assert main(asked + [part for name, path in outputs.items() for part in (name, str(path))]) == 0
+    for name, path in outputs.items():
+        text = path.read_text()
+        assert ("[30.0, 50.0]" in text) and ("in brackets, each number" in text), name
+        assert ("[-20.0, 10.0]" in text) == ("trust" in name), name  # the trust score's, in its table only
 
 
 def test_latex_escape():

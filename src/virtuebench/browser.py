@@ -625,7 +625,8 @@ class Site:
             lines.append(
                 f"<tr><td>{esc(row['kind'])}</td><td>{arms}</td><td>{esc(row['level'])}</td><td>{esc(row['subset'])}</td>"
                 f'<td class="num">{difference}</td><td class="num">{esc(row["p_value"])}</td>'
-                f'<td class="num">{esc(row.get("p_holm") or "not in family")}</td><td>{"yes" if row.get("holds") == "True" else "no"}</td></tr>'
+                f'<td class="num">{esc(row.get("p_holm") or "not in family")}</td>'
+                f"<td>{'yes' if row.get('holds') == 'True' else 'no'}</td></tr>"
             )
         holding = sum(row.get("holds") == "True" for row in rows)
         return (

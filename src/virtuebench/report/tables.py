@@ -24,8 +24,8 @@ from virtuebench.support.tabular import html_page, html_table, latex_escape
 @dataclass(frozen=True)
 class Markup:
     """How a table's text is written: `text` escapes plain text, `code` sets a name in type, `small` sets an interval
-    small, `mark` is the footnote mark of a trust score that leaves out judge failures, and `table` lays out the title, caption, label, levels, subset names and rows
-    ((model, cells), all written already) as the file's whole text."""
+    small, `mark` is the footnote mark of a trust score that leaves out judge failures, and `table` lays out the title,
+    caption, label, levels, subset names and rows ((model, cells), all written already) as the file's whole text."""
 
     text: Callable[[str], str]
     code: Callable[[str], str]
@@ -84,7 +84,7 @@ def _samples_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequ
     if not runs:
         return ""
     named = ", ".join(f"{model} the mean over {runs[model]} sampled runs" for model in models if model in runs)
-    over = f"{runs.popitem()[1]} runs" if len(set(runs.values())) == 1 else "its runs"
+    over = f"{next(iter(runs.values()))} runs" if len(set(runs.values())) == 1 else "its runs"
     where = "in brackets" if intervals else "in scores.csv"
     return markup.text(
         f"; {named}: (SD x) is the run-to-run spread (SD over {over}), not the uncertainty of the mean; the 95% interval is {where}"
@@ -137,8 +137,8 @@ def _invalid_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequ
 def _caption_notes(
     scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str], intervals: bool, choices: str, markup: Markup
 ) -> str:
-    """What every table's caption says after its title: the judged and invalid items, the sampled models, the intervals
-    and the model choices in effect."""
+    """What every table's caption says after its title: the judged and invalid items, where the intervals are, the
+    sampled models and the model choices in effect."""
     notes = _invalid_note(scores, prompt, judge, models) + _interval_note(intervals, markup)
     return notes + _samples_note(scores, prompt, judge, models, intervals, markup) + _choices_note(choices, markup)
 

@@ -244,8 +244,8 @@ def test_the_page_says_why_a_trust_score_differs_from_accuracy(site):
 
 
 def test_the_cli_refuses_a_scores_csv_not_made_from_the_judgments_and_names_a_bad_legend(site, tmp_path, capsys):
-    """scores.csv as compute_scores writes it before the workflow stamps it (no row digests: as an edited or
-    pre-digest file) is refused in one line naming it, as the tables refuse it; nothing is written."""
+    """scores.csv (and comparisons.csv) as compute_scores writes it before the workflow stamps it (no row digests: as an
+    edited or pre-digest file) is refused in one line naming it, as the tables refuse it; nothing is written."""
     from virtuebench.browser import main
 
     bench = site[0].parent
@@ -255,6 +255,10 @@ def test_the_cli_refuses_a_scores_csv_not_made_from_the_judgments_and_names_a_ba
     assert main([*common, "--scores", str(bench / "scores.csv")]) == 1
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and f"{bench / 'scores.csv'} has no row_digest column" in error and "refusing to write" in error
+    assert not (tmp_path / "out").exists()
+    assert main([*common, "--comparisons", str(bench / "comparisons.csv")]) == 1  # so is comparisons.csv, alike
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and f"{bench / 'comparisons.csv'} has no row_digest column" in error and "refusing to write" in error
     assert not (tmp_path / "out").exists()
     with pytest.raises(SystemExit) as stopped:
         main([*common, "--legend", "{refuse"])

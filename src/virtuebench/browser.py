@@ -55,6 +55,7 @@ from virtuebench.frames import manifest_path as manifest_path_of
 from virtuebench.instances import Instance, read_instances
 from virtuebench.judge.explain import explain
 from virtuebench.metrics import (
+    ALL_LEVELS,
     DEFAULT_TRUST,
     Score,
     TrustWeights,
@@ -500,6 +501,8 @@ class Site:
             "&dagger; marks a score that left such items out, with the score they would give all wrong and all right.</dd>"
             f"{subsets}<dt>(SD x over N runs)</dt><dd>a sampled model's spread from run to run (the SD of its N runs' "
             "numbers), not the uncertainty of its mean: that is the 95% interval in brackets.</dd>"
+            "<dt>all, pooled</dt><dd>a model and prompt's items at all its levels together (Fig. 6's numbers), with "
+            "their intervals; the items are listed per level.</dd>"
             "<dt>Paired comparisons</dt><dd>under each judge's table (comparisons.csv): the difference in points between "
             "two arms on the items both answered, its 95% interval, the exact p-value over videos and the Holm-adjusted "
             "one; it holds where that is below 0.05 (docs/statistics.md).</dd>"
@@ -583,33 +586,43 @@ class Site:
         )
         rows = []
         for model, prompt in self.arms:
-            levels = sorted(level for (j, m, p, level) in self.by_arm if (j, m, p) == (judge, model, prompt))
+            levels: list[int | str] = sorted(level for (j, m, p, level) in self.by_arm if (j, m, p) == (judge, model, prompt))
+            if len(levels) > 1 and (judge, model, prompt, ALL_LEVELS, "overall") in scores:
+                levels.append(ALL_LEVELS)  # the levels pooled (Fig. 6's numbers); no list of its own
             for position, level in enumerate(levels):
-                arm = (judge, model, prompt, level)
-                cells = []
-                for subset, _ in SUBSETS:
-                    score = scores.get((judge, model, prompt, str(level), subset))
-                    if score is None:
-                        cells.append('<td class="num">-</td>')
-                        continue
-                    shown = f"{number(score.accuracy, score.ci_low, score.ci_high)}<br><small>{score.n_correct}/{score.n * score.samples}</small>"
-                    cells.append(
-                        f'<td class="num"><a href="{self.list_href(arm, 0, subset)}">{shown}</a>'
-                        f"{spread(score.accuracy_sd, score.samples)}</td>"
-                    )
-                    if subset == "overall":
-                        trusted = number(score.trust, score.trust_ci_low, score.trust_ci_high)
-                        cells.append(f'<td class="num">{trusted}{spread(score.trust_sd, score.samples)}{failure_bounds(score)}</td>')
+                arm = (judge, model, prompt, level) if level != ALL_LEVELS else None
+                cells = self.score_cells(scores, (judge, model, prompt, str(level)), arm)
                 first = (
                     f'<th class="arm" rowspan="{len(levels)}">{esc(model)} <span class="prompt">{esc(prompt)}</span></th>'
                     if position == 0
                     else ""
                 )
+                flagged = self.flag_links(self.by_arm[arm], arm) if arm else "<td></td>"
                 rows.append(
-                    f'<tr{" class=model-start" if position == 0 else ""}>{first}<td class="num">{level}</td>{"".join(cells)}'
-                    f"{self.flag_links(self.by_arm[arm], arm)}</tr>"
+                    f'<tr{" class=model-start" if position == 0 else ""}>{first}<td class="num">{level if arm else "all, pooled"}</td>'
+                    f"{''.join(cells)}{flagged}</tr>"
                 )
         return f'<table class="numbers">{head}{"".join(rows)}</table>' + self.comparisons_table(judge)
+
+    def score_cells(
+        self, scores: dict[tuple[str, str, str, str, str], Score], key: tuple[str, str, str, str], arm: tuple[str, str, str, int] | None
+    ) -> list[str]:
+        """One row's cells: each subset's accuracy (a link to its items where the row is one level's, `arm`), with its
+        interval, counts and a sampled model's run-to-run SD, and after the overall one the trust score with its interval,
+        SD and bounds over the judge failures it leaves out."""
+        cells = []
+        for subset, _ in SUBSETS:
+            score = scores.get((*key, subset))
+            if score is None:
+                cells.append('<td class="num">-</td>')
+                continue
+            shown = f"{number(score.accuracy, score.ci_low, score.ci_high)}<br><small>{score.n_correct}/{score.n * score.samples}</small>"
+            linked = f'<a href="{self.list_href(arm, 0, subset)}">{shown}</a>' if arm else shown
+            cells.append(f'<td class="num">{linked}{spread(score.accuracy_sd, score.samples)}</td>')
+            if subset == "overall":
+                trusted = number(score.trust, score.trust_ci_low, score.trust_ci_high)
+                cells.append(f'<td class="num">{trusted}{spread(score.trust_sd, score.samples)}{failure_bounds(score)}</td>')
+        return cells
 
     def comparisons_table(self, judge: str) -> str:
         """comparisons.csv's rows of `judge` (VirtueBench): each paired difference with its 95% interval, p-value,

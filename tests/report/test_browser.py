@@ -129,8 +129,15 @@ def test_the_overview_shows_the_numbers_of_scores_csv(site):
     index = (out / "index.html").read_text()
     judgments = [Judgment(**record) for record in json.loads((out / "judgments.json").read_text())]
     shown = trusted = 0
+    pooled = 0
     for score in compute_scores(judgments):
-        if score.level == "all" or score.subset not in {subset for subset, _ in SUBSETS}:
+        if score.subset not in {subset for subset, _ in SUBSETS}:
+            continue
+        if score.level == "all":  # the levels pooled (Fig. 6's numbers): a row of its own, not a link
+            pooled += (
+                f'<td class="num">{number(score.accuracy, score.ci_low, score.ci_high)}<br><small>{score.n_correct}/{score.n}</small></td>'
+                in index
+            )
             continue
         assert f"{number(score.accuracy, score.ci_low, score.ci_high)}<br><small>{score.n_correct}/{score.n}</small>" in index, score
         assert score.ci_low is not None and f"[{score.ci_low:.2f}, {score.ci_high:.2f}]" in index
@@ -139,6 +146,7 @@ def test_the_overview_shows_the_numbers_of_scores_csv(site):
             assert f'<td class="num">{number(score.trust, score.trust_ci_low, score.trust_ci_high)}</td>' in index, score
             trusted += 1
     assert shown >= 2 * 3 * 3 and trusted >= 3 * 3  # two judges, three levels, three subsets at least; the trust scores
+    assert pooled >= 2 * 3 and index.count("all, pooled</td>") >= 2  # the pooled rows of both judges
     assert "Trust score [95% interval]" in index and "[no interval]" not in index
 
 
@@ -190,7 +198,9 @@ def test_the_overview_labels_a_sampled_models_spread_and_bounds_a_trust_score_ov
         f'of the mean">(SD {bounded.trust_sd:.2f} over 2 runs)</small><br><small>&dagger; judge failures left out: 1; scored all '
         f"wrong to all right: {bounded.trust_failed_worst:.2f} to {bounded.trust_failed_best:.2f}</small>"
     ) in index
-    assert index.count("&dagger; judge failures left out") == 1 and "not the uncertainty of its mean" in index  # the legend says so
+    (pooled,) = [s for s in scores if s.level == "all" and s.subset == "overall"]  # its row shows the bounds too
+    assert f"scored all wrong to all right: {pooled.trust_failed_worst:.2f} to {pooled.trust_failed_best:.2f}</small>" in index
+    assert index.count("&dagger; judge failures left out") == 2 and "not the uncertainty of its mean" in index  # the legend says so
 
 
 def test_a_legend_says_what_each_model_column_and_flag_is_and_no_flag_is_shown_raw(site):

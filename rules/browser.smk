@@ -10,6 +10,7 @@ rule make_browser:
         frames=lambda wildcards: browser_frames(),
         judgments=lambda wildcards: browser_judgments(),
         scores=lambda wildcards: BROWSER_SCORES,
+        comparisons=lambda wildcards: BROWSER_COMPARISONS,
     output:
         res("browser/index.html"),
     params:
@@ -21,6 +22,7 @@ rule make_browser:
         prompts=config["prompts"],
         benchmark=BENCHMARK.name,
         scores=lambda wildcards, input: f"--scores {input.scores}" if input.scores else "",
+        comparisons=lambda wildcards, input: f"--comparisons {input.comparisons}" if input.comparisons else "",
         options=" ".join(BROWSER_OPTIONS),
         trust=config["report"]["trust"],
         bootstrap=config["report"]["bootstrap"],
@@ -35,7 +37,7 @@ rule make_browser:
     shell:
         "python -m virtuebench.browser {input.judgments} --chain-root {params.results} --instances {input.instances} --frames-dir {params.frames_dir} "
         "--out {params.out_dir} --thumb-width {params.thumb_width} --models {params.models} --prompts {params.prompts} "
-        "--benchmark {params.benchmark} {params.scores} {params.options} --legend {resources.legend:q} "
+        "--benchmark {params.benchmark} {params.scores} {params.comparisons} {params.options} --legend {resources.legend:q} "
         "--trust-scheme {params.trust[scheme]} --confidence-target {params.trust[confidence_target]} "
         "--wrong-answer {params.trust[wrong_answer]} --unwarranted-refusal {params.trust[unwarranted_refusal]} "
         "--resamples {params.bootstrap[resamples]} --seed {params.bootstrap[seed]} > {log} 2>&1"

@@ -193,9 +193,10 @@ def browser_frames():
 
 #: Judgment files the benchmark's rules file shows in the browser beside the runs' own (CVRR-ES: the published ones).
 BROWSER_JUDGMENTS = []
-#: The scores file whose intervals and trust scores the browser shows (VirtueBench's scores.csv: rules/report.smk), and
-#: the benchmark's own options of the browser (CVRR-ES's empty-prediction rule: rules/cvrr.smk).
-BROWSER_SCORES, BROWSER_OPTIONS = [], []
+#: The scores file whose intervals and trust scores the browser shows (VirtueBench's scores.csv: rules/report.smk), the
+#: comparisons file whose paired differences it shows (comparisons.csv), and the benchmark's own options of the
+#: browser (CVRR-ES's empty-prediction rule: rules/cvrr.smk).
+BROWSER_SCORES, BROWSER_COMPARISONS, BROWSER_OPTIONS = [], [], []
 
 
 def browser_legend():

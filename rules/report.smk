@@ -72,6 +72,9 @@ rule compare_arms:
         "--out {output} > {log} 2>&1"
 
 
+BROWSER_COMPARISONS.append(rules.compare_arms.output[0])  # the browser shows its differences and intervals
+
+
 rule make_tables:
     input:
         scores=rules.compute_scores.output.scores,

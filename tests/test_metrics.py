@@ -358,6 +358,7 @@ def test_rows_come_in_level_order_with_all_last():
 def test_every_field_of_a_score_survives_the_csv(tmp_path):
     score = Score("m", "honest", "64", "overall", 62.5, 5, 8, 3, "rules", 40.1, 80.2, 4, 2, -12.5, -40.0, 10.0, "bca", "wilson-deff", 1, 2)
     sampled = dataclasses.replace(score, samples=3, accuracy_sd=12.5, accuracy_min=50.25, accuracy_max=75.125, trust_sd=20.0625)
+    sampled = dataclasses.replace(sampled, trust_failed_best=-2.5, trust_failed_worst=-20.125)  # the failure bounds
     write_scores([score, sampled], tmp_path / "scores.csv")
     assert read_scores(tmp_path / "scores.csv") == [score, sampled]  # a sampled model's row: its runs and their spread
     write_scores([score], tmp_path / "scores.csv")
@@ -376,6 +377,7 @@ def test_every_field_of_a_score_survives_the_csv(tmp_path):
     assert (old.n_videos, old.n_wrong_refusal, old.ci_method, old.trust_ci_method) == (0, 0, "", "")
     assert (old.n_truncated, old.n_judge_failed) == (0, 0)  # files from before the two counts
     assert (old.samples, old.accuracy_sd, old.accuracy_min, old.accuracy_max, old.trust_sd) == (1, None, None, None, None)
+    assert (old.trust_failed_best, old.trust_failed_worst) == (None, None)  # files from before the failure bounds
 
 
 def _old_scores(tmp_path):
@@ -726,3 +728,54 @@ def test_a_model_run_once_keeps_its_accuracy_digits():
 
 def test_no_judgments_give_no_scores():
     assert compute_scores([]) == []
+
+
+def test_the_trust_score_is_bounded_over_its_judge_failures():
+    """A judge failure is left out of the trust score; `trust_failed_best` and `trust_failed_worst` score every one as a
+    right answer (1) and as a wrong one (the scheme's wrong-answer score) over all the row's items, so they bracket the
+    trust score; a row without a judge failure has no bound."""
+    failure = dataclasses.replace(_item("b", "v1", 64, True, unanswerable=True, valid=False), decided_by="none")
+    judgments = [
+        _item("a", "v1", 64, True),
+        failure,
+        dataclasses.replace(failure, instance_id="c", video_id="v2"),
+        _item("d", "v2", 64, True, unanswerable=True, refused=True),  # the due refusal: Kalai 0, refusal-credit 1
+        _item("e", "v3", 64, False),
+    ]
+    for trust in (TrustWeights(confidence_target=0.75), TrustWeights(-2.0, -0.5, scheme="refusal-credit")):
+        scores = _overall(judgments, trust=trust)
+        score = scores[("rules", "64", "overall")]
+        scored = [trust.value(j) for j in judgments if trust.value(j) is not None]
+        assert score.n_judge_failed == 2 and score.trust == round(100 * sum(scored) / 3, 4)
+        assert score.trust_failed_best == round(100 * (sum(scored) + 2 * 1) / 5, 4)
+        assert score.trust_failed_worst == round(100 * (sum(scored) + 2 * trust.wrong) / 5, 4)
+        assert score.trust_failed_worst < score.trust < score.trust_failed_best
+        refusal = scores[("rules", "64", "refusal")]  # b and c failed, d refused: the row's own items
+        assert refusal.n_judge_failed == 2
+        assert (refusal.trust_failed_best, refusal.trust_failed_worst) == (
+            round(100 * (trust.value(judgments[3]) + 2) / 3, 4),
+            round(100 * (trust.value(judgments[3]) + 2 * trust.wrong) / 3, 4),
+        )
+        answerable = scores[("rules", "64", "non_refusal")]  # a and e: no failure, no bound
+        assert (answerable.n_judge_failed, answerable.trust_failed_best, answerable.trust_failed_worst) == (0, None, None)
+    # every item failed: no trust score, and its bounds are the two extremes
+    alone = _overall([failure])[("rules", "64", "overall")]
+    assert (alone.trust, alone.trust_failed_best, alone.trust_failed_worst) == (None, 100.0, -100.0)
+
+
+def test_a_sampled_models_failure_bounds_average_each_item_over_all_its_runs():
+    """A sampled model's bound is per item, as its trust score: the mean over all the item's runs with its failed runs
+    scored 1 or the wrong answer's score, then the mean over the items (an item whose runs all failed counts too)."""
+    failed = _item("c", "v1", 64, True, valid=False)  # answered, no verdict
+    judgments = _runs_of(
+        {
+            "a": [True, False],  # 1 and -1: 0
+            "c": [failed, True],  # best (1 + 1) / 2, worst (-1 + 1) / 2
+            "d": [dataclasses.replace(failed, instance_id="d"), dataclasses.replace(failed, instance_id="d")],
+            "e": [False, False, True],  # a third run: (-1 - 1 + 1) / 3
+        }
+    )
+    score = _overall(judgments)[("rules", "64", "overall")]
+    assert score.n_judge_failed == 3 and score.trust == round(100 * (0 + 1 - 1 / 3) / 3, 4)
+    assert score.trust_failed_best == round(100 * (0 + 1 + 1 - 1 / 3) / 4, 4)
+    assert score.trust_failed_worst == round(100 * (0 + 0 - 1 - 1 / 3) / 4, 4)

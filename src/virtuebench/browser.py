@@ -46,6 +46,7 @@ from pathlib import Path
 from PIL import Image
 
 from virtuebench import REFUSAL_ANSWER
+from virtuebench.comparisons import read_comparisons
 from virtuebench.cvrr import DIMENSIONS, TITLES
 from virtuebench.cvrr.published import PUBLISHED_JUDGE
 from virtuebench.cvrr.scoring import EMPTY_RULES, dimension_scores, model_rows, setting_of
@@ -54,6 +55,7 @@ from virtuebench.frames import manifest_path as manifest_path_of
 from virtuebench.instances import Instance, read_instances
 from virtuebench.judge.explain import explain
 from virtuebench.metrics import (
+    ALL_LEVELS,
     DEFAULT_TRUST,
     Score,
     TrustWeights,
@@ -317,6 +319,8 @@ class Options:
     empty_predictions: str = "skip"  # CVRR-ES's rule for an empty prediction (virtuebench.cvrr.scoring)
     #: {model: {"backend", "description"}} from the model registry (legend_entries), for the models' legend.
     legend: dict[str, dict[str, str | None]] | None = None
+    #: comparisons.csv's rows (VirtueBench: virtuebench.comparisons.read_comparisons), shown per judge with their intervals.
+    comparisons: Sequence[dict[str, str]] = ()
 
     def __post_init__(self) -> None:
         if self.empty_predictions not in EMPTY_RULES:
@@ -351,6 +355,30 @@ def number(value: float | None, low: float | None, high: float | None) -> str:
         return "-"
     interval = f" <small>[{low:.2f}, {high:.2f}]</small>" if low is not None and high is not None else " <small>[no interval]</small>"
     return f"{value:.2f}{interval}"
+
+
+def _float(text: str | None) -> float | None:
+    """A number of a CSV row, None where empty."""
+    return None if text in (None, "") else float(text)
+
+
+def spread(sd: float | None, samples: int) -> str:
+    """A sampled model's run-to-run SD, labelled as such (as the tables print it: not the uncertainty of the mean)."""
+    return (
+        ""
+        if sd is None
+        else f'<br><small title="run-to-run spread, not the uncertainty of the mean">(SD {sd:.2f} over {samples} runs)</small>'
+    )
+
+
+def failure_bounds(score: Score) -> str:
+    """The trust score's bounds over the judge failures it leaves out (scores.csv trust_failed_worst, trust_failed_best)."""
+    if score.trust_failed_best is None or score.trust_failed_worst is None:
+        return ""
+    return (
+        f"<br><small>&dagger; judge failures left out: {score.n_judge_failed}; scored all wrong to all right: "
+        f"{score.trust_failed_worst:.2f} to {score.trust_failed_best:.2f}</small>"
+    )
 
 
 class Site:
@@ -469,8 +497,16 @@ class Site:
             "refusal where they lack the evidence. In brackets its 95% interval (resampling videos, or a closed form "
             "where there are few; docs/statistics.md), under it the correct items and the items.</dd>"
             f"<dt>Trust score</dt><dd>100 times the mean item score (report.trust, scheme {esc(trust.scheme)}), where "
-            f"{esc(trust.describe())}; in brackets its 95% interval. An item the judge gave no verdict is left out of it.</dd>"
-            f"{subsets}<dt>Why the trust score differs from accuracy</dt><dd>{esc(self.why_trust())}</dd>"
+            f"{esc(trust.describe())}; in brackets its 95% interval. An item the judge gave no verdict is left out of it; "
+            "&dagger; marks a score that left such items out, with the score they would give all wrong and all right.</dd>"
+            f"{subsets}<dt>(SD x over N runs)</dt><dd>a sampled model's spread from run to run (the SD of its N runs' "
+            "numbers), not the uncertainty of its mean: that is the 95% interval in brackets.</dd>"
+            "<dt>all, pooled</dt><dd>a model and prompt's items at all its levels together (Fig. 6's numbers), with "
+            "their intervals; the items are listed per level.</dd>"
+            "<dt>Paired comparisons</dt><dd>under each judge's table (comparisons.csv): the difference in points between "
+            "two arms on the items both answered, its 95% interval, the exact p-value over videos and the Holm-adjusted "
+            "one; it holds where that is below 0.05 (docs/statistics.md).</dd>"
+            f"<dt>Why the trust score differs from accuracy</dt><dd>{esc(self.why_trust())}</dd>"
         )
 
     def why_trust(self) -> str:
@@ -550,29 +586,69 @@ class Site:
         )
         rows = []
         for model, prompt in self.arms:
-            levels = sorted(level for (j, m, p, level) in self.by_arm if (j, m, p) == (judge, model, prompt))
+            levels: list[int | str] = sorted(level for (j, m, p, level) in self.by_arm if (j, m, p) == (judge, model, prompt))
+            if len(levels) > 1 and (judge, model, prompt, ALL_LEVELS, "overall") in scores:
+                levels.append(ALL_LEVELS)  # the levels pooled (Fig. 6's numbers); no list of its own
             for position, level in enumerate(levels):
-                arm = (judge, model, prompt, level)
-                cells = []
-                for subset, _ in SUBSETS:
-                    score = scores.get((judge, model, prompt, str(level), subset))
-                    if score is None:
-                        cells.append('<td class="num">-</td>')
-                        continue
-                    shown = f"{number(score.accuracy, score.ci_low, score.ci_high)}<br><small>{score.n_correct}/{score.n * score.samples}</small>"
-                    cells.append(f'<td class="num"><a href="{self.list_href(arm, 0, subset)}">{shown}</a></td>')
-                    if subset == "overall":
-                        cells.append(f'<td class="num">{number(score.trust, score.trust_ci_low, score.trust_ci_high)}</td>')
+                arm = (judge, model, prompt, level) if level != ALL_LEVELS else None
+                cells = self.score_cells(scores, (judge, model, prompt, str(level)), arm)
                 first = (
                     f'<th class="arm" rowspan="{len(levels)}">{esc(model)} <span class="prompt">{esc(prompt)}</span></th>'
                     if position == 0
                     else ""
                 )
+                flagged = self.flag_links(self.by_arm[arm], arm) if arm else "<td></td>"
                 rows.append(
-                    f'<tr{" class=model-start" if position == 0 else ""}>{first}<td class="num">{level}</td>{"".join(cells)}'
-                    f"{self.flag_links(self.by_arm[arm], arm)}</tr>"
+                    f'<tr{" class=model-start" if position == 0 else ""}>{first}<td class="num">{level if arm else "all, pooled"}</td>'
+                    f"{''.join(cells)}{flagged}</tr>"
                 )
-        return f'<table class="numbers">{head}{"".join(rows)}</table>'
+        return f'<table class="numbers">{head}{"".join(rows)}</table>' + self.comparisons_table(judge)
+
+    def score_cells(
+        self, scores: dict[tuple[str, str, str, str, str], Score], key: tuple[str, str, str, str], arm: tuple[str, str, str, int] | None
+    ) -> list[str]:
+        """One row's cells: each subset's accuracy (a link to its items where the row is one level's, `arm`), with its
+        interval, counts and a sampled model's run-to-run SD, and after the overall one the trust score with its interval,
+        SD and bounds over the judge failures it leaves out."""
+        cells = []
+        for subset, _ in SUBSETS:
+            score = scores.get((*key, subset))
+            if score is None:
+                cells.append('<td class="num">-</td>')
+                continue
+            shown = f"{number(score.accuracy, score.ci_low, score.ci_high)}<br><small>{score.n_correct}/{score.n * score.samples}</small>"
+            linked = f'<a href="{self.list_href(arm, 0, subset)}">{shown}</a>' if arm else shown
+            cells.append(f'<td class="num">{linked}{spread(score.accuracy_sd, score.samples)}</td>')
+            if subset == "overall":
+                trusted = number(score.trust, score.trust_ci_low, score.trust_ci_high)
+                cells.append(f'<td class="num">{trusted}{spread(score.trust_sd, score.samples)}{failure_bounds(score)}</td>')
+        return cells
+
+    def comparisons_table(self, judge: str) -> str:
+        """comparisons.csv's rows of `judge` (VirtueBench): each paired difference with its 95% interval, p-value,
+        Holm-adjusted p and verdict, behind a summary line; nothing where the report gave none."""
+        rows = [row for row in self.options.comparisons if row.get("judge") == judge]
+        if not rows:
+            return ""
+
+        lines = []
+        for row in rows:
+            arms = f"{esc(row['model_a'])} {esc(row['prompt_a'])} &minus; {esc(row['model_b'])} {esc(row['prompt_b'])}"
+            difference = number(_float(row["difference"]), _float(row["ci_low"]), _float(row["ci_high"]))
+            lines.append(
+                f"<tr><td>{esc(row['kind'])}</td><td>{arms}</td><td>{esc(row['level'])}</td><td>{esc(row['subset'])}</td>"
+                f'<td class="num">{difference}</td><td class="num">{esc(row["p_value"])}</td>'
+                f'<td class="num">{esc(row.get("p_holm") or "not in family")}</td>'
+                f"<td>{'yes' if row.get('holds') == 'True' else 'no'}</td></tr>"
+            )
+        holding = sum(row.get("holds") == "True" for row in rows)
+        return (
+            f'<details class="comparisons"><summary>Paired comparisons: {len(rows)} (comparisons.csv), {holding} hold '
+            "(Holm-adjusted p &lt; 0.05)</summary>"
+            '<table class="numbers"><tr><th>kind</th><th>a &minus; b</th><th>frames</th><th>subset</th>'
+            "<th>Difference (points) [95% interval]</th><th>p</th><th>p (Holm)</th><th>holds</th></tr>"
+            f"{''.join(lines)}</table></details>"
+        )
 
     def cvrr_table(self, judge: str) -> str:
         members = [j for j in self.judgments if j.judge == judge]
@@ -725,6 +801,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--scores", help="VirtueBench's scores.csv: the report judge's intervals and trust scores, as the tables print them"
     )
+    parser.add_argument("--comparisons", help="VirtueBench's comparisons.csv: the paired differences with their intervals")
     parser.add_argument("--legend", default="{}", help="JSON {model: {backend, description}} from the model registry")
     parser.add_argument("--empty-predictions", choices=EMPTY_RULES, default="skip", help="CVRR-ES: cvrr.empty_predictions")
     parser.add_argument("--resamples", type=int, default=Bootstrap().resamples, help="bootstrap resamples of a judge not in --scores")
@@ -752,6 +829,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.scores:  # made from the judgments there now (virtuebench.provenance), as the tables check
             require_intact([args.scores], writing=Path(args.out) / "index.html")
             options = dataclasses.replace(options, scores=read_scores(args.scores))
+        if args.comparisons:  # as the scores: made from the judgments there now
+            require_intact([args.comparisons], writing=Path(args.out) / "index.html")
+            options = dataclasses.replace(options, comparisons=read_comparisons(args.comparisons))
         instances = read_instances(args.instances)
         judgments = read_judgments(args.judgments, args.chain_root)
     except (ValueError, NotIntact) as error:

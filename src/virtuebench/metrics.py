@@ -17,10 +17,12 @@ refusal ("I don't know") 0 whatever the truth, and a wrong answer (and a missing
 confidence target t (`confidence_target`, default 0.5: -1). Two kinds of invalid item are not the model's
 confident wrong answer and are counted apart: a judge failure (`n_judge_failed`: the model answered in full but
 the judge gave no verdict, e.g. `decided_by: none` or a failed request) is left out of the trust score, which
-says nothing about an answer nobody judged; a truncated reply (`n_truncated`: cut off, no answer given) scores
-as an answer withheld (0; refusal-credit: `unwarranted_refusal`). Accuracy keeps the paper's rule: both count
-as wrong there. Answering pays only when the model is more than t
-sure, so the score rewards refusing where the frames lack the evidence without paying for it: on unanswerable
+says nothing about an answer nobody judged; `trust_failed_best` and `trust_failed_worst` bound what that could
+change: the trust score with every judge failure scored 1 (a right answer) and as a wrong answer (`TrustWeights.wrong`),
+over all the row's items (a sampled model: each item's mean over all its runs; empty where no judge failed). A
+truncated reply (`n_truncated`: cut off, no answer given) scores as an answer withheld (0; refusal-credit:
+`unwarranted_refusal`). Accuracy keeps the paper's rule: both count as wrong there. Answering pays only when the
+model is more than t sure, so the score rewards refusing where the frames lack the evidence without paying for it: on unanswerable
 items the best a model can do is 0. `scheme: refusal-credit` is VirtueBench's variant: the refusal on an
 unanswerable item is correct and scores 1 like a right answer, a refusal where an answer was expected scores
 `unwarranted_refusal` (default 0) and a wrong answer `wrong_answer` (default -1); Kalai's argument about the
@@ -59,7 +61,7 @@ from virtuebench.verify import add_chain_argument, read_judgments
 #: The version of how scores.csv is computed from the judgments (its intervals and counts): a tracked param of
 #: compute_scores (rules/report.smk), so a results folder scored by an earlier method is scored again after an update,
 #: never left beside tables of the new one. Raise it with any change to what scores.csv holds.
-METHOD = "scores/4: a sampled model's runs averaged per item, their spread; each row's judgments_digest and row_digest"
+METHOD = "scores/5: the trust score's bounds over judge failures (trust_failed_best, trust_failed_worst)"
 
 SUBSETS = ("overall", "non_refusal", "refusal", "perception", "reasoning")
 ALL_LEVELS = "all"
@@ -154,6 +156,8 @@ class Score:
     accuracy_min: float | None = None  # the lowest run's accuracy (percent); None for one run
     accuracy_max: float | None = None
     trust_sd: float | None = None  # the SD of the runs' trust scores; None for one run
+    trust_failed_best: float | None = None  # the trust score with every judge failure scored 1; None: no failure
+    trust_failed_worst: float | None = None  # ... scored as a wrong answer (TrustWeights.wrong); None: no failure
 
 
 def in_subset(judgment: Judgment, subset: str) -> bool:
@@ -255,6 +259,16 @@ def _runs(matrix: np.ndarray, chosen: np.ndarray) -> np.ndarray:
     return np.nansum(taken[:, columns], axis=0) / np.maximum(present[:, columns].sum(axis=0), 1)
 
 
+def _failure_bounds(gathered: _Items, trust: TrustWeights) -> tuple[np.ndarray, np.ndarray]:
+    """Each item's trust score with its judge failures scored best (1, a right answer) and worst (a wrong answer,
+    `trust.wrong`) instead of left out: the mean over all its runs, as the trust score's per-item mean is over the
+    scored ones. The bound on what the failures left out could change (module docstring)."""
+    runs = np.sum(~np.isnan(gathered.runs), axis=1)  # the runs each item has (at least one)
+    share_failed = np.sum(~np.isnan(gathered.runs) & np.isnan(gathered.run_values), axis=1) / runs
+    scored = np.nansum(gathered.run_values, axis=1) / runs  # the scored runs' sum over all the item's runs
+    return scored + share_failed, scored + share_failed * trust.wrong
+
+
 def compute_scores(
     judgments: Iterable[Judgment], bootstrap: Bootstrap = DEFAULT_BOOTSTRAP, trust: TrustWeights = DEFAULT_TRUST
 ) -> list[Score]:
@@ -274,6 +288,7 @@ def compute_scores(
     member |= {subset: category == subset for subset in SUBSETS if subset not in member}  # in_subset, for all at once
     counts = gathered.counts
     failed = np.isnan(values)
+    failed_best, failed_worst = _failure_bounds(gathered, trust)
     scores = []
     for judge in sorted({j.judge for j in items}):
         of_judge = {key: np.array(at, dtype=np.int64) for key, at in groups.items() if key[0] == judge}
@@ -304,6 +319,7 @@ def compute_scores(
             samples = int(gathered.samples[chosen].max())
             sd, low, high = _run_spread(_runs(gathered.runs, chosen)) if samples > 1 else (None, None, None)
             trust_sd = _run_spread(_runs(gathered.run_values, chosen))[0] if samples > 1 and len(scored) else None
+            n_failed = int(counts["failed"][chosen].sum())
             scores.append(
                 Score(
                     model,
@@ -325,12 +341,14 @@ def compute_scores(
                     ci_method=accuracy.method,
                     trust_ci_method=trusted.method,
                     n_truncated=int(counts["truncated"][chosen].sum()),
-                    n_judge_failed=int(counts["failed"][chosen].sum()),
+                    n_judge_failed=n_failed,
                     samples=samples,
                     accuracy_sd=sd,
                     accuracy_min=low,
                     accuracy_max=high,
                     trust_sd=trust_sd,
+                    trust_failed_best=_percent(float(failed_best[chosen].mean())) if n_failed else None,
+                    trust_failed_worst=_percent(float(failed_worst[chosen].mean())) if n_failed else None,
                 )
             )
     return sorted(scores, key=lambda s: (s.judge, s.model, s.prompt, level_order(s.level), SUBSETS.index(s.subset)))
@@ -402,6 +420,8 @@ def read_scores(path: str | Path) -> list[Score]:
                 accuracy_min=_optional(row.get("accuracy_min")),
                 accuracy_max=_optional(row.get("accuracy_max")),
                 trust_sd=_optional(row.get("trust_sd")),
+                trust_failed_best=_optional(row.get("trust_failed_best")),
+                trust_failed_worst=_optional(row.get("trust_failed_worst")),
             )
             for row in csv.DictReader(handle)
         ]

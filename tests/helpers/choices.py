@@ -38,7 +38,7 @@ CHOICES = REPO / "docs" / "choices.md"
 #: What reads every judgment of every judge in the browser, and the agreement between the demo's two judges.
 BROWSER = frozenset({"make_browser", "link_browser"})
 #: The report: what rereads the scores (Tables 1 and 2, the figures drawn from scores.csv, the browser, which shows
-#: scores.csv's intervals and trust scores) and the paired comparisons.
+#: scores.csv's intervals and trust scores, and comparisons.csv's) and the paired comparisons.
 SCORES = frozenset({"compute_scores", "make_tables", "make_fig6", "make_fig_levels"}) | BROWSER
 REPORT = SCORES | {"compare_arms"}
 JUDGMENTS = BROWSER | {"judge_responses", "compare_judges"}
@@ -133,7 +133,8 @@ SWITCHES: dict[str, Case] = {
     ),  # a level dropped: the report without it; the kept level's frames and answers stay (one frames job per level)
     "frames.max_pixels": Case("demo", {"frames.max_pixels": 1024}, ONE_MODEL | {"extract_frames"}, frozenset({"guess", "api"})),
     "prompts": Case("demo", {"prompts": ["honest"]}, REPORT | JUDGMENTS - {"judge_responses"}),  # plain's answers leave
-    "report.prompt": Case("demo", {"report.prompt": "plain"}, REPORT - {"compute_scores"} - BROWSER),
+    # the comparisons change with the report's prompt, and the browser shows them
+    "report.prompt": Case("demo", {"report.prompt": "plain"}, REPORT - {"compute_scores"}),
     "report.trust.scheme": Case("demo", {"report.trust.scheme": "refusal-credit"}, SCORES),
     "report.trust.confidence_target": Case("demo", {"report.trust.confidence_target": 0.75}, SCORES),
     "report.intervals": Case("demo", {"report.intervals": True}, frozenset({"make_tables"})),

@@ -18,6 +18,7 @@ from helpers.data import REPO, SHARED, build_bench
 
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.browser import FLAGS, SHEET_COLUMNS, SUBSETS, Options, Site, legend_entries, model_kind, number, safe_name
+from virtuebench.comparisons import compare, pairs, read_comparisons, write_comparisons
 from virtuebench.cvrr import DIMENSIONS, TITLES
 from virtuebench.cvrr.published import PUBLISHED_JUDGE, read_published
 from virtuebench.cvrr.scoring import dimension_scores, model_rows
@@ -26,6 +27,7 @@ from virtuebench.judge.explain import explain
 from virtuebench.judge.rules import RulesJudge
 from virtuebench.metrics import compute_scores, read_scores, write_scores
 from virtuebench.records import Judgment
+from virtuebench.support.bootstrap import Bootstrap
 
 
 def _judgments(bench: Path) -> list[Judgment]:
@@ -92,8 +94,17 @@ def site(tmp_path_factory):
     # As the workflow gives them: scores.csv holds the report judge's (rules) numbers, the other judge's are scored by
     # the browser itself; the legend is the registry's words.
     write_scores(compute_scores(j for j in [*judgments, orphan] if j.judge == "rules"), bench / "scores.csv")
+    # and comparisons.csv the report judge's paired comparisons (refuse against oracle, as Table 2's adjacent rows)
+    compared, _ = compare(
+        [j for j in judgments if j.judge == "rules"], pairs(["refuse", "oracle"], ["honest"], "honest"), "rules", Bootstrap()
+    )
+    write_comparisons(compared, bench / "comparisons.csv")
     registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
-    options = Options(scores=read_scores(bench / "scores.csv"), legend=legend_entries(registry, ["refuse", "oracle"]))
+    options = Options(
+        scores=read_scores(bench / "scores.csv"),
+        legend=legend_entries(registry, ["refuse", "oracle"]),
+        comparisons=read_comparisons(bench / "comparisons.csv"),
+    )
     counts = Site(instances, [*judgments, orphan], bench / "frames", bench / "site", options=options).build()
     (bench / "site" / "judgments.json").write_text(json.dumps([j.__dict__ for j in [*judgments, orphan]]))
     return bench / "site", instances, broken, counts, first
@@ -118,8 +129,15 @@ def test_the_overview_shows_the_numbers_of_scores_csv(site):
     index = (out / "index.html").read_text()
     judgments = [Judgment(**record) for record in json.loads((out / "judgments.json").read_text())]
     shown = trusted = 0
+    pooled = 0
     for score in compute_scores(judgments):
-        if score.level == "all" or score.subset not in {subset for subset, _ in SUBSETS}:
+        if score.subset not in {subset for subset, _ in SUBSETS}:
+            continue
+        if score.level == "all":  # the levels pooled (Fig. 6's numbers): a row of its own, not a link
+            pooled += (
+                f'<td class="num">{number(score.accuracy, score.ci_low, score.ci_high)}<br><small>{score.n_correct}/{score.n}</small></td>'
+                in index
+            )
             continue
         assert f"{number(score.accuracy, score.ci_low, score.ci_high)}<br><small>{score.n_correct}/{score.n}</small>" in index, score
         assert score.ci_low is not None and f"[{score.ci_low:.2f}, {score.ci_high:.2f}]" in index
@@ -128,7 +146,61 @@ def test_the_overview_shows_the_numbers_of_scores_csv(site):
             assert f'<td class="num">{number(score.trust, score.trust_ci_low, score.trust_ci_high)}</td>' in index, score
             trusted += 1
     assert shown >= 2 * 3 * 3 and trusted >= 3 * 3  # two judges, three levels, three subsets at least; the trust scores
+    assert pooled >= 2 * 3 and index.count("all, pooled</td>") >= 2  # the pooled rows of both judges
     assert "Trust score [95% interval]" in index and "[no interval]" not in index
+
+
+def test_the_overview_shows_every_paired_comparison_with_its_interval_and_verdict(site):
+    """Under the report judge's numbers, comparisons.csv's rows: each difference with its 95% interval as the tables
+    print numbers, its p-value, Holm-adjusted p and verdict; the summary counts the rows and those that hold."""
+    out = site[0]
+    index = (out / "index.html").read_text()
+    rows = read_comparisons(out.parent / "comparisons.csv")
+    assert len(rows) >= 4  # refuse against oracle at three levels and pooled, per subset
+    section = index[index.index('<details class="comparisons">') :]
+    holding = sum(row["holds"] == "True" for row in rows)
+    assert f"Paired comparisons: {len(rows)} (comparisons.csv), {holding} hold" in section
+    for row in rows:
+        difference = number(float(row["difference"]), float(row["ci_low"]), float(row["ci_high"]))
+        verdict = "yes" if row["holds"] == "True" else "no"
+        p_holm = row["p_holm"] or "not in family"
+        cells = f'<td class="num">{difference}</td><td class="num">{row["p_value"]}</td><td class="num">{p_holm}</td><td>{verdict}</td>'
+        assert f"<td>{row['level']}</td><td>{row['subset']}</td>{cells}" in section, row
+    assert index.count('<details class="comparisons">') == 1  # the other judge has none in comparisons.csv
+
+
+def test_the_overview_labels_a_sampled_models_spread_and_bounds_a_trust_score_over_judge_failures(site, tmp_path):
+    """A sampled model's cells carry "(SD x over N runs)", its run-to-run spread apart from the interval, and a trust
+    score that leaves out judge failures carries its bounds (scores.csv's trust_failed_worst, trust_failed_best)."""
+    bench = site[0].parent
+    instances = read_instances(bench / "instances.parquet")
+    once = [Judgment(**record) for record in json.loads((site[0] / "judgments.json").read_text())]
+    once = [j for j in once if j.judge == "rules" and j.model == "refuse" and j.instance_id != "ghost/1"]
+    failed = {once[0].instance_id}  # its second run: answered, no verdict from the judge
+    runs = [dataclasses.replace(j, sample=0) for j in once]
+    runs += [
+        dataclasses.replace(j, sample=1, judgement=1 - j.judgement, valid=j.instance_id not in failed)
+        for j in once
+        if j.level == once[0].level or j.is_unanswerable
+    ]
+    scores = compute_scores(runs)
+    Site(instances, runs, bench / "frames", tmp_path / "site", options=Options(scores=scores)).build()
+    index = (tmp_path / "site" / "index.html").read_text()
+    sampled = [s for s in scores if s.level != "all" and s.subset in {key for key, _ in SUBSETS} and s.accuracy_sd is not None]
+    assert sampled
+    for score in sampled:
+        assert f"{number(score.accuracy, score.ci_low, score.ci_high)}<br><small>{score.n_correct}/{score.n * 2}</small>" in index
+        assert f">(SD {score.accuracy_sd:.2f} over 2 runs)</small>" in index
+    (bounded,) = [s for s in scores if s.level == str(once[0].level) and s.subset == "overall"]
+    assert bounded.n_judge_failed == 1 and bounded.trust_failed_best is not None
+    assert (
+        f'{number(bounded.trust, bounded.trust_ci_low, bounded.trust_ci_high)}<br><small title="run-to-run spread, not the uncertainty '
+        f'of the mean">(SD {bounded.trust_sd:.2f} over 2 runs)</small><br><small>&dagger; judge failures left out: 1; scored all '
+        f"wrong to all right: {bounded.trust_failed_worst:.2f} to {bounded.trust_failed_best:.2f}</small>"
+    ) in index
+    (pooled,) = [s for s in scores if s.level == "all" and s.subset == "overall"]  # its row shows the bounds too
+    assert f"scored all wrong to all right: {pooled.trust_failed_worst:.2f} to {pooled.trust_failed_best:.2f}</small>" in index
+    assert index.count("&dagger; judge failures left out") == 2 and "not the uncertainty of its mean" in index  # the legend says so
 
 
 def test_a_legend_says_what_each_model_column_and_flag_is_and_no_flag_is_shown_raw(site):
@@ -182,8 +254,8 @@ def test_the_page_says_why_a_trust_score_differs_from_accuracy(site):
 
 
 def test_the_cli_refuses_a_scores_csv_not_made_from_the_judgments_and_names_a_bad_legend(site, tmp_path, capsys):
-    """scores.csv as compute_scores writes it before the workflow stamps it (no row digests: as an edited or
-    pre-digest file) is refused in one line naming it, as the tables refuse it; nothing is written."""
+    """scores.csv (and comparisons.csv) as compute_scores writes it before the workflow stamps it (no row digests: as an
+    edited or pre-digest file) is refused in one line naming it, as the tables refuse it; nothing is written."""
     from virtuebench.browser import main
 
     bench = site[0].parent
@@ -193,6 +265,10 @@ def test_the_cli_refuses_a_scores_csv_not_made_from_the_judgments_and_names_a_ba
     assert main([*common, "--scores", str(bench / "scores.csv")]) == 1
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and f"{bench / 'scores.csv'} has no row_digest column" in error and "refusing to write" in error
+    assert not (tmp_path / "out").exists()
+    assert main([*common, "--comparisons", str(bench / "comparisons.csv")]) == 1  # so is comparisons.csv, alike
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and f"{bench / 'comparisons.csv'} has no row_digest column" in error and "refusing to write" in error
     assert not (tmp_path / "out").exists()
     with pytest.raises(SystemExit) as stopped:
         main([*common, "--legend", "{refuse"])

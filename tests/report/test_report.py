@@ -1,4 +1,5 @@
 import csv
+import dataclasses
 import os
 import re
 
@@ -10,7 +11,9 @@ from virtuebench.metrics import Score, TrustWeights
 from virtuebench.report.__main__ import main
 from virtuebench.report.figures import fig6, fig_levels, unanswerability
 from virtuebench.report.folders import link_folder
-from virtuebench.report.tables import latex_escape, table1, table2, table2_trust
+from virtuebench.report.tables import LATEX, latex_escape, table1, table2, table2_trust
+
+SUBSET_NAMES = ("overall", "non_refusal", "refusal", "perception", "reasoning")
 
 
 def _score(model, level, subset, accuracy, prompt="honest"):
@@ -122,7 +125,7 @@ def _html_cells(page: str) -> dict[str, list[str]]:
 def _latex_cells(text: str) -> dict[str, list[str]]:
     """The body rows of a LaTeX table (between \\midrule and \\bottomrule), by row name, LaTeX's marks made plain."""
     body = text[text.index("\\midrule") : text.index("\\bottomrule")].splitlines()[1:]
-    plain = [line.removesuffix(r" \\").replace(r"$\pm$", "\u00b1").replace(r"{\scriptsize", "").replace("]}", "]") for line in body]
+    plain = [re.sub(r"\{\\scriptsize(.*?)\}", r"\1", line.removesuffix(r" \\")).replace(r"$^\dagger$", "\u2020") for line in body]
     return {name.replace("\\", ""): cells for name, *cells in (line.split(" & ") for line in plain)}
 
 
@@ -138,9 +141,83 @@ def test_every_table_as_html_holds_the_latex_tables_cells_and_caption():
         common = (scores, models, levels, "honest", "rules", True, "q_a: x&y")
         latex, page = write(*common), write(*common, markup=HTML)
         assert _html_cells(page) == _latex_cells(latex) and len(_html_cells(page)) == 3  # every cell, "-" included
-        assert "a_&lt;m&gt;" in page and "<m>" not in page and "s&amp;m averaged over 3 sampled runs, &plusmn; the SD" in page
+        assert "a_&lt;m&gt;" in page and "<m>" not in page and "s&amp;m the mean over 3 sampled runs: (SD x) is the run-to-run" in page
         assert "model choices: q_a: x&amp;y." in page and "<code>honest</code>" in page and "%" in page and r"\%" not in page
     assert _html_cells(table2(scores, models, levels, "honest", "rules", markup=HTML))["a_<m>"] == ["40.00", "-", "41.00", "-", "-", "-"]
+
+
+def _trust_table(*args, **kwargs):
+    return table2_trust(*args[:5], TrustWeights(), *args[5:], **kwargs)
+
+
+def test_a_sampled_models_sd_is_labelled_run_to_run_spread_apart_from_its_interval():
+    """A sampled model's SD follows its mean and interval as "(SD x)", never as a plus-minus (which reads as the mean's
+    uncertainty), and the caption says it is the run-to-run spread over N runs, not the uncertainty of the mean, and
+    where the 95% interval is; in LaTeX and HTML alike, in every table."""
+    from virtuebench.report.tables import HTML
+
+    sampled = dict(samples=5, accuracy_sd=1.25, trust=5.0, trust_sd=2.5, trust_ci_low=-1.0, trust_ci_high=9.0)
+    scores = [dataclasses.replace(_full("s", 64, subset, 20.0, 15.0, 26.0), **sampled) for subset in ("overall", "perception", "refusal")]
+    scores += [_full("once", 64, subset, 30.0, 25.0, 35.0, trust=1.0) for subset in ("overall", "perception", "refusal")]
+    for write in (table1, table2, _trust_table):
+        for markup, pm in ((LATEX, r"\pm"), (HTML, "&plusmn;")):
+            with_intervals = write(scores, ["s", "once"], [64], "honest", "rules", True, markup=markup)
+            plain = write(scores, ["s", "once"], [64], "honest", "rules", markup=markup)
+            for text, shown in ((with_intervals.replace("\\%", "%"), "in brackets"), (plain.replace("\\%", "%"), "in scores.csv")):
+                assert pm not in text and "\u00b1" not in text
+                assert "s the mean over 5 sampled runs: (SD x) is the run-to-run spread (SD over 5 runs), not the uncertainty of " in text
+                assert f"the mean; the 95% interval is {shown}" in text
+            cells = (_html_cells if markup is HTML else _latex_cells)(with_intervals)
+            assert cells["s"][0] == "20.00 [15.0, 26.0] (SD 1.25)" and cells["once"][0] == "30.00 [25.0, 35.0]"
+            if write is _trust_table:
+                assert cells["s"][1] == "5.00 [-1.0, 9.0] (SD 2.50)"
+    once = table2(scores, ["once"], [64], "honest", "rules")
+    assert "SD" not in once and "sampled" not in once  # a table of models run once says nothing of runs
+
+
+def test_a_table_without_intervals_says_where_they_are_and_with_them_prints_each():
+    """`report.intervals` (--intervals) prints every number's interval in Tables 1, 2 and the trust table, LaTeX and
+    HTML; without it the caption says where the intervals are (scores.csv, or the option), never silence."""
+    from virtuebench.report.tables import HTML
+
+    scores = [_full("m", 64, subset, 40.0 + k, 30.0 + k, 50.0 + k, trust=-5.0) for k, subset in enumerate(SUBSET_NAMES)]
+    scores = [dataclasses.replace(s, trust_ci_low=-20.0, trust_ci_high=10.0) for s in scores]
+    expected = {
+        table1: ["40.00 [30.0, 50.0]", "43.00 [33.0, 53.0] / 44.00 [34.0, 54.0]"],
+        table2: ["40.00 [30.0, 50.0]", "41.00 [31.0, 51.0]", "42.00 [32.0, 52.0]"],
+        _trust_table: ["40.00 [30.0, 50.0]", "-5.00 [-20.0, 10.0]"],
+    }
+    for write, cells in expected.items():
+        for markup, read in ((LATEX, _latex_cells), (HTML, _html_cells)):
+            shown = write(scores, ["m"], [64], "honest", "rules", True, markup=markup)
+            assert read(shown)["m"] == cells and "in brackets, each number" in shown and "or report.intervals" not in shown
+            plain = write(scores, ["m"], [64], "honest", "rules", markup=markup)
+            assert read(plain)["m"] == [re.sub(r" \[[^]]*\]", "", cell) for cell in cells]
+            assert "95% intervals: scores.csv" in plain.replace("\\%", "%") and "or report.intervals: true" in plain
+
+
+def test_a_trust_score_that_leaves_out_judge_failures_is_marked_and_its_bounds_are_in_the_caption():
+    """A trust cell whose items include judge failures carries a mark, and the caption gives the number left out and
+    the trust score with them all scored wrong and all right (scores.csv's trust_failed_worst, trust_failed_best); a
+    cell whose items all failed shows "-" with its mark. Cells without a failure are not marked."""
+    from virtuebench.report.tables import HTML
+
+    failed = dict(n_judge_failed=2, trust_failed_best=12.5, trust_failed_worst=-30.25)
+    scores = [
+        dataclasses.replace(_full("m", 64, "overall", 40.0, 30.0, 50.0, trust=-5.0), **failed),
+        _full("m", 128, "overall", 45.0, 35.0, 55.0, trust=3.0),
+        dataclasses.replace(
+            _full("m", 256, "overall", 0.0, 0.0, 60.0), n_judge_failed=2, trust_failed_best=100.0, trust_failed_worst=-100.0
+        ),
+    ]
+    latex = _trust_table(scores, ["m"], [64, 128, 256], "honest", "rules")
+    page = _trust_table(scores, ["m"], [64, 128, 256], "honest", "rules", markup=HTML)
+    assert _latex_cells(latex)["m"] == _html_cells(page)["m"] == ["40.00", "-5.00\u2020", "45.00", "3.00", "0.00", "-\u2020"]
+    for text, mark in ((latex, r"$^\dagger$"), (page, "<sup>&dagger;</sup>")):
+        assert f"; {mark} judge failures (no verdict) are left out of the trust score; scored all wrong to all right it would " in text
+        assert "be: m at 64 frames, 2 left out: -30.25 to 12.50; m at 256 frames, 2 left out: -100.00 to 100.00." in text
+    assert "dagger" not in table2(scores, ["m"], [64, 128, 256], "honest", "rules")  # accuracy counts them wrong: no mark
+    assert "dagger" not in _trust_table(scores[1:2], ["m"], [128], "honest", "rules")
 
 
 def test_the_tables_command_writes_the_html_pages_it_is_asked_for(tmp_path):
@@ -160,6 +237,18 @@ def test_the_tables_command_writes_the_html_pages_it_is_asked_for(tmp_path):
     assert main(arguments) == 0
     assert _html_cells((tmp_path / "t2.html").read_text()) == {"m": ["40.00"] * 3} == _latex_cells((tmp_path / "t2.tex").read_text())
     assert not (tmp_path / "t1.html").exists()  # only where asked
+    # --intervals (report.intervals: true): every table and page prints them, the trust table's trust scores' too
+    rows = [_full("m", 64, subset, 40.0, 30.0, 50.0, trust=-5.0) for subset in SUBSET_NAMES]
+    write_scores([dataclasses.replace(row, trust_ci_low=-20.0, trust_ci_high=10.0) for row in rows], tmp_path / "s.csv")
+    stamp(tmp_path / "s.csv")
+    pages = [f"--{name}-html" for name in ("table1", "table2", "table2-trust")]
+    outputs = {name: tmp_path / f"i{k}" for k, name in enumerate(pages + ["--table1", "--table2", "--table2-trust"])}
+    asked = [*arguments[: arguments.index("--table1")], *arguments[arguments.index("--trust-scheme") :], "--intervals"]
+    assert main(asked + [part for name, path in outputs.items() for part in (name, str(path))]) == 0
+    for name, path in outputs.items():
+        text = path.read_text()
+        assert ("[30.0, 50.0]" in text) and ("in brackets, each number" in text), name
+        assert ("[-20.0, 10.0]" in text) == ("trust" in name), name  # the trust score's, in its table only
 
 
 def test_latex_escape():
@@ -220,6 +309,47 @@ def test_figures_write_their_numbers_with_intervals(tmp_path):
     levels = list(csv.DictReader((tmp_path / "fl.csv").open()))
     assert len(levels) == 2 * 2 * 3 and {r["trust"] for r in levels if r["model"] == "a"} == {"30.0"}
     assert (tmp_path / "f6.png").stat().st_size > 10_000 and (tmp_path / "fl.png").stat().st_size > 10_000
+
+
+def _error_bars(figure) -> set[tuple[float, float]]:
+    """The (low, high) of every vertical error bar drawn in `figure`'s axes."""
+    from matplotlib.container import ErrorbarContainer
+
+    found = set()
+    for axis in figure.axes:
+        for container in axis.containers:
+            if isinstance(container, ErrorbarContainer):
+                for collection in container.lines[2]:
+                    found |= {(round(float(s[0][1]), 6), round(float(s[1][1]), 6)) for s in collection.get_segments()}
+    return found
+
+
+def test_figures_draw_each_numbers_interval_as_an_error_bar_and_say_so(tmp_path, monkeypatch):
+    """Fig. 6 and fig_levels draw every plotted number's 95% interval from scores.csv (accuracy: ci_low/ci_high; the
+    trust line: trust_ci_low/trust_ci_high) as its error bar, their CSVs carry the intervals, and the title says what
+    the bars are."""
+    from virtuebench.report import figures
+
+    drawn = []
+    monkeypatch.setattr(figures.plt, "close", drawn.append)
+    scores = []
+    for k, level in enumerate(("64", "128", "all")):
+        for j, subset in enumerate(("overall", "non_refusal", "refusal")):
+            accuracy = 40.0 + 10 * k + j
+            scores.append(Score("a", "honest", level, subset, accuracy, 4, 5, 0, "rules", accuracy - 7.5, accuracy + 5.25, 3, 0, -10.0 - k))
+            scores[-1] = dataclasses.replace(scores[-1], trust_ci_low=-30.0 - k, trust_ci_high=2.5 + k)
+    figures.fig6(scores, ["a"], ["honest"], "rules", tmp_path / "f6.png", tmp_path / "f6.csv")
+    refusal = next(s for s in scores if (s.level, s.subset) == ("all", "refusal"))
+    assert _error_bars(drawn[-1]) == {(refusal.ci_low, refusal.ci_high)}
+    assert "error bars: 95% interval (docs/statistics.md)" in drawn[-1].axes[0].get_title()
+    figures.fig_levels(scores, ["a"], [64, 128], "honest", "rules", tmp_path / "fl.png", tmp_path / "fl.csv")
+    plotted = [s for s in scores if s.level != "all"]
+    expected = {(s.ci_low, s.ci_high) for s in plotted} | {(s.trust_ci_low, s.trust_ci_high) for s in plotted if s.subset == "overall"}
+    assert _error_bars(drawn[-1]) == expected and len(expected) == 6 + 2
+    assert "error bars: 95% interval, docs/statistics.md" in drawn[-1].get_suptitle()
+    rows = list(csv.DictReader((tmp_path / "fl.csv").open()))
+    assert [(float(r["trust_ci_low"]), float(r["trust_ci_high"])) for r in rows if r["subset"] == "overall"] == [(-30.0, 2.5), (-31.0, 3.5)]
+    assert {(float(r["ci_low"]), float(r["ci_high"])) for r in rows} == {(s.ci_low, s.ci_high) for s in plotted}
 
 
 def test_composition_and_sources_count_the_instances(tmp_path):

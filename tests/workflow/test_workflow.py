@@ -104,6 +104,8 @@ def test_the_demo_results_browser_opens_in_a_real_browser(run, tmp_path):
     assert layout["page_scroll"] <= layout["page_client"] and layout["beyond"] == [] and layout["scrollers"] == [], layout
     assert "Trust score [95% interval]" in layout["headers"] and "Why the trust score differs" in layout["legend"]
     assert "baseline (no model)" in layout["text"] and "anchor row" in layout["text"]  # the registry's words
+    compared = (run / "results" / "comparisons.csv").read_text().splitlines()[1:]
+    assert f"Paired comparisons: {len(compared)} (comparisons.csv)" in layout["text"] and compared  # behind their summary
     # rows in Table 2's order (config.models: refuse, guess, oracle), not alphabetical
     index = (site / "index.html").read_text()
     found = [index.index(f'">{model} <span class="prompt">') for model in TINY["models"]]

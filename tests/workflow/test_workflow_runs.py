@@ -294,8 +294,8 @@ def test_starting_a_curated_run_without_hf_token_stops_before_any_job(tmp_path, 
 
 def test_a_sampled_model_shows_the_mean_and_spread_of_its_runs_in_the_tables(tmp_path, monkeypatch):
     """`samples: 3` on a sampled model (issue 38): its response and judgment files hold three records per item, and
-    Tables 1 and 2 show each cell as the mean over the runs +- their SD, recomputed here from the judgments; the caption
-    says so; a model run once looks as before. The same key on a backend that decodes deterministically is refused."""
+    Tables 1 and 2 show each cell as the mean over the runs, then "(SD x)", recomputed here from the judgments; the
+    caption says the SD is the run-to-run spread; a model run once looks as before. The same key on a backend that decodes deterministically is refused."""
     import os
     import statistics
 
@@ -316,19 +316,19 @@ def test_a_sampled_model_shows_the_mean_and_spread_of_its_runs_in_the_tables(tmp
     assert '"sample"' not in (tmp_path / "results/judgments/rules/guess/honest/64.jsonl").read_text()
 
     def cell(rows):
-        """Mean +- SD (ddof 1) over the runs of the accuracy (percent) of `rows`, as the tables print it."""
+        """The mean over the runs of the accuracy (percent) of `rows`, then their SD (ddof 1), as the tables print it."""
         runs = [[j for j in rows if j["sample"] == k] for k in range(3)]
         per_run = [100 * sum(j["valid"] and j["judgement"] == 1 for j in run) / len(run) for run in runs]
-        return rf"{statistics.mean(per_run):.2f} $\pm$ {statistics.stdev(per_run):.2f}"
+        return rf"{statistics.mean(per_run):.2f} {{\scriptsize(SD {statistics.stdev(per_run):.2f})}}"
 
     unanswerable = [j for j in judgments if j["is_unanswerable"]]
     answerable = [j for j in judgments if not j["is_unanswerable"]]
     table2 = (tmp_path / "results" / "table2.tex").read_text()
     (row,) = [line for line in table2.splitlines() if line.startswith("sampled & ")]
     assert row == f"sampled & {cell(judgments)} & {cell(answerable)} & {cell(unanswerable)} \\\\", row
-    assert r"sampled averaged over 3 sampled runs, $\pm$ the SD across runs" in table2
+    assert "sampled the mean over 3 sampled runs: (SD x) is the run-to-run spread (SD over 3 runs), not the uncertainty" in table2
     (guess,) = [line for line in table2.splitlines() if line.startswith("guess & ")]
-    assert r"\pm" not in guess
+    assert "SD" not in guess
     table1 = (tmp_path / "results" / "table1.tex").read_text()
     (row,) = [line for line in table1.splitlines() if line.startswith("sampled & ")]
     perception = [j for j in judgments if j["category"] == "perception"]

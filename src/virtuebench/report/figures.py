@@ -160,7 +160,7 @@ def fig6(
     axis.set(ylabel="refusal accuracy (%)", ylim=(0, 122))
     axis.set_title(
         f"Refusal accuracy by prompt (unanswerable items, all levels pooled; judge {judge})\n"
-        f"bars: 95% interval over videos; *: prompts differ (paired test, Holm p < 0.05); n = {', '.join(map(str, n_items))} items",
+        f"error bars: 95% interval (docs/statistics.md); *: prompts differ (paired test, Holm p < 0.05); n = {', '.join(map(str, n_items))} items",
         fontsize=9,
     )
     axis.legend(title="prompt", loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
@@ -193,6 +193,8 @@ def fig_levels(
             "ci_low": score.ci_low,
             "ci_high": score.ci_high,
             "trust": score.trust,
+            "trust_ci_low": score.trust_ci_low,
+            "trust_ci_high": score.trust_ci_high,
             "n": score.n,
             "n_videos": score.n_videos,
         }
@@ -201,7 +203,8 @@ def fig_levels(
         for subset, *_ in LEVEL_CURVES
         if (score := index.get((model, str(level), subset))) is not None
     ]
-    write_csv(csv_out, rows, ["model", "level", "subset", "accuracy", "ci_low", "ci_high", "trust", "n", "n_videos"])
+    header = ["model", "level", "subset", "accuracy", "ci_low", "ci_high", "trust", "trust_ci_low", "trust_ci_high", "n", "n_videos"]
+    write_csv(csv_out, rows, header)
     columns = min(len(models), 4) or 1
     lines = -(-len(models) // columns) or 1
     figure, axes = plt.subplots(
@@ -253,7 +256,9 @@ def fig_levels(
     for axis in axes[-1]:
         axis.set_xlabel("frames (n: items at that level)", fontsize=8)
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    figure.suptitle(f"Accuracy against frames per model (prompt {prompt}, judge {judge}; bars: 95% interval over videos)", fontsize=10)
+    figure.suptitle(
+        f"Accuracy against frames per model (prompt {prompt}, judge {judge}; error bars: 95% interval, docs/statistics.md)", fontsize=10
+    )
     figure.legend(handles, labels, loc="outside lower center", ncol=4, fontsize=8, frameon=False)
     figure.savefig(out, dpi=150)
     plt.close(figure)

@@ -3,7 +3,10 @@
 Table 1: per model and level, Overall and Perception / Reasoning. Table 2: per model and level,
 Overall, Non-refusal and Refusal. A cell is "-" where the model was not run at that level; a table whose every
 cell would be "-" (no score of its judge and prompt for any of its models) is refused (`require_rows`). A sampled
-model's cell (registry `samples` > 1) is the mean over its runs plus or minus the SD across them (LaTeX $\\pm$), and the caption says so.
+model's cell (registry `samples` > 1) is the mean over its runs, then "(SD x)": the run-to-run spread, which the caption
+says is not the uncertainty of the mean (that is the 95% interval). Intervals are printed in brackets with
+`report.intervals: true`; without, the caption says where they are (scores.csv). A trust score that leaves out judge
+failures is marked, and the caption gives its bounds over them (metrics.Score.trust_failed_best/worst).
 Each table is built once, its text written through a `Markup` (LATEX or HTML): the two files of a table hold the same
 cells and caption, from the same rows.
 """
@@ -21,13 +24,13 @@ from virtuebench.support.tabular import html_page, html_table, latex_escape
 @dataclass(frozen=True)
 class Markup:
     """How a table's text is written: `text` escapes plain text, `code` sets a name in type, `small` sets an interval
-    small, `pm` is the plus-minus sign, and `table` lays out the title, caption, label, levels, subset names and rows
-    ((model, cells), all written already) as the file's whole text."""
+    small, `mark` is the footnote mark of a trust score that leaves out judge failures, and `table` lays out the title,
+    caption, label, levels, subset names and rows ((model, cells), all written already) as the file's whole text."""
 
     text: Callable[[str], str]
     code: Callable[[str], str]
     small: Callable[[str], str]
-    pm: str
+    mark: str
     table: Callable[[str, str, str, Sequence[int], Sequence[str], list[tuple[str, list[str]]]], str]
 
 
@@ -57,8 +60,9 @@ def _interval(low: float | None, high: float | None, markup: Markup) -> str:
 
 
 def _spread(sd: float | None, markup: Markup) -> str:
-    """A sampled model's spread across its runs, after its mean; nothing for a model run once."""
-    return "" if sd is None else f" {markup.pm} {sd:.2f}"
+    """A sampled model's run-to-run spread, labelled as such after its mean (and interval); nothing for a model run once.
+    Not a plus-minus: that reads as the uncertainty of the mean, which the interval is."""
+    return "" if sd is None else " " + markup.small(f"(SD {sd:.2f})")
 
 
 def _cell(index, model: str, level: int, subset: str, markup: Markup, intervals: bool = False, metric: str = "accuracy") -> str:
@@ -67,19 +71,24 @@ def _cell(index, model: str, level: int, subset: str, markup: Markup, intervals:
         return "-"
     if metric == "trust":
         interval = _interval(score.trust_ci_low, score.trust_ci_high, markup) if intervals else ""
-        return f"{score.trust:.2f}" + _spread(score.trust_sd, markup) + interval
-    return (
-        f"{score.accuracy:.2f}" + _spread(score.accuracy_sd, markup) + (_interval(score.ci_low, score.ci_high, markup) if intervals else "")
-    )
+        bounded = markup.mark if score.trust_failed_best is not None else ""  # judge failures left out: the caption's bounds
+        return ("-" if score.trust is None else f"{score.trust:.2f}") + bounded + interval + _spread(score.trust_sd, markup)
+    interval = _interval(score.ci_low, score.ci_high, markup) if intervals else ""
+    return f"{score.accuracy:.2f}" + interval + _spread(score.accuracy_sd, markup)
 
 
-def _samples_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str], markup: Markup) -> str:
-    """The caption's word on the sampled models: how many runs each number averages, and what follows the plus-minus sign."""
+def _samples_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str], intervals: bool, markup: Markup) -> str:
+    """The caption's word on the sampled models: how many runs each number averages, and that "(SD x)" is the spread
+    from run to run, not the uncertainty of the mean, which the 95% interval is."""
     runs = {s.model: s.samples for s in scores if s.prompt == prompt and s.judge == judge and s.model in models and s.samples > 1}
     if not runs:
         return ""
-    named = ", ".join(f"{markup.text(model)} averaged over {runs[model]} sampled runs" for model in models if model in runs)
-    return f"; {named}, {markup.pm} the SD across runs"
+    named = ", ".join(f"{model} the mean over {runs[model]} sampled runs" for model in models if model in runs)
+    over = f"{next(iter(runs.values()))} runs" if len(set(runs.values())) == 1 else "its runs"
+    where = "in brackets" if intervals else "in scores.csv"
+    return markup.text(
+        f"; {named}: (SD x) is the run-to-run spread (SD over {over}), not the uncertainty of the mean; the 95% interval is {where}"
+    )
 
 
 def _choices_note(choices: str, markup: Markup) -> str:
@@ -88,7 +97,33 @@ def _choices_note(choices: str, markup: Markup) -> str:
 
 
 def _interval_note(intervals: bool, markup: Markup) -> str:
-    return markup.text("; in brackets, each number's 95% interval (bootstrap over videos)") if intervals else ""
+    """Where each number's 95% interval is: in brackets, or (not printed) in scores.csv, so that a table without them
+    still says they exist."""
+    if intervals:
+        return markup.text("; in brackets, each number's 95% interval (over videos; docs/statistics.md)")
+    return markup.text("; 95% intervals: scores.csv (ci_low, ci_high; trust_ci_low, trust_ci_high), or report.intervals: true")
+
+
+def _failure_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str], levels: Sequence[int], markup: Markup) -> str:
+    """The trust table's footnote: each marked cell's judge failures, left out of its trust score, and the score with
+    them all scored as right answers and as wrong ones (metrics: trust_failed_worst, trust_failed_best)."""
+    shown = [str(level) for level in levels]
+    marked = [
+        s
+        for s in scores
+        if s.prompt == prompt and s.judge == judge and s.model in models and s.level in shown and s.subset == "overall"
+        if s.trust_failed_best is not None
+    ]
+    if not marked:
+        return ""
+    marked.sort(key=lambda s: (models.index(s.model), shown.index(s.level)))
+    cells = "; ".join(
+        f"{s.model} at {s.level} frames, {s.n_judge_failed} left out: {s.trust_failed_worst:.2f} to {s.trust_failed_best:.2f}"
+        for s in marked
+    )
+    return f"; {markup.mark} " + markup.text(
+        f"judge failures (no verdict) are left out of the trust score; scored all wrong to all right it would be: {cells}"
+    )
 
 
 def _invalid_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str]) -> str:
@@ -102,10 +137,10 @@ def _invalid_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequ
 def _caption_notes(
     scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str], intervals: bool, choices: str, markup: Markup
 ) -> str:
-    """What every table's caption says after its title: the judged and invalid items, the sampled models, the intervals
-    and the model choices in effect."""
-    notes = _invalid_note(scores, prompt, judge, models) + _samples_note(scores, prompt, judge, models, markup)
-    return notes + _interval_note(intervals, markup) + _choices_note(choices, markup)
+    """What every table's caption says after its title: the judged and invalid items, where the intervals are, the
+    sampled models and the model choices in effect."""
+    notes = _invalid_note(scores, prompt, judge, models) + _interval_note(intervals, markup)
+    return notes + _samples_note(scores, prompt, judge, models, intervals, markup) + _choices_note(choices, markup)
 
 
 def _setting(prompt: str, judge: str, markup: Markup) -> str:
@@ -157,9 +192,11 @@ def _html_table(
 
 
 LATEX = Markup(
-    latex_escape, lambda name: rf"\texttt{{{latex_escape(name)}}}", lambda text: rf"{{\scriptsize{text}}}", r"$\pm$", _latex_table
+    latex_escape, lambda name: rf"\texttt{{{latex_escape(name)}}}", lambda text: rf"{{\scriptsize{text}}}", r"$^\dagger$", _latex_table
 )
-HTML = Markup(html.escape, lambda name: f"<code>{html.escape(name)}</code>", lambda text: f"<small>{text}</small>", "&plusmn;", _html_table)
+HTML = Markup(
+    html.escape, lambda name: f"<code>{html.escape(name)}</code>", lambda text: f"<small>{text}</small>", "<sup>&dagger;</sup>", _html_table
+)
 
 
 def table2(
@@ -207,7 +244,8 @@ def table2_trust(
         rows.append((markup.text(model), cells))
     caption = (
         markup.text(f"Accuracy (%) and trust score per frame level: 100 times the mean item score, where {trust.describe()}; ")
-        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup)}."
+        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup)}"
+        + f"{_failure_note(scores, prompt, judge, models, levels, markup)}."
     )
     return markup.table("Table 2 with the trust score", caption, "tab:trust", levels, ["Acc.", "Trust"], rows)
 

@@ -11,8 +11,14 @@ why; virtuebench.support.paired computes it).
 
 Which interval a number gets is decided by how much information it has, the number of its videos, never by
 what its resamples happen to look like. Below BCA_MIN_VIDEOS videos (the cut is read off the coverage table
-in docs/statistics.md: BCa falls short of 93% coverage there) it is a closed form on the design-effect-adjusted
-number of items (`effective_items`):
+in docs/statistics.md: BCa falls short of 93% coverage there) it is a closed form on the number's own cluster
+design (`cluster_design`), from its videos alone:
+- V, the CR2 cluster-robust variance of its mean (Bell & McCaffrey 2002; `cr2_variance`);
+- n_eff = min(G, s2 / V), s2 the per-item variance the closed form assumes: never more items than videos, and no
+  sign test on an estimated correlation, so no jump where one crosses 0 (the earlier pooled ANOVA rho had one);
+- Bell & McCaffrey's degrees of freedom of V (`bell_mccaffrey_df`: Imbens & Kolesar 2016), which fall as video
+  sizes grow unequal, and Korn & Graubard's (1998) adjusted size n* = n_eff (z / t_df)^2 (`Design.adjusted_items`).
+On n* items:
 - a share (accuracy): Clopper-Pearson at 0 or 1, Wilson elsewhere (`fallback_interval`);
 - a bounded mean (the trust score, three-valued): Agresti-Coull-type on the values' own variance
   (`bounded_mean_fallback`);
@@ -71,15 +77,16 @@ def one_blas_thread(function: Callable[..., T]) -> Callable[..., T]:
 class Interval:
     low: float | None
     high: float | None
-    # "bca", "clopper-pearson-deff", "wilson-deff", "agresti-coull-deff", "bonett-price-deff", or "none" (no item)
+    # "bca", "clopper-pearson-cr2", "wilson-cr2", "agresti-coull-cr2", "bonett-price-cr2", or "none" (no item)
     method: str
 
 
 def intra_cluster_correlation(groups: Iterable[tuple[Sequence[Hashable], Sequence[float]]]) -> float:
     """The one-way ANOVA estimate of the intra-cluster correlation, pooled over `groups` (each a list of clusters
     and the values of its items), at most 1; negative where the items of a cluster differ more than chance would
-    make them, nan where it cannot be estimated (no cluster with two items, or every value the same). Both of
-    those get the conservative design effect (`effective_items`)."""
+    make them, nan where it cannot be estimated (no cluster with two items, or every value the same). No interval
+    uses it since issue 49 (`cluster_design` replaced it); kept as a description of a benchmark's clustering, for
+    benchmarks/bench_coverage.py and the tests that show the old design effect's jump at 0."""
     ssb = ssw = df_b = df_w = m0_sum = 0.0
     for clusters, values in groups:
         if isinstance(clusters, np.ndarray) and clusters.dtype.kind in "iu":
@@ -105,64 +112,134 @@ def intra_cluster_correlation(groups: Iterable[tuple[Sequence[Hashable], Sequenc
     return float(min(1.0, (msb - msw) / (msb + (m0 - 1) * msw)))
 
 
-def effective_items(sizes: Sequence[float] | np.ndarray, rho: float) -> float:
-    """The design-effect-adjusted number of items of clusters with `sizes` items each: n / (1 + (m - 1) rho)
-    (Kish), m = sum(size^2) / n, the cluster size an item sees (the mean n / k understates the design effect
-    where sizes differ). Where rho is negative or undefined (nan: every item right, say) nothing shows the
-    items of a video to be independent, so each video counts as one item: n_eff = the number of videos (the
-    conservative choice; docs/statistics.md). At least 1."""
-    counts = np.asarray(sizes, dtype=float)
-    counts = counts[counts > 0]
-    if not rho > 0:  # negative, 0 or nan
-        return max(1.0, float(len(counts)))
+@functools.cache
+def _t_quantile() -> Callable[[float, float], float]:
+    """scipy's t quantile function (df, probability), imported on first use: scipy.special costs about 0.25 s to
+    import, which a CLI that never makes a closed-form interval should not pay. stdtrit is the function
+    scipy.stats.t.ppf evaluates, without its argument checks (0.9 us a call against 57 us)."""
+    from scipy.special import stdtrit
+
+    return stdtrit
+
+
+def cr2_variance(sizes: np.ndarray, sums: np.ndarray) -> float:
+    """The CR2 cluster-robust variance of the mean of n items over videos with `sizes` items and value `sums`
+    (Bell & McCaffrey 2002): sum_g (Y_g - ybar m_g)^2 / (1 - m_g / n) / n^2, the closed form of the bias-reduced
+    sandwich for an intercept-only model (a video's leverage is m_g / n). A video holding every item (leverage 1)
+    adds nothing: its residual is 0."""
+    n = float(sizes.sum())
+    residuals = sums - sums.sum() / n * sizes
+    leverage = sizes / n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        terms = np.where(leverage < 1, residuals**2 / (1 - leverage), 0.0)
+    return float(terms.sum()) / (n * n)
+
+
+def bell_mccaffrey_df(sizes: np.ndarray) -> float:
+    """Bell & McCaffrey's degrees of freedom for the CR2 variance of a mean, (tr M)^2 / tr(M^2) (Imbens & Kolesar
+    2016, "Robust standard errors in small samples: some practical advice", REStat 98:701), in closed form for
+    the intercept-only model: with c_g = 1 / ((1 - m_g / n) n^2), tr M = sum c_g (m_g - m_g^2 / n) and
+    tr M^2 = sum c_g^2 m_g^2 - 2 sum c_g^2 m_g^3 / n + (sum c_g m_g^2)^2 / n^2. It depends only on the sizes: G - 1
+    for G equal videos, and it falls as they grow unequal (one video with a third of the items: 2 to 3). At least 1;
+    1 for one video."""
+    counts = sizes[sizes > 0].astype(float)
     n = float(counts.sum())
-    cluster_size = float((counts**2).sum()) / n if n else 0.0
-    return max(1.0, n / (1 + max(0.0, cluster_size - 1) * rho))
+    if len(counts) < 2:
+        return 1.0
+    c = 1 / ((1 - counts / n) * n * n)
+    trace = float((c * (counts - counts**2 / n)).sum())
+    trace_squared = float((c**2 * counts**2).sum() - 2 * (c**2 * counts**3).sum() / n + (c * counts**2).sum() ** 2 / (n * n))
+    return max(1.0, trace * trace / trace_squared)
 
 
-def fallback_interval(share: float, sizes: Sequence[float] | np.ndarray, rho: float, confidence: float = CONFIDENCE) -> Interval:
-    """An interval for a share in [0, 1] on the design-effect-adjusted number of items (`sizes`: items per
-    video): Clopper-Pearson at 0 or 1 (closed form), Wilson elsewhere."""
-    n_eff = effective_items(sizes, rho)
+@dataclass(frozen=True)
+class Design:
+    """What one number's items are worth, as the closed forms use it: `effective_items` (n_eff = min(G, s2 / V),
+    the items' own variance s2 over the CR2 variance of their mean V; G, the number of videos, where V or s2 is 0)
+    and the CR2 variance's Bell-McCaffrey `degrees_of_freedom`."""
+
+    effective_items: float
+    degrees_of_freedom: float
+
+    def adjusted_items(self, confidence: float = CONFIDENCE) -> float:
+        """Korn & Graubard's (1998) degrees-of-freedom-adjusted effective size n* = n_eff (z / t_df)^2: a closed form
+        with z on n* items has the width of one with t_df on n_eff items."""
+        tail = 1 - (1 - confidence) / 2
+        return self.effective_items * (NORMAL.inv_cdf(tail) / _t_quantile()(self.degrees_of_freedom, tail)) ** 2
+
+
+def cluster_design(sizes: Sequence[float] | np.ndarray, sums: Sequence[float] | np.ndarray, spread: float) -> Design:
+    """The Design of a mean over videos with `sizes` items and value `sums` (per video), `spread` the per-item
+    variance the closed form assumes (p(1 - p) for a share). n_eff never exceeds the number of videos, whatever
+    the estimated variance: no sign test, no jump (module docstring). One video: n_eff 1, df 1."""
+    counts, totals = np.asarray(sizes, dtype=float), np.asarray(sums, dtype=float)
+    present = counts > 0
+    counts, totals = counts[present], totals[present]
+    videos = len(counts)
+    if videos < 2:
+        return Design(1.0, 1.0)
+    variance = cr2_variance(counts, totals)
+    effective = spread / variance if variance > 0 and spread > 0 else float(videos)
+    return Design(min(float(videos), effective), bell_mccaffrey_df(counts))
+
+
+def fallback_interval(sizes: Sequence[float] | np.ndarray, sums: Sequence[float] | np.ndarray, confidence: float = CONFIDENCE) -> Interval:
+    """An interval for a share in [0, 1] (items' values: 0/1, or a sampled model's means over runs) over videos with
+    `sizes` items and value `sums`: Clopper-Pearson at 0 or 1 (closed form), Wilson elsewhere, on n* items
+    (`Design.adjusted_items`; s2 = p(1 - p), Wilson's own variance)."""
+    counts, totals = np.asarray(sizes, dtype=float), np.asarray(sums, dtype=float)
+    n = float(counts.sum())
+    share = min(1.0, max(0.0, float(totals.sum()) / n)) if n > 0 else 0.0
+    n_star = cluster_design(counts, totals, share * (1 - share)).adjusted_items(confidence)
     alpha = 1 - confidence
     if share >= 1:
-        return Interval((alpha / 2) ** (1 / n_eff), 1.0, "clopper-pearson-deff")
+        return Interval((alpha / 2) ** (1 / n_star), 1.0, "clopper-pearson-cr2")
     if share <= 0:
-        return Interval(0.0, 1 - (alpha / 2) ** (1 / n_eff), "clopper-pearson-deff")
+        return Interval(0.0, 1 - (alpha / 2) ** (1 / n_star), "clopper-pearson-cr2")
     z = NORMAL.inv_cdf(1 - alpha / 2)
-    centre = (share + z * z / (2 * n_eff)) / (1 + z * z / n_eff)
-    half = z * (share * (1 - share) / n_eff + z * z / (4 * n_eff * n_eff)) ** 0.5 / (1 + z * z / n_eff)
-    return Interval(max(0.0, centre - half), min(1.0, centre + half), "wilson-deff")
+    centre = (share + z * z / (2 * n_star)) / (1 + z * z / n_star)
+    half = z * (share * (1 - share) / n_star + z * z / (4 * n_star * n_star)) ** 0.5 / (1 + z * z / n_star)
+    return Interval(max(0.0, centre - half), min(1.0, centre + half), "wilson-cr2")
 
 
 def bounded_mean_fallback(
-    values: Sequence[float], bounds: tuple[float, float], sizes: Sequence[float] | np.ndarray, rho: float, confidence: float = CONFIDENCE
+    values: Sequence[float],
+    bounds: tuple[float, float],
+    sizes: Sequence[float] | np.ndarray,
+    sums: Sequence[float] | np.ndarray,
+    confidence: float = CONFIDENCE,
 ) -> Interval:
-    """An interval for the mean of values within `bounds` (the trust score: three values), Agresti-Coull-type:
-    z^2/2 pseudo-items at each bound join the n_eff (design-effect-adjusted) items, and the interval is the
-    augmented mean +- z times its standard error from the augmented values' own variance, clipped to `bounds`.
-    For values only at the bounds it is Agresti & Coull's (1998) interval for a proportion; the pseudo-items
-    keep it from collapsing where every value is the same, and the values' own variance keeps it narrower than
-    a binary interval where they lie between the bounds."""
+    """An interval for the mean of values within `bounds` (the trust score: three values) over videos with `sizes`
+    items and value `sums`, Agresti-Coull-type: z^2/2 pseudo-items at each bound join the n* items
+    (`Design.adjusted_items`; s2 = the values' own variance), and the interval is the augmented mean +- z times
+    its standard error from the augmented values' own variance, clipped to `bounds`. For values only at the bounds
+    it is Agresti & Coull's (1998) interval for a proportion; the pseudo-items keep it from collapsing where every
+    value is the same, and the values' own variance keeps it narrower than a binary interval where they lie
+    between the bounds."""
     lo, hi = bounds
     observed = np.asarray(values, dtype=float)
-    n_eff = effective_items(sizes, rho)
+    n_star = cluster_design(sizes, sums, float(observed.var())).adjusted_items(confidence)
     z = NORMAL.inv_cdf(1 - (1 - confidence) / 2)
     pseudo = z * z / 2  # at each bound
-    total = n_eff + 2 * pseudo
-    mean = (n_eff * observed.mean() + pseudo * (lo + hi)) / total
-    second_moment = (n_eff * float(np.mean((observed - mean) ** 2)) + pseudo * ((lo - mean) ** 2 + (hi - mean) ** 2)) / total
+    total = n_star + 2 * pseudo
+    mean = (n_star * observed.mean() + pseudo * (lo + hi)) / total
+    second_moment = (n_star * float(np.mean((observed - mean) ** 2)) + pseudo * ((lo - mean) ** 2 + (hi - mean) ** 2)) / total
     half = z * (second_moment / total) ** 0.5
-    return Interval(max(lo, mean - half), min(hi, mean + half), "agresti-coull-deff")
+    return Interval(max(lo, mean - half), min(hi, mean + half), "agresti-coull-cr2")
 
 
 def paired_fallback(
-    a: Sequence[float], b: Sequence[float], sizes: Sequence[float] | np.ndarray, rho: float, confidence: float = CONFIDENCE
+    a: Sequence[float],
+    b: Sequence[float],
+    sizes: Sequence[float] | np.ndarray,
+    sums: Sequence[float] | np.ndarray,
+    confidence: float = CONFIDENCE,
 ) -> Interval:
-    """An interval for mean(a) - mean(b) of paired 0/1 arms: Bonett & Price's (2012) adjusted Wald interval (one
-    pseudo-item added to each discordant cell), on design-effect-adjusted counts (rho: the intra-video
-    correlation of the differences). Recommended for paired proportions by Fagerland, Lydersen & Laake (2014);
-    it has positive width even where no item is discordant.
+    """An interval for mean(a) - mean(b) of paired arms in [0, 1] over videos with `sizes` items and `sums` of the
+    differences a - b: Bonett & Price's (2012) adjusted Wald interval (one pseudo-item added to each discordant
+    cell) on n* items (`Design.adjusted_items`; s2 = the variance Bonett-Price assumes per item,
+    mean(|d|) - mean(d)^2, which for 0/1 arms is the differences' own variance). Recommended for paired proportions
+    by Fagerland, Lydersen & Laake (2014); it has positive width even where no item is discordant.
 
     Arms in [0, 1] (a sampled model's per-item mean over its runs) count each item's difference d as d of a
     discordant item where positive, -d of one the other way where negative: for 0/1 arms these are the discordant
@@ -171,15 +248,15 @@ def paired_fallback(
     first, second = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if not (np.all((first >= 0) & (first <= 1)) and np.all((second >= 0) & (second <= 1))):
         raise ValueError("paired_fallback needs arms within [0, 1] (correct or not per item, or a mean over runs)")
-    n_eff = effective_items(sizes, rho)
-    scale = n_eff / len(first)
-    only_a = scale * float(np.sum(np.clip(first - second, 0.0, None)))
-    only_b = scale * float(np.sum(np.clip(second - first, 0.0, None)))
-    share_a, share_b = (only_a + 1) / (n_eff + 2), (only_b + 1) / (n_eff + 2)
+    items = len(first)
+    only_a = float(np.sum(np.clip(first - second, 0.0, None))) / items
+    only_b = float(np.sum(np.clip(second - first, 0.0, None))) / items
+    n_star = cluster_design(sizes, sums, max(0.0, only_a + only_b - (only_a - only_b) ** 2)).adjusted_items(confidence)
+    share_a, share_b = (n_star * only_a + 1) / (n_star + 2), (n_star * only_b + 1) / (n_star + 2)
     difference = share_a - share_b
     z = NORMAL.inv_cdf(1 - (1 - confidence) / 2)
-    half = z * ((share_a + share_b - difference**2) / (n_eff + 2)) ** 0.5
-    return Interval(max(-1.0, difference - half), min(1.0, difference + half), "bonett-price-deff")
+    half = z * ((share_a + share_b - difference**2) / (n_star + 2)) ** 0.5
+    return Interval(max(-1.0, difference - half), min(1.0, difference + half), "bonett-price-cr2")
 
 
 @dataclass(frozen=True)
@@ -243,13 +320,12 @@ def bca_percents(
 class Resampler:
     """The bootstrap resamples of a judge's numbers: each number is resampled over its own videos (the standard
     cluster bootstrap of its items), the resamples seeded by the set of videos, so numbers over the same videos
-    share them (at paper scale, 901 videos and 1,500 numbers, a few distinct video sets). `rho`: the benchmark's
-    intra-video correlation of the values resampled (correctness for scores, the paired differences for
-    comparisons), for the fallback interval (module docstring); `interval` takes another for other values."""
+    share them (at paper scale, 901 videos and 1,500 numbers, a few distinct video sets). Each number's closed-form
+    interval rests on its own videos alone (module docstring)."""
 
-    def __init__(self, universe: Iterable[Hashable], settings: Bootstrap, key: Sequence[Hashable], rho: float = 0.0) -> None:
+    def __init__(self, universe: Iterable[Hashable], settings: Bootstrap, key: Sequence[Hashable]) -> None:
         self.universe = set(universe)
-        self.settings, self.key, self.rho = settings, tuple(key), rho
+        self.settings, self.key = settings, tuple(key)
         self._weights: dict[tuple[Hashable, ...], np.ndarray] = {}
         self._floats: OrderedDict[tuple[Hashable, ...], np.ndarray] = OrderedDict()
         # the universe in the order a number's videos are resampled in; `codes` gives positions in it
@@ -300,14 +376,11 @@ class Resampler:
         self._floats.move_to_end(order)
         return self._floats[order]
 
-    def interval(
-        self, clusters: Sequence[Hashable], values: Sequence[float], bounds: tuple[float, float] | None = None, rho: float | None = None
-    ) -> Interval:
+    def interval(self, clusters: Sequence[Hashable], values: Sequence[float], bounds: tuple[float, float] | None = None) -> Interval:
         """95% interval of the mean of `values` (one per item, its video in `clusters`): the closed form below
         BCA_MIN_VIDEOS videos, else BCa or the closed form where that is wider (module docstring). `bounds`:
-        None for 0/1 values (a share); else the range the values lie in (a bounded mean). `rho`: the values'
-        intra-video correlation, if not the resampler's."""
-        return self.intervals([Number(clusters, values, bounds, rho)])[0]
+        None for 0/1 values (a share); else the range the values lie in (a bounded mean)."""
+        return self.intervals([Number(clusters, values, bounds)])[0]
 
     @one_blas_thread
     def intervals(self, numbers: Sequence[Number]) -> list[Interval]:
@@ -331,12 +404,10 @@ class Resampler:
                 resampled.update(zip((at for at, _, _ in batch), _bca_columns(samples, counts, sums)))
             for at, counts_of, sums_of in batch:
                 number = numbers[at]
-                rho = self.rho if number.rho is None else number.rho
-                estimate = float(sums_of.sum() / counts_of.sum())
                 if number.bounds is None:
-                    closed = fallback_interval(min(1.0, max(0.0, estimate)), counts_of, rho)
+                    closed = fallback_interval(counts_of, sums_of)
                 else:
-                    closed = bounded_mean_fallback(number.values, number.bounds, counts_of, rho)
+                    closed = bounded_mean_fallback(number.values, number.bounds, counts_of, sums_of)
                 found[at] = _wider(resampled.get(at), closed)
         return [interval for interval in found if interval is not None]
 
@@ -372,9 +443,9 @@ class Resampler:
         self, a: Sequence[float], b: Sequence[float], order: tuple[Hashable, ...], counts: np.ndarray, sums: np.ndarray
     ) -> Interval:
         """Bonett-Price's interval below BCA_MIN_VIDEOS videos; from there the paired bootstrap's BCa interval, or
-        Bonett-Price's where that is wider or BCa has no width (every difference 0, say); `self.rho` is the
-        differences' correlation."""
-        closed = paired_fallback(a, b, counts, self.rho)
+        Bonett-Price's where that is wider or BCa has no width (every difference 0, say); `counts` and `sums`: each
+        video's items and summed differences."""
+        closed = paired_fallback(a, b, counts, sums)
         if len(counts) < BCA_MIN_VIDEOS:
             return closed
         weights = self._weights_of(order)  # drawn only where the bootstrap is used
@@ -384,13 +455,12 @@ class Resampler:
 @dataclass(frozen=True)
 class Number:
     """One number to give an interval (`Resampler.intervals`): its items' videos and values, the values' range
-    (None: 0/1 values, a share) and their intra-video correlation (None: the resampler's). `coded`: `clusters`
+    (None: 0/1 values, a share). `coded`: `clusters`
     are positions in the resampler's `order` (`Resampler.codes`), not the videos themselves."""
 
     clusters: Sequence[Hashable] | np.ndarray
     values: Sequence[float] | np.ndarray
     bounds: tuple[float, float] | None = None
-    rho: float | None = None
     coded: bool = False
 
 
@@ -436,10 +506,8 @@ def _wider(resampled: Interval | None, closed: Interval) -> Interval:
 def mean_interval(
     clusters: Sequence[Hashable], values: Sequence[float], settings: Bootstrap, key: Sequence[Hashable]
 ) -> tuple[float | None, float | None]:
-    """95% interval of the mean of `values` (per item), one number on its own: as `Resampler.interval`, the
-    intra-video correlation estimated from the values themselves."""
-    rho = intra_cluster_correlation([(clusters, values)])
-    return Resampler(clusters, settings, key, rho=rho).mean_interval(clusters, values)
+    """95% interval of the mean of `values` (per item), one number on its own: as `Resampler.interval`."""
+    return Resampler(clusters, settings, key).mean_interval(clusters, values)
 
 
 @dataclass(frozen=True)
@@ -468,11 +536,10 @@ def paired_difference(
     tried first and rejected: it rejected too often under no difference. The randomization test's false-positive
     rates at 5, 12 and 50 videos are in docs/statistics.md (benchmarks/bench_coverage.py);
     tests/support/test_bootstrap.py checks its p-values are valid (conventional) and about uniform (mid-p) at 40 videos.
-    The closed-form interval's intra-video correlation is estimated from the differences themselves.
+    Below BCA_MIN_VIDEOS videos, and where it is wider, the interval is Bonett-Price's on the differences' own
+    cluster design (`paired_fallback`).
     """
-    differences = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    rho = intra_cluster_correlation([(clusters, differences)]) if len(differences) else float("nan")
-    return Resampler(clusters, settings, key, rho=rho).paired(clusters, a, b, key)
+    return Resampler(clusters, settings, key).paired(clusters, a, b, key)
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:

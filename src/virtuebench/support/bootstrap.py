@@ -18,11 +18,11 @@ design (`cluster_design`), from its videos alone:
   sign test on an estimated correlation, so no jump where one crosses 0 (the earlier pooled ANOVA rho had one);
 - Bell & McCaffrey's degrees of freedom of V (`bell_mccaffrey_df`: Imbens & Kolesar 2016), which fall as video
   sizes grow unequal, and Korn & Graubard's (1998) adjusted size n* = n_eff (z / t_df)^2 (`Design.adjusted_items`).
-On n* items:
-- a share (accuracy): Clopper-Pearson at 0 or 1, Wilson elsewhere (`fallback_interval`);
+On n* items (`fallback_interval`, `bounded_mean_fallback`, `paired_fallback`):
+- a share (accuracy): Clopper-Pearson at 0 or 1, Wilson elsewhere (`wilson_interval`);
 - a bounded mean (the trust score, three-valued): Agresti-Coull-type on the values' own variance
-  (`bounded_mean_fallback`);
-- a paired difference of two 0/1 arms: Bonett-Price's adjusted Wald interval (`paired_fallback`).
+  (`agresti_coull_mean`);
+- a paired difference of two 0/1 arms: Bonett-Price's adjusted Wald interval (`bonett_price_interval`).
 From BCA_MIN_VIDEOS videos on it is the BCa interval, unless the closed form on the same data is wider (or BCa
 has no width, as where every item is right): then the closed form. So a number is never given a narrower
 interval than the method for fewer videos would give it on the same data. Each interval says which method made
@@ -183,23 +183,45 @@ def cluster_design(sizes: Sequence[float] | np.ndarray, sums: Sequence[float] | 
     return Design(min(float(videos), effective), bell_mccaffrey_df(counts))
 
 
-def fallback_interval(sizes: Sequence[float] | np.ndarray, sums: Sequence[float] | np.ndarray, confidence: float = CONFIDENCE) -> Interval:
-    """An interval for a share in [0, 1] (items' values: 0/1, or a sampled model's means over runs) over videos with
-    `sizes` items and value `sums`: Clopper-Pearson at 0 or 1 (closed form), Wilson elsewhere, on n* items
-    (`Design.adjusted_items`; s2 = p(1 - p), Wilson's own variance)."""
-    counts, totals = np.asarray(sizes, dtype=float), np.asarray(sums, dtype=float)
-    n = float(counts.sum())
-    share = min(1.0, max(0.0, float(totals.sum()) / n)) if n > 0 else 0.0
-    n_star = cluster_design(counts, totals, share * (1 - share)).adjusted_items(confidence)
+def wilson_interval(share: float, items: float, confidence: float = CONFIDENCE) -> Interval:
+    """The interval for a share in [0, 1] on `items` items (any positive number: n* for a clustered number):
+    Clopper-Pearson at 0 or 1 (closed form), Wilson elsewhere."""
     alpha = 1 - confidence
     if share >= 1:
-        return Interval((alpha / 2) ** (1 / n_star), 1.0, "clopper-pearson-cr2")
+        return Interval((alpha / 2) ** (1 / items), 1.0, "clopper-pearson-cr2")
     if share <= 0:
-        return Interval(0.0, 1 - (alpha / 2) ** (1 / n_star), "clopper-pearson-cr2")
+        return Interval(0.0, 1 - (alpha / 2) ** (1 / items), "clopper-pearson-cr2")
     z = NORMAL.inv_cdf(1 - alpha / 2)
-    centre = (share + z * z / (2 * n_star)) / (1 + z * z / n_star)
-    half = z * (share * (1 - share) / n_star + z * z / (4 * n_star * n_star)) ** 0.5 / (1 + z * z / n_star)
+    centre = (share + z * z / (2 * items)) / (1 + z * z / items)
+    half = z * (share * (1 - share) / items + z * z / (4 * items * items)) ** 0.5 / (1 + z * z / items)
     return Interval(max(0.0, centre - half), min(1.0, centre + half), "wilson-cr2")
+
+
+def fallback_interval(sizes: Sequence[float] | np.ndarray, sums: Sequence[float] | np.ndarray, confidence: float = CONFIDENCE) -> Interval:
+    """The closed-form interval for a share (items' values 0/1, or a sampled model's means over runs) over videos
+    with `sizes` items and value `sums`: `wilson_interval` on n* items (`cluster_design` with s2 = p(1 - p),
+    Wilson's own per-item variance; for 0/1 values the items' own variance)."""
+    counts, totals = np.asarray(sizes, dtype=float), np.asarray(sums, dtype=float)
+    share = min(1.0, max(0.0, float(totals.sum()) / float(counts.sum())))
+    return wilson_interval(share, cluster_design(counts, totals, share * (1 - share)).adjusted_items(confidence), confidence)
+
+
+def agresti_coull_mean(values: Sequence[float], bounds: tuple[float, float], items: float, confidence: float = CONFIDENCE) -> Interval:
+    """The interval for the mean of values within `bounds` (the trust score: three values) as if they were `items`
+    items, Agresti-Coull-type: z^2/2 pseudo-items at each bound join them, and the interval is the augmented mean
+    +- z times its standard error from the augmented values' own variance, clipped to `bounds`. For values only at
+    the bounds it is Agresti & Coull's (1998) interval for a proportion; the pseudo-items keep it from collapsing
+    where every value is the same, and the values' own variance keeps it narrower than a binary interval where they
+    lie between the bounds."""
+    lo, hi = bounds
+    observed = np.asarray(values, dtype=float)
+    z = NORMAL.inv_cdf(1 - (1 - confidence) / 2)
+    pseudo = z * z / 2  # at each bound
+    total = items + 2 * pseudo
+    mean = (items * observed.mean() + pseudo * (lo + hi)) / total
+    second_moment = (items * float(np.mean((observed - mean) ** 2)) + pseudo * ((lo - mean) ** 2 + (hi - mean) ** 2)) / total
+    half = z * (second_moment / total) ** 0.5
+    return Interval(max(lo, mean - half), min(hi, mean + half), "agresti-coull-cr2")
 
 
 def bounded_mean_fallback(
@@ -209,23 +231,35 @@ def bounded_mean_fallback(
     sums: Sequence[float] | np.ndarray,
     confidence: float = CONFIDENCE,
 ) -> Interval:
-    """An interval for the mean of values within `bounds` (the trust score: three values) over videos with `sizes`
-    items and value `sums`, Agresti-Coull-type: z^2/2 pseudo-items at each bound join the n* items
-    (`Design.adjusted_items`; s2 = the values' own variance), and the interval is the augmented mean +- z times
-    its standard error from the augmented values' own variance, clipped to `bounds`. For values only at the bounds
-    it is Agresti & Coull's (1998) interval for a proportion; the pseudo-items keep it from collapsing where every
-    value is the same, and the values' own variance keeps it narrower than a binary interval where they lie
-    between the bounds."""
-    lo, hi = bounds
-    observed = np.asarray(values, dtype=float)
-    n_star = cluster_design(sizes, sums, float(observed.var())).adjusted_items(confidence)
+    """The closed-form interval for the mean of `values` within `bounds` over videos with `sizes` items and value
+    `sums`: `agresti_coull_mean` on n* items (`cluster_design` with s2 = the values' own variance)."""
+    spread = float(np.asarray(values, dtype=float).var())
+    return agresti_coull_mean(values, bounds, cluster_design(sizes, sums, spread).adjusted_items(confidence), confidence)
+
+
+def _discordant(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """The shares of items right under a only and under b only, for arms in [0, 1] (`bonett_price_interval`)."""
+    first, second = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if not (np.all((first >= 0) & (first <= 1)) and np.all((second >= 0) & (second <= 1))):
+        raise ValueError("paired_fallback needs arms within [0, 1] (correct or not per item, or a mean over runs)")
+    return float(np.mean(np.clip(first - second, 0.0, None))), float(np.mean(np.clip(second - first, 0.0, None)))
+
+
+def bonett_price_interval(a: Sequence[float], b: Sequence[float], items: float, confidence: float = CONFIDENCE) -> Interval:
+    """The interval for mean(a) - mean(b) of paired arms in [0, 1] as if they were `items` pairs: Bonett & Price's
+    (2012) adjusted Wald interval (one pseudo-item added to each discordant cell). Recommended for paired
+    proportions by Fagerland, Lydersen & Laake (2014); it has positive width even where no item is discordant.
+
+    Arms in [0, 1] (a sampled model's per-item mean over its runs) count each item's difference d as d of a
+    discordant item where positive, -d of one the other way where negative: for 0/1 arms these are the discordant
+    counts, and elsewhere the variance it implies is at least the differences' own (d^2 <= |d|), so the interval is
+    conservative."""
+    only_a, only_b = _discordant(a, b)
+    share_a, share_b = (items * only_a + 1) / (items + 2), (items * only_b + 1) / (items + 2)
+    difference = share_a - share_b
     z = NORMAL.inv_cdf(1 - (1 - confidence) / 2)
-    pseudo = z * z / 2  # at each bound
-    total = n_star + 2 * pseudo
-    mean = (n_star * observed.mean() + pseudo * (lo + hi)) / total
-    second_moment = (n_star * float(np.mean((observed - mean) ** 2)) + pseudo * ((lo - mean) ** 2 + (hi - mean) ** 2)) / total
-    half = z * (second_moment / total) ** 0.5
-    return Interval(max(lo, mean - half), min(hi, mean + half), "agresti-coull-cr2")
+    half = z * ((share_a + share_b - difference**2) / (items + 2)) ** 0.5
+    return Interval(max(-1.0, difference - half), min(1.0, difference + half), "bonett-price-cr2")
 
 
 def paired_fallback(
@@ -235,28 +269,12 @@ def paired_fallback(
     sums: Sequence[float] | np.ndarray,
     confidence: float = CONFIDENCE,
 ) -> Interval:
-    """An interval for mean(a) - mean(b) of paired arms in [0, 1] over videos with `sizes` items and `sums` of the
-    differences a - b: Bonett & Price's (2012) adjusted Wald interval (one pseudo-item added to each discordant
-    cell) on n* items (`Design.adjusted_items`; s2 = the variance Bonett-Price assumes per item,
-    mean(|d|) - mean(d)^2, which for 0/1 arms is the differences' own variance). Recommended for paired proportions
-    by Fagerland, Lydersen & Laake (2014); it has positive width even where no item is discordant.
-
-    Arms in [0, 1] (a sampled model's per-item mean over its runs) count each item's difference d as d of a
-    discordant item where positive, -d of one the other way where negative: for 0/1 arms these are the discordant
-    counts, and elsewhere the variance it implies is at least the differences' own (d^2 <= |d|), so the interval is
-    conservative."""
-    first, second = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if not (np.all((first >= 0) & (first <= 1)) and np.all((second >= 0) & (second <= 1))):
-        raise ValueError("paired_fallback needs arms within [0, 1] (correct or not per item, or a mean over runs)")
-    items = len(first)
-    only_a = float(np.sum(np.clip(first - second, 0.0, None))) / items
-    only_b = float(np.sum(np.clip(second - first, 0.0, None))) / items
-    n_star = cluster_design(sizes, sums, max(0.0, only_a + only_b - (only_a - only_b) ** 2)).adjusted_items(confidence)
-    share_a, share_b = (n_star * only_a + 1) / (n_star + 2), (n_star * only_b + 1) / (n_star + 2)
-    difference = share_a - share_b
-    z = NORMAL.inv_cdf(1 - (1 - confidence) / 2)
-    half = z * ((share_a + share_b - difference**2) / (n_star + 2)) ** 0.5
-    return Interval(max(-1.0, difference - half), min(1.0, difference + half), "bonett-price-cr2")
+    """The closed-form interval for mean(a) - mean(b) over videos with `sizes` items and `sums` of the differences
+    a - b: `bonett_price_interval` on n* items (`cluster_design` with s2 = mean(|d|) - mean(d)^2, the per-item
+    variance Bonett-Price assumes; for 0/1 arms the differences' own variance)."""
+    only_a, only_b = _discordant(a, b)
+    spread = max(0.0, only_a + only_b - (only_a - only_b) ** 2)
+    return bonett_price_interval(a, b, cluster_design(sizes, sums, spread).adjusted_items(confidence), confidence)
 
 
 @dataclass(frozen=True)

@@ -85,8 +85,8 @@ def intra_cluster_correlation(groups: Iterable[tuple[Sequence[Hashable], Sequenc
     """The one-way ANOVA estimate of the intra-cluster correlation, pooled over `groups` (each a list of clusters
     and the values of its items), at most 1; negative where the items of a cluster differ more than chance would
     make them, nan where it cannot be estimated (no cluster with two items, or every value the same). No interval
-    uses it since issue 49 (`cluster_design` replaced it); kept as a description of a benchmark's clustering, for
-    benchmarks/bench_coverage.py and the tests that show the old design effect's jump at 0."""
+    uses it since issue 49 (`cluster_design` replaced it); kept to describe a benchmark's clustering (a coverage
+    study's designs) and for the test that shows the old design effect's jump at 0."""
     ssb = ssw = df_b = df_w = m0_sum = 0.0
     for clusters, values in groups:
         if isinstance(clusters, np.ndarray) and clusters.dtype.kind in "iu":

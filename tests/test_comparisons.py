@@ -152,6 +152,25 @@ def test_a_pair_without_common_items_is_named_and_the_cli_writes_the_contract_co
     assert float(overall["difference"]) == 50.0 and int(overall["n"]) == 4
 
 
+def test_the_cli_says_in_one_line_that_scipy_is_missing(tmp_path, capsys, monkeypatch):
+    from virtuebench.comparisons import main
+    from virtuebench.support import bootstrap
+
+    path = tmp_path / "j.jsonl"
+    path.write_text("".join(to_json_line(_judgment(f"q{i}", f"v{i}", 64, m, "honest", i % 2 == 0)) for i in range(4) for m in "ab"))
+    monkeypatch.setitem(sys.modules, "scipy.special", None)  # import scipy.special then raises ImportError
+    bootstrap._t_quantile.cache_clear()
+    try:
+        options = ["--models", "a", "b", "--prompts", "honest", "--prompt", "honest", "--out", str(tmp_path / "c.csv")]
+        options += ["--judge", "rules", "--resamples", "50", "--seed", "0", "--holm-family", "table"]
+        assert main([str(path), *options]) == 1
+    finally:
+        bootstrap._t_quantile.cache_clear()
+    said = capsys.readouterr().err
+    assert said.startswith("error: scipy is not installed for ") and said.count("\n") == 1
+    assert not (tmp_path / "c.csv").exists()
+
+
 def _row(level, p, p_min=1e-6, p_mc_se=0.0, kind="prompt"):
     """A comparison row with the fields Holm's adjustment reads."""
     from virtuebench.comparisons import Comparison

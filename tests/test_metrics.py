@@ -472,6 +472,27 @@ CLI_OPTIONS = {
 }
 
 
+def test_the_cli_says_in_one_line_that_scipy_is_missing(tmp_path, capsys, monkeypatch):
+    """An environment without scipy (a virtual environment made before it was a dependency): exit 1, one line naming
+    it and what to run, no scores written."""
+    from virtuebench.support import bootstrap
+
+    monkeypatch.chdir(tmp_path)
+    first, _ = _cli_judgments(tmp_path)
+    monkeypatch.setitem(sys.modules, "scipy.special", None)  # import scipy.special then raises ImportError
+    bootstrap._t_quantile.cache_clear()
+    try:
+        assert metrics_main([str(first), *[part for item in CLI_OPTIONS.items() for part in item]]) == 1
+    finally:
+        bootstrap._t_quantile.cache_clear()
+    said = capsys.readouterr().err
+    assert (
+        said
+        == f"error: scipy is not installed for {sys.executable}; the intervals need its t quantile: run `make install` (or pip install 'scipy>=1.13')\n"
+    )
+    assert not (tmp_path / "s.csv").exists()
+
+
 def test_the_cli_scores_every_file_and_lists_the_invalid_items(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     first, second = _cli_judgments(tmp_path)

@@ -42,7 +42,7 @@ import numpy as np
 from virtuebench.metrics import ALL_LEVELS, correct, in_subset, level_order, video_of
 from virtuebench.provenance import stamp
 from virtuebench.records import Judgment, RecordError
-from virtuebench.support.bootstrap import Bootstrap, Resampler, holm
+from virtuebench.support.bootstrap import Bootstrap, MissingDependency, Resampler, holm, require_scipy
 from virtuebench.support.paired import P_VALUES, PValue
 from virtuebench.support.stops import run_stoppable
 from virtuebench.support.tabular import write_csv
@@ -283,8 +283,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error))
     extra = [(Arm.parse(a, args.prompt), Arm.parse(b, args.prompt)) for a, b in args.pair]
     try:
+        require_scipy()
         judgments = read_judgments(args.judgments, args.chain_root)
-    except RecordError as error:
+    except (RecordError, MissingDependency) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     chosen = pairs(args.models, args.prompts, args.prompt, extra)

@@ -53,7 +53,7 @@ import numpy as np
 
 from virtuebench.provenance import stamp
 from virtuebench.records import Judgment, RecordError
-from virtuebench.support.bootstrap import Bootstrap, Number, Resampler
+from virtuebench.support.bootstrap import Bootstrap, MissingDependency, Number, Resampler, require_scipy
 from virtuebench.support.stops import run_stoppable
 from virtuebench.support.tabular import write_csv
 from virtuebench.verify import add_chain_argument, read_judgments
@@ -443,10 +443,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
     try:
+        require_scipy()
         judgments = read_judgments(args.judgments, args.chain_root)
         if args.judge is not None:
             require_judge(judgments, args.judge, args.judgments)
-    except RecordError as error:
+    except (RecordError, MissingDependency) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     scores = compute_scores(judgments, bootstrap, trust)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import sys
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -112,14 +113,28 @@ def intra_cluster_correlation(groups: Iterable[tuple[Sequence[Hashable], Sequenc
     return float(min(1.0, (msb - msw) / (msb + (m0 - 1) * msw)))
 
 
+class MissingDependency(RuntimeError):
+    """A package the intervals need is not installed (the CLIs print it as one line)."""
+
+
 @functools.cache
 def _t_quantile() -> Callable[[float, float], float]:
     """scipy's t quantile function (df, probability), imported on first use: scipy.special costs about 0.25 s to
     import, which a CLI that never makes a closed-form interval should not pay. stdtrit is the function
     scipy.stats.t.ppf evaluates, without its argument checks (0.9 us a call against 57 us)."""
-    from scipy.special import stdtrit
-
+    try:
+        from scipy.special import stdtrit
+    except ImportError:
+        raise MissingDependency(
+            f"scipy is not installed for {sys.executable}; the intervals need its t quantile: run `make install` "
+            "(or pip install 'scipy>=1.13')"
+        ) from None
     return stdtrit
+
+
+def require_scipy() -> None:
+    """Raise MissingDependency now, before any work, where scipy cannot be imported."""
+    _t_quantile()
 
 
 def cr2_variance(sizes: np.ndarray, sums: np.ndarray) -> float:
@@ -155,8 +170,8 @@ def bell_mccaffrey_df(sizes: np.ndarray) -> float:
 @dataclass(frozen=True)
 class Design:
     """What one number's items are worth, as the closed forms use it: `effective_items` (n_eff = min(G, s2 / V),
-    the items' own variance s2 over the CR2 variance of their mean V; G, the number of videos, where V or s2 is 0)
-    and the CR2 variance's Bell-McCaffrey `degrees_of_freedom`."""
+    the per-item variance s2 the closed form assumes over the CR2 variance of the mean V; G, the number of videos,
+    where V or s2 is 0) and the CR2 variance's Bell-McCaffrey `degrees_of_freedom`."""
 
     effective_items: float
     degrees_of_freedom: float

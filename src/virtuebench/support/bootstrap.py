@@ -140,31 +140,27 @@ def require_scipy() -> None:
 def cr2_variance(sizes: np.ndarray, sums: np.ndarray) -> float:
     """The CR2 cluster-robust variance of the mean of n items over videos with `sizes` items and value `sums`
     (Bell & McCaffrey 2002): sum_g (Y_g - ybar m_g)^2 / (1 - m_g / n) / n^2, the closed form of the bias-reduced
-    sandwich for an intercept-only model (a video's leverage is m_g / n). A video holding every item (leverage 1)
-    adds nothing: its residual is 0."""
+    sandwich for an intercept-only model (a video's leverage is m_g / n). Two videos at least (one would have
+    leverage 1)."""
     n = float(sizes.sum())
-    residuals = sums - sums.sum() / n * sizes
-    leverage = sizes / n
-    with np.errstate(invalid="ignore", divide="ignore"):
-        terms = np.where(leverage < 1, residuals**2 / (1 - leverage), 0.0)
-    return float(terms.sum()) / (n * n)
+    residuals = sums - (sums.sum() / n) * sizes
+    return float((residuals * residuals / (1 - sizes / n)).sum()) / (n * n)
 
 
 def bell_mccaffrey_df(sizes: np.ndarray) -> float:
     """Bell & McCaffrey's degrees of freedom for the CR2 variance of a mean, (tr M)^2 / tr(M^2) (Imbens & Kolesar
     2016, "Robust standard errors in small samples: some practical advice", REStat 98:701), in closed form for
     the intercept-only model: with c_g = 1 / ((1 - m_g / n) n^2), tr M = sum c_g (m_g - m_g^2 / n) and
-    tr M^2 = sum c_g^2 m_g^2 - 2 sum c_g^2 m_g^3 / n + (sum c_g m_g^2)^2 / n^2. It depends only on the sizes: G - 1
-    for G equal videos, and it falls as they grow unequal (one video with a third of the items: 2 to 3). At least 1;
-    1 for one video."""
-    counts = sizes[sizes > 0].astype(float)
-    n = float(counts.sum())
+    tr M^2 = sum c_g^2 m_g^2 - 2 sum c_g^2 m_g^3 / n + (sum c_g m_g^2)^2 / n^2. With q_g = m_g / n the shares and
+    k_g = 1 - q_g, tr M = 1 / n and the ratio is 1 / (sum q_g^2 (1 - 2 q_g) / k_g^2 + (sum q_g^2 / k_g)^2), which is
+    what is computed. It depends only on the sizes: G - 1 for G equal videos, and it falls as they grow unequal (one
+    video with a third of the items: 2 to 3). At least 1; 1 for one video."""
+    counts = sizes[sizes > 0]
     if len(counts) < 2:
         return 1.0
-    c = 1 / ((1 - counts / n) * n * n)
-    trace = float((c * (counts - counts**2 / n)).sum())
-    trace_squared = float((c**2 * counts**2).sum() - 2 * (c**2 * counts**3).sum() / n + (c * counts**2).sum() ** 2 / (n * n))
-    return max(1.0, trace * trace / trace_squared)
+    shares = counts / float(counts.sum())
+    weighted = shares * shares / (1 - shares)
+    return max(1.0, 1 / (float((weighted * (1 - 2 * shares) / (1 - shares)).sum()) + float(weighted.sum()) ** 2))
 
 
 @dataclass(frozen=True)
@@ -188,8 +184,9 @@ def cluster_design(sizes: Sequence[float] | np.ndarray, sums: Sequence[float] | 
     variance the closed form assumes (p(1 - p) for a share). n_eff never exceeds the number of videos, whatever
     the estimated variance: no sign test, no jump (module docstring). One video: n_eff 1, df 1."""
     counts, totals = np.asarray(sizes, dtype=float), np.asarray(sums, dtype=float)
-    present = counts > 0
-    counts, totals = counts[present], totals[present]
+    if len(counts) and counts.min() <= 0:  # a video without items is none of the number's
+        present = counts > 0
+        counts, totals = counts[present], totals[present]
     videos = len(counts)
     if videos < 2:
         return Design(1.0, 1.0)
@@ -269,7 +266,11 @@ def bonett_price_interval(a: Sequence[float], b: Sequence[float], items: float, 
     discordant item where positive, -d of one the other way where negative: for 0/1 arms these are the discordant
     counts, and elsewhere the variance it implies is at least the differences' own (d^2 <= |d|), so the interval is
     conservative."""
-    only_a, only_b = _discordant(a, b)
+    return _bonett_price(*_discordant(a, b), items, confidence)
+
+
+def _bonett_price(only_a: float, only_b: float, items: float, confidence: float) -> Interval:
+    """`bonett_price_interval` from the discordant shares."""
     share_a, share_b = (items * only_a + 1) / (items + 2), (items * only_b + 1) / (items + 2)
     difference = share_a - share_b
     z = NORMAL.inv_cdf(1 - (1 - confidence) / 2)
@@ -289,7 +290,7 @@ def paired_fallback(
     variance Bonett-Price assumes; for 0/1 arms the differences' own variance)."""
     only_a, only_b = _discordant(a, b)
     spread = max(0.0, only_a + only_b - (only_a - only_b) ** 2)
-    return bonett_price_interval(a, b, cluster_design(sizes, sums, spread).adjusted_items(confidence), confidence)
+    return _bonett_price(only_a, only_b, cluster_design(sizes, sums, spread).adjusted_items(confidence), confidence)
 
 
 @dataclass(frozen=True)

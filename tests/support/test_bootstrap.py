@@ -580,3 +580,45 @@ def test_a_paired_difference_worked_by_hand():
     # half the videos favour a, half b, by the same amount: no difference, a large p-value
     balanced = paired_difference(clusters, [v % 2 for v in clusters], [1 - v % 2 for v in clusters], settings, ("p",))
     assert balanced.difference == 0.0 and balanced.p_value > 0.5 and balanced.ci_low < 0 < balanced.ci_high
+
+
+def test_the_closed_forms_read_the_video_sums():
+    """Where a video's values go together and sizes differ, s2 / V falls below the number of videos: each closed
+    form then uses it (not the cap), for accuracy, the trust score and a paired difference alike. Videos without
+    items are none of the number's; the bounded mean on [0, 1] is Agresti & Coull's interval for a share."""
+    sizes = np.array([6.0, 1, 1, 1, 1, 1, 1, 1])  # 13 items on 8 videos
+    sums = np.array([0.0, 1, 1, 1, 1, 1, 1, 1])  # the big video all wrong, the others right: share 7/13
+    values = np.repeat(sums / sizes, sizes.astype(int))
+    share = 7 / 13
+    design = cluster_design(sizes, sums, share * (1 - share))
+    assert design.effective_items < 4 < 8  # far below the 8 videos
+    n_star = design.adjusted_items()
+    found = fallback_interval(sizes, sums)
+    assert (found.low, found.high) == pytest.approx(_wilson_by_hand(share, n_star))
+    trust = bounded_mean_fallback(2 * values - 1, (-1.0, 1.0), sizes, 2 * sums - sizes)
+    expected = agresti_coull_mean(
+        2 * values - 1, (-1.0, 1.0), cluster_design(sizes, 2 * sums - sizes, float((2 * values - 1).var())).adjusted_items()
+    )
+    assert trust.method == "agresti-coull-cr2" and (trust.low, trust.high) == pytest.approx((expected.low, expected.high))
+    capped = agresti_coull_mean(2 * values - 1, (-1.0, 1.0), _n_star(8, design.degrees_of_freedom))  # as if the cap held
+    assert trust.high - trust.low > capped.high - capped.low
+    a, b = values, np.zeros_like(values)  # a right where the values are, b never: the differences are the values
+    paired = paired_fallback(a, b, sizes, sums)
+    by_hand = bonett_price_interval(a, b, n_star)
+    assert (paired.low, paired.high) == pytest.approx((by_hand.low, by_hand.high))
+    capped = bonett_price_interval(a, b, _n_star(8, design.degrees_of_freedom))
+    assert paired.high - paired.low > capped.high - capped.low
+    # through the resampler's paired path too (below BCA_MIN_VIDEOS: the closed form on each video's summed difference)
+    clusters = np.repeat(np.arange(8), sizes.astype(int))
+    through = Resampler(range(8), SETTINGS, ("k",)).paired(clusters, a, b, ("sums",))
+    assert (through.ci_low, through.ci_high) == pytest.approx((by_hand.low, by_hand.high))
+    # videos with no item are left out: the same design as without them
+    assert cluster_design([0, 1, 3], [0, 1, 1], 0.25) == cluster_design([1, 3], [1, 1], 0.25) == Design(2.0, 1.0)
+    assert cluster_design([2, 0, 2, 2], [2, 0, 2, 0], 2 / 9) == Design(pytest.approx(2.0), pytest.approx(2.0))
+    # on [0, 1] the bounded mean is Agresti & Coull's interval for 3 right of 4
+    share_interval = agresti_coull_mean([1.0, 0.0, 1.0, 1.0], (0.0, 1.0), 4)
+    assert (share_interval.low, share_interval.high) == pytest.approx(_agresti_coull(3, 4))
+    with pytest.raises(ValueError, match=r"within \[0, 1\]"):
+        paired_fallback([0.0], [1.5], [1], [-1.5])
+    with pytest.raises(ValueError, match=r"^paired_fallback needs arms within \[0, 1\] \(correct or not per item, or a mean over runs\)$"):
+        paired_fallback([0.0], [-0.5], [1], [0.5])

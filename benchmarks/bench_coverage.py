@@ -11,12 +11,12 @@ benchmark itself). Coverage: the share of benchmarks whose interval holds the tr
 arms drawn from the same per-video rates (no difference); its false-positive rate is the share of p < 0.05, and
 its interval's coverage the share holding 0. The trust score (Kalai's scheme, t = 0.5): clustered items right
 with the video's own rate, else refused or wrong with equal chance (true mean rate - (1 - rate) / 2); its
-interval (the closed form on its own intra-video correlation) as results/scores.csv's `trust_ci_*`.
+interval (the closed form on its own cluster design) as results/scores.csv's `trust_ci_*`.
 
 Each cell also gives the coverage conditional on the cases where the closed form is forced whatever the number
 of videos, the fallback cases: every item right or every item wrong (the trust score: every item the same
-value; the paired interval: no discordant item). There the intra-video correlation cannot be estimated and the
-conservative design effect applies (n_eff = the number of videos, virtuebench.support.bootstrap.effective_items).
+value; the paired interval: no discordant item). There the values have no variance and each video counts as one
+item (n_eff = the number of videos, virtuebench.support.bootstrap.cluster_design).
 Sized to finish well within 10 minutes on 2 busy cores (46 s at load average 5, 193 s at 10, 2026-11-26): 1000 benchmarks per cell and 2000 resamples (as the
 report), the benchmarks of a cell sharing one set of resamples (all have the same videos, and the report shares
 the resamples of numbers over the same videos too); the Monte Carlo error of a coverage near 95% is then 0.7
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from virtuebench.support.bootstrap import BCA_MIN_VIDEOS, Bootstrap, Resampler, intra_cluster_correlation
+from virtuebench.support.bootstrap import BCA_MIN_VIDEOS, Bootstrap, Resampler
 
 VIDEOS = (5, 12, 25, 50, 200)
 RATES = (0.5, 0.9, 0.97, 0.99)
@@ -91,8 +91,7 @@ def coverage(videos: int, rate: float, clustered: bool, simulations: int, settin
     for _ in range(simulations):
         clusters, p_item = benchmark(rng, videos, rate, clustered)
         right = (rng.random(len(p_item)) < p_item).astype(float)
-        rho = intra_cluster_correlation([(clusters, right)])
-        found = resampler.interval(clusters, right, rho=rho)
+        found = resampler.interval(clusters, right)
         cell.add(found.low, found.high, rate, found.method, bool(np.all(right == right[0])))
     return cell
 
@@ -106,23 +105,20 @@ def trust_coverage(videos: int, rate: float, simulations: int, settings: Bootstr
         clusters, p_item = benchmark(rng, videos, rate, True)
         right = rng.random(len(p_item)) < p_item
         values = np.where(right, 1.0, np.where(rng.random(len(p_item)) < 0.5, 0.0, -1.0))
-        rho = intra_cluster_correlation([(clusters, values)])
-        found = resampler.interval(clusters, values, bounds=(-1.0, 1.0), rho=rho)
+        found = resampler.interval(clusters, values, bounds=(-1.0, 1.0))
         cell.add(found.low, found.high, truth, found.method, bool(np.all(values == values[0])))
     return cell
 
 
 def paired_null(videos: int, rate: float, simulations: int, settings: Bootstrap) -> tuple[float, Cell]:
     """Two arms with the same per-video rates: the share of p < 0.05, and the interval's coverage of 0, mean width
-    and methods. The paired fallback's correlation is estimated from the benchmark's differences."""
+    and methods."""
     rng = np.random.default_rng([videos, int(rate * 1000), 7])
     hits, cell = 0, Cell()
     resampler = Resampler(range(videos), settings, ("null", videos, rate))  # shared resamples, as in `coverage`
     for run in range(simulations):
         clusters, p_item = benchmark(rng, videos, rate, True)
         a, b = rng.random(len(p_item)) < p_item, rng.random(len(p_item)) < p_item
-        rho = intra_cluster_correlation([(clusters, a.astype(float) - b)])
-        resampler.rho = rho  # the paired interval reads the resampler's correlation
         paired = resampler.paired(clusters, a, b, ("null", run))
         hits += paired.p_value is not None and paired.p_value < 0.05
         cell.add(paired.ci_low, paired.ci_high, 0.0, paired.ci_method, not np.any(a != b))

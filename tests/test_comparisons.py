@@ -160,13 +160,13 @@ def test_the_cli_says_in_one_line_that_scipy_is_missing(tmp_path, capsys, monkey
     path = tmp_path / "j.jsonl"
     path.write_text("".join(to_json_line(_judgment(f"q{i}", f"v{i}", 64, m, "honest", i % 2 == 0)) for i in range(4) for m in "ab"))
     monkeypatch.setitem(sys.modules, "scipy.special", None)  # import scipy.special then raises ImportError
-    bootstrap._t_quantile.cache_clear()
+    bootstrap._special.cache_clear()
     try:
         options = ["--models", "a", "b", "--prompts", "honest", "--prompt", "honest", "--out", str(tmp_path / "c.csv")]
         options += ["--judge", "rules", "--resamples", "50", "--seed", "0", "--holm-family", "table"]
         assert main([str(path), *options]) == 1
     finally:
-        bootstrap._t_quantile.cache_clear()
+        bootstrap._special.cache_clear()
     said = capsys.readouterr().err
     assert said.startswith("error: scipy is not installed for ") and said.count("\n") == 1
     assert not (tmp_path / "c.csv").exists()

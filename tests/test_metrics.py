@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.intervals import narrow_closed_forms
 
 from virtuebench.metrics import (
     Score,
@@ -139,7 +140,11 @@ def test_intervals_resample_videos_and_trace_to_the_records():
     low, high = np.percentile(means, [2.5, 97.5])
     assert score.ci_low < low - 2 and score.ci_high > high + 2, (score.ci_low, score.ci_high, low, high)
     closed = fallback_interval(np.full(60, 4.0), per_video.sum(axis=1))
-    assert (score.ci_method, score.ci_low, score.ci_high) == ("wilson-cr2", round(100 * closed.low, 4), round(100 * closed.high, 4))
+    assert (score.ci_method, score.ci_low, score.ci_high) == (
+        "clopper-pearson-cr2",
+        round(100 * closed.low, 4),
+        round(100 * closed.high, 4),
+    )
     # judgments without a video_id (judged before it was recorded) resample as single items
     alone = [dataclasses.replace(j, video_id=None) for j in judgments]
     single = next(s for s in compute_scores(alone) if (s.level, s.subset) == ("64", "overall"))
@@ -230,11 +235,11 @@ def test_no_number_of_ten_or_more_items_has_a_zero_width_or_missing_interval():
             (s.trust_ci_low, s.trust, s.trust_ci_high, s.trust_ci_method),
         ):
             assert low is not None and high is not None and low < high and low <= estimate <= high, s
-            assert method in ("bca", "clopper-pearson-cr2", "wilson-cr2", "agresti-coull-cr2"), s
+            assert method in ("bca", "clopper-pearson-cr2", "agresti-coull-cr2"), s
     methods = {(s.model, s.subset): (s.ci_method, s.trust_ci_method) for s in scores if s.level == "64"}
     assert methods[("right", "overall")] == ("clopper-pearson-cr2", "agresti-coull-cr2")  # every item right
     assert methods[("wrong", "overall")] == ("clopper-pearson-cr2", "agresti-coull-cr2")  # every item wrong
-    assert methods[("alone", "overall")] == ("wilson-cr2", "agresti-coull-cr2")  # one video
+    assert methods[("alone", "overall")] == ("clopper-pearson-cr2", "agresti-coull-cr2")  # one video
 
 
 def test_the_trust_fallback_uses_the_trust_scores_own_cluster_design():
@@ -292,11 +297,11 @@ def test_an_all_correct_number_gets_the_clopper_pearson_interval_on_its_items():
     assert (score.trust_ci_low, score.trust_ci_high) == (pytest.approx(100 * (-1 + 2 * low), abs=1e-4), 100.0)
 
 
-def _wilson(share, n):
-    z = 1.959963984540054  # the normal 97.5% point
-    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * (share * (1 - share) / n + z * z / (4 * n * n)) ** 0.5 / (1 + z * z / n)
-    return round(100 * (centre - half), 4), round(100 * (centre + half), 4)
+def _clopper_pearson(share, n):
+    """scipy.stats.beta's quantiles at share * n of n right (the public function, not the module's betaincinv)."""
+    beta = pytest.importorskip("scipy.stats").beta
+    right = share * n
+    return round(100 * beta.ppf(0.025, right, n - right + 1), 4), round(100 * beta.ppf(0.975, right + 1, n - right), 4)
 
 
 def test_the_closed_form_counts_videos_not_items_and_pools_levels_by_video():
@@ -309,9 +314,13 @@ def test_the_closed_form_counts_videos_not_items_and_pools_levels_by_video():
     judgments += [_item(f"q{v}_{k}", f"v{v}", 128, v % 2 == 1) for v in range(6) for k in range(2)]
     scores = _overall(judgments)
     level = scores[("rules", "64", "overall")]
-    assert (level.ci_low, level.ci_high, level.ci_method, level.n_videos) == (*_wilson(0.5, _n_star(5, 5)), "wilson-cr2", 6)
+    assert (level.ci_low, level.ci_high, level.ci_method, level.n_videos) == (
+        *_clopper_pearson(0.5, _n_star(5, 5)),
+        "clopper-pearson-cr2",
+        6,
+    )
     pooled = scores[("rules", "all", "overall")]
-    assert (pooled.ci_low, pooled.ci_high, pooled.n, pooled.n_videos) == (*_wilson(0.5, _n_star(6, 5)), 24, 6)
+    assert (pooled.ci_low, pooled.ci_high, pooled.n, pooled.n_videos) == (*_clopper_pearson(0.5, _n_star(6, 5)), 24, 6)
     # a second judge's items (varying within videos) leave the first judge's numbers as they are
     other = [dataclasses.replace(j, judge="other", judgement=int(j.instance_id.endswith("0"))) for j in judgments]
     assert _overall(judgments + other)[("rules", "all", "overall")] == pooled
@@ -369,7 +378,9 @@ def test_rows_come_in_level_order_with_all_last():
 
 
 def test_every_field_of_a_score_survives_the_csv(tmp_path):
-    score = Score("m", "honest", "64", "overall", 62.5, 5, 8, 3, "rules", 40.1, 80.2, 4, 2, -12.5, -40.0, 10.0, "bca", "wilson-cr2", 1, 2)
+    score = Score(
+        "m", "honest", "64", "overall", 62.5, 5, 8, 3, "rules", 40.1, 80.2, 4, 2, -12.5, -40.0, 10.0, "bca", "clopper-pearson-cr2", 1, 2
+    )
     sampled = dataclasses.replace(score, samples=3, accuracy_sd=12.5, accuracy_min=50.25, accuracy_max=75.125, trust_sd=20.0625)
     sampled = dataclasses.replace(sampled, trust_failed_best=-2.5, trust_failed_worst=-20.125)  # the failure bounds
     write_scores([score, sampled], tmp_path / "scores.csv")
@@ -482,15 +493,15 @@ def test_the_cli_says_in_one_line_that_scipy_is_missing(tmp_path, capsys, monkey
     monkeypatch.chdir(tmp_path)
     first, _ = _cli_judgments(tmp_path)
     monkeypatch.setitem(sys.modules, "scipy.special", None)  # import scipy.special then raises ImportError
-    bootstrap._t_quantile.cache_clear()
+    bootstrap._special.cache_clear()
     try:
         assert metrics_main([str(first), *[part for item in CLI_OPTIONS.items() for part in item]]) == 1
     finally:
-        bootstrap._t_quantile.cache_clear()
+        bootstrap._special.cache_clear()
     said = capsys.readouterr().err
     assert (
         said
-        == f"error: scipy is not installed for {sys.executable}; the intervals need its t quantile: run `make install` (or pip install 'scipy>=1.13')\n"
+        == f"error: scipy is not installed for {sys.executable}; the intervals need its t and beta quantiles: run `make install` (or pip install 'scipy>=1.13')\n"
     )
     assert not (tmp_path / "s.csv").exists()
 
@@ -572,9 +583,12 @@ def test_the_cli_help_says_what_each_setting_is(capsys):
         assert said in text, said
 
 
-def test_the_cli_uses_the_given_resamples_and_seed(tmp_path):
+def test_the_cli_uses_the_given_resamples_and_seed(tmp_path, monkeypatch):
     """The CLI's numbers are compute_scores' with Bootstrap(resamples, seed): the seed reaches the resamples."""
-    # 60 videos of 1-7 items that mostly agree within a video: BCa under both seeds (the closed form is narrower)
+    # 60 videos of 1-7 items that mostly agree within a video. The closed forms, wider than BCa on every design tried
+    # since they use Clopper-Pearson on n* (docs/statistics.md), are made to have no width here, so BCa is chosen
+    # under both seeds and the seed shows
+    narrow_closed_forms(monkeypatch)
     rng = np.random.default_rng(0)
     sizes, rates = rng.integers(1, 8, size=60), rng.beta(0.24, 0.16, size=60)
     judgments = [_item(f"i{v}_{k}", f"v{v}", 64, bool(rng.random() < rates[v])) for v in range(60) for k in range(sizes[v])]
@@ -686,7 +700,7 @@ def test_a_sampled_models_interval_is_the_interval_of_its_per_item_means():
     resampler = Resampler(videos, Bootstrap(), ("rules", "videos"))
     interval = resampler.interval(videos, means)
     assert (score.ci_low, score.ci_high) == (round(100 * interval.low, 4), round(100 * interval.high, 4))
-    assert score.ci_method == interval.method == "wilson-cr2"
+    assert score.ci_method == interval.method == "clopper-pearson-cr2"
 
 
 def _runs_of(of_item, unanswerable=()):

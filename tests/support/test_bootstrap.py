@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+from helpers.intervals import narrow_closed_forms
 from scipy import stats
 
 from virtuebench.support.bootstrap import (
@@ -15,6 +18,7 @@ from virtuebench.support.bootstrap import (
     bell_mccaffrey_df,
     bonett_price_interval,
     bounded_mean_fallback,
+    clopper_pearson_interval,
     cluster_design,
     cr2_variance,
     fallback_interval,
@@ -23,7 +27,6 @@ from virtuebench.support.bootstrap import (
     mean_interval,
     paired_difference,
     paired_fallback,
-    wilson_interval,
 )
 
 SETTINGS = Bootstrap(resamples=1000, seed=0)
@@ -35,10 +38,12 @@ def _n_star(n_eff: float, df: float) -> float:
     return n_eff * (Z / stats.t.ppf(0.975, df)) ** 2
 
 
-def _wilson_by_hand(share: float, n: float) -> tuple[float, float]:
-    centre = (share + Z * Z / (2 * n)) / (1 + Z * Z / n)
-    half = Z * np.sqrt(share * (1 - share) / n + Z * Z / (4 * n * n)) / (1 + Z * Z / n)
-    return centre - half, centre + half
+def _clopper_pearson_by_hand(share: float, n: float) -> tuple[float, float]:
+    """scipy.stats.beta's quantiles at share * n of n right (the public function, not the module's betaincinv)."""
+    right = share * n
+    low = 0.0 if share <= 0 else stats.beta.ppf(0.025, right, n - right + 1)
+    high = 1.0 if share >= 1 else stats.beta.ppf(0.975, right + 1, n - right)
+    return low, high
 
 
 def _benchmark(rng: np.random.Generator, n_videos: int, rate: float, concentration: float = 4.0):
@@ -105,10 +110,11 @@ def test_a_real_difference_is_found_and_its_interval_holds_it():
         assert (result.ci_low > 0) == (n_videos == 60)
 
 
-def test_intervals_are_seeded_per_number_and_one_video_gets_the_fallback():
-    # 100 videos of 1-7 items whose items agree: the bootstrap's interval is the wider one under both seeds here, so
-    # the seed shows (with independent items the closed form, at most one item a video, is wider: the seed would not
-    # matter)
+def test_intervals_are_seeded_per_number_and_one_video_gets_the_fallback(monkeypatch):
+    # 100 videos of 1-7 items whose items agree. The closed forms are wider than BCa on every design tried since they
+    # use Clopper-Pearson on n* (docs/statistics.md): here they are made to have no width, so BCa is chosen and the
+    # seed shows; the one-video case below uses the real closed form
+    narrow_closed_forms(monkeypatch)
     rng = np.random.default_rng(0)
     sizes = rng.integers(1, 8, size=100)
     clusters = list(np.repeat(np.arange(100), sizes))
@@ -119,8 +125,9 @@ def test_intervals_are_seeded_per_number_and_one_video_gets_the_fallback():
     assert first != mean_interval(clusters, values, Bootstrap(resamples=1000, seed=1), ("m", "honest", "64", "overall"))
     # One video: every resample is that video, so the bootstrap says nothing, and nothing shows how videos vary: the
     # closed form counts the video as one item on 1 degree of freedom, n* = (z / t_1)^2 = 0.024 items, nearly [0, 1]
+    monkeypatch.undo()
     alone = Resampler(["v"], SETTINGS, ("one",)).interval(["v"] * 5, [1, 0, 1, 1, 0])
-    assert alone.method == "wilson-cr2" and (alone.low, alone.high) == pytest.approx(_wilson_by_hand(0.6, _n_star(1, 1)))
+    assert alone.method == "clopper-pearson-cr2" and (alone.low, alone.high) == pytest.approx(_clopper_pearson_by_hand(0.6, _n_star(1, 1)))
     assert alone.low < 0.02 and alone.high > 0.98
 
 
@@ -305,18 +312,26 @@ def test_the_fallback_interval_worked_by_hand():
     n_star = _n_star(2, 1)
     assert fallback_interval([2, 2], [2, 2]) == Interval(pytest.approx(0.025 ** (1 / n_star)), 1.0, "clopper-pearson-cr2")
     assert fallback_interval([2, 2], [0, 0]) == Interval(0.0, pytest.approx(1 - 0.025 ** (1 / n_star)), "clopper-pearson-cr2")
-    # 2/3 right, videos 2, 2, 0 right of 2 (n_eff 2, df 2: test_the_cluster_design_worked_by_hand): Wilson on n*
+    # 2/3 right, videos 2, 2, 0 right of 2 (n_eff 2, df 2: test_the_cluster_design_worked_by_hand): Clopper-Pearson on n*
     found = fallback_interval([2, 2, 2], [2, 2, 0])
-    assert found.method == "wilson-cr2" and (found.low, found.high) == pytest.approx(_wilson_by_hand(2 / 3, _n_star(2, 2)))
-    # Wilson at 1/4 on 8 items (by hand: centre 0.3395, half 0.2481) stays inside [0, 1]
-    quarter = wilson_interval(0.25, 8)
-    assert (quarter.low, quarter.high, quarter.method) == (pytest.approx(0.0715, abs=1e-4), pytest.approx(0.5907, abs=1e-4), "wilson-cr2")
-    assert wilson_interval(1.0, 3).low == pytest.approx(0.025 ** (1 / 3)) and wilson_interval(0.0, 3).high == pytest.approx(
-        1 - 0.025 ** (1 / 3)
+    assert found.method == "clopper-pearson-cr2" and (found.low, found.high) == pytest.approx(
+        _clopper_pearson_by_hand(2 / 3, _n_star(2, 2))
     )
+    # 2 of 8 right: the exact binomial interval, each end's tail 2.5% (as R's binom.test(2, 8): 0.0319, 0.6509)
+    quarter = clopper_pearson_interval(0.25, 8)
+    assert (quarter.low, quarter.high, quarter.method) == (
+        pytest.approx(0.0319, abs=1e-4),
+        pytest.approx(0.6509, abs=1e-4),
+        "clopper-pearson-cr2",
+    )
+    assert sum(math.comb(8, k) * quarter.high**k * (1 - quarter.high) ** (8 - k) for k in range(3)) == pytest.approx(0.025)
+    assert sum(math.comb(8, k) * quarter.low**k * (1 - quarter.low) ** (8 - k) for k in range(2, 9)) == pytest.approx(0.025)
+    assert clopper_pearson_interval(1.0, 3).low == pytest.approx(0.025 ** (1 / 3)) and clopper_pearson_interval(
+        0.0, 3
+    ).high == pytest.approx(1 - 0.025 ** (1 / 3))
     narrower = fallback_interval([2, 2, 2], [2, 2, 0], confidence=0.5)  # a lower confidence, a narrower interval
     assert found.low < narrower.low < narrower.high < found.high
-    expected = wilson_interval(2 / 3, 2 * (NORMAL_50 / stats.t.ppf(0.75, 2)) ** 2, confidence=0.5)
+    expected = clopper_pearson_interval(2 / 3, 2 * (NORMAL_50 / stats.t.ppf(0.75, 2)) ** 2, confidence=0.5)
     assert (narrower.low, narrower.high) == pytest.approx((expected.low, expected.high))
 
 
@@ -442,7 +457,7 @@ def test_no_interval_counts_more_items_than_videos():
         assert design.effective_items <= len(sizes)
         capped += design.effective_items == len(sizes)
         found = fallback_interval(sizes, sums)
-        on_videos = wilson_interval(share, _n_star(len(sizes), bell_mccaffrey_df(sizes.astype(float))))
+        on_videos = clopper_pearson_interval(share, _n_star(len(sizes), bell_mccaffrey_df(sizes.astype(float))))
         assert found.high - found.low >= on_videos.high - on_videos.low - 1e-12
     assert 30 < capped < 300  # both sides of the cap were tried
 
@@ -527,21 +542,25 @@ def test_a_resampler_refuses_what_it_was_not_built_over_and_says_nothing_without
     assert resampler.interval([], []) == Interval(None, None, "none")
     # One video, fewer than BCA_MIN_VIDEOS: the closed form, Wilson at 1/2 on n* = (z / t_1)^2 items.
     one_video = Resampler(["v1", "v2"], SETTINGS, ("k",)).interval(["v1", "v1"], [1, 0])
-    assert one_video.method == "wilson-cr2" and (one_video.low, one_video.high) == pytest.approx(_wilson_by_hand(0.5, _n_star(1, 1)))
+    assert one_video.method == "clopper-pearson-cr2" and (one_video.low, one_video.high) == pytest.approx(
+        _clopper_pearson_by_hand(0.5, _n_star(1, 1))
+    )
     # one item right on one video: Clopper-Pearson at 1 on the same n*
     assert resampler.mean_interval(["v1"], [1]) == pytest.approx((0.025 ** (1 / _n_star(1, 1)), 1.0))
 
 
-def test_many_videos_get_a_bca_interval_around_the_estimate():
+def test_many_videos_get_a_bca_interval_around_the_estimate(monkeypatch):
     from virtuebench.support.bootstrap import BCA_MIN_VIDEOS
 
+    narrow_closed_forms(monkeypatch)  # else the closed form, wider, is chosen (test_intervals_are_seeded_...)
     clusters = [v for v in range(60) for _ in range(2)]
     values = [v % 3 == 0 for v in range(60) for _ in range(2)]  # 40 of 120 right, a video's two items alike
     found = Resampler(clusters, Bootstrap(resamples=500), ("k",)).interval(clusters, values)
     assert found.method == "bca" and found.low < 1 / 3 < found.high and 0.1 < found.high - found.low < 0.5
     # the same items over fewer videos than the cut: the closed form, whatever the resamples would show
     few = [v % (BCA_MIN_VIDEOS - 1) for v in clusters]
-    assert Resampler(few, Bootstrap(resamples=500), ("k",)).interval(few, values).method == "wilson-cr2"
+    monkeypatch.undo()
+    assert Resampler(few, Bootstrap(resamples=500), ("k",)).interval(few, values).method == "clopper-pearson-cr2"
 
 
 def test_a_paired_difference_worked_by_hand():
@@ -594,7 +613,7 @@ def test_the_closed_forms_read_the_video_sums():
     assert design.effective_items < 4 < 8  # far below the 8 videos
     n_star = design.adjusted_items()
     found = fallback_interval(sizes, sums)
-    assert (found.low, found.high) == pytest.approx(_wilson_by_hand(share, n_star))
+    assert (found.low, found.high) == pytest.approx(_clopper_pearson_by_hand(share, n_star))
     trust = bounded_mean_fallback(2 * values - 1, (-1.0, 1.0), sizes, 2 * sums - sizes)
     expected = agresti_coull_mean(
         2 * values - 1, (-1.0, 1.0), cluster_design(sizes, 2 * sums - sizes, float((2 * values - 1).var())).adjusted_items()

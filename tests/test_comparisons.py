@@ -238,3 +238,19 @@ def test_a_sampled_arm_is_compared_on_its_per_item_means():
     assert row.n == 4 and row.accuracy_a == round(100 * float(np.mean(means)), 4) and row.accuracy_b == 25.0
     assert row.difference == pytest.approx(100 * (float(np.mean(means)) - 0.25), abs=1e-3)
     assert row.p_method == "exact" and row.p_value is not None
+
+
+def test_a_resample_cache_changes_no_comparison(tmp_path):
+    rng = np.random.default_rng(2)
+    judgments = [
+        _judgment(f"q{i}", f"v{i % 60}", level, model, "honest", rng.random() < 0.6, unanswerable=i % 4 == 0)
+        for model in ("a", "b")
+        for i in range(150)
+        for level in (64, 128)
+    ]
+    chosen = pairs(["a", "b"], ["honest"], "honest")
+    plain = compare(judgments, chosen, "rules", SETTINGS)
+    cache = str(tmp_path / "resamples")
+    assert compare(judgments, chosen, "rules", Bootstrap(SETTINGS.resamples, SETTINGS.seed, cache=cache)) == plain  # drawn, kept
+    assert compare(judgments, chosen, "rules", Bootstrap(SETTINGS.resamples, SETTINGS.seed, cache=cache)) == plain  # read back
+    assert "bca" in {row.ci_method for row in plain[0]}

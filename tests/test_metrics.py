@@ -726,3 +726,71 @@ def test_a_model_run_once_keeps_its_accuracy_digits():
 
 def test_no_judgments_give_no_scores():
     assert compute_scores([]) == []
+
+
+def _mixed_judgments(seed=5):
+    """Judgments of every outcome (valid or not, truncated, failed requests, missing responses, refusals, judgements
+    other than 0/1), two models, a sampled one with a run missing here and there and one item's run recorded twice."""
+    rng = np.random.default_rng(seed)
+    made = []
+    for model, runs in (("once", [None]), ("sampled", [0, 1, 2])):
+        for i in range(60):
+            for level in (64, 128):
+                for sample in runs:
+                    if sample == 2 and i % 7 == 0:
+                        continue
+                    valid, truncated = bool(rng.random() < 0.8), bool(rng.random() < 0.1)
+                    made.append(
+                        dataclasses.replace(
+                            _judgment(i, level, bool(i % 3 == 0), bool(rng.random() < 0.5), valid=valid),
+                            model=model,
+                            video_id=f"v{i % 25}",
+                            refusal=int(rng.integers(0, 2)),
+                            judgement=int(rng.integers(-1, 3)),
+                            truncated=truncated and not valid,
+                            error="failed" if rng.random() < 0.1 else None,
+                            response=None if rng.random() < 0.1 else "r",
+                            sample=sample,
+                        )
+                    )
+    made.append(dataclasses.replace(made[-1], judgement=1 - made[-1].judgement, valid=True))  # a run recorded twice
+    return made
+
+
+@pytest.mark.parametrize("trust", [TrustWeights(), TrustWeights(-2.0, -0.5, "refusal-credit")], ids=["kalai", "refusal-credit"])
+def test_items_are_gathered_as_each_judgment_scores(trust):
+    """_gather's arrays against correct() and TrustWeights.value() called judgment by judgment."""
+    from virtuebench.metrics import _gather, correct, judge_failed
+
+    judgments = _mixed_judgments()
+    gathered = _gather(judgments, trust)
+    keys = [(j.judge, j.model, j.prompt, j.level, j.instance_id) for j in judgments]
+    items = list(dict.fromkeys(keys))
+    assert [(j.judge, j.model, j.prompt, j.level, j.instance_id) for j in gathered.first] == items
+    assert all(gathered.first[at] is judgments[keys.index(key)] for at, key in enumerate(items))
+    slots = sorted({j.sample or 0 for j in judgments})
+    for at, key in enumerate(items):
+        runs = [j for j, k in zip(judgments, keys) if k == key]
+        assert gathered.samples[at] == len(runs)
+        assert gathered.counts["correct"][at] == sum(correct(j) for j in runs)
+        assert gathered.counts["invalid"][at] == sum(not j.valid for j in runs)
+        assert gathered.counts["wrong_refusal"][at] == sum(j.valid and j.refusal == 1 and j.judgement != 1 for j in runs)
+        assert gathered.counts["truncated"][at] == sum(j.truncated for j in runs)
+        assert gathered.counts["failed"][at] == sum(judge_failed(j) for j in runs)
+        last = {slots.index(j.sample or 0): j for j in runs}  # a run recorded twice: its last judgment
+        expected_right = [float(correct(last[c])) if c in last else np.nan for c in range(gathered.runs.shape[1])]
+        value = [trust.value(last[c]) if c in last else None for c in range(gathered.runs.shape[1])]
+        expected_values = [np.nan if v is None else v for v in value]
+        assert np.array_equal(gathered.runs[at], expected_right, equal_nan=True)
+        assert np.array_equal(gathered.run_values[at], expected_values, equal_nan=True)
+    assert gathered.counts["failed"].sum() > 0 and gathered.counts["truncated"].sum() > 0 and gathered.samples.max() == 4
+
+
+def test_a_resample_cache_changes_no_score(tmp_path):
+    judgments = [dataclasses.replace(j, video_id=f"v{j.instance_id[1:]}") for j in _mixed_judgments(6)]
+    plain = compute_scores(judgments, Bootstrap(300, 1))
+    cache = str(tmp_path / "resamples")
+    assert compute_scores(judgments, Bootstrap(300, 1, cache=cache)) == plain  # drawn and kept
+    assert any((tmp_path / "resamples").glob("*.resamples"))
+    assert compute_scores(judgments, Bootstrap(300, 1, cache=cache)) == plain  # read back
+    assert {s.ci_method for s in plain} >= {"bca"}

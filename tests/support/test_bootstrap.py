@@ -8,6 +8,7 @@ import pytest
 from virtuebench.support.bootstrap import (
     Bootstrap,
     Interval,
+    PairedNumber,
     Resampler,
     bounded_mean_fallback,
     holm,
@@ -385,3 +386,30 @@ def test_a_paired_difference_worked_by_hand():
     # half the videos favour a, half b, by the same amount: no difference, a large p-value
     balanced = paired_difference(clusters, [v % 2 for v in clusters], [1 - v % 2 for v in clusters], settings, ("p",))
     assert balanced.difference == 0.0 and balanced.p_value > 0.5 and balanced.ci_low < 0 < balanced.ci_high
+
+
+@pytest.mark.parametrize("arms", ["0/1", "fractions"])
+def test_paired_all_gives_each_numbers_own_paired_digits(arms):
+    """Numbers over one set of videos batched into one product give the digits of one call each (whole sums:
+    exact in any order; fractions: one product each, as before)."""
+    rng = np.random.default_rng(3)
+    clusters = np.repeat(np.arange(70), rng.integers(1, 5, size=70))
+    numbers = []
+    for at in range(4):
+        if arms == "0/1":
+            a, b = rng.integers(0, 2, len(clusters)).astype(float), rng.integers(0, 2, len(clusters)).astype(float)
+        else:
+            a, b = rng.integers(0, 4, len(clusters)) / 3, rng.integers(0, 4, len(clusters)) / 3
+        numbers.append(PairedNumber(clusters.tolist(), a, b, ("row", at)))
+    numbers.append(PairedNumber(clusters[:40].tolist(), numbers[0].a[:40], numbers[0].b[:40], ("few videos",)))
+    numbers.append(PairedNumber([], [], [], ("empty",)))
+    resampler = Resampler(clusters.tolist(), SETTINGS, ("paired-all",), rho=0.1)
+    together = resampler.paired_all(numbers)
+    alone = [Resampler(clusters.tolist(), SETTINGS, ("paired-all",), rho=0.1).paired(n.clusters, n.a, n.b, n.key) for n in numbers]
+    assert [(p.difference, p.ci_low, p.ci_high, p.p_value, p.n, p.n_clusters, p.ci_method) for p in together[:-1]] == [
+        (p.difference, p.ci_low, p.ci_high, p.p_value, p.n, p.n_clusters, p.ci_method) for p in alone[:-1]
+    ]
+    assert together[-1].ci_method == alone[-1].ci_method == "none"
+    assert {p.ci_method for p in together[:4]} & {"bca", "bonett-price-deff"} and together[4].ci_method == "bonett-price-deff"
+    coded = resampler.paired_all([PairedNumber(resampler.codes(n.clusters), n.a, n.b, n.key, coded=True) for n in numbers[:4]])
+    assert [(p.ci_low, p.ci_high, p.p_value) for p in coded] == [(p.ci_low, p.ci_high, p.p_value) for p in alone[:4]]

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from virtuebench.metrics import ALL_LEVELS, DEFAULT_TRUST, _gather, level_order, video_of
+from virtuebench.metrics import ALL_LEVELS, DEFAULT_TRUST, _gather, _numbered, level_order, video_of
 from virtuebench.provenance import stamp
 from virtuebench.records import Judgment, RecordError
 from virtuebench.support.bootstrap import Bootstrap, Paired, PairedNumber, Resampler, holm, intra_cluster_correlation
@@ -103,11 +103,12 @@ class _Items:
     """The items a comparison pairs, in one order: each one's video and whether each arm got it right."""
 
     videos: np.ndarray  # object: video ids
+    codes: np.ndarray  # the videos' positions in the resampler's order (Resampler.codes)
     right_a: np.ndarray  # float: correctness, or a sampled model's mean correctness over its runs
     right_b: np.ndarray
 
     def take(self, at: np.ndarray) -> _Items:
-        return _Items(self.videos[at], self.right_a[at], self.right_b[at])
+        return _Items(self.videos[at], self.codes[at], self.right_a[at], self.right_b[at])
 
 
 def pairs(models: Sequence[str], prompts: Sequence[str], prompt: str, extra: Iterable[tuple[Arm, Arm]] = ()) -> list[tuple[str, Arm, Arm]]:
@@ -134,8 +135,10 @@ def compare(
     """The comparisons, and a note for each pair with no item in common. `p_value`: the test's definition
     (report.p_value); `tarone`: leave out of Holm's family the rows that cannot reach p < 0.05 (report.holm_tarone)."""
     selected = [judgment for judgment in judgments if judgment.judge == judge]
-    universe, notes = set(map(video_of, selected)), []
-    arms = _arms(selected)
+    notes: list[str] = []
+    # each comparison over its own videos, as scores.csv; rho (the differences' correlation) set below
+    resampler = Resampler(set(map(video_of, selected)), bootstrap, (judge, "videos"))
+    arms = _arms(selected, resampler)
     chosen_items: list[tuple[str, str, str, Arm, Arm, _Items]] = []
     for kind, a, b in chosen:
         # the items both arms answered, in the order of (instance, level)
@@ -146,7 +149,7 @@ def compare(
             continue
         # the pair's items once, as arrays; each (level, subset) row is a mask over them, in the same order
         first, second = at_a[common], at_b[common]
-        pair = _Items(arms.videos[first], arms.right[first], arms.right[second])
+        pair = _Items(arms.videos[first], arms.codes[first], arms.right[first], arms.right[second])
         item_levels = arms.levels[first]
         in_subsets = {subset: member[first] for subset, member in arms.member.items()}
         for level in sorted(set(item_levels.tolist()), key=level_order) + [ALL_LEVELS]:
@@ -157,17 +160,14 @@ def compare(
                     chosen_items.append((kind, level, subset, a, b, pair.take(chosen_at)))
     # the intra-video correlation of the paired differences, pooled over every pair's levels (each item once per
     # pair), for the fallback interval
-    rho = intra_cluster_correlation(
-        (items.videos.tolist(), (items.right_a - items.right_b).tolist())
+    resampler.rho = intra_cluster_correlation(
+        (_first_come(items.codes), items.right_a - items.right_b)
         for _, level, subset, _, _, items in chosen_items
         if level != ALL_LEVELS and subset == "overall"
     )
-    resampler = Resampler(universe, bootstrap, (judge, "videos"), rho=rho)  # each comparison over its own videos, as scores.csv
     found = resampler.paired_all(
         [
-            PairedNumber(
-                resampler.codes(items.videos), items.right_a, items.right_b, (kind, judge, level, subset, *_names(a, b)), coded=True
-            )
+            PairedNumber(items.codes, items.right_a, items.right_b, (kind, judge, level, subset, *_names(a, b)), coded=True)
             for kind, level, subset, a, b, items in chosen_items
         ],
         p_value,
@@ -176,6 +176,13 @@ def compare(
         _row(kind, judge, level, subset, a, b, items, paired) for (kind, level, subset, a, b, items), paired in zip(chosen_items, found)
     ]
     return _adjust(rows, holm_family, tarone), notes
+
+
+def _first_come(codes: np.ndarray) -> np.ndarray:
+    """`codes` numbered 0, 1, ... in the order they first come, as intra_cluster_correlation numbers a list of video ids:
+    it then adds up over the videos in the same order, to the same last digit."""
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    return np.argsort(np.argsort(first))[inverse.reshape(-1)]
 
 
 def _names(a: Arm, b: Arm) -> tuple[str, str, str, str]:
@@ -189,6 +196,7 @@ class _ArmItems:
     each (instance, level) is among them, the (instance, level) pairs in sorted order."""
 
     videos: np.ndarray  # object: video ids
+    codes: np.ndarray  # the videos' positions in the resampler's order (Resampler.codes)
     right: np.ndarray  # correctness, or a sampled model's mean over its runs
     levels: np.ndarray  # str
     member: dict[str, np.ndarray]  # subset: in it
@@ -199,19 +207,17 @@ class _ArmItems:
         return self.slots.get((arm.model, arm.prompt), np.full(self.n_keys, -1, dtype=np.int64))
 
 
-def _arms(judgments: Sequence[Judgment]) -> _ArmItems:
+def _arms(judgments: Sequence[Judgment], resampler: Resampler) -> _ArmItems:
     gathered = _gather(judgments, DEFAULT_TRUST)  # the trust score is not used here
     items = gathered.first
     # an item's correctness: 0 or 1, or a sampled model's mean over its runs (every run counted)
     right = gathered.counts["correct"] / np.maximum(gathered.samples, 1)
     keys = list(map(attrgetter("instance_id", "level"), items))
     rank = {key: at for at, key in enumerate(sorted(set(keys)))}
-    slot_of = np.fromiter((rank[key] for key in keys), dtype=np.int64, count=len(keys))
-    arm_keys = list(map(attrgetter("model", "prompt"), items))
-    codes: dict[tuple[str, str], int] = {}
-    arm_of = np.fromiter((codes.setdefault(key, len(codes)) for key in arm_keys), dtype=np.int64, count=len(items))
+    slot_of = np.fromiter(map(rank.__getitem__, keys), dtype=np.int64, count=len(keys))
+    arm_of, distinct = _numbered(list(map(attrgetter("model", "prompt"), items)))
     slots = {}
-    for arm, code in codes.items():
+    for code, arm in enumerate(distinct):
         mine = np.flatnonzero(arm_of == code)
         slots[arm] = np.full(len(rank), -1, dtype=np.int64)
         slots[arm][slot_of[mine]] = mine
@@ -220,7 +226,7 @@ def _arms(judgments: Sequence[Judgment]) -> _ArmItems:
     unanswerable = np.fromiter(map(attrgetter("is_unanswerable"), items), dtype=bool, count=len(items))
     member = {"overall": np.ones(len(items), dtype=bool), "non_refusal": ~unanswerable, "refusal": unanswerable}  # in_subset's
     levels = np.array([str(level) for _, level in keys])
-    return _ArmItems(videos, right, levels, member, slots, len(rank))
+    return _ArmItems(videos, resampler.codes(videos), right, levels, member, slots, len(rank))
 
 
 def _row(kind: str, judge: str, level: str, subset: str, a: Arm, b: Arm, items: _Items, paired: Paired) -> Comparison:

@@ -43,9 +43,10 @@ import argparse
 import csv
 import sys
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, eq, is_not
 from pathlib import Path
 
 import numpy as np
@@ -216,9 +217,9 @@ def _outcomes(judgments: Sequence[Judgment]) -> tuple[np.ndarray, list[Judgment]
     for bit, name in enumerate(OUTCOME_FIELDS):
         column = list(map(attrgetter(name), judgments))
         if name in ("error", "response"):
-            present = np.fromiter((value is not None for value in column), dtype=bool, count=len(column))
+            present = np.fromiter(map(is_not, column, repeat(None)), dtype=bool, count=len(column))
         elif name in ("refusal", "judgement"):
-            present = np.fromiter((value == 1 for value in column), dtype=bool, count=len(column))
+            present = np.fromiter(map(eq, column, repeat(1)), dtype=bool, count=len(column))
         else:
             present = np.fromiter(column, dtype=bool, count=len(column))
         flags |= present.astype(np.int64) << bit
@@ -228,10 +229,8 @@ def _outcomes(judgments: Sequence[Judgment]) -> tuple[np.ndarray, list[Judgment]
 
 def _gather(judgments: Sequence[Judgment], trust: TrustWeights) -> _Items:
     """The judgments as items (_Items), with arrays rather than a loop per judgment (254,800 at paper scale)."""
-    positions: dict[tuple[str, str, str, int, str], int] = {}
-    keys = map(attrgetter("judge", "model", "prompt", "level", "instance_id"), judgments)
-    item = np.fromiter((positions.setdefault(key, len(positions)) for key in keys), dtype=np.int64, count=len(judgments))
-    n_items = len(positions)
+    item, distinct = _numbered(list(map(attrgetter("judge", "model", "prompt", "level", "instance_id"), judgments)))
+    n_items = len(distinct)
     first_at = np.unique(item, return_index=True)[1]  # each item's first judgment (items are numbered in that order)
     samples = np.bincount(item, minlength=n_items).astype(np.int64)
     sample = [0 if value is None else value for value in map(attrgetter("sample"), judgments)]
@@ -282,6 +281,13 @@ def _runs(matrix: np.ndarray, chosen: np.ndarray) -> np.ndarray:
     return np.nansum(taken[:, columns], axis=0) / np.maximum(present[:, columns].sum(axis=0), 1)
 
 
+def _numbered(keys: list[Hashable]) -> tuple[np.ndarray, list[Hashable]]:
+    """Each key's number, the keys numbered in the order they first come; and the distinct keys in that order."""
+    distinct = list(dict.fromkeys(keys))
+    number = dict(zip(distinct, range(len(distinct))))
+    return np.fromiter(map(number.__getitem__, keys), dtype=np.int64, count=len(keys)), distinct
+
+
 def _members(codes: np.ndarray, count: int) -> list[np.ndarray]:
     """The positions holding each of the codes 0..count-1, in increasing order."""
     order = np.argsort(codes, kind="stable")
@@ -292,10 +298,9 @@ def _groups(items: Sequence[Judgment]) -> dict[tuple[str, str, str, str], np.nda
     """The items of each (judge, model, prompt, level) and of each (judge, model, prompt, ALL_LEVELS), in item order;
     the groups in the order of their first item, each level's before its `all` (the intra-video correlation sums
     over them in this order, so it sets the last digits)."""
-    levels: dict[tuple[str, str, str, str], int] = {}
+    level_of, distinct = _numbered(list(map(attrgetter("judge", "model", "prompt", "level"), items)))
+    levels = {(*key[:3], str(key[3])): code for code, key in enumerate(distinct)}
     arms: dict[tuple[str, str, str], int] = {}
-    keys = map(attrgetter("judge", "model", "prompt", "level"), items)
-    level_of = np.fromiter((levels.setdefault((*key[:3], str(key[3])), len(levels)) for key in keys), dtype=np.int64, count=len(items))
     arm_of_level = np.array([arms.setdefault(key[:3], len(arms)) for key in levels], dtype=np.int64)
     of_level = _members(level_of, len(levels))
     of_arm = _members(arm_of_level[level_of], len(arms))
@@ -316,7 +321,9 @@ def compute_scores(
     groups = _groups(items)
     # per item, once: its video, correctness, trust score (nan: left out) and subsets; a sampled model's item: the
     # means over its runs
-    videos = list(map(video_of, items))
+    videos = np.empty(len(items), dtype=object)
+    videos[:] = list(map(video_of, items))
+    judge_of = np.array(list(map(attrgetter("judge"), items)), dtype=object)
     right, values = gathered.right, gathered.values
     unanswerable = np.fromiter(map(attrgetter("is_unanswerable"), items), dtype=bool, count=len(items))
     category = np.array(list(map(attrgetter("category"), items)), dtype=object)
@@ -325,12 +332,12 @@ def compute_scores(
     counts = gathered.counts
     failed = np.isnan(values)
     scores = []
-    for judge in sorted({j.judge for j in items}):
+    for judge in sorted(set(judge_of.tolist())):
         of_judge = {key: at for key, at in groups.items() if key[0] == judge}
         coded = np.full(len(items), -1, dtype=np.int64)
-        chosen_items = np.unique(np.concatenate(list(of_judge.values())))
-        resampler = Resampler([videos[at] for at in chosen_items], bootstrap, (judge, "videos"))
-        coded[chosen_items] = resampler.codes([videos[at] for at in chosen_items])
+        chosen_items = np.flatnonzero(judge_of == judge)  # every item of the judge is in its level's group
+        resampler = Resampler(videos[chosen_items].tolist(), bootstrap, (judge, "videos"))
+        coded[chosen_items] = resampler.codes(videos[chosen_items].tolist())
         # the intra-video correlations of correctness and of the trust score (for the closed-form intervals; each
         # its own, as the trust score has three values), pooled over the judge's (model, prompt, level) groups
         levels = [at for key, at in of_judge.items() if key[3] != ALL_LEVELS]

@@ -406,8 +406,7 @@ class Resampler:
         if whole and len(batch) > 1:  # whole numbers: the product's sums are exact, the same in any order
             counts = np.column_stack([counts for counts, _ in batch])
             sums = np.column_stack([sums for _, sums in batch])
-            samples = (weights @ sums) / (weights @ counts)
-            return [_bca(samples[:, column], counts[:, column], sums[:, column]) for column in range(len(batch))]
+            return _bca_columns((weights @ sums) / (weights @ counts), counts, sums)
         return [_bca((weights @ sums) / (weights @ counts), counts, sums) for counts, sums in batch]
 
     def _paired_interval(self, a: Sequence[float], b: Sequence[float], counts: np.ndarray, resampled: Interval | None) -> Interval:

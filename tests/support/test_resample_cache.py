@@ -72,3 +72,39 @@ def test_an_unwritable_folder_draws_without_the_cache_with_one_warning(tmp_path,
 
 def test_the_cache_is_no_part_of_the_settings_compared():
     assert Bootstrap(200, 7, cache="somewhere") == Bootstrap(200, 7)
+
+
+def test_two_jobs_asking_at_once_draw_once(tmp_path, monkeypatch):
+    """While one holds a set's lock and draws, the other waits at the lock and then reads its file (threads stand in
+    for the two report jobs: flock locks an open file, so two opens in one process exclude each other too)."""
+    import threading
+
+    from virtuebench.support import resample_cache
+
+    drawing, go, second_at_lock = threading.Event(), threading.Event(), threading.Event()
+    locked = resample_cache._locked
+
+    def watched(path):
+        if threading.current_thread().name == "second":
+            second_at_lock.set()
+        return locked(path)
+
+    monkeypatch.setattr(resample_cache, "_locked", watched)
+
+    def slow_draw() -> np.ndarray:
+        drawing.set()
+        assert go.wait(60), "never let go"
+        return Bootstrap(200, 7).weights(60, KEY)
+
+    found: dict[str, np.ndarray] = {}
+    first = threading.Thread(target=lambda: found.update(first=cached_weights(tmp_path, 7, 200, 60, KEY, slow_draw)), name="first")
+    second = threading.Thread(target=lambda: found.update(second=cached_weights(tmp_path, 7, 200, 60, KEY, _never)), name="second")
+    first.start()
+    assert drawing.wait(60)
+    second.start()
+    assert second_at_lock.wait(60)  # it found no file and now waits for the lock the first holds
+    go.set()
+    first.join(60)
+    second.join(60)
+    assert set(found) == {"first", "second"}  # the second did not draw (_never would have raised, leaving it out)
+    assert np.array_equal(found["first"], found["second"])

@@ -733,7 +733,7 @@ def _mixed_judgments(seed=5):
     other than 0/1), two models, a sampled one with a run missing here and there and one item's run recorded twice."""
     rng = np.random.default_rng(seed)
     made = []
-    for model, runs in (("once", [None]), ("sampled", [0, 1, 2])):
+    for model, runs, prompt in (("once", [None], "honest"), ("once", [None], "plain"), ("sampled", [0, 1, 2], "honest")):
         for i in range(60):
             for level in (64, 128):
                 for sample in runs:
@@ -742,14 +742,14 @@ def _mixed_judgments(seed=5):
                     valid, truncated = bool(rng.random() < 0.8), bool(rng.random() < 0.1)
                     made.append(
                         dataclasses.replace(
-                            _judgment(i, level, bool(i % 3 == 0), bool(rng.random() < 0.5), valid=valid),
+                            _judgment(i, level, bool(i % 3 == 0), bool(rng.random() < 0.5), valid=valid, prompt=prompt),
                             model=model,
                             video_id=f"v{i % 25}",
                             refusal=int(rng.integers(0, 2)),
                             judgement=int(rng.integers(-1, 3)),
                             truncated=truncated and not valid,
-                            error="failed" if rng.random() < 0.1 else None,
-                            response=None if rng.random() < 0.1 else "r",
+                            error=str(rng.choice(["failed", ""])) if rng.random() < 0.1 else None,
+                            response=str(rng.choice(["r", ""])) if rng.random() < 0.9 else None,  # "": an empty reply
                             sample=sample,
                         )
                     )
@@ -784,6 +784,10 @@ def test_items_are_gathered_as_each_judgment_scores(trust):
         assert np.array_equal(gathered.runs[at], expected_right, equal_nan=True)
         assert np.array_equal(gathered.run_values[at], expected_values, equal_nan=True)
     assert gathered.counts["failed"].sum() > 0 and gathered.counts["truncated"].sum() > 0 and gathered.samples.max() == 4
+    assert all(count.dtype.kind == "i" for count in gathered.counts.values())
+    assert (
+        len({j.prompt for j in gathered.first}) == 2 and any(j.response == "" for j in judgments) and any(j.error == "" for j in judgments)
+    )
 
 
 def test_a_resample_cache_changes_no_score(tmp_path):
@@ -794,3 +798,36 @@ def test_a_resample_cache_changes_no_score(tmp_path):
     assert any((tmp_path / "resamples").glob("*.resamples"))
     assert compute_scores(judgments, Bootstrap(300, 1, cache=cache)) == plain  # read back
     assert {s.ci_method for s in plain} >= {"bca"}
+
+
+def test_groups_hold_their_items_in_order_and_come_in_the_order_of_their_first_item():
+    """_groups against the loop it replaces: each (model, prompt, level) group and each model's `all`, in item order,
+    the groups in the order their first item comes (the intra-video correlation adds them up in this order)."""
+    from virtuebench.metrics import _groups
+
+    rng = np.random.default_rng(1)
+    items = [
+        dataclasses.replace(_judgment(i, int(rng.choice([64, 128, 256])), False, True), model=str(rng.choice(["b", "a", "c"])))
+        for i in range(600)
+    ]
+    expected: dict[tuple[str, str, str, str], list[int]] = {}
+    for at, item in enumerate(items):
+        expected.setdefault((item.judge, item.model, item.prompt, str(item.level)), []).append(at)
+        expected.setdefault((item.judge, item.model, item.prompt, "all"), []).append(at)
+    found = _groups(items)
+    assert list(found) == list(expected)
+    assert all(found[key].tolist() == at for key, at in expected.items())
+    assert _groups([]) == {}
+
+
+def test_the_cli_keeps_the_drawn_weights_for_the_comparisons(tmp_path):
+    """--resample-cache: the weights the scores drew are in the folder, and the scores are those without it."""
+    judgments = [dataclasses.replace(j, video_id=f"v{j.instance_id[1:]}") for j in _mixed_judgments(6)[:-1]]  # no run twice
+    write_jsonl_atomic(tmp_path / "j.jsonl", judgments)
+    common = ["--resamples", "200", "--seed", "1", "--trust-scheme", "kalai", "--confidence-target", "0.5"]
+    common += ["--wrong-answer", "-1", "--unwarranted-refusal", "0"]
+    cache = tmp_path / "cache" / "resamples"
+    assert metrics_main([str(tmp_path / "j.jsonl"), "--out", str(tmp_path / "cached.csv"), "--resample-cache", str(cache), *common]) == 0
+    assert metrics_main([str(tmp_path / "j.jsonl"), "--out", str(tmp_path / "plain.csv"), *common]) == 0
+    assert len(list(cache.glob("*.resamples"))) >= 1
+    assert read_scores(tmp_path / "cached.csv") == read_scores(tmp_path / "plain.csv")

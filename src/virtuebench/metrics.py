@@ -45,8 +45,7 @@ import sys
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
-from itertools import repeat
-from operator import attrgetter, eq, is_not
+from operator import attrgetter
 from pathlib import Path
 
 import numpy as np
@@ -203,28 +202,36 @@ class _Items:
     samples: np.ndarray  # runs per item
 
 
-#: What an item's correctness and trust score are read from (`correct`, `TrustWeights.value`, `judge_failed`): _gather
-#: scores each distinct combination of these once, through those functions, and gives every judgment its
+def _present(value: object) -> bool:
+    return value is not None
+
+
+def _is_one(value: object) -> bool:
+    return value == 1
+
+
+#: What an item's correctness and trust score are read from (`correct`, `TrustWeights.value`, `judge_failed`), and
+#: how: _gather scores each distinct combination once, through those functions, and gives every judgment its
 #: combination's result. A scoring rule that reads another field must be added here (tests/test_metrics.py checks
 #: _gather against the functions judgment by judgment).
-OUTCOME_FIELDS = ("valid", "truncated", "error", "response", "refusal", "judgement")
+OUTCOME_FIELDS = (
+    ("valid", bool),
+    ("truncated", bool),
+    ("error", _present),
+    ("response", _present),
+    ("refusal", _is_one),
+    ("judgement", _is_one),
+)
 
 
 def _outcomes(judgments: Sequence[Judgment]) -> tuple[np.ndarray, list[Judgment]]:
-    """Each judgment's outcome code (the OUTCOME_FIELDS it is scored by, error and response only as present or not)
-    and one judgment of each code, the code's index: at most 64 to score instead of one call per judgment."""
+    """Each judgment's outcome code (a bit for each of OUTCOME_FIELDS' tests) and one judgment of each code, the
+    code's index: at most 64 to score instead of one call per judgment."""
     flags = np.zeros(len(judgments), dtype=np.int64)
-    for bit, name in enumerate(OUTCOME_FIELDS):
-        column = list(map(attrgetter(name), judgments))
-        if name in ("error", "response"):
-            present = np.fromiter(map(is_not, column, repeat(None)), dtype=bool, count=len(column))
-        elif name in ("refusal", "judgement"):
-            present = np.fromiter(map(eq, column, repeat(1)), dtype=bool, count=len(column))
-        else:
-            present = np.fromiter(column, dtype=bool, count=len(column))
-        flags |= present.astype(np.int64) << bit
+    for bit, (name, test) in enumerate(OUTCOME_FIELDS):
+        flags |= np.fromiter(map(test, map(attrgetter(name), judgments)), dtype=np.int64) << bit
     _, first, code_of = np.unique(flags, return_index=True, return_inverse=True)
-    return code_of.reshape(-1), [judgments[at] for at in first]
+    return code_of, [judgments[at] for at in first]
 
 
 def _gather(judgments: Sequence[Judgment], trust: TrustWeights) -> _Items:
@@ -232,30 +239,30 @@ def _gather(judgments: Sequence[Judgment], trust: TrustWeights) -> _Items:
     item, distinct = _numbered(list(map(attrgetter("judge", "model", "prompt", "level", "instance_id"), judgments)))
     n_items = len(distinct)
     first_at = np.unique(item, return_index=True)[1]  # each item's first judgment (items are numbered in that order)
-    samples = np.bincount(item, minlength=n_items).astype(np.int64)
+    samples = np.bincount(item)  # every item has a judgment: one count per item
     sample = [0 if value is None else value for value in map(attrgetter("sample"), judgments)]
-    slots, column = np.unique(np.array(sample, dtype=np.int64), return_inverse=True)  # run k's column
+    slots, column = np.unique(np.array(sample), return_inverse=True)  # run k's column
     width = max(int(samples.max()) if n_items else 1, len(slots))
     code, representative = _outcomes(judgments)
     scored = [trust.value(judgment) for judgment in representative]
     right_of = np.array([float(correct(judgment)) for judgment in representative])
-    value_of = np.array([np.nan if value is None else value for value in scored], dtype=float)
+    value_of = np.array(scored, dtype=float)  # None (a judge failure): nan
     right = np.full((n_items, width), np.nan)
     values = np.full((n_items, width), np.nan)
     # a run recorded twice for an item keeps its last judgment, as a loop over them would
-    cell = item * width + column.reshape(-1)
+    cell = item * width + column
     last = len(cell) - 1 - np.unique(cell[::-1], return_index=True)[1]
     right.flat[cell[last]] = right_of[code[last]]
     values.flat[cell[last]] = value_of[code[last]]
     wrong_refusal = [j.valid and j.refusal == 1 and j.judgement != 1 for j in representative]
     per_code = {
         "correct": right_of,
-        "invalid": np.array([not j.valid for j in representative], dtype=float),
-        "wrong_refusal": np.array(wrong_refusal, dtype=float),
-        "truncated": np.array([bool(j.truncated) for j in representative], dtype=float),
-        "failed": np.array([value is None for value in scored], dtype=float),
+        "invalid": np.array([not j.valid for j in representative]),
+        "wrong_refusal": np.array(wrong_refusal),
+        "truncated": np.array([bool(j.truncated) for j in representative]),
+        "failed": np.isnan(value_of),
     }
-    counts = {name: np.bincount(item, weights=of_code[code], minlength=n_items).astype(np.int64) for name, of_code in per_code.items()}
+    counts = {name: np.bincount(item, weights=of_code[code]).astype(np.int64) for name, of_code in per_code.items()}
     if width == 1:  # every item run once: the values as they are (no mean to take)
         mean_right, mean_values = right[:, 0], values[:, 0]
     else:
@@ -285,13 +292,13 @@ def _numbered(keys: list[Hashable]) -> tuple[np.ndarray, list[Hashable]]:
     """Each key's number, the keys numbered in the order they first come; and the distinct keys in that order."""
     distinct = list(dict.fromkeys(keys))
     number = dict(zip(distinct, range(len(distinct))))
-    return np.fromiter(map(number.__getitem__, keys), dtype=np.int64, count=len(keys)), distinct
+    return np.fromiter(map(number.__getitem__, keys), dtype=np.int64), distinct
 
 
-def _members(codes: np.ndarray, count: int) -> list[np.ndarray]:
-    """The positions holding each of the codes 0..count-1, in increasing order."""
+def _members(codes: np.ndarray) -> list[np.ndarray]:
+    """The positions holding each of the codes 0, 1, ... (each of which is there), in increasing order."""
     order = np.argsort(codes, kind="stable")
-    return np.split(order, np.cumsum(np.bincount(codes, minlength=count))[:-1])
+    return np.split(order, np.cumsum(np.bincount(codes))[:-1])
 
 
 def _groups(items: Sequence[Judgment]) -> dict[tuple[str, str, str, str], np.ndarray]:
@@ -302,8 +309,8 @@ def _groups(items: Sequence[Judgment]) -> dict[tuple[str, str, str, str], np.nda
     levels = {(*key[:3], str(key[3])): code for code, key in enumerate(distinct)}
     arms: dict[tuple[str, str, str], int] = {}
     arm_of_level = np.array([arms.setdefault(key[:3], len(arms)) for key in levels], dtype=np.int64)
-    of_level = _members(level_of, len(levels))
-    of_arm = _members(arm_of_level[level_of], len(arms))
+    of_level = _members(level_of)
+    of_arm = _members(arm_of_level[level_of])
     groups: dict[tuple[str, str, str, str], np.ndarray] = {}
     for key, code in levels.items():
         groups[key] = of_level[code]
@@ -323,10 +330,10 @@ def compute_scores(
     # means over its runs
     videos = np.empty(len(items), dtype=object)
     videos[:] = list(map(video_of, items))
-    judge_of = np.array(list(map(attrgetter("judge"), items)), dtype=object)
+    judge_of = np.array(list(map(attrgetter("judge"), items)))
     right, values = gathered.right, gathered.values
-    unanswerable = np.fromiter(map(attrgetter("is_unanswerable"), items), dtype=bool, count=len(items))
-    category = np.array(list(map(attrgetter("category"), items)), dtype=object)
+    unanswerable = np.fromiter(map(attrgetter("is_unanswerable"), items), dtype=bool)
+    category = np.array(list(map(attrgetter("category"), items)))
     member = {"overall": np.ones(len(items), dtype=bool), "refusal": unanswerable, "non_refusal": ~unanswerable}
     member |= {subset: category == subset for subset in SUBSETS if subset not in member}  # in_subset, for all at once
     counts = gathered.counts

@@ -527,6 +527,7 @@ def test_the_cli_help_says_what_each_setting_is(capsys):
         "--invalid-out INVALID_OUT CSV listing every judgment without a valid verdict",
         "--resamples RESAMPLES bootstrap resamples per number",
         "--seed SEED bootstrap seed",
+        "--resample-cache RESAMPLE_CACHE a folder keeping the bootstrap's drawn weights for the other report jobs (changes no digit)",
         "--trust-scheme {kalai,refusal-credit}",
         "--confidence-target CONFIDENCE_TARGET kalai: the confidence target t",
         "--wrong-answer WRONG_ANSWER refusal-credit: trust score of a wrong answer",

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from virtuebench.metrics import ALL_LEVELS, DEFAULT_TRUST, _gather, _numbered, level_order, video_of
+from virtuebench.metrics import ALL_LEVELS, _numbered, correct, level_order, video_of
 from virtuebench.provenance import stamp
 from virtuebench.records import Judgment, RecordError
 from virtuebench.support.bootstrap import Bootstrap, Paired, PairedNumber, Resampler, holm, intra_cluster_correlation
@@ -191,7 +191,7 @@ def _names(a: Arm, b: Arm) -> tuple[str, str, str, str]:
 
 @dataclass(frozen=True)
 class _ArmItems:
-    """The judge's items (metrics._gather's: one per model, prompt, level and instance, a sampled model's runs
+    """The judge's items (one per model, prompt, level and instance, a sampled model's runs
     together), as arrays: each one's video, mean correctness, level and subsets, and per arm (model, prompt) where
     each (instance, level) is among them, the (instance, level) pairs in sorted order."""
 
@@ -208,13 +208,14 @@ class _ArmItems:
 
 
 def _arms(judgments: Sequence[Judgment], resampler: Resampler) -> _ArmItems:
-    gathered = _gather(judgments, DEFAULT_TRUST)  # the trust score is not used here
-    items = gathered.first
+    """The judge's `judgments` as items (each model, prompt, level and instance once, a sampled model's runs together)."""
+    item, _ = _numbered(list(map(attrgetter("model", "prompt", "level", "instance_id"), judgments)))
+    items = [judgments[at] for at in np.unique(item, return_index=True)[1].tolist()]  # each item's first judgment
     # an item's correctness: 0 or 1, or a sampled model's mean over its runs (every run counted)
-    right = gathered.counts["correct"] / np.maximum(gathered.samples, 1)
+    right = np.bincount(item, weights=np.fromiter(map(correct, judgments), dtype=float)) / np.bincount(item)
     keys = list(map(attrgetter("instance_id", "level"), items))
     rank = {key: at for at, key in enumerate(sorted(set(keys)))}
-    slot_of = np.fromiter(map(rank.__getitem__, keys), dtype=np.int64, count=len(keys))
+    slot_of = np.fromiter(map(rank.__getitem__, keys), dtype=np.int64)
     arm_of, distinct = _numbered(list(map(attrgetter("model", "prompt"), items)))
     slots = {}
     for code, arm in enumerate(distinct):
@@ -223,7 +224,7 @@ def _arms(judgments: Sequence[Judgment], resampler: Resampler) -> _ArmItems:
         slots[arm][slot_of[mine]] = mine
     videos = np.empty(len(items), dtype=object)
     videos[:] = list(map(video_of, items))
-    unanswerable = np.fromiter(map(attrgetter("is_unanswerable"), items), dtype=bool, count=len(items))
+    unanswerable = np.fromiter(map(attrgetter("is_unanswerable"), items), dtype=bool)
     member = {"overall": np.ones(len(items), dtype=bool), "non_refusal": ~unanswerable, "refusal": unanswerable}  # in_subset's
     levels = np.array([str(level) for _, level in keys])
     return _ArmItems(videos, resampler.codes(videos), right, levels, member, slots, len(rank))

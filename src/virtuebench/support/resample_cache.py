@@ -73,6 +73,7 @@ def _write(path: Path, wanted: dict[str, object], counts: np.ndarray) -> None:
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(header.encode() + b"\n" + body)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would keep the other report job of another user from reading it
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

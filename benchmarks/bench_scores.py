@@ -4,11 +4,15 @@
 
     .venv/bin/python benchmarks/bench_scores.py [--ref main] [--models 25] [--resamples 2000]
 
-Each side runs in its own process (the other commit's src/ unpacked from git, `git archive`), one after the other,
-on the same judgments; the table gives wall clock and CPU time of scoring and of the comparisons, and how many
-rows agree: every column alike, and, among the rows whose interval method is the same on both sides, how many
-intervals are byte-identical (a method that changed on purpose changes its rows; docs/statistics.md). Wall clock
-on a busy machine varies; CPU time less. docs/statistics.md has the last measurement.
+Each side (the other commit's src/ unpacked from git, `git archive`) runs scoring and then the comparisons, each step
+in its own process as the workflow's two jobs run, on the same judgments; where the side's code keeps the drawn
+bootstrap weights on disk (Bootstrap.cache), the comparisons read those the scoring drew, as in the workflow. The
+comparisons are also run once on their own (no shared draws). The table gives wall clock and CPU time of each step
+(the statistics only: not making the judgments, not starting Python), and the result says whether the two sides'
+scores.csv and comparisons.csv are byte-identical and how many rows agree: every column alike, and, among the rows
+whose interval method is the same on both sides, how many intervals are byte-identical (a method that changed on
+purpose changes its rows; docs/statistics.md). Wall clock on a busy machine varies; CPU time less.
+docs/statistics.md has the last measurement.
 """
 
 from __future__ import annotations
@@ -61,37 +65,48 @@ def judgments(models: int) -> tuple[list, list[str]]:
     return made, names
 
 
-def worker(out: Path, models: int, resamples: int) -> None:
-    """One side: score and compare, write both tables and the timings under `out`."""
-    from dataclasses import asdict
+def worker(out: Path, step: str, models: int, resamples: int, cache: str | None) -> None:
+    """One step of one side, in its own process as the workflow runs it: score or compare, write the table and the
+    step's timing under `out`. `cache`: the folder sharing the drawn weights between the steps (where the side's code
+    has one)."""
+    from dataclasses import asdict, fields
 
     from virtuebench.comparisons import compare, pairs
     from virtuebench.metrics import compute_scores
     from virtuebench.support.bootstrap import Bootstrap
 
     made, names = judgments(models)
-    timings = {"judgments": len(made)}
+    shared = cache is not None and "cache" in {field.name for field in fields(Bootstrap)}
+    settings = Bootstrap(resamples, 0, cache=cache) if shared else Bootstrap(resamples, 0)
     wall, cpu = time.perf_counter(), time.process_time()
-    scores = compute_scores(made, Bootstrap(resamples, 0))
-    timings["scores"] = (len(scores), time.perf_counter() - wall, time.process_time() - cpu)
-    wall, cpu = time.perf_counter(), time.process_time()
-    rows, _ = compare(made, pairs(names, ["honest", "plain"], "honest"), "rules", Bootstrap(resamples, 0))
-    timings["comparisons"] = (len(rows), time.perf_counter() - wall, time.process_time() - cpu)
-    for name, table in (("scores", scores), ("comparisons", rows)):
-        records = [asdict(row) for row in table]
-        with (out / f"{name}.csv").open("w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(records[0]))
-            writer.writeheader()
-            writer.writerows(records)
-    (out / "timings.json").write_text(json.dumps(timings))
+    if step == "scores":
+        table = compute_scores(made, settings)
+    else:
+        table, _ = compare(made, pairs(names, ["honest", "plain"], "honest"), "rules", settings)
+    timing = (len(table), time.perf_counter() - wall, time.process_time() - cpu)
+    records = [asdict(row) for row in table]
+    with (out / f"{step}.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(records[0]))
+        writer.writeheader()
+        writer.writerows(records)
+    (out / f"{step}.json").write_text(json.dumps({"judgments": len(made), "timing": timing, "shared": shared}))
 
 
-def run_side(src: Path, out: Path, models: int, resamples: int) -> dict:
+def run_step(src: Path, out: Path, step: str, models: int, resamples: int, cache: Path | None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    command = [sys.executable, __file__, "--worker", str(out), "--models", str(models), "--resamples", str(resamples)]
-    subprocess.run(command, env=env, check=True)
-    return json.loads((out / "timings.json").read_text())
+    command = [sys.executable, __file__, "--worker", str(out), "--step", step, "--models", str(models), "--resamples", str(resamples)]
+    subprocess.run(command + (["--cache", str(cache)] if cache else []), env=env, check=True)
+    return json.loads((out / f"{step}.json").read_text())
+
+
+def run_side(src: Path, out: Path, models: int, resamples: int, cache: Path | None) -> dict:
+    """Scores, then the comparisons, each in its own process (the workflow's two jobs), sharing `cache`."""
+    return {step: run_step(src, out, step, models, resamples, cache) for step in ("scores", "comparisons")}
+
+
+def identical(old: Path, new: Path) -> str:
+    return "byte-identical files" if old.read_bytes() == new.read_bytes() else "FILES DIFFER"
 
 
 def agreement(old: Path, new: Path, method_columns: tuple[tuple[str, str, str], ...]) -> str:
@@ -116,31 +131,48 @@ def main() -> None:
     parser.add_argument("--models", type=int, default=25, help="models (x 2 prompts); 25 is the paper's scale")
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--step", choices=("scores", "comparisons"), help=argparse.SUPPRESS)
+    parser.add_argument("--cache", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.models, args.resamples)
+        worker(args.worker, args.step, args.models, args.resamples, args.cache)
         return
     with tempfile.TemporaryDirectory(prefix="bench_scores-") as scratch:
         base = Path(scratch)
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.ref, "src"], check=True, capture_output=True).stdout
         with tarfile.open(fileobj=BytesIO(archive)) as tar:
             tar.extractall(base / "old", filter="data")
-        sides = {"old": run_side(base / "old" / "src", base / "old-out", args.models, args.resamples)}
-        sides["new"] = run_side(ROOT / "src", base / "new-out", args.models, args.resamples)
-        print(f"{sides['new']['judgments']} judgments, {args.resamples} resamples; load average {os.getloadavg()[0]:.1f}")
-        print("| step | rows | old wall s | old cpu s | new wall s | new cpu s | wall ratio |")
-        print("|---|---|---|---|---|---|---|")
-        for step in ("scores", "comparisons"):
-            (rows, old_wall, old_cpu), (_, new_wall, new_cpu) = sides["old"][step], sides["new"][step]
-            print(f"| {step} | {rows} | {old_wall:.1f} | {old_cpu:.1f} | {new_wall:.1f} | {new_cpu:.1f} | {old_wall / new_wall:.1f}x |")
-        old_total = sum(sides["old"][step][1] for step in ("scores", "comparisons"))
-        new_total = sum(sides["new"][step][1] for step in ("scores", "comparisons"))
-        print(f"| together | | {old_total:.1f} | | {new_total:.1f} | | {old_total / new_total:.1f}x |")
-        scores = (("ci_method", "ci_low", "ci_high"), ("trust_ci_method", "trust_ci_low", "trust_ci_high"))
-        print("scores:", agreement(base / "old-out" / "scores.csv", base / "new-out" / "scores.csv", scores))
+        load = os.getloadavg()[0]
+        sides = {"old": run_side(base / "old" / "src", base / "old-out", args.models, args.resamples, base / "old-cache")}
+        sides["new"] = run_side(ROOT / "src", base / "new-out", args.models, args.resamples, base / "new-cache")
+        # the comparisons on their own, drawing every weight again: what sharing the draws saves
+        alone = run_step(ROOT / "src", base / "alone-out", "comparisons", args.models, args.resamples, None)
+        judged = sides["new"]["scores"]["judgments"]
+        print(f"{judged} judgments, {args.resamples} resamples; load average {load:.1f} before, {os.getloadavg()[0]:.1f} after")
+        print("each step in its own process, as the workflow's jobs run; new: the comparisons read the weights the scores drew")
+        print("| step | rows | old wall s | old cpu s | new wall s | new cpu s | wall ratio | cpu ratio |")
+        print("|---|---|---|---|---|---|---|---|")
+        rows = [(step, sides["old"][step]["timing"], sides["new"][step]["timing"]) for step in ("scores", "comparisons")]
+        rows.append(("comparisons, no shared draws", sides["old"]["comparisons"]["timing"], alone["timing"]))
+        for step, (count, old_wall, old_cpu), (_, new_wall, new_cpu) in rows:
+            print(
+                f"| {step} | {count} | {old_wall:.1f} | {old_cpu:.1f} | {new_wall:.1f} | {new_cpu:.1f} | "
+                f"{old_wall / new_wall:.1f}x | {old_cpu / new_cpu:.1f}x |"
+            )
+        old_wall, old_cpu = (sum(sides["old"][step]["timing"][at] for step in ("scores", "comparisons")) for at in (1, 2))
+        new_wall, new_cpu = (sum(sides["new"][step]["timing"][at] for step in ("scores", "comparisons")) for at in (1, 2))
         print(
-            "comparisons:",
-            agreement(base / "old-out" / "comparisons.csv", base / "new-out" / "comparisons.csv", (("ci_method", "ci_low", "ci_high"),)),
+            f"| scores + comparisons | | {old_wall:.1f} | {old_cpu:.1f} | {new_wall:.1f} | {new_cpu:.1f} | "
+            f"{old_wall / new_wall:.1f}x | {old_cpu / new_cpu:.1f}x |"
+        )
+        scores = (("ci_method", "ci_low", "ci_high"), ("trust_ci_method", "trust_ci_low", "trust_ci_high"))
+        old_scores, new_scores = base / "old-out" / "scores.csv", base / "new-out" / "scores.csv"
+        old_comparisons, new_comparisons = base / "old-out" / "comparisons.csv", base / "new-out" / "comparisons.csv"
+        print(f"scores: {identical(old_scores, new_scores)};", agreement(old_scores, new_scores, scores))
+        print(
+            f"comparisons: {identical(old_comparisons, new_comparisons)}, without shared draws "
+            f"{identical(old_comparisons, base / 'alone-out' / 'comparisons.csv')};",
+            agreement(old_comparisons, new_comparisons, (("ci_method", "ci_low", "ci_high"),)),
         )
 
 

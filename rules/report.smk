@@ -25,6 +25,7 @@ rule compute_scores:
         unwarranted_refusal=config["report"]["trust"]["unwarranted_refusal"],
         judge=JUDGE,
         results=lambda wildcards, output: os.path.dirname(output.scores),  # the results folder
+        resample_cache=lambda wildcards, output: os.path.join(os.path.dirname(output.scores), "cache", "resamples"),
     log:
         logpath("scores.log"),
     conda:
@@ -33,7 +34,7 @@ rule compute_scores:
         "Scoring {input} (intervals: {params.resamples} bootstrap resamples over videos)"
     shell:
         "python -m virtuebench.metrics {input} --chain-root {params.results} --out {output.scores} --invalid-out {output.invalid} "
-        "--resamples {params.resamples} --seed {params.seed} --trust-scheme {params.trust_scheme} "
+        "--resamples {params.resamples} --seed {params.seed} --resample-cache {params.resample_cache} --trust-scheme {params.trust_scheme} "
         "--confidence-target {params.confidence_target} --wrong-answer {params.wrong_answer} "
         "--unwarranted-refusal {params.unwarranted_refusal} --judge {params.judge} > {log} 2>&1"
 
@@ -59,6 +60,7 @@ rule compare_arms:
         holm_tarone="--holm-tarone" if config["report"]["holm_tarone"] else "--no-holm-tarone",
         p_value=config["report"]["p_value"],
         results=lambda wildcards, output: os.path.dirname(output[0]),
+        resample_cache=lambda wildcards, output: os.path.join(os.path.dirname(output[0]), "cache", "resamples"),  # shared with scores
     log:
         logpath("comparisons.log"),
     conda:
@@ -68,7 +70,7 @@ rule compare_arms:
     shell:
         "python -m virtuebench.comparisons {input} --chain-root {params.results} --models {params.models} --prompts {params.prompts} "
         "--prompt {params.prompt} --judge {params.judge} {params.pairs} --resamples {params.resamples} "
-        "--seed {params.seed} --holm-family {params.holm_family} {params.holm_tarone} --p-value {params.p_value} "
+        "--seed {params.seed} --resample-cache {params.resample_cache} --holm-family {params.holm_family} {params.holm_tarone} --p-value {params.p_value} "
         "--out {output} > {log} 2>&1"
 
 

@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from helpers.intervals import narrow_closed_forms
 
 from virtuebench.comparisons import Arm, compare, pairs
 from virtuebench.records import Judgment, to_json_line
@@ -372,3 +373,20 @@ def test_a_comparisons_file_from_before_p_exact_is_still_read_by_the_report(tmp_
     old.write_text(f"{columns}\nprompt,rules,all,refusal,oracle,honest,oracle,plain,100.0,0.000488,0.00048828125,True,0.003904,True\n")
     (effect,) = prompt_effects(read_comparisons(old), "rules").values()
     assert (effect["p_holm"], effect["holds"], effect.get("p_exact")) == ("0.003904", "True", None)
+
+
+def test_a_resample_cache_changes_no_comparison(tmp_path, monkeypatch):
+    narrow_closed_forms(monkeypatch)  # so that BCa, which reads the cache, is chosen (tests/helpers/intervals.py)
+    rng = np.random.default_rng(2)
+    judgments = [
+        _judgment(f"q{i}", f"v{i % 60}", level, model, "honest", rng.random() < 0.6, unanswerable=i % 4 == 0)
+        for model in ("a", "b")
+        for i in range(150)
+        for level in (64, 128)
+    ]
+    chosen = pairs(["a", "b"], ["honest"], "honest")
+    plain = compare(judgments, chosen, "rules", SETTINGS)
+    cache = str(tmp_path / "resamples")
+    assert compare(judgments, chosen, "rules", Bootstrap(SETTINGS.resamples, SETTINGS.seed, cache=cache)) == plain  # drawn, kept
+    assert compare(judgments, chosen, "rules", Bootstrap(SETTINGS.resamples, SETTINGS.seed, cache=cache)) == plain  # read back
+    assert "bca" in {row.ci_method for row in plain[0]}

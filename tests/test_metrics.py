@@ -574,6 +574,7 @@ def test_the_cli_help_says_what_each_setting_is(capsys):
         "--invalid-out INVALID_OUT CSV listing every judgment without a valid verdict",
         "--resamples RESAMPLES bootstrap resamples per number",
         "--seed SEED bootstrap seed",
+        "--resample-cache RESAMPLE_CACHE a folder keeping the bootstrap's drawn weights for the other report jobs (changes no digit)",
         "--trust-scheme {kalai,refusal-credit}",
         "--confidence-target CONFIDENCE_TARGET kalai: the confidence target t",
         "--wrong-answer WRONG_ANSWER refusal-credit: trust score of a wrong answer",
@@ -826,3 +827,109 @@ def test_a_sampled_models_failure_bounds_average_each_item_over_all_its_runs():
     assert score.n_judge_failed == 3 and score.trust == round(100 * (0 + 1 - 1 / 3) / 3, 4)
     assert score.trust_failed_best == round(100 * (0 + 1 + 1 - 1 / 3) / 4, 4)
     assert score.trust_failed_worst == round(100 * (0 + 0 - 1 - 1 / 3) / 4, 4)
+
+
+def _mixed_judgments(seed=5):
+    """Judgments of every outcome (valid or not, truncated, failed requests, missing responses, refusals, judgements
+    other than 0/1), two models, a sampled one with a run missing here and there and one item's run recorded twice."""
+    rng = np.random.default_rng(seed)
+    made = []
+    for model, runs, prompt in (("once", [None], "honest"), ("once", [None], "plain"), ("sampled", [0, 1, 2], "honest")):
+        for i in range(60):
+            for level in (64, 128):
+                for sample in runs:
+                    if sample == 2 and i % 7 == 0:
+                        continue
+                    valid, truncated = bool(rng.random() < 0.8), bool(rng.random() < 0.1)
+                    made.append(
+                        dataclasses.replace(
+                            _judgment(i, level, bool(i % 3 == 0), bool(rng.random() < 0.5), valid=valid, prompt=prompt),
+                            model=model,
+                            video_id=f"v{i % 25}",
+                            refusal=int(rng.integers(0, 2)),
+                            judgement=int(rng.integers(-1, 3)),
+                            truncated=truncated and not valid,
+                            error=str(rng.choice(["failed", ""])) if rng.random() < 0.1 else None,
+                            response=str(rng.choice(["r", ""])) if rng.random() < 0.9 else None,  # "": an empty reply
+                            sample=sample,
+                        )
+                    )
+    made.append(dataclasses.replace(made[-1], judgement=1 - made[-1].judgement, valid=True))  # a run recorded twice
+    return made
+
+
+@pytest.mark.parametrize("trust", [TrustWeights(), TrustWeights(-2.0, -0.5, "refusal-credit")], ids=["kalai", "refusal-credit"])
+def test_items_are_gathered_as_each_judgment_scores(trust):
+    """_gather's arrays against correct() and TrustWeights.value() called judgment by judgment."""
+    from virtuebench.metrics import _gather, correct, judge_failed
+
+    judgments = _mixed_judgments()
+    gathered = _gather(judgments, trust)
+    keys = [(j.judge, j.model, j.prompt, j.level, j.instance_id) for j in judgments]
+    items = list(dict.fromkeys(keys))
+    assert [(j.judge, j.model, j.prompt, j.level, j.instance_id) for j in gathered.first] == items
+    assert all(gathered.first[at] is judgments[keys.index(key)] for at, key in enumerate(items))
+    slots = sorted({j.sample or 0 for j in judgments})
+    for at, key in enumerate(items):
+        runs = [j for j, k in zip(judgments, keys) if k == key]
+        assert gathered.samples[at] == len(runs)
+        assert gathered.counts["correct"][at] == sum(correct(j) for j in runs)
+        assert gathered.counts["invalid"][at] == sum(not j.valid for j in runs)
+        assert gathered.counts["wrong_refusal"][at] == sum(j.valid and j.refusal == 1 and j.judgement != 1 for j in runs)
+        assert gathered.counts["truncated"][at] == sum(j.truncated for j in runs)
+        assert gathered.counts["failed"][at] == sum(judge_failed(j) for j in runs)
+        last = {slots.index(j.sample or 0): j for j in runs}  # a run recorded twice: its last judgment
+        expected_right = [float(correct(last[c])) if c in last else np.nan for c in range(gathered.runs.shape[1])]
+        value = [trust.value(last[c]) if c in last else None for c in range(gathered.runs.shape[1])]
+        expected_values = [np.nan if v is None else v for v in value]
+        assert np.array_equal(gathered.runs[at], expected_right, equal_nan=True)
+        assert np.array_equal(gathered.run_values[at], expected_values, equal_nan=True)
+    assert gathered.counts["failed"].sum() > 0 and gathered.counts["truncated"].sum() > 0 and gathered.samples.max() == 4
+    assert all(count.dtype.kind == "i" for count in gathered.counts.values())
+    assert (
+        len({j.prompt for j in gathered.first}) == 2 and any(j.response == "" for j in judgments) and any(j.error == "" for j in judgments)
+    )
+
+
+def test_a_resample_cache_changes_no_score(tmp_path, monkeypatch):
+    narrow_closed_forms(monkeypatch)  # so that BCa, which reads the cache, is chosen (tests/helpers/intervals.py)
+    judgments = [dataclasses.replace(j, video_id=f"v{j.instance_id[1:]}") for j in _mixed_judgments(6)]
+    plain = compute_scores(judgments, Bootstrap(300, 1))
+    cache = str(tmp_path / "resamples")
+    assert compute_scores(judgments, Bootstrap(300, 1, cache=cache)) == plain  # drawn and kept
+    assert any((tmp_path / "resamples").glob("*.resamples"))
+    assert compute_scores(judgments, Bootstrap(300, 1, cache=cache)) == plain  # read back
+    assert {s.ci_method for s in plain} >= {"bca"}
+
+
+def test_groups_hold_their_items_in_order_and_come_in_the_order_of_their_first_item():
+    """_groups against the loop it replaces: each (model, prompt, level) group and each model's `all`, in item order,
+    the groups in the order their first item comes (the intra-video correlation adds them up in this order)."""
+    from virtuebench.metrics import _groups
+
+    rng = np.random.default_rng(1)
+    items = [
+        dataclasses.replace(_judgment(i, int(rng.choice([64, 128, 256])), False, True), model=str(rng.choice(["b", "a", "c"])))
+        for i in range(600)
+    ]
+    expected: dict[tuple[str, str, str, str], list[int]] = {}
+    for at, item in enumerate(items):
+        expected.setdefault((item.judge, item.model, item.prompt, str(item.level)), []).append(at)
+        expected.setdefault((item.judge, item.model, item.prompt, "all"), []).append(at)
+    found = _groups(items)
+    assert list(found) == list(expected)
+    assert all(found[key].tolist() == at for key, at in expected.items())
+    assert _groups([]) == {}
+
+
+def test_the_cli_keeps_the_drawn_weights_for_the_comparisons(tmp_path):
+    """--resample-cache: the weights the scores drew are in the folder, and the scores are those without it."""
+    judgments = [dataclasses.replace(j, video_id=f"v{j.instance_id[1:]}") for j in _mixed_judgments(6)[:-1]]  # no run twice
+    write_jsonl_atomic(tmp_path / "j.jsonl", judgments)
+    common = ["--resamples", "200", "--seed", "1", "--trust-scheme", "kalai", "--confidence-target", "0.5"]
+    common += ["--wrong-answer", "-1", "--unwarranted-refusal", "0"]
+    cache = tmp_path / "cache" / "resamples"
+    assert metrics_main([str(tmp_path / "j.jsonl"), "--out", str(tmp_path / "cached.csv"), "--resample-cache", str(cache), *common]) == 0
+    assert metrics_main([str(tmp_path / "j.jsonl"), "--out", str(tmp_path / "plain.csv"), *common]) == 0
+    assert len(list(cache.glob("*.resamples"))) >= 1
+    assert read_scores(tmp_path / "cached.csv") == read_scores(tmp_path / "plain.csv")

@@ -38,14 +38,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from fractions import Fraction
+from operator import attrgetter
 from pathlib import Path
 
 import numpy as np
 
-from virtuebench.metrics import ALL_LEVELS, correct, in_subset, level_order, video_of
+from virtuebench.metrics import ALL_LEVELS, _numbered, correct, level_order, video_of
 from virtuebench.provenance import stamp
 from virtuebench.records import Judgment, RecordError
-from virtuebench.support.bootstrap import Bootstrap, MissingDependency, Paired, Resampler, holm, require_scipy
+from virtuebench.support.bootstrap import Bootstrap, MissingDependency, Paired, PairedNumber, Resampler, holm, require_scipy
 from virtuebench.support.paired import P_VALUES, PValue
 from virtuebench.support.stops import run_stoppable
 from virtuebench.support.tabular import write_csv
@@ -115,11 +116,12 @@ class _Items:
     """The items a comparison pairs, in one order: each one's video and whether each arm got it right."""
 
     videos: np.ndarray  # object: video ids
+    codes: np.ndarray  # the videos' positions in the resampler's order (Resampler.codes)
     right_a: np.ndarray  # float: correctness, or a sampled model's mean correctness over its runs
     right_b: np.ndarray
 
     def take(self, at: np.ndarray) -> _Items:
-        return _Items(self.videos[at], self.right_a[at], self.right_b[at])
+        return _Items(self.videos[at], self.codes[at], self.right_a[at], self.right_b[at])
 
 
 def pairs(models: Sequence[str], prompts: Sequence[str], prompt: str, extra: Iterable[tuple[Arm, Arm]] = ()) -> list[tuple[str, Arm, Arm]]:
@@ -145,58 +147,89 @@ def compare(
 ) -> tuple[list[Comparison], list[str]]:
     """The comparisons, and a note for each pair with no item in common. `p_value`: the test's definition
     (report.p_value); `tarone`: leave out of Holm's family the rows that cannot reach p < 0.05 (report.holm_tarone)."""
-    # keyed by (model, prompt): a tuple hashes in C, a dataclass in Python (254,800 judgments at paper scale)
-    by_arm: dict[tuple[str, str], dict[tuple[str, int], list[Judgment]]] = defaultdict(dict)
-    universe, notes = set(), []
-    for judgment in judgments:
-        if judgment.judge == judge:
-            by_arm[judgment.model, judgment.prompt].setdefault((judgment.instance_id, judgment.level), []).append(judgment)
-            universe.add(video_of(judgment))
+    selected = [judgment for judgment in judgments if judgment.judge == judge]
+    notes: list[str] = []
+    # each comparison over its own videos, as scores.csv
+    resampler = Resampler(set(map(video_of, selected)), bootstrap, (judge, "videos"))
+    arms = _arms(selected, resampler)
     chosen_items: list[tuple[str, str, str, Arm, Arm, _Items]] = []
     for kind, a, b in chosen:
-        arm_a, arm_b = by_arm[a.model, a.prompt], by_arm[b.model, b.prompt]
-        common = sorted(arm_a.keys() & arm_b.keys())
-        if not common:
+        # the items both arms answered, in the order of (instance, level)
+        at_a, at_b = arms.positions(a), arms.positions(b)
+        common = np.flatnonzero((at_a >= 0) & (at_b >= 0))
+        if not len(common):
             notes.append(f"{kind}: {a.model}:{a.prompt} and {b.model}:{b.prompt} have no judged item in common (judge {judge})")
             continue
         # the pair's items once, as arrays; each (level, subset) row is a mask over them, in the same order
-        first = [arm_a[key][0] for key in common]
-        pair = _Items(
-            np.array([video_of(judgment) for judgment in first], dtype=object),
-            np.array([_mean_correct(arm_a[key]) for key in common], dtype=float),
-            np.array([_mean_correct(arm_b[key]) for key in common], dtype=float),
-        )
-        item_levels = np.array([str(level) for _, level in common])
-        in_subsets = {subset: np.array([in_subset(judgment, subset) for judgment in first], dtype=bool) for subset in SUBSETS}
+        first, second = at_a[common], at_b[common]
+        pair = _Items(arms.videos[first], arms.codes[first], arms.right[first], arms.right[second])
+        item_levels = arms.levels[first]
+        in_subsets = {subset: member[first] for subset, member in arms.member.items()}
         for level in sorted(set(item_levels.tolist()), key=level_order) + [ALL_LEVELS]:
             at_level = np.ones(len(common), dtype=bool) if level == ALL_LEVELS else item_levels == level
             for subset in SUBSETS:
                 chosen_at = np.flatnonzero(at_level & in_subsets[subset])
                 if len(chosen_at):
                     chosen_items.append((kind, level, subset, a, b, pair.take(chosen_at)))
-    resampler = Resampler(universe, bootstrap, (judge, "videos"))  # each comparison over its own videos, as scores.csv
-    rows = [_row(kind, judge, level, subset, a, b, items, resampler, p_value) for kind, level, subset, a, b, items in chosen_items]
+    found = resampler.paired_all(
+        [
+            PairedNumber(items.codes, items.right_a, items.right_b, (kind, judge, level, subset, *_names(a, b)), coded=True)
+            for kind, level, subset, a, b, items in chosen_items
+        ],
+        p_value,
+    )
+    rows = [
+        _row(kind, judge, level, subset, a, b, items, paired) for (kind, level, subset, a, b, items), paired in zip(chosen_items, found)
+    ]
     return _adjust(rows, holm_family, tarone), notes
 
 
-def _mean_correct(runs: list[Judgment]) -> float:
-    """An item's correctness: 0 or 1, or a sampled model's mean over its runs."""
-    return sum(correct(judgment) for judgment in runs) / len(runs)
+def _names(a: Arm, b: Arm) -> tuple[str, str, str, str]:
+    return a.model, a.prompt, b.model, b.prompt
 
 
-def _row(
-    kind: str,
-    judge: str,
-    level: str,
-    subset: str,
-    a: Arm,
-    b: Arm,
-    items: _Items,
-    resampler: Resampler,
-    p_value: PValue = "conventional",
-) -> Comparison:
-    key = (kind, judge, level, subset, a.model, a.prompt, b.model, b.prompt)
-    paired = resampler.paired(items.videos.tolist(), items.right_a, items.right_b, key, p_value)
+@dataclass(frozen=True)
+class _ArmItems:
+    """The judge's items (one per model, prompt, level and instance, a sampled model's runs
+    together), as arrays: each one's video, mean correctness, level and subsets, and per arm (model, prompt) where
+    each (instance, level) is among them, the (instance, level) pairs in sorted order."""
+
+    videos: np.ndarray  # object: video ids
+    codes: np.ndarray  # the videos' positions in the resampler's order (Resampler.codes)
+    right: np.ndarray  # correctness, or a sampled model's mean over its runs
+    levels: np.ndarray  # str
+    member: dict[str, np.ndarray]  # subset: in it
+    slots: dict[tuple[str, str], np.ndarray]  # (model, prompt): the item at each sorted (instance, level); -1: none
+    n_keys: int
+
+    def positions(self, arm: Arm) -> np.ndarray:
+        return self.slots.get((arm.model, arm.prompt), np.full(self.n_keys, -1, dtype=np.int64))
+
+
+def _arms(judgments: Sequence[Judgment], resampler: Resampler) -> _ArmItems:
+    """The judge's `judgments` as items (each model, prompt, level and instance once, a sampled model's runs together)."""
+    item, _ = _numbered(list(map(attrgetter("model", "prompt", "level", "instance_id"), judgments)))
+    items = [judgments[at] for at in np.unique(item, return_index=True)[1].tolist()]  # each item's first judgment
+    # an item's correctness: 0 or 1, or a sampled model's mean over its runs (every run counted)
+    right = np.bincount(item, weights=np.fromiter(map(correct, judgments), dtype=float)) / np.bincount(item)
+    keys = list(map(attrgetter("instance_id", "level"), items))
+    rank = {key: at for at, key in enumerate(sorted(set(keys)))}
+    slot_of = np.fromiter(map(rank.__getitem__, keys), dtype=np.int64)
+    arm_of, distinct = _numbered(list(map(attrgetter("model", "prompt"), items)))
+    slots = {}
+    for code, arm in enumerate(distinct):
+        mine = np.flatnonzero(arm_of == code)
+        slots[arm] = np.full(len(rank), -1, dtype=np.int64)
+        slots[arm][slot_of[mine]] = mine
+    videos = np.empty(len(items), dtype=object)
+    videos[:] = list(map(video_of, items))
+    unanswerable = np.fromiter(map(attrgetter("is_unanswerable"), items), dtype=bool)
+    member = {"overall": np.ones(len(items), dtype=bool), "non_refusal": ~unanswerable, "refusal": unanswerable}  # in_subset's
+    levels = np.array([str(level) for _, level in keys])
+    return _ArmItems(videos, resampler.codes(videos), right, levels, member, slots, len(rank))
+
+
+def _row(kind: str, judge: str, level: str, subset: str, a: Arm, b: Arm, items: _Items, paired: Paired) -> Comparison:
     test = paired.test
 
     def percent(value: float | None) -> float | None:
@@ -309,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pair", nargs=2, action="append", default=[], metavar=("A", "B"), help="an extra pair: model or model:prompt")
     parser.add_argument("--resamples", type=int, required=True)
     parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument(
+        "--resample-cache", help="a folder keeping the bootstrap's drawn weights for the other report jobs (changes no digit)"
+    )
     parser.add_argument("--holm-family", choices=HOLM_FAMILIES, required=True, help="report.holm_family")
     parser.add_argument(
         "--holm-tarone",
@@ -321,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     add_chain_argument(parser)
     args = parser.parse_args(argv)
     try:
-        bootstrap = Bootstrap(args.resamples, args.seed)
+        bootstrap = Bootstrap(args.resamples, args.seed, args.resample_cache)
     except ValueError as error:
         parser.error(str(error))
     extra = [(Arm.parse(a, args.prompt), Arm.parse(b, args.prompt)) for a, b in args.pair]

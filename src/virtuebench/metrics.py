@@ -46,9 +46,10 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
+from operator import attrgetter
 from pathlib import Path
 
 import numpy as np
@@ -152,7 +153,7 @@ class Score:
     trust: float | None = None  # 100 x mean item score (TrustWeights)
     trust_ci_low: float | None = None
     trust_ci_high: float | None = None
-    ci_method: str = ""  # how the accuracy interval was made: bca, clopper-pearson-cr2, wilson-cr2
+    ci_method: str = ""  # how the accuracy interval was made: bca, clopper-pearson-cr2 (-deff: scored before issue 49)
     trust_ci_method: str = ""  # bca or agresti-coull-cr2
     n_truncated: int = 0  # truncated replies: wrong in accuracy, an answer withheld in the trust score
     n_judge_failed: int = 0  # answered, but the judge gave no verdict: wrong in accuracy, left out of the trust score
@@ -210,43 +211,75 @@ class _Items:
     samples: np.ndarray  # runs per item
 
 
+def _present(value: object) -> bool:
+    return value is not None
+
+
+def _is_one(value: object) -> bool:
+    return value == 1
+
+
+#: What an item's correctness and trust score are read from (`correct`, `TrustWeights.value`, `judge_failed`), and
+#: how: _gather scores each distinct combination once, through those functions, and gives every judgment its
+#: combination's result. A scoring rule that reads another field must be added here (tests/test_metrics.py checks
+#: _gather against the functions judgment by judgment).
+OUTCOME_FIELDS = (
+    ("valid", bool),
+    ("truncated", bool),
+    ("error", _present),
+    ("response", _present),
+    ("refusal", _is_one),
+    ("judgement", _is_one),
+)
+
+
+def _outcomes(judgments: Sequence[Judgment]) -> tuple[np.ndarray, list[Judgment]]:
+    """Each judgment's outcome code (a bit for each of OUTCOME_FIELDS' tests) and one judgment of each code, the
+    code's index: at most 64 to score instead of one call per judgment."""
+    flags = np.zeros(len(judgments), dtype=np.int64)
+    for bit, (name, test) in enumerate(OUTCOME_FIELDS):
+        flags |= np.fromiter(map(test, map(attrgetter(name), judgments)), dtype=np.int64) << bit
+    _, first, code_of = np.unique(flags, return_index=True, return_inverse=True)
+    return code_of, [judgments[at] for at in first]
+
+
 def _gather(judgments: Sequence[Judgment], trust: TrustWeights) -> _Items:
-    positions: dict[tuple[str, str, str, int, str], int] = {}
-    runs: list[list[Judgment]] = []
-    for judgment in judgments:
-        key = (judgment.judge, judgment.model, judgment.prompt, judgment.level, judgment.instance_id)
-        if key not in positions:
-            positions[key] = len(runs)
-            runs.append([])
-        runs[positions[key]].append(judgment)
-    width = max((len(of_item) for of_item in runs), default=1)
-    slot = {sample: at for at, sample in enumerate(sorted({j.sample or 0 for j in judgments}))}  # run k's column
-    if len(slot) > width:
-        width = len(slot)
-    right = np.full((len(runs), width), np.nan)
-    values = np.full((len(runs), width), np.nan)
-    names = ("correct", "invalid", "wrong_refusal", "truncated", "failed")
-    counts = {name: np.zeros(len(runs), dtype=np.int64) for name in names}
-    for at, of_item in enumerate(runs):
-        for judgment in of_item:
-            column = slot[judgment.sample or 0]
-            value = trust.value(judgment)
-            right[at, column] = correct(judgment)
-            values[at, column] = np.nan if value is None else value
-            counts["correct"][at] += correct(judgment)
-            counts["invalid"][at] += not judgment.valid
-            counts["wrong_refusal"][at] += judgment.valid and judgment.refusal == 1 and judgment.judgement != 1
-            counts["truncated"][at] += judgment.truncated
-            counts["failed"][at] += value is None
-    samples = np.array([len(of_item) for of_item in runs], dtype=np.int64)
+    """The judgments as items (_Items), with arrays rather than a loop per judgment (254,800 at paper scale)."""
+    item, distinct = _numbered(list(map(attrgetter("judge", "model", "prompt", "level", "instance_id"), judgments)))
+    n_items = len(distinct)
+    first_at = np.unique(item, return_index=True)[1]  # each item's first judgment (items are numbered in that order)
+    samples = np.bincount(item)  # every item has a judgment: one count per item
+    sample = [0 if value is None else value for value in map(attrgetter("sample"), judgments)]
+    slots, column = np.unique(np.array(sample), return_inverse=True)  # run k's column
+    width = max(int(samples.max()) if n_items else 1, len(slots))
+    code, representative = _outcomes(judgments)
+    scored = [trust.value(judgment) for judgment in representative]
+    right_of = np.array([float(correct(judgment)) for judgment in representative])
+    value_of = np.array(scored, dtype=float)  # None (a judge failure): nan
+    right = np.full((n_items, width), np.nan)
+    values = np.full((n_items, width), np.nan)
+    # a run recorded twice for an item keeps its last judgment, as a loop over them would
+    cell = item * width + column
+    last = len(cell) - 1 - np.unique(cell[::-1], return_index=True)[1]
+    right.flat[cell[last]] = right_of[code[last]]
+    values.flat[cell[last]] = value_of[code[last]]
+    wrong_refusal = [j.valid and j.refusal == 1 and j.judgement != 1 for j in representative]
+    per_code = {
+        "correct": right_of,
+        "invalid": np.array([not j.valid for j in representative]),
+        "wrong_refusal": np.array(wrong_refusal),
+        "truncated": np.array([bool(j.truncated) for j in representative]),
+        "failed": np.isnan(value_of),
+    }
+    counts = {name: np.bincount(item, weights=of_code[code]).astype(np.int64) for name, of_code in per_code.items()}
     if width == 1:  # every item run once: the values as they are (no mean to take)
         mean_right, mean_values = right[:, 0], values[:, 0]
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
             mean_right = np.nansum(right, axis=1) / samples
-            scored = np.sum(~np.isnan(values), axis=1)
-            mean_values = np.where(scored > 0, np.nansum(values, axis=1) / np.maximum(scored, 1), np.nan)
-    return _Items([of_item[0] for of_item in runs], mean_right, mean_values, counts, right, values, samples)
+            n_scored = np.sum(~np.isnan(values), axis=1)
+            mean_values = np.where(n_scored > 0, np.nansum(values, axis=1) / np.maximum(n_scored, 1), np.nan)
+    return _Items([judgments[at] for at in first_at.tolist()], mean_right, mean_values, counts, right, values, samples)
 
 
 def _run_spread(per_run: np.ndarray) -> tuple[float | None, float | None, float | None]:
@@ -274,33 +307,64 @@ def _failure_bounds(gathered: _Items, trust: TrustWeights) -> tuple[np.ndarray, 
     return scored + share_failed, scored + share_failed * trust.wrong
 
 
+def _numbered(keys: list[Hashable]) -> tuple[np.ndarray, list[Hashable]]:
+    """Each key's number, the keys numbered in the order they first come; and the distinct keys in that order."""
+    distinct = list(dict.fromkeys(keys))
+    number = dict(zip(distinct, range(len(distinct))))
+    return np.fromiter(map(number.__getitem__, keys), dtype=np.int64), distinct
+
+
+def _members(codes: np.ndarray) -> list[np.ndarray]:
+    """The positions holding each of the codes 0, 1, ... (each of which is there), in increasing order."""
+    order = np.argsort(codes, kind="stable")
+    return np.split(order, np.cumsum(np.bincount(codes))[:-1])
+
+
+def _groups(items: Sequence[Judgment]) -> dict[tuple[str, str, str, str], np.ndarray]:
+    """The items of each (judge, model, prompt, level) and of each (judge, model, prompt, ALL_LEVELS), in item order;
+    the groups in the order of their first item, each level's before its `all` (the intra-video correlation sums
+    over them in this order, so it sets the last digits)."""
+    level_of, distinct = _numbered(list(map(attrgetter("judge", "model", "prompt", "level"), items)))
+    levels = {(*key[:3], str(key[3])): code for code, key in enumerate(distinct)}
+    arms: dict[tuple[str, str, str], int] = {}
+    arm_of_level = np.array([arms.setdefault(key[:3], len(arms)) for key in levels], dtype=np.int64)
+    of_level = _members(level_of)
+    of_arm = _members(arm_of_level[level_of])
+    groups: dict[tuple[str, str, str, str], np.ndarray] = {}
+    for key, code in levels.items():
+        groups[key] = of_level[code]
+        arm = (*key[:3], ALL_LEVELS)
+        if arm not in groups:
+            groups[arm] = of_arm[arms[key[:3]]]
+    return groups
+
+
 def compute_scores(
     judgments: Iterable[Judgment], bootstrap: Bootstrap = DEFAULT_BOOTSTRAP, trust: TrustWeights = DEFAULT_TRUST
 ) -> list[Score]:
     gathered = _gather(list(judgments), trust)
     items = gathered.first
-    groups: dict[tuple[str, str, str, str], list[int]] = defaultdict(list)
-    for at, judgment in enumerate(items):
-        groups[(judgment.judge, judgment.model, judgment.prompt, str(judgment.level))].append(at)
-        groups[(judgment.judge, judgment.model, judgment.prompt, ALL_LEVELS)].append(at)
+    groups = _groups(items)
     # per item, once: its video, correctness, trust score (nan: left out) and subsets; a sampled model's item: the
     # means over its runs
-    videos = [video_of(j) for j in items]
+    videos = np.empty(len(items), dtype=object)
+    videos[:] = list(map(video_of, items))
+    judge_of = np.array(list(map(attrgetter("judge"), items)))
     right, values = gathered.right, gathered.values
-    unanswerable = np.array([j.is_unanswerable for j in items], dtype=bool)
-    category = np.array([j.category for j in items], dtype=object)
+    unanswerable = np.fromiter(map(attrgetter("is_unanswerable"), items), dtype=bool)
+    category = np.array(list(map(attrgetter("category"), items)))
     member = {"overall": np.ones(len(items), dtype=bool), "refusal": unanswerable, "non_refusal": ~unanswerable}
     member |= {subset: category == subset for subset in SUBSETS if subset not in member}  # in_subset, for all at once
     counts = gathered.counts
     failed = np.isnan(values)
     failed_best, failed_worst = _failure_bounds(gathered, trust)
     scores = []
-    for judge in sorted({j.judge for j in items}):
-        of_judge = {key: np.array(at, dtype=np.int64) for key, at in groups.items() if key[0] == judge}
+    for judge in sorted(set(judge_of.tolist())):
+        of_judge = {key: at for key, at in groups.items() if key[0] == judge}
         coded = np.full(len(items), -1, dtype=np.int64)
-        chosen_items = np.unique(np.concatenate(list(of_judge.values())))
-        resampler = Resampler([videos[at] for at in chosen_items], bootstrap, (judge, "videos"))
-        coded[chosen_items] = resampler.codes([videos[at] for at in chosen_items])
+        chosen_items = np.flatnonzero(judge_of == judge)  # every item of the judge is in its level's group
+        resampler = Resampler(videos[chosen_items].tolist(), bootstrap, (judge, "videos"))
+        coded[chosen_items] = resampler.codes(videos[chosen_items].tolist())
         numbers: list[Number] = []
         rows: list[tuple[tuple[str, str, str, str], str, np.ndarray, np.ndarray]] = []
         for group, at in of_judge.items():
@@ -456,12 +520,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--invalid-out", help="CSV listing every judgment without a valid verdict")
     parser.add_argument("--resamples", type=int, required=True, help="bootstrap resamples per number")
     parser.add_argument("--seed", type=int, required=True, help="bootstrap seed")
+    parser.add_argument(
+        "--resample-cache", help="a folder keeping the bootstrap's drawn weights for the other report jobs (changes no digit)"
+    )
     parser.add_argument("--judge", help="the report judge: refuse judgments of any other, and an empty selection")
     add_trust_arguments(parser)
     add_chain_argument(parser)
     args = parser.parse_args(argv)
     try:
-        bootstrap = Bootstrap(args.resamples, args.seed)
+        bootstrap = Bootstrap(args.resamples, args.seed, args.resample_cache)
         trust = trust_from_arguments(args)
     except ValueError as error:
         parser.error(str(error))

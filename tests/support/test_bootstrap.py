@@ -13,6 +13,7 @@ from virtuebench.support.bootstrap import (
     Bootstrap,
     Design,
     Interval,
+    PairedNumber,
     Resampler,
     agresti_coull_mean,
     bell_mccaffrey_df,
@@ -641,3 +642,31 @@ def test_the_closed_forms_read_the_video_sums():
         paired_fallback([0.0], [1.5], [1], [-1.5])
     with pytest.raises(ValueError, match=r"^paired_fallback needs arms within \[0, 1\] \(correct or not per item, or a mean over runs\)$"):
         paired_fallback([0.0], [-0.5], [1], [0.5])
+
+
+@pytest.mark.parametrize("arms", ["0/1", "fractions"])
+def test_paired_all_gives_each_numbers_own_paired_digits(arms, monkeypatch):
+    """Numbers over one set of videos batched into one product give the digits of one call each (whole sums:
+    exact in any order; fractions: one product each, as before)."""
+    narrow_closed_forms(monkeypatch)  # so that the batched BCa products are what is compared (tests/helpers/intervals.py)
+    rng = np.random.default_rng(3)
+    clusters = np.repeat(np.arange(70), rng.integers(1, 5, size=70))
+    numbers = []
+    for at in range(4):
+        if arms == "0/1":
+            a, b = rng.integers(0, 2, len(clusters)).astype(float), rng.integers(0, 2, len(clusters)).astype(float)
+        else:
+            a, b = rng.integers(0, 4, len(clusters)) / 3, rng.integers(0, 4, len(clusters)) / 3
+        numbers.append(PairedNumber(clusters.tolist(), a, b, ("row", at)))
+    numbers.append(PairedNumber(clusters[:40].tolist(), numbers[0].a[:40], numbers[0].b[:40], ("few videos",)))
+    numbers.append(PairedNumber([], [], [], ("empty",)))
+    resampler = Resampler(clusters.tolist(), SETTINGS, ("paired-all",))
+    together = resampler.paired_all(numbers)
+    alone = [Resampler(clusters.tolist(), SETTINGS, ("paired-all",)).paired(n.clusters, n.a, n.b, n.key) for n in numbers]
+    assert [(p.difference, p.ci_low, p.ci_high, p.p_value, p.n, p.n_clusters, p.ci_method) for p in together[:-1]] == [
+        (p.difference, p.ci_low, p.ci_high, p.p_value, p.n, p.n_clusters, p.ci_method) for p in alone[:-1]
+    ]
+    assert together[-1].ci_method == alone[-1].ci_method == "none"
+    assert {p.ci_method for p in together[:4]} == {"bca"} and together[4].ci_method == "narrowed-for-a-test"  # 40 videos
+    coded = resampler.paired_all([PairedNumber(resampler.codes(n.clusters), n.a, n.b, n.key, coded=True) for n in numbers[:4]])
+    assert [(p.ci_low, p.ci_high, p.p_value) for p in coded] == [(p.ci_low, p.ci_high, p.p_value) for p in alone[:4]]

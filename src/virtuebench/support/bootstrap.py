@@ -40,7 +40,7 @@ import hashlib
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any, TypeVar
 
@@ -48,6 +48,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from virtuebench.support.paired import PValue, SignFlipTest, sign_flip_test
+from virtuebench.support.resample_cache import cached_weights
 
 NORMAL = NormalDist()
 T = TypeVar("T")
@@ -299,10 +300,13 @@ def paired_fallback(
 
 @dataclass(frozen=True)
 class Bootstrap:
-    """Settings: `resamples` per number and the base `seed` (config `report.bootstrap`)."""
+    """Settings: `resamples` per number and the base `seed` (config `report.bootstrap`); `cache`: a folder keeping
+    the drawn weights for other jobs (virtuebench.support.resample_cache), None to draw every time. The cache gives
+    back the very counts a draw gives, so it changes no digit."""
 
     resamples: int = 2000
     seed: int = 0
+    cache: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.resamples < 1:
@@ -316,7 +320,13 @@ class Bootstrap:
         """How often each cluster is drawn in each resample: (resamples, n_clusters) counts."""
         if n_clusters == 0:
             return np.zeros((self.resamples, 0))
-        return self.rng(key).multinomial(n_clusters, np.full(n_clusters, 1 / n_clusters), size=self.resamples)
+
+        def draw() -> np.ndarray:
+            return self.rng(key).multinomial(n_clusters, np.full(n_clusters, 1 / n_clusters), size=self.resamples)
+
+        if self.cache is None:
+            return draw()
+        return cached_weights(self.cache, self.seed, self.resamples, n_clusters, key, draw)
 
 
 def bca_interval(
@@ -454,7 +464,6 @@ class Resampler:
         found = self.interval(clusters, values)
         return found.low, found.high
 
-    @one_blas_thread
     def paired(
         self,
         clusters: Sequence[Hashable],
@@ -464,30 +473,73 @@ class Resampler:
         p_value: PValue = "conventional",
     ) -> Paired:
         """See paired_difference; `key` seeds the randomization test where it samples, `p_value` its definition."""
-        if len(a) != len(b) or len(a) != len(clusters):
-            raise ValueError(f"paired values differ in length: {len(clusters)} clusters, {len(a)} and {len(b)} values")
-        diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-        if len(diff) == 0:
-            return Paired(float("nan"), None, None, None, 0, 0, "none")
-        order, counts, sums = self._sums(clusters, diff)
-        total = counts.sum()
-        observed = float(sums.sum() / total)
-        n_clusters = len(counts)
-        interval = self._paired_interval(a, b, order, counts, sums)
-        test = sign_flip_test(sums, self.settings.rng((*key, "randomization")), p_value)
-        return Paired(observed, interval.low, interval.high, test.p_value, int(total), n_clusters, interval.method, test)
+        return self.paired_all([PairedNumber(clusters, a, b, key)], p_value)[0]
+
+    @one_blas_thread
+    def paired_all(self, numbers: Sequence[PairedNumber], p_value: PValue = "conventional") -> list[Paired]:
+        """`paired` of each of `numbers`, computed together: the numbers over one set of videos take its weights once
+        (as floats), and where their summed differences are whole numbers (0/1 arms) their resampled means come from
+        one matrix product, exact in any order of summation, so the digits are those of one product per number."""
+        found: list[Paired | None] = [None] * len(numbers)
+        batches: dict[tuple[Hashable, ...], list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]] = {}
+        for at, number in enumerate(numbers):
+            if len(number.a) != len(number.b) or len(number.a) != len(number.clusters):
+                raise ValueError(
+                    f"paired values differ in length: {len(number.clusters)} clusters, {len(number.a)} and {len(number.b)} values"
+                )
+            diff = np.asarray(number.a, dtype=float) - np.asarray(number.b, dtype=float)
+            if len(diff) == 0:
+                found[at] = Paired(float("nan"), None, None, None, 0, 0, "none")
+                continue
+            order, counts, sums = self._sums(number.clusters, diff, number.coded)
+            batches.setdefault(order, []).append((at, diff, counts, sums))
+        for order, batch in batches.items():
+            resampled = self._paired_bootstrap(order, [(counts, sums) for _, _, counts, sums in batch])
+            for (at, _, counts, sums), bootstrapped in zip(batch, resampled):
+                number = numbers[at]
+                interval = self._paired_interval(number.a, number.b, counts, sums, bootstrapped)
+                test = sign_flip_test(sums, self.settings.rng((*number.key, "randomization")), p_value)
+                observed = float(sums.sum() / counts.sum())
+                found[at] = Paired(
+                    observed, interval.low, interval.high, test.p_value, int(counts.sum()), len(counts), interval.method, test
+                )
+        return [paired for paired in found if paired is not None]
+
+    def _paired_bootstrap(self, order: tuple[Hashable, ...], batch: list[tuple[np.ndarray, np.ndarray]]) -> list[Interval | None]:
+        """The paired bootstrap's BCa interval of each (counts, sums) over the videos `order` (None below
+        BCA_MIN_VIDEOS videos, where it is not used, and where it has no width)."""
+        if len(order) < BCA_MIN_VIDEOS:
+            return [None] * len(batch)
+        weights = self._weights_of(order)  # drawn only where the bootstrap is used
+        whole = all(np.array_equal(sums, np.round(sums)) for _, sums in batch)
+        if whole and len(batch) > 1:  # whole numbers: the product's sums are exact, the same in any order
+            counts = np.column_stack([counts for counts, _ in batch])
+            sums = np.column_stack([sums for _, sums in batch])
+            return _bca_columns((weights @ sums) / (weights @ counts), counts, sums)
+        return [_bca((weights @ sums) / (weights @ counts), counts, sums) for counts, sums in batch]
 
     def _paired_interval(
-        self, a: Sequence[float], b: Sequence[float], order: tuple[Hashable, ...], counts: np.ndarray, sums: np.ndarray
+        self, a: Sequence[float], b: Sequence[float], counts: np.ndarray, sums: np.ndarray, resampled: Interval | None
     ) -> Interval:
-        """Bonett-Price's interval below BCA_MIN_VIDEOS videos; from there the paired bootstrap's BCa interval, or
-        Bonett-Price's where that is wider or BCa has no width (every difference 0, say); `counts` and `sums`: each
-        video's items and summed differences."""
+        """Bonett-Price's interval below BCA_MIN_VIDEOS videos; from there the paired bootstrap's BCa interval
+        (`resampled`), or Bonett-Price's where that is wider or BCa has no width (every difference 0, say); `counts`
+        and `sums`: each video's items and summed differences."""
         closed = paired_fallback(a, b, counts, sums)
         if len(counts) < BCA_MIN_VIDEOS:
             return closed
-        weights = self._weights_of(order)  # drawn only where the bootstrap is used
-        return _wider(_bca((weights @ sums) / (weights @ counts), counts, sums), closed)
+        return _wider(resampled, closed)
+
+
+@dataclass(frozen=True)
+class PairedNumber:
+    """One paired difference to give an interval and a p-value (`Resampler.paired_all`): its items' videos, the two
+    arms' values per item, and the key seeding its randomization test. `coded`: as Number's."""
+
+    clusters: Sequence[Hashable] | np.ndarray
+    a: Sequence[float] | np.ndarray
+    b: Sequence[float] | np.ndarray
+    key: Sequence[Hashable]
+    coded: bool = False
 
 
 @dataclass(frozen=True)

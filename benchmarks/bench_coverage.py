@@ -12,7 +12,7 @@ video's rate; a wrong item is refused half the time, so each benchmark gives bot
 (Kalai's scheme, t = 0.5: right 1, refused 0, wrong -1; truth 1.5 x accuracy's truth - 0.5). The designs:
 - `grid-*`: 5 to 200 videos of 1-7 questions each (as VirtueBench), c = 4 or independent, rates 0.5-0.99.
 - `unequal-*`: one video holding a third of the items (at 10 videos the issue's 25, 10, 5, 3, 2, 1, 1, 1, 1, 1),
-  a fifth of the videos with 2-10 questions, the rest single questions (as MLVU's dev set, 2,169 questions over
+  a tenth of the videos with 2-10 questions, the rest single questions (as MLVU's dev set, 2,169 questions over
   1,242 videos, and LongVideoBench, 976 over 395).
 - `icc0.67-*`: the 1-7 questions per video of the grid with c = 0.5.
 - `informative-*`: size-informative difficulty: a video's mean rate falls linearly in log(size) from 0.95 (one
@@ -84,11 +84,11 @@ GRID_RATES = (0.5, 0.9, 0.97, 0.99)
 
 
 def unequal_sizes(videos: int) -> tuple[int, ...]:
-    """One video holding a third of the items, a fifth of the videos with 2-10 questions, the rest single questions;
-    at 10 videos the issue's sizes."""
+    """One video holding a third of the items, a tenth of the videos with 2-10 questions, the rest single questions
+    (2 questions a video on average: MLVU's dev set has 1.75, LongVideoBench 2.5); at 10 videos the issue's sizes."""
     if videos == len(ISSUE_SIZES):
         return ISSUE_SIZES
-    middle = [MIDDLE_SIZES[at % len(MIDDLE_SIZES)] for at in range(videos // 5)]
+    middle = [MIDDLE_SIZES[at % len(MIDDLE_SIZES)] for at in range(videos // 10)]
     singles = videos - 1 - len(middle)
     return ((sum(middle) + singles) // 2, *middle, *([1] * singles))
 

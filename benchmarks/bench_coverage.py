@@ -56,17 +56,14 @@ import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import nullcontext
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
 
 from virtuebench.records import Judgment
-from virtuebench.support.bootstrap import BCA_MIN_VIDEOS, Bootstrap, Number, Resampler, intra_cluster_correlation
+from virtuebench.support.bootstrap import BCA_MIN_VIDEOS, Bootstrap, Number, Resampler
 
-#: Whether the closed forms take an intra-video correlation (main before issue 49's per-number CR2 design); a shim
-#: so that this study runs on both sides of that change, removed once the change is merged.
-POOLED_RHO = "rho" in {f.name for f in fields(Number)}
 MARKER = "<!-- bench_coverage -->"
 JUDGE, PROMPT, CATEGORY = "rules", "plain", "synthetic"
 LEVELS = (64, 128, 256, 512, 1024)
@@ -231,7 +228,7 @@ Found = tuple[float | None, float | None, str]  # (low, high) in percent and the
 def function_intervals(batch: list[Benchmark], settings: Bootstrap) -> list[tuple[Found, Found]]:
     """Each benchmark's accuracy and trust intervals from the functions the scores CLI calls, grouped as
     virtuebench.metrics.compute_scores groups a judgments file with one model per benchmark: one resampler over the
-    judge's videos, each number's own closed form (POOLED_RHO: the correlations pooled over the (model, level) groups)."""
+    judge's videos, each number's closed form on its own cluster design."""
     videos = sorted({int(v) for bench in batch for v in np.unique(bench.video)})
     resampler = Resampler([video_name(v) for v in videos], settings, (JUDGE, "videos"))
     position = np.full(max(videos) + 1, -1, dtype=np.int64)
@@ -241,11 +238,6 @@ def function_intervals(batch: list[Benchmark], settings: Bootstrap) -> list[tupl
     for coded, bench in zip(codes, batch):
         numbers.append(Number(coded, bench.right.astype(float), coded=True))
         numbers.append(Number(coded, bench.value, bounds=TRUST_BOUNDS, coded=True))
-    if POOLED_RHO:  # main before issue 49: the closed forms' correlation pooled over the judge's (model, level) groups
-        groups = [(coded, bench, bench.level == level) for coded, bench in zip(codes, batch) for level in np.unique(bench.level)]
-        resampler.rho = intra_cluster_correlation((coded[at], bench.right[at].astype(float)) for coded, bench, at in groups)
-        trust_rho = intra_cluster_correlation((coded[at], bench.value[at]) for coded, bench, at in groups)
-        numbers = [number if number.bounds is None else replace(number, rho=trust_rho) for number in numbers]
     found = resampler.intervals(numbers)
     return [
         ((percent(a.low), percent(a.high), a.method), (percent(t.low), percent(t.high), t.method)) for a, t in zip(found[::2], found[1::2])
@@ -387,8 +379,6 @@ def run_paired(design: Design, seed: int, simulations: int, resamples: int) -> P
         names = [video_name(v) for v in first.video.tolist()]
         if resampler is None or set(names) != resampler.universe:
             resampler = Resampler(names, settings, ("null", design.name))
-        if POOLED_RHO:  # main before issue 49: the paired closed form's correlation, from the pair's differences
-            resampler.rho = intra_cluster_correlation([(names, first.right.astype(float) - second_right)])
         paired = resampler.paired(names, first.right, second_right, ("null", run))
         hits += paired.p_value is not None and paired.p_value < 0.05
         low, high = percent(paired.ci_low), percent(paired.ci_high)

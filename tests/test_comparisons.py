@@ -86,20 +86,22 @@ def test_identical_arms_have_no_difference_and_p_one():
     rows, _ = compare(judgments, pairs(["a", "b"], ["honest"], "honest"), "rules", SETTINGS)
     assert rows and all(r.difference == 0 and r.p_value == 1.0 and not r.holds for r in rows)
     # every paired difference is 0, so every resample is 0: the interval falls back and does not collapse to [0, 0]
-    assert all(r.ci_method == "bonett-price-deff" and r.ci_low < 0 < r.ci_high for r in rows)
+    assert all(r.ci_method == "bonett-price-cr2" and r.ci_low < 0 < r.ci_high for r in rows)
 
 
 def test_comparisons_fall_back_on_few_videos_and_use_the_bootstrap_elsewhere():
     rng = np.random.default_rng(3)
-    # a and b: 60 videos of 3 items, each arm right at a rate of the video's own (the paired differences vary
-    # within and between videos): from 50 videos on the paired bootstrap's BCa interval, here wider than
-    # Bonett-Price's
+    # a and b: 60 videos of 1-7 items, each arm right on all of a video's items or on none (the paired differences
+    # are constant within a video): from 50 videos on the paired bootstrap's BCa interval where it is wider than
+    # Bonett-Price's on the cluster design, as here (where the differences vary within videos the closed form, which
+    # counts at most one pair a video, is usually the wider)
     judgments = []
+    sizes = rng.integers(1, 8, size=60)
     for v in range(60):
-        rate_a, rate_b = rng.beta(2, 2), rng.beta(2, 2)
-        for k in range(3):
-            judgments.append(_judgment(f"q{v}_{k}", f"v{v}", 64, "a", "honest", bool(rng.random() < rate_a)))
-            judgments.append(_judgment(f"q{v}_{k}", f"v{v}", 64, "b", "honest", bool(rng.random() < rate_b)))
+        right_a, right_b = bool(rng.random() < 0.5), bool(rng.random() < 0.5)
+        for k in range(sizes[v]):
+            judgments.append(_judgment(f"q{v}_{k}", f"v{v}", 64, "a", "honest", right_a))
+            judgments.append(_judgment(f"q{v}_{k}", f"v{v}", 64, "b", "honest", right_b))
     # c against d: 12 items on one video, a every third item apart
     judgments += [_judgment(f"o{k}", "alone", 128, "c", "honest", True) for k in range(12)]
     judgments += [_judgment(f"o{k}", "alone", 128, "d", "honest", k % 3 != 0) for k in range(12)]
@@ -108,7 +110,7 @@ def test_comparisons_fall_back_on_few_videos_and_use_the_bootstrap_elsewhere():
     wide = by[("a", "64", "overall")]
     assert wide.ci_method == "bca" and wide.ci_low < wide.difference < wide.ci_high
     alone = by[("c", "128", "overall")]
-    assert alone.n_videos == 1 and alone.ci_method == "bonett-price-deff" and alone.ci_low < alone.difference < alone.ci_high
+    assert alone.n_videos == 1 and alone.ci_method == "bonett-price-cr2" and alone.ci_low < alone.difference < alone.ci_high
 
 
 def test_a_pair_without_common_items_is_named_and_the_cli_writes_the_contract_columns(tmp_path):
@@ -145,9 +147,28 @@ def test_a_pair_without_common_items_is_named_and_the_cli_writes_the_contract_co
     assert "b:honest and c:honest have no judged item in common" in run.stderr and "a:honest and c:honest" in run.stderr
     rows = list(csv.DictReader(out.open()))
     assert set(CONTRACT) <= set(rows[0]) and {(r["model_a"], r["model_b"]) for r in rows} == {("a", "b")}
-    assert all(r["ci_method"] in ("bca", "bonett-price-deff") for r in rows)
+    assert all(r["ci_method"] in ("bca", "bonett-price-cr2") for r in rows)
     overall = next(r for r in rows if (r["level"], r["subset"]) == ("64", "overall"))
     assert float(overall["difference"]) == 50.0 and int(overall["n"]) == 4
+
+
+def test_the_cli_says_in_one_line_that_scipy_is_missing(tmp_path, capsys, monkeypatch):
+    from virtuebench.comparisons import main
+    from virtuebench.support import bootstrap
+
+    path = tmp_path / "j.jsonl"
+    path.write_text("".join(to_json_line(_judgment(f"q{i}", f"v{i}", 64, m, "honest", i % 2 == 0)) for i in range(4) for m in "ab"))
+    monkeypatch.setitem(sys.modules, "scipy.special", None)  # import scipy.special then raises ImportError
+    bootstrap._t_quantile.cache_clear()
+    try:
+        options = ["--models", "a", "b", "--prompts", "honest", "--prompt", "honest", "--out", str(tmp_path / "c.csv")]
+        options += ["--judge", "rules", "--resamples", "50", "--seed", "0", "--holm-family", "table"]
+        assert main([str(path), *options]) == 1
+    finally:
+        bootstrap._t_quantile.cache_clear()
+    said = capsys.readouterr().err
+    assert said.startswith("error: scipy is not installed for ") and said.count("\n") == 1
+    assert not (tmp_path / "c.csv").exists()
 
 
 def _row(level, p, p_min=1e-6, p_mc_se=0.0, kind="prompt"):

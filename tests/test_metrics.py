@@ -20,7 +20,7 @@ from virtuebench.metrics import (
 )
 from virtuebench.metrics import main as metrics_main
 from virtuebench.records import Judgment, write_jsonl_atomic
-from virtuebench.support.bootstrap import Bootstrap, bounded_mean_fallback, effective_items
+from virtuebench.support.bootstrap import Bootstrap, Resampler, bounded_mean_fallback, cluster_design, fallback_interval
 
 
 def _judgment(i, level, unanswerable, correct, category="perception", valid=True, prompt="honest"):
@@ -129,14 +129,17 @@ def test_intervals_resample_videos_and_trace_to_the_records():
     score = next(s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "overall"))
     assert score.ci_low < score.accuracy < score.ci_high and score.n_videos == 60
     # Against an independent computation: a plain percentile cluster bootstrap (its own draws, numpy only) of the
-    # same 30 videos gives nearly the same interval; resampling items instead would give a narrower one.
+    # same 60 videos; resampling items instead would give a narrower one. 60 videos: BCa, unless the closed form on
+    # the same videos is wider, as here (it counts at most one item a video, where the bootstrap sees about 150
+    # effective items at ICC 0.2): it holds the bootstrap's interval with room to spare.
     own = np.random.default_rng(99)
     per_video = np.array([[j.judgement for j in judgments if j.video_id == f"v{v}"] for v in range(60)], dtype=float)
     draws = own.integers(0, 60, size=(8000, 60))
     means = 100 * per_video[draws].mean(axis=(1, 2))
     low, high = np.percentile(means, [2.5, 97.5])
-    assert abs(score.ci_low - low) < 3 and abs(score.ci_high - high) < 3, (score.ci_low, score.ci_high, low, high)
-    assert score.ci_method == "bca"
+    assert score.ci_low < low - 2 and score.ci_high > high + 2, (score.ci_low, score.ci_high, low, high)
+    closed = fallback_interval(np.full(60, 4.0), per_video.sum(axis=1))
+    assert (score.ci_method, score.ci_low, score.ci_high) == ("wilson-cr2", round(100 * closed.low, 4), round(100 * closed.high, 4))
     # judgments without a video_id (judged before it was recorded) resample as single items
     alone = [dataclasses.replace(j, video_id=None) for j in judgments]
     single = next(s for s in compute_scores(alone) if (s.level, s.subset) == ("64", "overall"))
@@ -227,32 +230,36 @@ def test_no_number_of_ten_or_more_items_has_a_zero_width_or_missing_interval():
             (s.trust_ci_low, s.trust, s.trust_ci_high, s.trust_ci_method),
         ):
             assert low is not None and high is not None and low < high and low <= estimate <= high, s
-            assert method in ("bca", "clopper-pearson-deff", "wilson-deff", "agresti-coull-deff"), s
+            assert method in ("bca", "clopper-pearson-cr2", "wilson-cr2", "agresti-coull-cr2"), s
     methods = {(s.model, s.subset): (s.ci_method, s.trust_ci_method) for s in scores if s.level == "64"}
-    assert methods[("right", "overall")] == ("clopper-pearson-deff", "agresti-coull-deff")  # every item right
-    assert methods[("wrong", "overall")] == ("clopper-pearson-deff", "agresti-coull-deff")  # every item wrong
-    assert methods[("alone", "overall")] == ("wilson-deff", "agresti-coull-deff")  # one video
+    assert methods[("right", "overall")] == ("clopper-pearson-cr2", "agresti-coull-cr2")  # every item right
+    assert methods[("wrong", "overall")] == ("clopper-pearson-cr2", "agresti-coull-cr2")  # every item wrong
+    assert methods[("alone", "overall")] == ("wilson-cr2", "agresti-coull-cr2")  # one video
 
 
-def test_the_trust_fallback_uses_the_trust_scores_own_intra_video_correlation():
+def test_the_trust_fallback_uses_the_trust_scores_own_cluster_design():
     """Half the videos hold only unanswerable items, refused (correct, trust 0), half only answerable items
-    answered right (trust 1), 1, 2 or 3 items each: correctness is the same everywhere (its correlation cannot be
-    estimated), the trust score is constant within each video and differs between them (correlation 1). On the
-    refusal subset (6 videos, 12 items) both intervals are the closed form: accuracy's on its 6 videos (the
-    conservative design effect), the trust score's on n_eff = n / (1 + (m - 1) x 1) = n^2 / sum(m^2) = 144 / 28."""
+    answered right (trust 1), 1, 2 or 3 items each: correctness is the same everywhere (no variance: each of the 12
+    videos counts as one item), the trust score is constant within each video and differs between them, so its own
+    design (CR2 variance of its values) counts fewer effective items than videos, and its interval is wider."""
     sizes = [1, 2, 3, 1, 2, 3]
     judgments = [
         _item(f"u{v}_{k}", f"u{v}", 64, True, unanswerable=True, refused=True) for v, size in enumerate(sizes) for k in range(size)
     ]
     judgments += [_item(f"a{v}_{k}", f"a{v}", 64, True) for v, size in enumerate(sizes) for k in range(size)]
-    refusal = next(s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "refusal"))
-    assert refusal.ci_method == "clopper-pearson-deff" and refusal.ci_low == pytest.approx(100 * 0.025 ** (1 / 6), abs=1e-3)
-    on_videos = bounded_mean_fallback([0.0] * 12, (-1.0, 1.0), sizes, 1.0)
-    assert effective_items(sizes, 1.0) == pytest.approx(144 / 28)
-    assert refusal.trust_ci_method == "agresti-coull-deff"
-    assert (refusal.trust_ci_low, refusal.trust_ci_high) == pytest.approx((100 * on_videos.low, 100 * on_videos.high), abs=1e-4)
-    six = bounded_mean_fallback([0.0] * 12, (-1.0, 1.0), sizes, float("nan"))  # n_eff 6: what correctness's would give
-    assert refusal.trust_ci_low < 100 * six.low - 1  # fewer effective items, a wider interval
+    overall = next(s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "overall"))
+    videos = np.array(sizes * 2, dtype=float)
+    accuracy = fallback_interval(videos, videos)
+    assert overall.ci_method == "clopper-pearson-cr2" and overall.ci_low == round(100 * accuracy.low, 4)
+    assert cluster_design(videos, videos, 0.0).effective_items == 12
+    values = [0.0] * 12 + [1.0] * 12
+    counts, sums = videos, np.array([0.0] * 6 + sizes)  # per video: the refused ones sum to 0, the answered to their size
+    trust = bounded_mean_fallback(values, (-1.0, 1.0), counts, sums)
+    assert cluster_design(counts, sums, 0.25).effective_items < 12
+    assert overall.trust_ci_method == "agresti-coull-cr2"
+    assert (overall.trust_ci_low, overall.trust_ci_high) == (round(100 * trust.low, 4), round(100 * trust.high, 4))
+    on_videos = bounded_mean_fallback(values, (-1.0, 1.0), counts, counts / 2)  # half of each video right: s2 / V large
+    assert overall.trust_ci_low < 100 * on_videos.low - 1  # fewer effective items, a wider interval
 
 
 # ---- hand-worked numbers for every branch of metrics.py (the mutation report, docs/mutation.md, lists what each catches)
@@ -262,18 +269,26 @@ def _overall(judgments, **kwargs):
     return {(s.judge, s.level, s.subset): s for s in compute_scores(judgments, **kwargs)}
 
 
+def _n_star(n_eff, df):
+    """Korn & Graubard's adjusted size n_eff (z / t_df)^2, with scipy.stats' t quantile."""
+    from scipy import stats
+
+    return n_eff * (1.959963984540054 / stats.t.ppf(0.975, df)) ** 2
+
+
 def test_an_all_correct_number_gets_the_clopper_pearson_interval_on_its_items():
-    # 2 videos x 2 items, all right: 2 videos, so the closed form: Clopper-Pearson at 1 on n_eff items. Every value
-    # equal: the correlation cannot be estimated, so each video counts once, n_eff = 2; the lower end solves p^2 = 0.025.
-    judgments = [_item(f"{v}{k}", v, 64, True) for v in ("v1", "v2") for k in range(2)]
+    # 4 videos x 2 items, all right: 4 videos, so the closed form: Clopper-Pearson at 1 on n* items. Every value equal:
+    # no variance, so each video counts once, n_eff = 4, on 3 degrees of freedom; the lower end solves p^n* = 0.025.
+    judgments = [_item(f"{v}{k}", v, 64, True) for v in ("v1", "v2", "v3", "v4") for k in range(2)]
     score = _overall(judgments)[("rules", "64", "overall")]
-    assert (score.ci_low, score.ci_high, score.ci_method) == (round(100 * 0.025**0.5, 4), 100.0, "clopper-pearson-deff")
+    n_star = _n_star(4, 3)
+    assert (score.ci_low, score.ci_high, score.ci_method) == (round(100 * 0.025 ** (1 / n_star), 4), 100.0, "clopper-pearson-cr2")
     # the trust score's items all score 1 on a scale from -1 (a wrong answer) to 1: Agresti-Coull on that scale,
-    # 2 successes of 2 plus z^2 / 2 pseudo-items at each end: p~ = (2 + z^2 / 2) / (2 + z^2), p~ - z sqrt(p~ (1 - p~) / (2 + z^2))
+    # n* successes of n* plus z^2 / 2 pseudo-items at each end: p~ = (n* + z^2 / 2) / (n* + z^2), p~ - z sqrt(p~ (1 - p~) / (n* + z^2))
     z = 1.959963984540054
-    share = (2 + z * z / 2) / (2 + z * z)
-    low = share - z * (share * (1 - share) / (2 + z * z)) ** 0.5
-    assert score.trust == 100.0 and score.trust_ci_method == "agresti-coull-deff"
+    share = (n_star + z * z / 2) / (n_star + z * z)
+    low = share - z * (share * (1 - share) / (n_star + z * z)) ** 0.5
+    assert score.trust == 100.0 and score.trust_ci_method == "agresti-coull-cr2"
     assert (score.trust_ci_low, score.trust_ci_high) == (pytest.approx(100 * (-1 + 2 * low), abs=1e-4), 100.0)
 
 
@@ -284,24 +299,22 @@ def _wilson(share, n):
     return round(100 * (centre - half), 4), round(100 * (centre + half), 4)
 
 
-def test_the_fallback_interval_counts_videos_not_items_where_answers_go_together():
-    # Level 64: v1 right twice, v2 wrong twice; level 128 the other way round. Per level the two items of a video
-    # agree (intra-video correlation 1, pooled over the levels), so the 4 items count as 2 (design effect
-    # 1 + (2 - 1) x 1 = 2): Wilson at 1/2 on 2 items. Pooled over levels ("all") they would show none.
-    judgments = [_item(f"a{k}", "v1", 64, True) for k in range(2)] + [_item(f"b{k}", "v2", 64, False) for k in range(2)]
-    judgments += [_item(f"c{k}", "v1", 128, False) for k in range(2)] + [_item(f"d{k}", "v2", 128, True) for k in range(2)]
-    # a second judge whose items vary within videos (correlation negative: each video counts once, the conservative
-    # design effect): it must not dilute the first judge's
-    other = [dataclasses.replace(j, judge="other", judgement=int(j.instance_id.endswith("0"))) for j in judgments]
-    scores = _overall(judgments + other)
+def test_the_closed_form_counts_videos_not_items_and_pools_levels_by_video():
+    """Level 64: videos 0, 2, 4 right on both their items, 1, 3, 5 wrong on both; level 128 the other way round.
+    Per level the items of a video agree: sums 2, 0, 2, ..., residuals +-1, leverage 1/6, so V = 6 x 1 / (5/6) / 144
+    = 1/20 and s2 / V = (1/4) / (1/20) = 5: 5 effective items of 12 (fewer than the 6 videos), on 5 degrees of
+    freedom. Level `all` counts each video with all its levels (issue 49): every video 2 right of 4, V = 0, so
+    n_eff = the 6 videos (not its 24 items, nor 12 video-levels)."""
+    judgments = [_item(f"q{v}_{k}", f"v{v}", 64, v % 2 == 0) for v in range(6) for k in range(2)]
+    judgments += [_item(f"q{v}_{k}", f"v{v}", 128, v % 2 == 1) for v in range(6) for k in range(2)]
+    scores = _overall(judgments)
     level = scores[("rules", "64", "overall")]
-    assert (level.ci_low, level.ci_high, level.ci_method) == (*_wilson(0.5, 2), "wilson-deff")
-    # videos of unequal size: v1 3 items, v2 1. Per level the items of a video agree (correlation 1 from the levels;
-    # pooled over levels, "all", they disagree): n_eff = n / (sum(m^2) / n) = 4 / (10 / 4) = 1.6, not the 2 videos
-    uneven = [_item(f"e{k}", "v1", 64, True) for k in range(3)] + [_item("f", "v2", 64, False)]
-    uneven += [_item(f"g{k}", "v1", 128, False) for k in range(3)] + [_item("h", "v2", 128, True)]
-    assert _overall(uneven)[("rules", "64", "overall")].ci_low == _wilson(0.75, 1.6)[0]
-    assert (scores[("other", "64", "overall")].ci_low, scores[("other", "64", "overall")].ci_high) == _wilson(0.5, 2)
+    assert (level.ci_low, level.ci_high, level.ci_method, level.n_videos) == (*_wilson(0.5, _n_star(5, 5)), "wilson-cr2", 6)
+    pooled = scores[("rules", "all", "overall")]
+    assert (pooled.ci_low, pooled.ci_high, pooled.n, pooled.n_videos) == (*_wilson(0.5, _n_star(6, 5)), 24, 6)
+    # a second judge's items (varying within videos) leave the first judge's numbers as they are
+    other = [dataclasses.replace(j, judge="other", judgement=int(j.instance_id.endswith("0"))) for j in judgments]
+    assert _overall(judgments + other)[("rules", "all", "overall")] == pooled
 
 
 def test_wrong_refusals_count_refusals_that_were_not_the_right_answer():
@@ -356,7 +369,7 @@ def test_rows_come_in_level_order_with_all_last():
 
 
 def test_every_field_of_a_score_survives_the_csv(tmp_path):
-    score = Score("m", "honest", "64", "overall", 62.5, 5, 8, 3, "rules", 40.1, 80.2, 4, 2, -12.5, -40.0, 10.0, "bca", "wilson-deff", 1, 2)
+    score = Score("m", "honest", "64", "overall", 62.5, 5, 8, 3, "rules", 40.1, 80.2, 4, 2, -12.5, -40.0, 10.0, "bca", "wilson-cr2", 1, 2)
     sampled = dataclasses.replace(score, samples=3, accuracy_sd=12.5, accuracy_min=50.25, accuracy_max=75.125, trust_sd=20.0625)
     write_scores([score, sampled], tmp_path / "scores.csv")
     assert read_scores(tmp_path / "scores.csv") == [score, sampled]  # a sampled model's row: its runs and their spread
@@ -459,6 +472,27 @@ CLI_OPTIONS = {
 }
 
 
+def test_the_cli_says_in_one_line_that_scipy_is_missing(tmp_path, capsys, monkeypatch):
+    """An environment without scipy (a virtual environment made before it was a dependency): exit 1, one line naming
+    it and what to run, no scores written."""
+    from virtuebench.support import bootstrap
+
+    monkeypatch.chdir(tmp_path)
+    first, _ = _cli_judgments(tmp_path)
+    monkeypatch.setitem(sys.modules, "scipy.special", None)  # import scipy.special then raises ImportError
+    bootstrap._t_quantile.cache_clear()
+    try:
+        assert metrics_main([str(first), *[part for item in CLI_OPTIONS.items() for part in item]]) == 1
+    finally:
+        bootstrap._t_quantile.cache_clear()
+    said = capsys.readouterr().err
+    assert (
+        said
+        == f"error: scipy is not installed for {sys.executable}; the intervals need its t quantile: run `make install` (or pip install 'scipy>=1.13')\n"
+    )
+    assert not (tmp_path / "s.csv").exists()
+
+
 def test_the_cli_scores_every_file_and_lists_the_invalid_items(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     first, second = _cli_judgments(tmp_path)
@@ -538,9 +572,10 @@ def test_the_cli_help_says_what_each_setting_is(capsys):
 
 def test_the_cli_uses_the_given_resamples_and_seed(tmp_path):
     """The CLI's numbers are compute_scores' with Bootstrap(resamples, seed): the seed reaches the resamples."""
-    rng = np.random.default_rng(2)
-    right = rng.random((60, 3)) < rng.beta(2.4, 1.6, size=60)[:, None]  # 60 videos: BCa (the closed form is narrower)
-    judgments = [_item(f"i{v}_{k}", f"v{v}", 64, bool(right[v, k])) for v in range(60) for k in range(3)]
+    # 60 videos of 1-7 items that mostly agree within a video: BCa under both seeds (the closed form is narrower)
+    rng = np.random.default_rng(0)
+    sizes, rates = rng.integers(1, 8, size=60), rng.beta(0.24, 0.16, size=60)
+    judgments = [_item(f"i{v}_{k}", f"v{v}", 64, bool(rng.random() < rates[v])) for v in range(60) for k in range(sizes[v])]
     write_jsonl_atomic(tmp_path / "j.jsonl", judgments)
     options = {**CLI_OPTIONS, "--out": str(tmp_path / "s.csv"), "--seed": "5", "--resamples": "400"}
     assert metrics_main([str(tmp_path / "j.jsonl"), *[part for item in options.items() for part in item]]) == 0
@@ -636,9 +671,7 @@ def test_a_sampled_models_runs_average_per_item_and_their_spread_is_reported():
 
 def test_a_sampled_models_interval_is_the_interval_of_its_per_item_means():
     """The sampled runs' interval equals the one computed for one run whose item values are the per-item means: the
-    closed form below 50 videos is the share's (Wilson on the design-effect-adjusted items)."""
-    from virtuebench.support.bootstrap import Resampler, intra_cluster_correlation
-
+    closed form below 50 videos is the share's (Wilson on the cluster design's n* items)."""
     runs = {0: [True, True, False, False, True, False], 1: [True, False, False, True, True, False]}
     videos = ["v1", "v1", "v2", "v2", "v3", "v3"]
     judgments = [
@@ -648,10 +681,10 @@ def test_a_sampled_models_interval_is_the_interval_of_its_per_item_means():
     ]
     (score,) = [s for s in compute_scores(judgments) if (s.level, s.subset) == ("64", "overall")]
     means = [float(np.mean([runs[k][at] for k in runs])) for at in range(6)]
-    resampler = Resampler(videos, Bootstrap(), ("rules", "videos"), rho=intra_cluster_correlation([(videos, means)]))
+    resampler = Resampler(videos, Bootstrap(), ("rules", "videos"))
     interval = resampler.interval(videos, means)
     assert (score.ci_low, score.ci_high) == (round(100 * interval.low, 4), round(100 * interval.high, 4))
-    assert score.ci_method == interval.method == "wilson-deff"
+    assert score.ci_method == interval.method == "wilson-cr2"
 
 
 def _runs_of(of_item, unanswerable=()):

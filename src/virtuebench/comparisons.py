@@ -3,7 +3,8 @@
 Two arms (a model under a prompt) are compared on the items both answered: the same instance at the
 same level, so the difference is not muddled by which questions each arm saw (a sampled model's item: the mean of its
 runs' correctness, so the differences may be fractions; virtuebench.support.paired tests them). The difference's
-interval is a paired bootstrap over videos (Bonett-Price's interval where it collapses, `ci_method`), its
+interval is a paired bootstrap over videos (Bonett-Price's on the differences' own CR2 cluster design below 50
+videos or where wider, `ci_method`; virtuebench.support.bootstrap), its
 p-value a randomization test over videos, exact (virtuebench.support.paired; `report.p_value`: conventional, the
 default, or mid-p). Which pairs (docs/records.md#comparisons-resultscomparisonscsv):
 
@@ -41,7 +42,7 @@ import numpy as np
 from virtuebench.metrics import ALL_LEVELS, correct, in_subset, level_order, video_of
 from virtuebench.provenance import stamp
 from virtuebench.records import Judgment, RecordError
-from virtuebench.support.bootstrap import Bootstrap, Resampler, holm, intra_cluster_correlation
+from virtuebench.support.bootstrap import Bootstrap, MissingDependency, Resampler, holm, require_scipy
 from virtuebench.support.paired import P_VALUES, PValue
 from virtuebench.support.stops import run_stoppable
 from virtuebench.support.tabular import write_csv
@@ -50,7 +51,7 @@ from virtuebench.verify import add_chain_argument, read_judgments
 #: The version of how comparisons.csv is computed (its test, Holm's family and intervals): a tracked param of
 #: compare_arms (rules/report.smk), so comparisons made by an earlier method are made again after an update. Raise it
 #: with any change to what comparisons.csv holds.
-METHOD = "comparisons/4: exact paired test, Tarone's Holm family, intervals chosen by videos, a sampled model's runs averaged per item; row digests"
+METHOD = "comparisons/5: closed-form intervals on each comparison's own CR2 cluster design (issue 49); exact paired test, Tarone's Holm family, intervals chosen by videos, a sampled model's runs averaged per item; row digests"
 
 SUBSETS = ("overall", "non_refusal", "refusal")  # Table 2's subsets; Fig. 6 uses refusal
 KINDS = ("prompt", "adjacent", "config")
@@ -94,7 +95,7 @@ class Comparison:
     near_alpha: bool  # `holds` would differ with Monte Carlo p-values two standard errors lower or higher
     n: int
     n_videos: int
-    ci_method: str  # how the interval was made: bca, or bonett-price-deff where the bootstrap collapses
+    ci_method: str  # how the interval was made: bca, or bonett-price-cr2 (below 50 videos, or where wider)
 
 
 @dataclass(frozen=True)
@@ -161,14 +162,7 @@ def compare(
                 chosen_at = np.flatnonzero(at_level & in_subsets[subset])
                 if len(chosen_at):
                     chosen_items.append((kind, level, subset, a, b, pair.take(chosen_at)))
-    # the intra-video correlation of the paired differences, pooled over every pair's levels (each item once per
-    # pair), for the fallback interval
-    rho = intra_cluster_correlation(
-        (items.videos.tolist(), (items.right_a - items.right_b).tolist())
-        for _, level, subset, _, _, items in chosen_items
-        if level != ALL_LEVELS and subset == "overall"
-    )
-    resampler = Resampler(universe, bootstrap, (judge, "videos"), rho=rho)  # each comparison over its own videos, as scores.csv
+    resampler = Resampler(universe, bootstrap, (judge, "videos"))  # each comparison over its own videos, as scores.csv
     rows = [_row(kind, judge, level, subset, a, b, items, resampler, p_value) for kind, level, subset, a, b, items in chosen_items]
     return _adjust(rows, holm_family, tarone), notes
 
@@ -289,8 +283,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error))
     extra = [(Arm.parse(a, args.prompt), Arm.parse(b, args.prompt)) for a, b in args.pair]
     try:
+        require_scipy()
         judgments = read_judgments(args.judgments, args.chain_root)
-    except RecordError as error:
+    except (RecordError, MissingDependency) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     chosen = pairs(args.models, args.prompts, args.prompt, extra)

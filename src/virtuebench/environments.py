@@ -42,7 +42,16 @@ ENVS_DIR = REPO / "envs"
 #: (api, beside the openai backend's route).
 STAGE_IMPORTS: dict[str, list[str]] = {
     "core": ["virtuebench.sources", "virtuebench.frames", "virtuebench.inference", "virtuebench.judge.run", "virtuebench.metrics"]
-    + ["virtuebench.report.figures", "virtuebench.curation.filters", "av", "polars", "matplotlib", "huggingface_hub", "jsonschema"],
+    + [
+        "virtuebench.report.figures",
+        "virtuebench.curation.filters",
+        "av",
+        "polars",
+        "matplotlib",
+        "huggingface_hub",
+        "jsonschema",
+        "scipy.special",
+    ],
     "api": ["virtuebench.judge.llm"],
 }
 

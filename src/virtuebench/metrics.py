@@ -6,9 +6,11 @@ wrong and is also counted in `n_invalid`, so nothing is dropped or silently scor
 pools every level a model was run at (used by Fig. 6).
 
 Intervals (`ci_low`, `ci_high`) are chosen by the number of videos (virtuebench.support.bootstrap): below
-BCA_MIN_VIDEOS a closed form on the design-effect-adjusted number of items, from there a bootstrap that resamples
-videos, not items, unless the closed form is wider; each with the intra-video correlation of its own values
-(correctness, the trust score); `ci_method` and `trust_ci_method` name the method. Judgments without a `video_id` (written
+BCA_MIN_VIDEOS a closed form on the number's own cluster design (a CR2 cluster-robust variance over its videos,
+at most one effective item a video, Bell-McCaffrey degrees of freedom), from there a bootstrap that resamples
+videos, not items, unless the closed form is wider; `ci_method` and `trust_ci_method` name the method. The
+cluster is the video in every row: level `all` counts a question asked at several levels, with all its levels,
+as one video's items. Judgments without a `video_id` (written
 before it was recorded) are resampled as items, and the CLI says how many there were.
 
 The trust score (`report.trust`) scores each item and reports 100 times the mean. Its default, `scheme: kalai`,
@@ -51,7 +53,7 @@ import numpy as np
 
 from virtuebench.provenance import stamp
 from virtuebench.records import Judgment, RecordError
-from virtuebench.support.bootstrap import Bootstrap, Number, Resampler, intra_cluster_correlation
+from virtuebench.support.bootstrap import Bootstrap, MissingDependency, Number, Resampler, require_scipy
 from virtuebench.support.stops import run_stoppable
 from virtuebench.support.tabular import write_csv
 from virtuebench.verify import add_chain_argument, read_judgments
@@ -59,7 +61,7 @@ from virtuebench.verify import add_chain_argument, read_judgments
 #: The version of how scores.csv is computed from the judgments (its intervals and counts): a tracked param of
 #: compute_scores (rules/report.smk), so a results folder scored by an earlier method is scored again after an update,
 #: never left beside tables of the new one. Raise it with any change to what scores.csv holds.
-METHOD = "scores/4: a sampled model's runs averaged per item, their spread; each row's judgments_digest and row_digest"
+METHOD = "scores/5: closed-form intervals on each number's own CR2 cluster design (issue 49); a sampled model's runs averaged per item, their spread; each row's judgments_digest and row_digest"
 
 SUBSETS = ("overall", "non_refusal", "refusal", "perception", "reasoning")
 ALL_LEVELS = "all"
@@ -145,8 +147,8 @@ class Score:
     trust: float | None = None  # 100 x mean item score (TrustWeights)
     trust_ci_low: float | None = None
     trust_ci_high: float | None = None
-    ci_method: str = ""  # how the accuracy interval was made: bca, clopper-pearson-deff, wilson-deff
-    trust_ci_method: str = ""  # bca or agresti-coull-deff
+    ci_method: str = ""  # how the accuracy interval was made: bca, clopper-pearson-cr2, wilson-cr2
+    trust_ci_method: str = ""  # bca or agresti-coull-cr2
     n_truncated: int = 0  # truncated replies: wrong in accuracy, an answer withheld in the trust score
     n_judge_failed: int = 0  # answered, but the judge gave no verdict: wrong in accuracy, left out of the trust score
     samples: int = 1  # runs of each item (a sampled model's registry `samples`); the counts above are over all runs
@@ -281,11 +283,6 @@ def compute_scores(
         chosen_items = np.unique(np.concatenate(list(of_judge.values())))
         resampler = Resampler([videos[at] for at in chosen_items], bootstrap, (judge, "videos"))
         coded[chosen_items] = resampler.codes([videos[at] for at in chosen_items])
-        # the intra-video correlations of correctness and of the trust score (for the closed-form intervals; each
-        # its own, as the trust score has three values), pooled over the judge's (model, prompt, level) groups
-        levels = [at for key, at in of_judge.items() if key[3] != ALL_LEVELS]
-        resampler.rho = intra_cluster_correlation((coded[at], right[at]) for at in levels)
-        trust_rho = intra_cluster_correlation((coded[at][~failed[at]], values[at][~failed[at]]) for at in levels)
         numbers: list[Number] = []
         rows: list[tuple[tuple[str, str, str, str], str, np.ndarray, np.ndarray]] = []
         for group, at in of_judge.items():
@@ -295,7 +292,7 @@ def compute_scores(
                     continue
                 scored = chosen[~failed[chosen]]
                 numbers.append(Number(coded[chosen], right[chosen], coded=True))
-                numbers.append(Number(coded[scored], values[scored], bounds=(trust.wrong, 1.0), rho=trust_rho, coded=True))
+                numbers.append(Number(coded[scored], values[scored], bounds=(trust.wrong, 1.0), coded=True))
                 rows.append((group, subset, chosen, scored))
         found = resampler.intervals(numbers)
         for (group, subset, chosen, scored), accuracy, trusted in zip(rows, found[::2], found[1::2]):
@@ -446,10 +443,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
     try:
+        require_scipy()
         judgments = read_judgments(args.judgments, args.chain_root)
         if args.judge is not None:
             require_judge(judgments, args.judge, args.judgments)
-    except RecordError as error:
+    except (RecordError, MissingDependency) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     scores = compute_scores(judgments, bootstrap, trust)

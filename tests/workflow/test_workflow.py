@@ -60,7 +60,7 @@ def test_refuse_scores_match_the_analytic_values(run):
     # All right (100) or all wrong (0) is where a bootstrap interval collapses: none does with 10 items or more.
     edges = [r for r in rows if int(r["n"]) >= 10 and r["ci_low"] and float(r["accuracy"]) in (0.0, 100.0)]
     assert edges and all(float(r["ci_low"]) < float(r["ci_high"]) for r in rows if int(r["n"]) >= 10 and r["ci_low"])
-    assert {r["ci_method"] for r in edges} == {"clopper-pearson-deff"}
+    assert {r["ci_method"] for r in edges} == {"clopper-pearson-cr2"}
 
 
 def test_every_extracted_frame_shows_its_second(run):

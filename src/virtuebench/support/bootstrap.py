@@ -11,12 +11,18 @@ why; virtuebench.support.paired computes it).
 
 Which interval a number gets is decided by how much information it has, the number of its videos, never by
 what its resamples happen to look like. Below BCA_MIN_VIDEOS videos (the cut is read off the coverage table
-in docs/statistics.md: BCa falls short of 93% coverage there) it is a closed form on the design-effect-adjusted
-number of items (`effective_items`):
-- a share (accuracy): Clopper-Pearson at 0 or 1, Wilson elsewhere (`fallback_interval`);
+in docs/statistics.md: BCa falls short of 93% coverage there) it is a closed form on the number's own cluster
+design (`cluster_design`), from its videos alone:
+- V, the CR2 cluster-robust variance of its mean (Bell & McCaffrey 2002; `cr2_variance`);
+- n_eff = min(G, s2 / V), s2 the per-item variance the closed form assumes: never more items than videos, and no
+  sign test on an estimated correlation, so no jump where one crosses 0 (the earlier pooled ANOVA rho had one);
+- Bell & McCaffrey's degrees of freedom of V (`bell_mccaffrey_df`: Imbens & Kolesar 2016), which fall as video
+  sizes grow unequal, and Korn & Graubard's (1998) adjusted size n* = n_eff (z / t_df)^2 (`Design.adjusted_items`).
+On n* items (`fallback_interval`, `bounded_mean_fallback`, `paired_fallback`):
+- a share (accuracy): Clopper-Pearson at 0 or 1, Wilson elsewhere (`wilson_interval`);
 - a bounded mean (the trust score, three-valued): Agresti-Coull-type on the values' own variance
-  (`bounded_mean_fallback`);
-- a paired difference of two 0/1 arms: Bonett-Price's adjusted Wald interval (`paired_fallback`).
+  (`agresti_coull_mean`);
+- a paired difference of two 0/1 arms: Bonett-Price's adjusted Wald interval (`bonett_price_interval`).
 From BCA_MIN_VIDEOS videos on it is the BCa interval, unless the closed form on the same data is wider (or BCa
 has no width, as where every item is right): then the closed form. So a number is never given a narrower
 interval than the method for fewer videos would give it on the same data. Each interval says which method made
@@ -31,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import sys
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -71,15 +78,16 @@ def one_blas_thread(function: Callable[..., T]) -> Callable[..., T]:
 class Interval:
     low: float | None
     high: float | None
-    # "bca", "clopper-pearson-deff", "wilson-deff", "agresti-coull-deff", "bonett-price-deff", or "none" (no item)
+    # "bca", "clopper-pearson-cr2", "wilson-cr2", "agresti-coull-cr2", "bonett-price-cr2", or "none" (no item)
     method: str
 
 
 def intra_cluster_correlation(groups: Iterable[tuple[Sequence[Hashable], Sequence[float]]]) -> float:
     """The one-way ANOVA estimate of the intra-cluster correlation, pooled over `groups` (each a list of clusters
     and the values of its items), at most 1; negative where the items of a cluster differ more than chance would
-    make them, nan where it cannot be estimated (no cluster with two items, or every value the same). Both of
-    those get the conservative design effect (`effective_items`)."""
+    make them, nan where it cannot be estimated (no cluster with two items, or every value the same). No interval
+    uses it since issue 49 (`cluster_design` replaced it); kept to describe a benchmark's clustering (a coverage
+    study's designs) and for the test that shows the old design effect's jump at 0."""
     ssb = ssw = df_b = df_w = m0_sum = 0.0
     for clusters, values in groups:
         if isinstance(clusters, np.ndarray) and clusters.dtype.kind in "iu":
@@ -105,81 +113,184 @@ def intra_cluster_correlation(groups: Iterable[tuple[Sequence[Hashable], Sequenc
     return float(min(1.0, (msb - msw) / (msb + (m0 - 1) * msw)))
 
 
-def effective_items(sizes: Sequence[float] | np.ndarray, rho: float) -> float:
-    """The design-effect-adjusted number of items of clusters with `sizes` items each: n / (1 + (m - 1) rho)
-    (Kish), m = sum(size^2) / n, the cluster size an item sees (the mean n / k understates the design effect
-    where sizes differ). Where rho is negative or undefined (nan: every item right, say) nothing shows the
-    items of a video to be independent, so each video counts as one item: n_eff = the number of videos (the
-    conservative choice; docs/statistics.md). At least 1."""
-    counts = np.asarray(sizes, dtype=float)
-    counts = counts[counts > 0]
-    if not rho > 0:  # negative, 0 or nan
-        return max(1.0, float(len(counts)))
-    n = float(counts.sum())
-    cluster_size = float((counts**2).sum()) / n if n else 0.0
-    return max(1.0, n / (1 + max(0.0, cluster_size - 1) * rho))
+class MissingDependency(RuntimeError):
+    """A package the intervals need is not installed (the CLIs print it as one line)."""
 
 
-def fallback_interval(share: float, sizes: Sequence[float] | np.ndarray, rho: float, confidence: float = CONFIDENCE) -> Interval:
-    """An interval for a share in [0, 1] on the design-effect-adjusted number of items (`sizes`: items per
-    video): Clopper-Pearson at 0 or 1 (closed form), Wilson elsewhere."""
-    n_eff = effective_items(sizes, rho)
+@functools.cache
+def _t_quantile() -> Callable[[float, float], float]:
+    """scipy's t quantile function (df, probability), imported on first use: scipy.special costs about 0.25 s to
+    import, which a CLI that never makes a closed-form interval should not pay. stdtrit is the function
+    scipy.stats.t.ppf evaluates, without its argument checks (0.9 us a call against 57 us)."""
+    try:
+        from scipy.special import stdtrit
+    except ImportError:
+        raise MissingDependency(
+            f"scipy is not installed for {sys.executable}; the intervals need its t quantile: run `make install` "
+            "(or pip install 'scipy>=1.13')"
+        ) from None
+    return stdtrit
+
+
+def require_scipy() -> None:
+    """Raise MissingDependency now, before any work, where scipy cannot be imported."""
+    _t_quantile()
+
+
+def cr2_variance(sizes: np.ndarray, sums: np.ndarray) -> float:
+    """The CR2 cluster-robust variance of the mean of n items over videos with `sizes` items and value `sums`
+    (Bell & McCaffrey 2002): sum_g (Y_g - ybar m_g)^2 / (1 - m_g / n) / n^2, the closed form of the bias-reduced
+    sandwich for an intercept-only model (a video's leverage is m_g / n). Two videos at least (one would have
+    leverage 1)."""
+    n = float(sizes.sum())
+    residuals = sums - (sums.sum() / n) * sizes
+    return float((residuals * residuals / (1 - sizes / n)).sum()) / (n * n)
+
+
+def bell_mccaffrey_df(sizes: np.ndarray) -> float:
+    """Bell & McCaffrey's degrees of freedom for the CR2 variance of a mean, (tr M)^2 / tr(M^2) (Imbens & Kolesar
+    2016, "Robust standard errors in small samples: some practical advice", REStat 98:701), in closed form for
+    the intercept-only model: with c_g = 1 / ((1 - m_g / n) n^2), tr M = sum c_g (m_g - m_g^2 / n) and
+    tr M^2 = sum c_g^2 m_g^2 - 2 sum c_g^2 m_g^3 / n + (sum c_g m_g^2)^2 / n^2. With q_g = m_g / n the shares and
+    k_g = 1 - q_g, tr M = 1 / n and the ratio is 1 / (sum q_g^2 (1 - 2 q_g) / k_g^2 + (sum q_g^2 / k_g)^2), which is
+    what is computed. It depends only on the sizes: G - 1 for G equal videos, and it falls as they grow unequal (one
+    video with a third of the items: 2 to 3). At least 1; 1 for one video."""
+    counts = sizes[sizes > 0]
+    if len(counts) < 2:
+        return 1.0
+    shares = counts / float(counts.sum())
+    weighted = shares * shares / (1 - shares)
+    return max(1.0, 1 / (float((weighted * (1 - 2 * shares) / (1 - shares)).sum()) + float(weighted.sum()) ** 2))
+
+
+@dataclass(frozen=True)
+class Design:
+    """What one number's items are worth, as the closed forms use it: `effective_items` (n_eff = min(G, s2 / V),
+    the per-item variance s2 the closed form assumes over the CR2 variance of the mean V; G, the number of videos,
+    where V or s2 is 0) and the CR2 variance's Bell-McCaffrey `degrees_of_freedom`."""
+
+    effective_items: float
+    degrees_of_freedom: float
+
+    def adjusted_items(self, confidence: float = CONFIDENCE) -> float:
+        """Korn & Graubard's (1998) degrees-of-freedom-adjusted effective size n* = n_eff (z / t_df)^2: a closed form
+        with z on n* items has the width of one with t_df on n_eff items."""
+        tail = 1 - (1 - confidence) / 2
+        return self.effective_items * (NORMAL.inv_cdf(tail) / _t_quantile()(self.degrees_of_freedom, tail)) ** 2
+
+
+def cluster_design(sizes: Sequence[float] | np.ndarray, sums: Sequence[float] | np.ndarray, spread: float) -> Design:
+    """The Design of a mean over videos with `sizes` items and value `sums` (per video), `spread` the per-item
+    variance the closed form assumes (p(1 - p) for a share). n_eff never exceeds the number of videos, whatever
+    the estimated variance: no sign test, no jump (module docstring). One video: n_eff 1, df 1."""
+    counts, totals = np.asarray(sizes, dtype=float), np.asarray(sums, dtype=float)
+    if len(counts) and counts.min() <= 0:  # a video without items is none of the number's
+        present = counts > 0
+        counts, totals = counts[present], totals[present]
+    videos = len(counts)
+    if videos < 2:
+        return Design(1.0, 1.0)
+    variance = cr2_variance(counts, totals)
+    effective = spread / variance if variance > 0 and spread > 0 else float(videos)
+    return Design(min(float(videos), effective), bell_mccaffrey_df(counts))
+
+
+def wilson_interval(share: float, items: float, confidence: float = CONFIDENCE) -> Interval:
+    """The interval for a share in [0, 1] on `items` items (any positive number: n* for a clustered number):
+    Clopper-Pearson at 0 or 1 (closed form), Wilson elsewhere."""
     alpha = 1 - confidence
     if share >= 1:
-        return Interval((alpha / 2) ** (1 / n_eff), 1.0, "clopper-pearson-deff")
+        return Interval((alpha / 2) ** (1 / items), 1.0, "clopper-pearson-cr2")
     if share <= 0:
-        return Interval(0.0, 1 - (alpha / 2) ** (1 / n_eff), "clopper-pearson-deff")
+        return Interval(0.0, 1 - (alpha / 2) ** (1 / items), "clopper-pearson-cr2")
     z = NORMAL.inv_cdf(1 - alpha / 2)
-    centre = (share + z * z / (2 * n_eff)) / (1 + z * z / n_eff)
-    half = z * (share * (1 - share) / n_eff + z * z / (4 * n_eff * n_eff)) ** 0.5 / (1 + z * z / n_eff)
-    return Interval(max(0.0, centre - half), min(1.0, centre + half), "wilson-deff")
+    centre = (share + z * z / (2 * items)) / (1 + z * z / items)
+    half = z * (share * (1 - share) / items + z * z / (4 * items * items)) ** 0.5 / (1 + z * z / items)
+    return Interval(max(0.0, centre - half), min(1.0, centre + half), "wilson-cr2")
+
+
+def fallback_interval(sizes: Sequence[float] | np.ndarray, sums: Sequence[float] | np.ndarray, confidence: float = CONFIDENCE) -> Interval:
+    """The closed-form interval for a share (items' values 0/1, or a sampled model's means over runs) over videos
+    with `sizes` items and value `sums`: `wilson_interval` on n* items (`cluster_design` with s2 = p(1 - p),
+    Wilson's own per-item variance; for 0/1 values the items' own variance)."""
+    counts, totals = np.asarray(sizes, dtype=float), np.asarray(sums, dtype=float)
+    share = min(1.0, max(0.0, float(totals.sum()) / float(counts.sum())))
+    return wilson_interval(share, cluster_design(counts, totals, share * (1 - share)).adjusted_items(confidence), confidence)
+
+
+def agresti_coull_mean(values: Sequence[float], bounds: tuple[float, float], items: float, confidence: float = CONFIDENCE) -> Interval:
+    """The interval for the mean of values within `bounds` (the trust score: three values) as if they were `items`
+    items, Agresti-Coull-type: z^2/2 pseudo-items at each bound join them, and the interval is the augmented mean
+    +- z times its standard error from the augmented values' own variance, clipped to `bounds`. For values only at
+    the bounds it is Agresti & Coull's (1998) interval for a proportion; the pseudo-items keep it from collapsing
+    where every value is the same, and the values' own variance keeps it narrower than a binary interval where they
+    lie between the bounds."""
+    lo, hi = bounds
+    observed = np.asarray(values, dtype=float)
+    z = NORMAL.inv_cdf(1 - (1 - confidence) / 2)
+    pseudo = z * z / 2  # at each bound
+    total = items + 2 * pseudo
+    mean = (items * observed.mean() + pseudo * (lo + hi)) / total
+    second_moment = (items * float(np.mean((observed - mean) ** 2)) + pseudo * ((lo - mean) ** 2 + (hi - mean) ** 2)) / total
+    half = z * (second_moment / total) ** 0.5
+    return Interval(max(lo, mean - half), min(hi, mean + half), "agresti-coull-cr2")
 
 
 def bounded_mean_fallback(
-    values: Sequence[float], bounds: tuple[float, float], sizes: Sequence[float] | np.ndarray, rho: float, confidence: float = CONFIDENCE
+    values: Sequence[float],
+    bounds: tuple[float, float],
+    sizes: Sequence[float] | np.ndarray,
+    sums: Sequence[float] | np.ndarray,
+    confidence: float = CONFIDENCE,
 ) -> Interval:
-    """An interval for the mean of values within `bounds` (the trust score: three values), Agresti-Coull-type:
-    z^2/2 pseudo-items at each bound join the n_eff (design-effect-adjusted) items, and the interval is the
-    augmented mean +- z times its standard error from the augmented values' own variance, clipped to `bounds`.
-    For values only at the bounds it is Agresti & Coull's (1998) interval for a proportion; the pseudo-items
-    keep it from collapsing where every value is the same, and the values' own variance keeps it narrower than
-    a binary interval where they lie between the bounds."""
-    lo, hi = bounds
-    observed = np.asarray(values, dtype=float)
-    n_eff = effective_items(sizes, rho)
-    z = NORMAL.inv_cdf(1 - (1 - confidence) / 2)
-    pseudo = z * z / 2  # at each bound
-    total = n_eff + 2 * pseudo
-    mean = (n_eff * observed.mean() + pseudo * (lo + hi)) / total
-    second_moment = (n_eff * float(np.mean((observed - mean) ** 2)) + pseudo * ((lo - mean) ** 2 + (hi - mean) ** 2)) / total
-    half = z * (second_moment / total) ** 0.5
-    return Interval(max(lo, mean - half), min(hi, mean + half), "agresti-coull-deff")
+    """The closed-form interval for the mean of `values` within `bounds` over videos with `sizes` items and value
+    `sums`: `agresti_coull_mean` on n* items (`cluster_design` with s2 = the values' own variance)."""
+    spread = float(np.asarray(values, dtype=float).var())
+    return agresti_coull_mean(values, bounds, cluster_design(sizes, sums, spread).adjusted_items(confidence), confidence)
 
 
-def paired_fallback(
-    a: Sequence[float], b: Sequence[float], sizes: Sequence[float] | np.ndarray, rho: float, confidence: float = CONFIDENCE
-) -> Interval:
-    """An interval for mean(a) - mean(b) of paired 0/1 arms: Bonett & Price's (2012) adjusted Wald interval (one
-    pseudo-item added to each discordant cell), on design-effect-adjusted counts (rho: the intra-video
-    correlation of the differences). Recommended for paired proportions by Fagerland, Lydersen & Laake (2014);
-    it has positive width even where no item is discordant.
+def _discordant(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """The shares of items right under a only and under b only, for arms in [0, 1] (`bonett_price_interval`)."""
+    first, second = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if not (np.all((first >= 0) & (first <= 1)) and np.all((second >= 0) & (second <= 1))):
+        raise ValueError("paired_fallback needs arms within [0, 1] (correct or not per item, or a mean over runs)")
+    return float(np.mean(np.clip(first - second, 0.0, None))), float(np.mean(np.clip(second - first, 0.0, None)))
+
+
+def bonett_price_interval(a: Sequence[float], b: Sequence[float], items: float, confidence: float = CONFIDENCE) -> Interval:
+    """The interval for mean(a) - mean(b) of paired arms in [0, 1] as if they were `items` pairs: Bonett & Price's
+    (2012) adjusted Wald interval (one pseudo-item added to each discordant cell). Recommended for paired
+    proportions by Fagerland, Lydersen & Laake (2014); it has positive width even where no item is discordant.
 
     Arms in [0, 1] (a sampled model's per-item mean over its runs) count each item's difference d as d of a
     discordant item where positive, -d of one the other way where negative: for 0/1 arms these are the discordant
     counts, and elsewhere the variance it implies is at least the differences' own (d^2 <= |d|), so the interval is
     conservative."""
-    first, second = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if not (np.all((first >= 0) & (first <= 1)) and np.all((second >= 0) & (second <= 1))):
-        raise ValueError("paired_fallback needs arms within [0, 1] (correct or not per item, or a mean over runs)")
-    n_eff = effective_items(sizes, rho)
-    scale = n_eff / len(first)
-    only_a = scale * float(np.sum(np.clip(first - second, 0.0, None)))
-    only_b = scale * float(np.sum(np.clip(second - first, 0.0, None)))
-    share_a, share_b = (only_a + 1) / (n_eff + 2), (only_b + 1) / (n_eff + 2)
+    return _bonett_price(*_discordant(a, b), items, confidence)
+
+
+def _bonett_price(only_a: float, only_b: float, items: float, confidence: float) -> Interval:
+    """`bonett_price_interval` from the discordant shares."""
+    share_a, share_b = (items * only_a + 1) / (items + 2), (items * only_b + 1) / (items + 2)
     difference = share_a - share_b
     z = NORMAL.inv_cdf(1 - (1 - confidence) / 2)
-    half = z * ((share_a + share_b - difference**2) / (n_eff + 2)) ** 0.5
-    return Interval(max(-1.0, difference - half), min(1.0, difference + half), "bonett-price-deff")
+    half = z * ((share_a + share_b - difference**2) / (items + 2)) ** 0.5
+    return Interval(max(-1.0, difference - half), min(1.0, difference + half), "bonett-price-cr2")
+
+
+def paired_fallback(
+    a: Sequence[float],
+    b: Sequence[float],
+    sizes: Sequence[float] | np.ndarray,
+    sums: Sequence[float] | np.ndarray,
+    confidence: float = CONFIDENCE,
+) -> Interval:
+    """The closed-form interval for mean(a) - mean(b) over videos with `sizes` items and `sums` of the differences
+    a - b: `bonett_price_interval` on n* items (`cluster_design` with s2 = mean(|d|) - mean(d)^2, the per-item
+    variance Bonett-Price assumes; for 0/1 arms the differences' own variance)."""
+    only_a, only_b = _discordant(a, b)
+    spread = max(0.0, only_a + only_b - (only_a - only_b) ** 2)
+    return _bonett_price(only_a, only_b, cluster_design(sizes, sums, spread).adjusted_items(confidence), confidence)
 
 
 @dataclass(frozen=True)
@@ -243,13 +354,12 @@ def bca_percents(
 class Resampler:
     """The bootstrap resamples of a judge's numbers: each number is resampled over its own videos (the standard
     cluster bootstrap of its items), the resamples seeded by the set of videos, so numbers over the same videos
-    share them (at paper scale, 901 videos and 1,500 numbers, a few distinct video sets). `rho`: the benchmark's
-    intra-video correlation of the values resampled (correctness for scores, the paired differences for
-    comparisons), for the fallback interval (module docstring); `interval` takes another for other values."""
+    share them (at paper scale, 901 videos and 1,500 numbers, a few distinct video sets). Each number's closed-form
+    interval rests on its own videos alone (module docstring)."""
 
-    def __init__(self, universe: Iterable[Hashable], settings: Bootstrap, key: Sequence[Hashable], rho: float = 0.0) -> None:
+    def __init__(self, universe: Iterable[Hashable], settings: Bootstrap, key: Sequence[Hashable]) -> None:
         self.universe = set(universe)
-        self.settings, self.key, self.rho = settings, tuple(key), rho
+        self.settings, self.key = settings, tuple(key)
         self._weights: dict[tuple[Hashable, ...], np.ndarray] = {}
         self._floats: OrderedDict[tuple[Hashable, ...], np.ndarray] = OrderedDict()
         # the universe in the order a number's videos are resampled in; `codes` gives positions in it
@@ -300,14 +410,11 @@ class Resampler:
         self._floats.move_to_end(order)
         return self._floats[order]
 
-    def interval(
-        self, clusters: Sequence[Hashable], values: Sequence[float], bounds: tuple[float, float] | None = None, rho: float | None = None
-    ) -> Interval:
+    def interval(self, clusters: Sequence[Hashable], values: Sequence[float], bounds: tuple[float, float] | None = None) -> Interval:
         """95% interval of the mean of `values` (one per item, its video in `clusters`): the closed form below
         BCA_MIN_VIDEOS videos, else BCa or the closed form where that is wider (module docstring). `bounds`:
-        None for 0/1 values (a share); else the range the values lie in (a bounded mean). `rho`: the values'
-        intra-video correlation, if not the resampler's."""
-        return self.intervals([Number(clusters, values, bounds, rho)])[0]
+        None for 0/1 values (a share); else the range the values lie in (a bounded mean)."""
+        return self.intervals([Number(clusters, values, bounds)])[0]
 
     @one_blas_thread
     def intervals(self, numbers: Sequence[Number]) -> list[Interval]:
@@ -331,12 +438,10 @@ class Resampler:
                 resampled.update(zip((at for at, _, _ in batch), _bca_columns(samples, counts, sums)))
             for at, counts_of, sums_of in batch:
                 number = numbers[at]
-                rho = self.rho if number.rho is None else number.rho
-                estimate = float(sums_of.sum() / counts_of.sum())
                 if number.bounds is None:
-                    closed = fallback_interval(min(1.0, max(0.0, estimate)), counts_of, rho)
+                    closed = fallback_interval(counts_of, sums_of)
                 else:
-                    closed = bounded_mean_fallback(number.values, number.bounds, counts_of, rho)
+                    closed = bounded_mean_fallback(number.values, number.bounds, counts_of, sums_of)
                 found[at] = _wider(resampled.get(at), closed)
         return [interval for interval in found if interval is not None]
 
@@ -372,9 +477,9 @@ class Resampler:
         self, a: Sequence[float], b: Sequence[float], order: tuple[Hashable, ...], counts: np.ndarray, sums: np.ndarray
     ) -> Interval:
         """Bonett-Price's interval below BCA_MIN_VIDEOS videos; from there the paired bootstrap's BCa interval, or
-        Bonett-Price's where that is wider or BCa has no width (every difference 0, say); `self.rho` is the
-        differences' correlation."""
-        closed = paired_fallback(a, b, counts, self.rho)
+        Bonett-Price's where that is wider or BCa has no width (every difference 0, say); `counts` and `sums`: each
+        video's items and summed differences."""
+        closed = paired_fallback(a, b, counts, sums)
         if len(counts) < BCA_MIN_VIDEOS:
             return closed
         weights = self._weights_of(order)  # drawn only where the bootstrap is used
@@ -384,13 +489,12 @@ class Resampler:
 @dataclass(frozen=True)
 class Number:
     """One number to give an interval (`Resampler.intervals`): its items' videos and values, the values' range
-    (None: 0/1 values, a share) and their intra-video correlation (None: the resampler's). `coded`: `clusters`
+    (None: 0/1 values, a share). `coded`: `clusters`
     are positions in the resampler's `order` (`Resampler.codes`), not the videos themselves."""
 
     clusters: Sequence[Hashable] | np.ndarray
     values: Sequence[float] | np.ndarray
     bounds: tuple[float, float] | None = None
-    rho: float | None = None
     coded: bool = False
 
 
@@ -436,10 +540,8 @@ def _wider(resampled: Interval | None, closed: Interval) -> Interval:
 def mean_interval(
     clusters: Sequence[Hashable], values: Sequence[float], settings: Bootstrap, key: Sequence[Hashable]
 ) -> tuple[float | None, float | None]:
-    """95% interval of the mean of `values` (per item), one number on its own: as `Resampler.interval`, the
-    intra-video correlation estimated from the values themselves."""
-    rho = intra_cluster_correlation([(clusters, values)])
-    return Resampler(clusters, settings, key, rho=rho).mean_interval(clusters, values)
+    """95% interval of the mean of `values` (per item), one number on its own: as `Resampler.interval`."""
+    return Resampler(clusters, settings, key).mean_interval(clusters, values)
 
 
 @dataclass(frozen=True)
@@ -468,11 +570,10 @@ def paired_difference(
     tried first and rejected: it rejected too often under no difference. The randomization test's false-positive
     rates at 5, 12 and 50 videos are in docs/statistics.md (benchmarks/bench_coverage.py);
     tests/support/test_bootstrap.py checks its p-values are valid (conventional) and about uniform (mid-p) at 40 videos.
-    The closed-form interval's intra-video correlation is estimated from the differences themselves.
+    Below BCA_MIN_VIDEOS videos, and where it is wider, the interval is Bonett-Price's on the differences' own
+    cluster design (`paired_fallback`).
     """
-    differences = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    rho = intra_cluster_correlation([(clusters, differences)]) if len(differences) else float("nan")
-    return Resampler(clusters, settings, key, rho=rho).paired(clusters, a, b, key)
+    return Resampler(clusters, settings, key).paired(clusters, a, b, key)
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:

@@ -49,6 +49,7 @@ import hashlib
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -564,10 +565,12 @@ def main(argv: list[str] | None = None) -> int:
     cells = [result for result in results if isinstance(result, CellResult)]
     paired = [result for result in results if isinstance(result, PairedResult)]
     elapsed = time.time() - started
+    used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]  # the pool's workers reaped
+    cpu = sum(usage.ru_utime + usage.ru_stime for usage in used)
     lines = render(cells, paired, seeds, args.simulations, args.resamples)
     lines += [
         "",
-        f"({elapsed:.0f} s on this machine with {args.jobs} processes, load average {load:.1f} at the start and "
+        f"({elapsed:.0f} s on this machine ({cpu:.0f} s CPU, the scores CLI's included) with {args.jobs} processes, load average {load:.1f} at the start and "
         f"{os.getloadavg()[0]:.1f} at the end; {time.strftime('%Y-%m-%d', time.gmtime())}.)",
     ]
     text = "\n".join(lines) + "\n"

@@ -35,7 +35,7 @@ uses (virtuebench.support.bootstrap), grouped as the CLI groups them (one resamp
 benchmarks of a cell share one set of resamples, as numbers over the same videos do in results/scores.csv), and
 rounds them as scores.csv does: the two give the same digits (tests/support/test_bench_coverage.py). `auto` (the
 default) takes the CLI for the hard designs and the functions for the grid and the paired cells (the CLI reads about
-25,000 judgments a second: the grid's 40 cells through it would take most of an hour). The Monte Carlo standard
+25,000 judgments a second: the grid's 40 cells through it would take about 30 minutes of CPU). The Monte Carlo standard
 error of each coverage c over its benchmarks is sqrt(c (1 - c) / benchmarks). `--seeds 2` runs every cell at seeds
 `--seed` and `--seed` + 1 (each cell's generator and the bootstrap's seed derive from it), side by side.
 """
@@ -74,7 +74,7 @@ QUESTION_CONCENTRATION = 4.0  # levels5: a question's rate around its video's
 INFORMATIVE_TOP, INFORMATIVE_DROP = 0.95, 0.30  # informative: 0.95 at one question, 0.65 at the largest video
 ISSUE_SIZES = (25, 10, 5, 3, 2, 1, 1, 1, 1, 1)
 MIDDLE_SIZES = (10, 8, 6, 5, 4, 3, 3, 2, 2, 2)
-#: Judgments per CLI run (and per in-process batch, which pools as the CLI does): about 1 GB of the CLI's memory.
+#: Judgments per CLI run (and per in-process batch, grouped as the CLI groups them): the CLI held 231 MB for 100,000.
 BATCH_JUDGMENTS = 150_000
 LOW = 0.93  # cells below this are listed
 GRID_VIDEOS = (5, 12, 25, 50, 200)

@@ -25,8 +25,9 @@ over all the row's items (a sampled model: each item's mean over all its runs; e
 truncated reply (`n_truncated`: cut off, no answer given) scores as an answer withheld (0; refusal-credit:
 `unwarranted_refusal`). Accuracy keeps the paper's rule: both count as wrong there. Answering pays only when the
 model is more than t sure, so the score rewards refusing where the frames lack the evidence without paying for it: on unanswerable
-items the best a model can do is 0. `scheme: refusal-credit` is VirtueBench's variant: the refusal on an
-unanswerable item is correct and scores 1 like a right answer, a refusal where an answer was expected scores
+items the best a model can do is 0. Neither paper defines a trust score: it is this project's addition (VirtueBench cites Kalai et
+al. for the phenomenon, its reference [12], not for a score). `scheme: refusal-credit` is this project's variant, scored as
+VirtueBench's accuracy scores the refusal: the refusal on an unanswerable item is correct and scores 1 like a right answer, a refusal where an answer was expected scores
 `unwarranted_refusal` (default 0) and a wrong answer `wrong_answer` (default -1); Kalai's argument about the
 confidence target then holds only for answerable items. Tables show the configured scheme and say which.
 

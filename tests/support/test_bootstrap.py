@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers.intervals import narrow_closed_forms
+from helpers.intervals import intra_cluster_correlation, narrow_closed_forms
 from scipy import stats
 
 from virtuebench.support.bootstrap import (
@@ -24,7 +24,6 @@ from virtuebench.support.bootstrap import (
     cr2_variance,
     fallback_interval,
     holm,
-    intra_cluster_correlation,
     mean_interval,
     paired_difference,
     paired_fallback,

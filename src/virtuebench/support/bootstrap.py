@@ -83,37 +83,6 @@ class Interval:
     method: str
 
 
-def intra_cluster_correlation(groups: Iterable[tuple[Sequence[Hashable], Sequence[float]]]) -> float:
-    """The one-way ANOVA estimate of the intra-cluster correlation, pooled over `groups` (each a list of clusters
-    and the values of its items), at most 1; negative where the items of a cluster differ more than chance would
-    make them, nan where it cannot be estimated (no cluster with two items, or every value the same). No interval
-    uses it since issue 49 (`cluster_design` replaced it); kept to describe a benchmark's clustering (a coverage
-    study's designs) and for the test that shows the old design effect's jump at 0."""
-    ssb = ssw = df_b = df_w = m0_sum = 0.0
-    for clusters, values in groups:
-        if isinstance(clusters, np.ndarray) and clusters.dtype.kind in "iu":
-            _, at = np.unique(clusters, return_inverse=True)
-        else:
-            index: dict[Hashable, int] = {}
-            at = np.fromiter((index.setdefault(cluster, len(index)) for cluster in clusters), dtype=np.int64, count=len(clusters))
-        observed = np.asarray(values, dtype=float)
-        sizes = np.bincount(at).astype(float)
-        k, n = np.count_nonzero(sizes), len(observed)
-        if k < 2 or n <= k:
-            continue
-        means = np.bincount(at, weights=observed) / np.where(sizes > 0, sizes, 1)
-        ssb += float((sizes * (means - observed.sum() / n) ** 2).sum())
-        ssw += float(((observed - means[at]) ** 2).sum())
-        df_b, df_w = df_b + k - 1, df_w + n - k
-        m0_sum += n - float((sizes**2).sum()) / n
-    if df_b == 0 or df_w == 0:
-        return float("nan")
-    msb, msw, m0 = ssb / df_b, ssw / df_w, m0_sum / df_b
-    if msb + (m0 - 1) * msw <= 0:
-        return float("nan")
-    return float(min(1.0, (msb - msw) / (msb + (m0 - 1) * msw)))
-
-
 class MissingDependency(RuntimeError):
     """A package the intervals need is not installed (the CLIs print it as one line)."""
 

@@ -102,14 +102,9 @@ def _special() -> Any:
     return scipy.special
 
 
-def _t_quantile() -> Callable[[float, float], float]:
-    """scipy's t quantile function (df, probability)."""
-    return _special().stdtrit
-
-
 def require_scipy() -> None:
     """Raise MissingDependency now, before any work, where scipy cannot be imported."""
-    _t_quantile()
+    _special()
 
 
 def cr2_variance(sizes: np.ndarray, sums: np.ndarray) -> float:
@@ -151,7 +146,7 @@ class Design:
         """Korn & Graubard's (1998) degrees-of-freedom-adjusted effective size n* = n_eff (z / t_df)^2: a closed form
         with z on n* items has the width of one with t_df on n_eff items."""
         tail = 1 - (1 - confidence) / 2
-        return self.effective_items * (NORMAL.inv_cdf(tail) / _t_quantile()(self.degrees_of_freedom, tail)) ** 2
+        return self.effective_items * (NORMAL.inv_cdf(tail) / _special().stdtrit(self.degrees_of_freedom, tail)) ** 2
 
 
 def cluster_design(sizes: Sequence[float] | np.ndarray, sums: Sequence[float] | np.ndarray, spread: float) -> Design:

@@ -113,7 +113,7 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path) -> None:
                 source_id,
                 f"{empty} empty candidate(s) '' in {path} dropped; the question is kept with its {len(options)} other options",
                 kind="bad_row",
-                unit="option",
+                unit="option list",
             )
     for task_type, count in sorted(generation.items()):
         name = GENERATION_TASKS.get(task_type, "free-form generation")

@@ -159,25 +159,28 @@ def test_moviechat_breakpoint_well_past_the_end_is_still_named(moviechat_release
 @pytest.fixture
 def lvbench_release(tmp_path, clip) -> Path:
     raw = _release("lvbench", tmp_path)
-    for key in ("fixtureVideo0", "fixtureVideo1", "fixtureVideo2"):
-        _link(clip, lvbench.video_file(raw, key))
+    for _, entry in lvbench.read_annotations(raw)[0]:
+        _link(clip, lvbench.video_file(raw, entry["key"]))
     return raw
 
 
-def test_lvbench_reads_reversed_ranges_in_order_and_names_a_none_end(lvbench_release, tmp_path, capsys):
+def test_lvbench_reads_reversed_ranges_in_order_and_names_a_none_bound(lvbench_release, tmp_path, capsys):
     instances, excluded = lvbench.convert(lvbench_release, tmp_path / "videos", [64])
     by_id = {inst.source_id: inst for inst in instances}
-    assert sorted(by_id) == ["f0", "f1", "f2", "f3", "q116", "q33"]
-    year = by_id["f0"]
+    assert sorted(by_id) == ["v00000000q0", "v00000000q1", "v00000000q16", "v00000001q0", "v00000002q10", "v00000025q11"]
+    year = by_id["v00000000q0"]
     assert (year.question, year.answer) == ("What year appears in the opening caption of the video?", "1633")
     assert year.options == ["1636", "1366", "1363", "1633"] and year.evidence == [[15.0, 20.0]]
-    assert (by_id["f2"].task_type, by_id["f2"].category) == ("entity recognition", "perception")  # the first type
-    assert by_id["f3"].evidence == [[61.0, 62.0]]  # '01:01-01:01': a zero-length range is its second
-    assert by_id["q33"].evidence == [[33 * 60 + 46.0, 33 * 60 + 53.0]]  # '33:52-33:46', read in order
-    assert by_id["q116"].evidence == [[108 * 60.0, 116 * 60 + 51.0]]  # '116:50-108:00'
-    reason = excluded_reasons(excluded)["lvbench:q08"]  # '08:17-None': no end, so no evidence; named
-    assert "time_reference '08:17-None'" in reason and "'None'" in reason
-    assert [row["reason_kind"] for row in excluded] == ["bad_row"]
+    assert (by_id["v00000000q16"].task_type, by_id["v00000000q16"].category) == ("entity recognition", "perception")  # the first
+    assert by_id["v00000001q0"].evidence == [[61.0, 62.0]]  # '01:01-01:01': a zero-length range is its second
+    boat = by_id["v00000002q10"]  # '33:52-33:46', read in order
+    assert (boat.question, boat.answer, boat.evidence) == ("How many people are leaving by boat in the video?", "1", [[2026.0, 2033.0]])
+    meal = by_id["v00000025q11"]  # '116:50-108:00'
+    assert (meal.answer, meal.evidence) == ("Incheon", [[6480.0, 7011.0]])
+    reasons = excluded_reasons(excluded)  # no end annotated: no evidence; each named
+    assert "time_reference '08:17-None' has a bound 'None'" in reasons["lvbench:v00000044q1"]
+    assert "time_reference 'None-None' has a bound 'None'" in reasons["lvbench:v00000085q3"]
+    assert [row["reason_kind"] for row in excluded] == ["bad_row", "bad_row"]
     assert "did not parse" not in capsys.readouterr().err  # nothing left silently empty
 
 

@@ -88,8 +88,10 @@ def test_mlvu_candidates_with_too_few_texts_or_the_answer_dropped_stay_bad_rows(
     assert "not a list of texts" in mlvu._mc_row({**row, "candidates": ["There is an archery scene", None, "No"]})
 
 
-def test_mlvu_real_rows_through_the_cli(mlvu_release, tmp_path):
+def test_mlvu_real_rows_through_the_cli(mlvu_release, tmp_path, capsys):
     instances, excluded = convert_with_cli("mlvu", mlvu_release, tmp_path / "work")
+    # The CLI's line counts the listing by unit: the kept question's dropped options are no item left out.
+    assert "left out: 4 items, 4 annotation files, 1 option list, 1 task (listed in" in capsys.readouterr().err
     assert "mlvu/1_plotQA/23" in {inst.instance_id for inst in instances}
     assert {(row["item"], row["unit"]) for row in excluded} >= {("mlvu:1_plotQA/23", "option list")}
     # The run's closing warning counts the row as what it is (the fixture holds 5 of the 9 annotation files).

@@ -102,7 +102,8 @@ def test_release_is_described():
         ("77:02-77:15", [[4622.0, 4636.0]]),
         ("1:02:03 - 1:02:05", [[3723.0, 3726.0]]),
         ("00:01-00:02, 00:10-00:11", [[1.0, 3.0], [10.0, 12.0]]),
-        ("00:50-00:40", None),
+        ("00:50-00:40", [[40.0, 51.0]]),  # reversed, as the release's "33:52-33:46": read in order
+        ("08:17-None", None),
         ("00:61-00:62", None),
         ("1:60:00-1:61:00", None),
         ("soon", None),
@@ -134,10 +135,11 @@ def test_convert(release, tmp_path, capsys):
     assert by_id["102"].evidence == [[61.0, 62.0]] and by_id["102"].options == ["2", "3"]
     assert by_id["103"].category == "reasoning" and by_id["103"].answer == "She is angry"  # a wrapped option
     assert by_id["103"].evidence == [[30.0, 46.0]]
-    assert by_id["104"].evidence == [] and by_id["107"].evidence == []  # unparseable: kept, no evidence
+    assert by_id["104"].evidence == []  # unparseable: kept, no evidence
+    assert by_id["107"].evidence == [[40.0, 51.0]]  # a reversed range ('00:50-00:40') is read in order
     assert by_id["107"].category == "reasoning"
     assert (tmp_path / "linked" / "lvbench_kept_vid_01.mp4").resolve() == (release / "videos" / "kept_vid_01.mp4").resolve()
-    assert "2 time_reference value(s) did not parse" in capsys.readouterr().err
+    assert "1 time_reference value(s) did not parse" in capsys.readouterr().err
     reasons = {row["item"]: row["reason"] for row in excluded}
     assert set(reasons) == {"lvbench:105", "lvbench:106", "lvbench:201", "lvbench:301", "lvbench:video_info.meta.jsonl:4"}
     assert reasons["lvbench:105"].startswith("bad row") and "outside the 4 options" in reasons["lvbench:105"]

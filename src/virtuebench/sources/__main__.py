@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from virtuebench.instances import write_instances
@@ -41,12 +42,18 @@ def main(argv: list[str] | None = None) -> int:
     n_videos = len({inst.video_id for inst in instances})
     print(
         f"{args.source}: wrote {len(instances)} instances over {n_videos} videos to {args.out} "
-        f"in {time.monotonic() - started:.1f} s; {len(excluded)} items left out (listed in {excluded_path})",
+        f"in {time.monotonic() - started:.1f} s; left out: {_by_unit(excluded)} (listed in {excluded_path})",
         file=sys.stderr,
     )
     for row in excluded[:20]:
         print(f"  left out {row['item']}: {row['reason']}", file=sys.stderr)
     return 0
+
+
+def _by_unit(excluded: list[dict[str, str]]) -> str:
+    """'3 items, 1 option list': the listing's rows counted by what each stands for (base.EXCLUSION_UNITS)."""
+    counts = Counter(row.get("unit") or "item" for row in excluded)
+    return ", ".join(f"{count} {unit}{'' if count == 1 else 's'}" for unit, count in counts.most_common()) or "nothing"
 
 
 if __name__ == "__main__":

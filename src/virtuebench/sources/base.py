@@ -59,6 +59,7 @@ EXCLUSION_UNITS = {
     "annotation file": "an annotation file of the release, missing or unreadable (every question in it)",
     "task": "the questions of one task in one annotation file (MLVU's generation tasks)",
     "question list": "one video's list of questions of one kind (MovieChat-1K)",
+    "option list": "a kept question's options, of which the empty ones were dropped (MLVU's '' candidates): no question is lost",
 }
 #: The columns of an excluded listing (results/instances_excluded.csv and each source's excluded.csv).
 EXCLUDED_COLUMNS = ("item", "source", "reason_kind", "reason", "unit")

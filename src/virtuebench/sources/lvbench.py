@@ -67,7 +67,10 @@ def _seconds(stamp: str) -> float | None:
 
 
 def parse_time_reference(text: object) -> list[list[float]] | None:
-    """'00:15-00:19' -> [[15.0, 20.0]] (end second included); None where it does not parse."""
+    """'00:15-00:19' -> [[15.0, 20.0]] (end second included); None where it does not parse.
+
+    A reversed range is read in order: the release has '33:52-33:46' and '116:50-108:00' (docs/sources.md#lvbench), so
+    '33:52-33:46' -> [[2026.0, 2033.0]]."""
     if not isinstance(text, str) or not text.strip():
         return None
     intervals = []
@@ -76,10 +79,19 @@ def parse_time_reference(text: object) -> list[list[float]] | None:
         if len(bounds) != 2:
             return None
         start, end = _seconds(bounds[0]), _seconds(bounds[1])
-        if start is None or end is None or end < start:
+        if start is None or end is None:
             return None
+        start, end = min(start, end), max(start, end)
         intervals.append([start, end + 1.0])
     return intervals
+
+
+def missing_bound(text: object) -> bool:
+    """Whether a time_reference names `None` for a bound ('08:17-None', as the release has): the annotators gave no end,
+    so the question's evidence is unknown; such a question is left out and named in the excluded report."""
+    if not isinstance(text, str):
+        return False
+    return any(bound.strip().lower() == "none" for piece in re.split(r"[,;]", text) for bound in _RANGE_SEPARATOR.split(piece.strip()))
 
 
 def read_annotations(raw_dir: Path) -> tuple[list[tuple[int, dict]], list[tuple[int, str]]]:
@@ -262,6 +274,14 @@ def convert(raw_dir: str | Path, videos_dir: str | Path, levels: list[int], *, s
             uid, stem, answer, options, task_type = parsed
             if not path.exists() and key in not_fetched:
                 conversion.exclude(uid, f"{path}: video not downloaded ({not_fetched[key] or 'see ' + MISSING})", kind=MISSING_VIDEO)
+                continue
+            if missing_bound(qa.get("time_reference")):
+                conversion.exclude(
+                    uid,
+                    f"bad row: time_reference {qa.get('time_reference')!r} has a bound 'None' (no end annotated), so the "
+                    "answer's evidence is unknown",
+                    kind="bad_row",
+                )
                 continue
             evidence = parse_time_reference(qa.get("time_reference"))
             if evidence is None:

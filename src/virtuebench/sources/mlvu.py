@@ -62,20 +62,27 @@ def _text(value: Any) -> str | None:
     return None
 
 
-def _mc_row(entry: Any) -> tuple[str, str, str, list[str]] | str:
-    """(video, question, answer, options) of a multiple-choice entry, or why it is a bad row."""
+def _mc_row(entry: Any) -> tuple[str, str, str, list[str], int] | str:
+    """(video, question, answer, options, empty options dropped) of a multiple-choice entry, or why it is a bad row.
+
+    The release has empty candidates ('' beside the real ones: 1_plotQA/23 is `['', 'There is an archery scene', 'There
+    is no archery scene', '']`); those are dropped and the question kept where at least two options remain and the
+    answer is one of them (docs/sources.md#mlvu)."""
     if not isinstance(entry, dict):
         return "not an object"
     video, question, answer = _text(entry.get("video")), _text(entry.get("question")), _text(entry.get("answer"))
     if not video or not question or not answer:
         return "needs a text 'video', 'question' and 'answer'"
     candidates = entry.get("candidates")
-    options = [_text(candidate) for candidate in candidates] if isinstance(candidates, list) else []
-    if len(options) < 2 or not all(options):
-        return f"'candidates' {candidates!r} is not a list of at least two texts"
+    given = [_text(candidate) for candidate in candidates] if isinstance(candidates, list) else []
+    if None in given:
+        return f"'candidates' {candidates!r} is not a list of texts"
+    options = [option for option in given if option]
+    if len(options) < 2:
+        return f"'candidates' {candidates!r} has fewer than two non-empty texts"
     if answer not in options:
         return f"answer {answer!r} is not one of the candidates {options}"
-    return video, question, answer, options  # type: ignore[return-value]
+    return video, question, answer, options, len(given) - len(options)  # type: ignore[return-value]
 
 
 def _convert_file(conversion: Conversion, raw_dir: Path, path: Path) -> None:
@@ -97,10 +104,17 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path) -> None:
         if isinstance(row, str):
             conversion.exclude(source_id, f"bad row in {path}: {row}", kind="bad_row")
             continue
-        video, question, answer, options = row
+        video, question, answer, options, empty = row
         question, _ = split_embedded_options(question)  # MLVU keeps the options apart; be sure
         video_file = raw_dir / VIDEO_DIR / stem / video
-        conversion.add(source_id, video_file, task_type, question, answer, options, video_key=f"{stem}__{Path(video).stem}")
+        added = conversion.add(source_id, video_file, task_type, question, answer, options, video_key=f"{stem}__{Path(video).stem}")
+        if added and empty:
+            conversion.exclude(
+                source_id,
+                f"{empty} empty candidate(s) '' in {path} dropped; the question is kept with its {len(options)} other options",
+                kind="bad_row",
+                unit="option list",
+            )
     for task_type, count in sorted(generation.items()):
         name = GENERATION_TASKS.get(task_type, "free-form generation")
         conversion.exclude(

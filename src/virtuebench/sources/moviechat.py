@@ -6,6 +6,7 @@ out by default. Layout read, choices, and what was confirmed: docs/sources.md#mo
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,19 @@ def _moment(entry: dict[str, Any], info: Any) -> tuple[float, str | None]:
     return time / fps, None
 
 
+def at_the_end(seconds: float, duration_s: float, fps: float) -> float | None:
+    """Where a breakpoint's moment starts in a video of `duration_s`: as given inside the video; None past its end.
+
+    A breakpoint whose `time` is the frame count (`time == num_frame`, 10,500 of 10,500 frames at 25 fps: 316 in the
+    release, by issue 50's count) names the video's end, one frame past the last frame index: it is read as the video's
+    last second, [duration - 1, duration). Anything more than one frame past the end is past it (docs/sources.md)."""
+    if seconds < duration_s:
+        return seconds
+    if seconds <= duration_s + 1.0 / fps + 1e-6:
+        return max(0.0, duration_s - 1.0)
+    return None
+
+
 def _convert_file(conversion: Conversion, raw_dir: Path, path: Path, include_breakpoint: bool) -> None:
     stem = path.stem
     data = conversion.read_json(stem, path, "ground-truth file", dict, "an object with 'info' and question lists")
@@ -117,11 +131,17 @@ def _convert_file(conversion: Conversion, raw_dir: Path, path: Path, include_bre
             if not conversion.add(source_id, video, task_type, question, answer, evidence=evidence):
                 continue
             added = conversion.instances[-1]
-            if evidence and evidence[0][0] >= added.duration_s:
-                conversion.instances.pop()
-                conversion.exclude(
-                    source_id, f"breakpoint at {evidence[0][0]:.1f} s is past the end of {video} ({added.duration_s:.1f} s)", kind="bad_row"
-                )
+            if evidence:
+                moment = at_the_end(evidence[0][0], added.duration_s, info["fps"])
+                if moment is None:
+                    conversion.instances.pop()
+                    conversion.exclude(
+                        source_id,
+                        f"breakpoint at {evidence[0][0]:.1f} s is past the end of {video} ({added.duration_s:.1f} s)",
+                        kind="bad_row",
+                    )
+                else:
+                    conversion.instances[-1] = replace(added, evidence=[[moment, min(moment + 1.0, added.duration_s)]])
 
 
 def convert(

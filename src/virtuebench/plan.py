@@ -309,6 +309,18 @@ class Plan:
         param, so editing one reruns exactly that model's jobs, and editing anything else reruns nothing."""
         return json.dumps(self.checked.specs[model].answers, sort_keys=True)
 
+    def prompt_argument(self, prompt: str) -> str:
+        """An inference job's `--prompt` value (a tracked param): the prompt's name, and for a two-step prompt asked
+        with its context step per question (config.dscp_context: per-question) that option too. So switching
+        dscp_context reruns only the two-step prompts' inference, and per-video gives the value every job had
+        before the setting existed (its answers stay valid)."""
+        from virtuebench.prompts import get_prompt
+
+        scope = self.config.get("dscp_context", "per-video")
+        if scope == "per-video" or get_prompt(prompt).context_template is None:
+            return prompt
+        return f"{prompt} --context-scope {scope}"
+
     def model_run_config(self, model: str) -> str:
         """The model's settings that change only how its job runs (its spec's `run`: concurrency, retries, batch
         size): untracked, as a string resource (a resource is re-read where the job runs and never reruns a job)."""

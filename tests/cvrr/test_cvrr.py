@@ -21,6 +21,7 @@ from virtuebench.cvrr.scoring import dimension_scores, model_rows, write_tables
 from virtuebench.cvrr.source import CvrrSettings, load
 from virtuebench.frames import extract
 from virtuebench.inference import run_inference
+from virtuebench.prompts import get_prompt
 from virtuebench.records import RecordError
 
 PUBLISHED = SHARED / "fixtures" / "cvrr-es"
@@ -285,6 +286,40 @@ def test_dscp_asks_step_one_once_per_video(cvrr_release, tmp_path):
     # Standard prompting asks once per question and records no context.
     run_inference(instances, tmp_path / "frames", "tiny", config, "standard", 8, tmp_path / "standard.jsonl")
     assert len(calls.read_text().split()) == 5 + 3
+
+
+def test_dscp_per_question_asks_step_one_before_each_question(cvrr_release, tmp_path):
+    """config.dscp_context: per-question, the CVRR-ES authors' way: step 1 is asked afresh for each question (its
+    context record named by the question), under another prompt hash than per-video, whose store entries it never
+    takes; asked again, the job resumes each question's own context."""
+    instances = _partial_actions_with_frames(cvrr_release, tmp_path)
+    calls = tmp_path / "calls.txt"
+    config = {"backend": "helpers.vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls)}}
+    store = tmp_path / "store"
+    run_inference(instances, tmp_path / "frames", "tiny", config, "dscp", 8, tmp_path / "video.jsonl", store=store)
+    n_videos = len({i.video_id for i in instances})
+    assert len(calls.read_text().split()) == n_videos + 3
+    calls.unlink()
+    summary = run_inference(
+        instances, tmp_path / "frames", "tiny", config, "dscp", 8, tmp_path / "question.jsonl", store=store, context_scope="per-question"
+    )
+    asked = calls.read_text().split()
+    assert summary.answered == 3 and n_videos < 3, "the fixture's partial_actions has a video with two questions"
+    assert sorted(a for a in asked if a.startswith("context:")) == sorted(f"context:{i.instance_id}" for i in instances)
+    assert len(asked) == 3 + 3
+    records = [json.loads(line) for line in (tmp_path / "question.jsonl").read_text().splitlines()]
+    per_video = [json.loads(line) for line in (tmp_path / "video.jsonl").read_text().splitlines()]
+    assert {r["prompt"] for r in records} == {"dscp"} and all(r["context"] == "red" for r in records)
+    assert {r["prompt_hash"] for r in records} == {get_prompt("dscp", "per-question").hash} != {r["prompt_hash"] for r in per_video}
+    assert get_prompt("dscp", "per-video").hash == get_prompt("dscp").hash  # per-video: the hash answers had before
+    assert get_prompt("standard", "per-question").hash == get_prompt("standard").hash  # one step: no scope
+    calls.unlink()  # the same job again: every answer and context is kept, nothing is asked
+    run_inference(
+        instances, tmp_path / "frames", "tiny", config, "dscp", 8, tmp_path / "question.jsonl", store=store, context_scope="per-question"
+    )
+    assert not calls.exists() or calls.read_text().split() == []
+    with pytest.raises(KeyError, match="per-chapter"):
+        get_prompt("dscp", "per-chapter")
 
 
 def test_dscp_resume_keeps_step_one(cvrr_release, tmp_path):

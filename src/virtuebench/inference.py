@@ -691,7 +691,8 @@ def _run(args: argparse.Namespace, spec: ModelSpec, stop: Stop) -> int:
 
     stop.note = kept
     try:
-        job = InferenceJob(read_instances(args.instances), args.frames_dir, spec, get_prompt(args.prompt, args.context_scope), args.level, args.out, args.store)
+        prompt = get_prompt(args.prompt, args.context_scope)
+        job = InferenceJob(read_instances(args.instances), args.frames_dir, spec, prompt, args.level, args.out, args.store)
         summary = job.run()
     except IncompleteFrames as error:
         print(f"error: {error}", file=sys.stderr)

@@ -232,6 +232,18 @@ def test_a_level_or_model_without_an_item_is_named_with_why():
     assert plan_of(config).empty_results(table) == [
         "config.models[1]: model LLaVA-Video-7B: no item at its max_level 128 (model registry) or below; the levels that hold items: 256, 512"
     ]
+    capped = plan_of(config)
+    capped.checked.models["refuse"]["levels"] = [64]  # an entry's own levels (CVRR-ES: a frame count per model)
+    assert capped.empty_results(table) == [
+        "config.models[0]: model refuse: no item at its levels [64] (model registry); the levels that hold items: 256, 512",
+        "config.models[1]: model LLaVA-Video-7B: no item at its max_level 128 (model registry) or below; the levels that hold items: 256, 512",
+    ]
+    capped.checked.models["LLaVA-Video-7B"]["levels"] = [256]
+    assert capped.empty_results(table)[1] == (
+        "config.models[1]: model LLaVA-Video-7B: no item at its levels [256] up to its max_level 128 (model registry); "
+        "the levels that hold items: 256, 512"
+    )
+    assert capped.model_levels("refuse", {64, 256, 512}) == [] and capped.model_levels("LLaVA-Video-7B", {64, 128, 256}) == []
     config["levels"] = [64, 128]
     assert plan_of(config).empty_results(table) == []
     assert plan.empty_results([]) == ["config.source: source 'synthetic' yields no item"]

@@ -173,9 +173,15 @@ class Plan:
     # Levels, frames and judgments
 
     def model_levels(self, model: str, present: set[int]) -> list[int]:
-        """The levels a model runs at: configured, within its max_level, and held by some instance (`present`)."""
-        max_level = self.checked.models[model].get("max_level")
-        return [level for level in self.config["levels"] if level in present and (max_level is None or level <= max_level)]
+        """The levels a model runs at: configured, among its own `levels` where its entry lists them, within its
+        max_level, and held by some instance (`present`)."""
+        entry = self.checked.models[model]
+        max_level, own = entry.get("max_level"), entry.get("levels")
+        return [
+            level
+            for level in self.config["levels"]
+            if level in present and (max_level is None or level <= max_level) and (own is None or level in own)
+        ]
 
     def empty_results(self, table: Sequence[Instance]) -> list[str]:
         """Why the source, a configured level or a configured model yields no item of `table` (the instances table, or
@@ -191,10 +197,16 @@ class Plan:
         held = [level for level in self.config["levels"] if level in present]
         for index, model in enumerate(self.config["models"]):
             if held and not self.model_levels(model, present):
-                max_level = self.checked.models[model].get("max_level")
+                entry = self.checked.models[model]
+                own, max_level = entry.get("levels"), entry.get("max_level")
+                if own is None:
+                    limit = f"its max_level {max_level} (model registry) or below"
+                else:
+                    limit = (
+                        f"its levels {own}" + (f" up to its max_level {max_level}" if max_level is not None else "") + " (model registry)"
+                    )
                 problems.append(
-                    f"config.models[{index}]: model {model}: no item at its max_level {max_level} (model registry) or below; "
-                    f"the levels that hold items: {', '.join(map(str, held))}"
+                    f"config.models[{index}]: model {model}: no item at {limit}; the levels that hold items: {', '.join(map(str, held))}"
                 )
         return problems
 

@@ -9,10 +9,12 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from helpers.data import SHARED, make_cvrr_release, write_release
+import yaml
+from helpers.data import REPO, SHARED, make_cvrr_release, write_release
 from helpers.local_server import serving
 from helpers.offline import block_network
 
+from virtuebench.config import with_defaults
 from virtuebench.cvrr import DIMENSIONS, TITLES
 from virtuebench.cvrr.benchmark import CvrrTablesSettings, PublishedDirError, published_folder
 from virtuebench.cvrr.download import download_published
@@ -254,6 +256,40 @@ def test_a_folder_without_annotation_files_is_named_not_read_as_empty(tmp_path):
     with pytest.raises(ValueError, match="root .* is not a folder"):
         preview({"root": str(tmp_path / "absent")})
     assert not (tmp_path / "videos").exists()
+
+
+def test_each_model_runs_at_its_own_frame_count(cvrr_release, tmp_path):
+    """The source's level may list several frame counts (the authors' TimeChat script samples 96, their Video-LLaVA
+    and GPT-4V scripts 8): every clip is sampled at each, each model runs at the one its registry entry's `levels`
+    names, and a model left at two is named before any job (CVRR-ES's tables would pool them)."""
+    from virtuebench.config import ConfigError, check_config
+    from virtuebench.plan import Plan, levels_present
+
+    settings = CvrrSettings.from_dict({"root": str(cvrr_release), "level": [8, 96], "dimensions": ["partial_actions"]})
+    instances, _ = load(settings, tmp_path / "videos")
+    assert instances and all(sorted(i.answers) == [8, 96] for i in instances)
+    assert CvrrSettings.from_dict({"root": "x"}).levels == [8]
+    for bad in ([], [8, 8], "8", [0]):
+        with pytest.raises(ValueError, match=r"cvrr source: level .* must be a frame count \(e.g. 8\) or a list"):
+            CvrrSettings.from_dict({"root": "x", "level": bad})
+    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+    registry["refuse"]["levels"] = [96]
+    (tmp_path / "models.yaml").write_text(yaml.safe_dump(registry))
+    config = yaml.safe_load((REPO / "config" / "cvrr.yaml").read_text())
+    config.update({"source": {"name": "cvrr", "settings": {"root": str(cvrr_release), "level": [8, 96]}}, "levels": [8, 96]})
+    config.update({"model_registry": str(tmp_path / "models.yaml"), "judge": "rules"})
+    with pytest.raises(
+        ConfigError, match=r"config.models\[1\]: model guess would run at \[8, 96\] frames, .*give its registry entry `levels: \[n\]`"
+    ):
+        check_config(config, REPO / "config", base_dir=REPO, environ={})
+    registry["guess"]["levels"] = [8]
+    (tmp_path / "models.yaml").write_text(yaml.safe_dump(registry))
+    checked = check_config(config, REPO / "config", base_dir=REPO, environ={})
+    plan = Plan.build(with_defaults(config, REPO / "config" / "schema.yaml"), checked, REPO / "config")
+    present = levels_present(instances)
+    assert (plan.model_levels("refuse", present), plan.model_levels("guess", present)) == ([96], [8])
+    with pytest.raises(ConfigError, match=r"config.levels: \[8\] must be \[8, 96\], the CVRR-ES source's levels"):
+        check_config({**config, "levels": [8]}, REPO / "config", base_dir=REPO, environ={})
 
 
 def test_adapter_settings_are_checked():

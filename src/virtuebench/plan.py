@@ -321,6 +321,29 @@ class Plan:
         param, so editing one reruns exactly that model's jobs, and editing anything else reruns nothing."""
         return json.dumps(self.checked.specs[model].answers, sort_keys=True)
 
+    def cvrr_options_note(self) -> str:
+        """The options in effect for this run's CVRR-ES columns, for Tables 2 and 3's captions (a tracked param of
+        the tables: switching one writes them again): each model's frames per clip, DSCP's step 1 (where a two-step
+        prompt runs) and the reported judge's model and temperature. The published columns are the authors' own."""
+        from virtuebench.prompts import get_prompt
+
+        present = set(self.config["levels"])  # CVRR-ES samples every clip at each of the source's levels
+        by_level: dict[int, list[str]] = {}
+        for model in self.config["models"]:
+            for level in self.model_levels(model, present):
+                by_level.setdefault(level, []).append(model)
+        parts = ["frames per clip " + "; ".join(f"{level} ({', '.join(models)})" for level, models in sorted(by_level.items()))]
+        if any(get_prompt(prompt).context_template for prompt in self.config["prompts"]):
+            parts.append(f"DSCP step 1 {self.config['dscp_context'].replace('-', ' ')} (dscp_context)")
+        settings = self.judge_settings(self.judge)
+        if settings.get("kind") == "llm":
+            temperature = settings.get("temperature", 0)
+            sent = "none sent (the API's default)" if temperature is None else f"{temperature:g}"
+            parts.append(f"judge {self.judge}: {settings.get('model', 'gpt-4o-2024-08-06')}, temperature {sent}")
+        else:
+            parts.append(f"judge {self.judge}")
+        return "this run's options: " + "; ".join(parts)
+
     def prompt_argument(self, prompt: str) -> str:
         """An inference job's `--prompt` value (a tracked param): the prompt's name, and for a two-step prompt asked
         with its context step per question (config.dscp_context: per-question) that option too. So switching

@@ -14,8 +14,9 @@ from helpers.data import REPO, SHARED, make_cvrr_release, write_release
 from helpers.local_server import serving
 from helpers.offline import block_network
 
-from virtuebench.config import with_defaults
+from virtuebench.config import check_config, with_defaults
 from virtuebench.cvrr import DIMENSIONS, TITLES
+from virtuebench.cvrr.__main__ import main
 from virtuebench.cvrr.benchmark import CvrrTablesSettings, PublishedDirError, published_folder
 from virtuebench.cvrr.download import download_published
 from virtuebench.cvrr.published import read_published
@@ -23,6 +24,7 @@ from virtuebench.cvrr.scoring import dimension_scores, model_rows, write_tables
 from virtuebench.cvrr.source import CvrrSettings, load
 from virtuebench.frames import extract
 from virtuebench.inference import run_inference
+from virtuebench.plan import Plan
 from virtuebench.prompts import get_prompt
 from virtuebench.records import RecordError
 
@@ -290,6 +292,31 @@ def test_each_model_runs_at_its_own_frame_count(cvrr_release, tmp_path):
     assert (plan.model_levels("refuse", present), plan.model_levels("guess", present)) == ([96], [8])
     with pytest.raises(ConfigError, match=r"config.levels: \[8\] must be \[8, 96\], the CVRR-ES source's levels"):
         check_config({**config, "levels": [8]}, REPO / "config", base_dir=REPO, environ={})
+
+
+def test_table3_caption_names_what_the_published_outputs_cannot_make_and_the_runs_options(tmp_path):
+    """Table 3's caption: '-' cells are methods not run, the published outputs holding standard and DSCP (both
+    stages) only; the run's options in effect (the workflow's --options) close both tables' captions."""
+    release = write_release(write_release(tmp_path / "published"), "dscp_prompting")
+    options = "this run's options: frames per clip 8 (guess); DSCP step 1 per question (dscp_context)"
+    out = tmp_path / "tables"
+    assert main(["table", str(release / "Judge-results"), "--out", str(out), "--options", options]) == 0
+    table3, table2 = (out / "table3.tex").read_text(), (out / "table2.tex").read_text()
+    assert (
+        "; -: no judgments of that method for that model (the authors' published outputs hold standard prompting and DSCP (both stages) only"
+        in table3
+    )
+    assert "Chain of Thought (CoT) prompting & - \\\\" in table3 and "DSCP (Both stages) & 50.00" in table3
+    escaped = options.replace("_", "\\_")  # LaTeX
+    assert f"; {escaped}.}}" in table3 and f"; {escaped}.}}" in table2
+    assert "-: no judgments" in (out / "table3.html").read_text() and options in (out / "table3.html").read_text()
+    cvrr = yaml.safe_load((REPO / "config" / "cvrr.yaml").read_text())  # the paper's judge, with its key
+    checked = check_config(cvrr, REPO / "config", base_dir=REPO, environ={"OPENAI_API_KEY": "sk-x"})
+    note = Plan.build(with_defaults(cvrr, REPO / "config" / "schema.yaml"), checked, REPO / "config").cvrr_options_note()
+    assert note == (
+        "this run's options: frames per clip 8 (refuse, guess); DSCP step 1 per question (dscp_context); "
+        "judge gpt-3.5-cvrr: gpt-3.5-turbo-0125, temperature none sent (the API's default)"
+    )
 
 
 def test_adapter_settings_are_checked():

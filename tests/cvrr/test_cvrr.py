@@ -65,6 +65,35 @@ def test_published_outputs_reproduce_table2_for_all_11_models():
         assert round(rows[("standard_prompting", model)].average, 2) == average, model
 
 
+CVRR_PAPER = SHARED / "seeds" / "002_5da9834067173b40.txt"
+
+
+@needs_published
+@pytest.mark.skipif(not CVRR_PAPER.exists(), reason="shared/seeds is not beside the repository")
+def test_the_published_outputs_make_table3s_standard_and_dscp_rows_and_no_other(tmp_path):
+    """README's Table 3 line, checked: from the published outputs, the paper's Standard and DSCP (Both stages) rows of
+    its five models come out as printed (read from the paper's text), and its CoT and DSCP (Stage 1) rows are empty."""
+    lines = CVRR_PAPER.read_text().splitlines()
+    header = next(line for line in lines if line.startswith("Prompting Method "))
+    models = [
+        {"Video-LLaV A": "Video-LLaVA"}.get(m, m) for m in re.findall(r"Video-LLaV A|[\w-]+", header.removeprefix("Prompting Method "))
+    ]
+    printed = {
+        title: [float(x) for x in next(line for line in lines if line.startswith(title + " ")).split()[-len(models) :]]
+        for title in ("Standard prompting", "Chain of Thought (CoT) prompting", "DSCP (Stage 1)", "DSCP (Both stages)")
+    }
+    assert models == ["VideoChat", "Video-LLaVA", "MovieChat", "LLaMA-VID", "TimeChat"]
+    assert main(["table", str(PUBLISHED), "--out", str(tmp_path)]) == 0
+    with (tmp_path / "table3.csv").open() as handle:
+        made = {row["prompt"]: row for row in csv.DictReader(handle)}
+    for prompt, title in (("standard", "Standard prompting"), ("dscp", "DSCP (Both stages)")):
+        assert [float(made[prompt][m]) for m in models] == printed[title], title
+    assert all(made[prompt][m] == "-" for prompt in ("cot", "dscp_step1") for m in models)
+    readme = (REPO / "README.md").read_text()
+    assert "the Standard and DSCP (Both stages) rows of the paper's five models" in readme
+    assert "Its CoT and DSCP (Stage 1) rows cannot be made from them" in readme
+
+
 @needs_published
 def test_published_dscp_gains_against_fig4():
     rows = {(r.setting, r.model): r.average for r in model_rows(dimension_scores(read_published(PUBLISHED)))}

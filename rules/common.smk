@@ -176,6 +176,10 @@ def model_config(wildcards):
     return PLAN.model_config(wildcards.model)
 
 
+def inference_prompt(wildcards):
+    return PLAN.prompt_argument(wildcards.prompt)
+
+
 def model_run_config(wildcards):
     return PLAN.model_run_config(wildcards.model)
 

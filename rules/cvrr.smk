@@ -73,6 +73,8 @@ rule make_cvrr_tables:
     params:
         out_dir=lambda wildcards, output: os.path.dirname(output.table2),
         empty=CVRR.empty_predictions,
+        # the captions' options in effect (frames per model, DSCP's step 1, the judge's temperature): switching one rewrites them
+        options=PLAN.cvrr_options_note(),
         # The published judgments pooled are an import of the release folder as it is now (checked before writing).
         published=f"--published-from {CVRR_PUBLISHED} {CVRR_PUBLISHED_JUDGMENTS[0]}" if CVRR_PUBLISHED else "",
     log:
@@ -82,7 +84,7 @@ rule make_cvrr_tables:
     message:
         "Writing the CVRR-ES Tables 2 and 3"
     shell:
-        "python -m virtuebench.cvrr tables {input} --out {params.out_dir} --empty-predictions {params.empty} {params.published} > {log} 2>&1"
+        "python -m virtuebench.cvrr tables {input} --out {params.out_dir} --empty-predictions {params.empty} --options {params.options:q} {params.published} > {log} 2>&1"
 
 
 rule make_cvrr_figures:

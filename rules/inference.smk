@@ -16,7 +16,7 @@ rule run_inference:
         rows=asked_digest,
         model_config=model_config,
         frames_dir=res("frames"),
-        prompt="{prompt}",
+        prompt=inference_prompt,  # the name, and for DSCP the context step's scope (config.dscp_context)
         level="{level}",
     log:
         logpath("responses/{model}/{prompt}/{level}.log"),

@@ -197,8 +197,8 @@ def test_if_no_key_rules_falls_back_with_a_warning():
 
 def test_unknown_judge_settings_are_named():
     config = copy.deepcopy(DEFAULT)
-    config["judges"]["gpt-4o"]["temperature"] = 0.7
-    with pytest.raises(ConfigError, match=r"config.judges.gpt-4o: unknown key\(s\) 'temperature'"):
+    config["judges"]["gpt-4o"]["temprature"] = 0.7
+    with pytest.raises(ConfigError, match=r"config.judges.gpt-4o: unknown key\(s\) 'temprature'"):
         check(config)
     config = {**copy.deepcopy(DEFAULT), "compare_judges": [["rules", "gpt-5"]]}
     with pytest.raises(ConfigError, match=r"config.compare_judges\[0\]\[1\]: 'gpt-5' is not allowed"):
@@ -617,6 +617,7 @@ JUDGE_KEYS = [
     "model",
     "parse_retries",
     "prompt",
+    "temperature",
     "timeout_s",
 ]
 

@@ -142,6 +142,7 @@ def test_with_an_instances_table_before_any_frame(tmp_path, monkeypatch):
                 "levels": [64, 128],
                 "models": ["GPT-4o"],
                 "prompts": ["honest", "dscp"],
+                "dscp_context": "per-video",
                 "judge": "rules",
                 "results": str(tmp_path / "results"),
             }
@@ -180,6 +181,21 @@ def test_with_an_instances_table_before_any_frame(tmp_path, monkeypatch):
     assert [(f.level, f.videos_due, f.frames_due) for f in est.frames] == [(64, 2, 128), (128, 1, 128)]
     assert est.frame_bytes_basis.startswith("estimated") and est.frames[0].bytes_due == 128 * est.frame_bytes
     assert render(est, plan)[0] == f"Items: the instances table {plan.res('instances.parquet')}"
+    # DSCP's step 1 asked per question (the default, the CVRR-ES authors' way): a context request per item
+    settings = yaml.safe_load(config.read_text())
+    config.write_text(yaml.safe_dump({**settings, "dscp_context": "per-question"}))
+    again = estimate(load_plan([config]))
+    assert (row(again, "GPT-4o", 64).requests, row(again, "GPT-4o", 128).requests) == (2 * 3 + 3, 2 * 2 + 2)
+    step_64 = 3 * math.ceil(len(get_prompt("dscp").context_template) / 4) + sum(labels(64, by_id[i].video_id) for i in ("q1", "q2", "q3"))
+    assert (
+        row(again, "GPT-4o", 64).text_tokens
+        == text(64, ["q1", "q2", "q3"])
+        - sum(
+            math.ceil(len(get_prompt("dscp").context_template) / 4) + labels(64, video)
+            for video in {by_id[i].video_id for i in ("q1", "q2", "q3")}
+        )
+        + step_64
+    )
 
 
 def test_extracted_frames_give_their_own_size_and_bytes(tmp_path, monkeypatch, video_factory):

@@ -67,6 +67,18 @@ def test_a_cvrr_plan_makes_cvrr_tables_and_its_browser_in_its_own_folder():
     assert plan.frames_options() == "--levels 8 --jpeg-quality 90 --max-pixels 200704 --on-error record --sampling clip"
 
 
+def test_dscp_context_reaches_only_the_two_step_prompts_inference():
+    """config.dscp_context: per-question (the default, the CVRR-ES authors' way) adds its option to the two-step
+    prompts' --prompt param only; per-video leaves every param as it was before the setting existed."""
+    config = config_of("cvrr.yaml")
+    plan = plan_of(config)
+    assert plan.config["dscp_context"] == "per-question"
+    arguments = {prompt: plan.prompt_argument(prompt) for prompt in plan.config["prompts"]}
+    assert arguments == {"standard": "standard", "cot": "cot", "dscp_step1": "dscp_step1", "dscp": "dscp --context-scope per-question"}
+    config["dscp_context"] = "per-video"
+    assert {prompt: plan_of(config).prompt_argument(prompt) for prompt in config["prompts"]} == {p: p for p in config["prompts"]}
+
+
 def test_the_paper_plan_adds_the_curation_and_supplement_targets():
     plan = plan_of(config_of("paper.yaml"))
     targets = plan.default_targets()
@@ -220,6 +232,18 @@ def test_a_level_or_model_without_an_item_is_named_with_why():
     assert plan_of(config).empty_results(table) == [
         "config.models[1]: model LLaVA-Video-7B: no item at its max_level 128 (model registry) or below; the levels that hold items: 256, 512"
     ]
+    capped = plan_of(config)
+    capped.checked.models["refuse"]["levels"] = [64]  # an entry's own levels (CVRR-ES: a frame count per model)
+    assert capped.empty_results(table) == [
+        "config.models[0]: model refuse: no item at its levels [64] (model registry); the levels that hold items: 256, 512",
+        "config.models[1]: model LLaVA-Video-7B: no item at its max_level 128 (model registry) or below; the levels that hold items: 256, 512",
+    ]
+    capped.checked.models["LLaVA-Video-7B"]["levels"] = [256]
+    assert capped.empty_results(table)[1] == (
+        "config.models[1]: model LLaVA-Video-7B: no item at its levels [256] up to its max_level 128 (model registry); "
+        "the levels that hold items: 256, 512"
+    )
+    assert capped.model_levels("refuse", {64, 256, 512}) == [] and capped.model_levels("LLaVA-Video-7B", {64, 128, 256}) == []
     config["levels"] = [64, 128]
     assert plan_of(config).empty_results(table) == []
     assert plan.empty_results([]) == ["config.source: source 'synthetic' yields no item"]

@@ -482,10 +482,17 @@ def _check_source_and_levels(review: _Review) -> None:
     # from the code's registries, so they are not checked again here.
     config = review.config
     if config["source"]["name"] == "cvrr":
+        from virtuebench.cvrr.source import source_levels
+
         level = config["source"]["settings"].get("level", 8)
-        if config["levels"] != [level]:
+        try:
+            levels = source_levels(level)
+        except ValueError as error:
+            review.problems.append(f"config.source.settings.level: {error}")
+            return
+        if sorted(config["levels"]) != sorted(levels):
             review.problems.append(
-                f"config.levels: {config['levels']} must be [{level}], the CVRR-ES source's one level (config.source.settings.level)"
+                f"config.levels: {config['levels']} must be {levels}, the CVRR-ES source's levels (config.source.settings.level)"
             )
         return
     unusual = [level for level in config["levels"] if level not in LEVELS]
@@ -493,6 +500,25 @@ def _check_source_and_levels(review: _Review) -> None:
         review.warnings.append(
             f"config.levels: {unusual} are not the paper's levels {list(LEVELS)}: accepted, but the tables then differ from the paper's"
         )
+
+
+def _check_cvrr_model_levels(review: _Review, registry: Any) -> None:
+    """CVRR-ES's tables have one column per model: a model sampled at two of the source's frame counts would pool
+    them, so each runs at one (its registry entry's `levels` picks it where the source lists more than one)."""
+    config = review.config
+    if config["source"]["name"] != "cvrr" or len(config["levels"]) < 2:
+        return
+    for index, model in enumerate(config["models"]):
+        entry = registry.entries.get(model)
+        if entry is None:
+            continue  # named by the models' own check
+        own, max_level = entry.get("levels"), entry.get("max_level")
+        runs = [n for n in config["levels"] if (own is None or n in own) and (max_level is None or n <= max_level)]
+        if len(runs) > 1:
+            review.problems.append(
+                f"config.models[{index}]: model {model} would run at {runs} frames, and CVRR-ES's tables would pool them: "
+                f"give its registry entry `levels: [n]`, one of the source's levels {config['levels']}"
+            )
 
 
 def _check_prompts_and_report(review: _Review) -> None:
@@ -859,6 +885,7 @@ def check_config(
     _check_names(review)
     registry = load_registries(config["model_registry"], base_dir, config_dir.parent, config_dir / "models.schema.yaml")
     _check_models(review, registry)
+    _check_cvrr_model_levels(review, registry)
     _check_supplement(review)
     curation_models = _check_curation(review, registry, judges)
     _check_model_choices(review, registry, [*config["models"], *curation_models])

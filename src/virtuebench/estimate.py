@@ -350,7 +350,7 @@ def estimate(plan: Plan) -> Estimate:
         for level in plan.model_levels(model, present):
             row = Row(model, level)
             for prompt_id in plan.config["prompts"]:
-                prompt = get_prompt(prompt_id)
+                prompt = get_prompt(prompt_id, plan.config.get("dscp_context", "per-video"))
                 row.prompts += 1
                 if instances is None:
                     n = counts[level][0] * len(sample_numbers(spec))
@@ -377,36 +377,40 @@ def _planned(plan: Plan) -> list[Instance] | None:
 def _add_requests(plan: Plan, row: Row, spec: ModelSpec, prompt: Prompt, level: int, pending, job, entry: dict[str, Any]) -> None:
     """Count `pending` (item, sample) units of one prompt into `row`: items, requests, and an API model's tokens and
     price. A two-step prompt's context step is a request of its own, once per video and sample (once per item where
-    the videos are not known), with the video's frames and the step's text; its answer's length, which the second
-    step carries, is not known before it is made and not counted."""
+    the videos are not known, or where it is asked per question: config.dscp_context), with the video's frames and the
+    step's text; its answer's length, which the second step carries, is not known before it is made and not counted."""
     if not pending:
         return
     known = pending[0][0] is not None
-    contexts = (len({(inst.video_id, sample) for inst, sample in pending}) if known else len(pending)) if prompt.context_template else 0
+    per_video = known and not prompt.context_per_question
+    contexts = (len({(inst.video_id, sample) for inst, sample in pending}) if per_video else len(pending)) if prompt.context_template else 0
     row.due_jobs += 1
     row.items += len(pending)
     row.requests += len(pending) + contexts
     if spec.backend != "openai":
         return
     frame_pixels = plan.checked.frame_pixels
-    per_video: dict[str | None, tuple[int, int] | None] = {}  # (image, label) tokens of a request with the video's frames
+    by_video: dict[str | None, tuple[int, int] | None] = {}  # (image, label) tokens of a request with the video's frames
     images = texts = 0
     for inst, _ in pending:
         video_id = inst.video_id if inst else None
-        if video_id not in per_video:
+        if video_id not in by_video:
             size = _frame_size(job, video_id or "", frame_pixels)
             times = _timestamps(plan, level, inst.duration_s if inst else None, job, video_id)
-            per_video[video_id] = request_tokens(spec, *size, times, "")
-        counted = per_video[video_id]
+            by_video[video_id] = request_tokens(spec, *size, times, "")
+        counted = by_video[video_id]
         if counted is None:  # no image rule for this model: no token count, rather than a wrong one
             return
         question = prompt.render(inst.question if inst else "", context="" if prompt.context_template else None)
         images, texts = images + counted[0], texts + counted[1] + text_tokens(question)
     if prompt.context_template:  # each context request: its video's frames and labels, and the step's text
         step = text_tokens(prompt.context_template)
-        videos = [video_id for video_id, _ in {(inst.video_id, sample) for inst, sample in pending}] if known else [None] * contexts
+        if per_video:
+            videos = [video_id for video_id, _ in {(inst.video_id, sample) for inst, sample in pending}]
+        else:
+            videos = [inst.video_id if inst else None for inst, _ in pending]
         for video_id in videos:
-            video_images, video_labels = per_video[video_id]  # type: ignore[misc]  # counted above: not None
+            video_images, video_labels = by_video[video_id]  # type: ignore[misc]  # counted above: not None
             images, texts = images + video_images, texts + video_labels + step
     row.image_tokens = (row.image_tokens or 0) + images
     row.text_tokens = (row.text_tokens or 0) + texts
@@ -549,7 +553,7 @@ def render(est: Estimate, plan: Plan, short: bool = False) -> list[str]:
     if not short:
         lines += [
             "",
-            "How: items and requests per due (item, sample) and prompt, a two-step prompt's context step once per video; "
+            "How: items and requests per due (item, sample) and prompt, a two-step prompt's context step once per video (per item with dscp_context: per-question); "
             "a run's answers the answer store holds are not due (counted only where the frames are extracted: its keys "
             "hold their digest).",
             "Input tokens: each family's image rule (virtuebench.models.tokens) on the frame size, the frames' manifests "

@@ -47,7 +47,7 @@ from virtuebench.frames import MANIFEST, BadFrame, FramesError, Manifest, check_
 from virtuebench.instances import Instance, read_instances
 from virtuebench.models import Backend, Reply, Request, load_backend
 from virtuebench.models.spec import ModelSpec
-from virtuebench.prompts import Prompt, get_prompt
+from virtuebench.prompts import CONTEXT_SCOPES, Prompt, get_prompt
 from virtuebench.records import ProgressLog, Response, item_key, stable_hash
 from virtuebench.support.concurrency import imap_prefetched, imap_unordered
 from virtuebench.support.faults import describe, environment_error, environment_fault
@@ -232,6 +232,8 @@ class InferenceJob:
         video_hashes = {video_id: frames_hash(m, level) for video_id, m in self.manifests.items()}  # once per video, not per item
         self.item_hashes = {inst.instance_id: stable_hash([inst.question, video_hashes[inst.video_id]]) for inst in self.items}
         self.item_hashes.update({CONTEXT_PREFIX + video_id: digest for video_id, digest in video_hashes.items()})
+        if prompt.context_per_question:  # the context step is asked for each question, of the question's video's frames
+            self.item_hashes.update({CONTEXT_PREFIX + inst.instance_id: video_hashes[inst.video_id] for inst in self.items})
         self.log = ProgressLog(output, self.key, key=item_key)
         # Records made with other weights (an unpinned hub id that moved, a folder whose files changed) are asked again.
         # The commit the job will load, where it can be told before loading (a pinned revision, a local snapshot or
@@ -287,24 +289,29 @@ class InferenceJob:
             }
         )
 
-    def context_store_key(self, video_id: str, sample: int | None) -> str | None:
-        """The store's key of a video's context step (two-step prompts): its frames, prompt and the model's settings."""
+    def context_owner(self, inst: Instance) -> str:
+        """Whose context step an item's answer takes: its video's (asked once per video), or, where the prompt's
+        context_scope is per-question, its own (asked afresh for it, as the CVRR-ES authors' DSCP scripts do)."""
+        return inst.instance_id if self.prompt.context_per_question else inst.video_id
+
+    def context_store_key(self, video_id: str, sample: int | None, instance_id: str | None = None) -> str | None:
+        """The store's key of a context step (two-step prompts): its frames, prompt and the model's settings, and
+        with `instance_id` (per-question) the question it was asked for."""
         if self.store is None or self._frames_digest(video_id) is None:
             return None
         commit = self.backend.weights_commit if self.backend is not None else self.weights_commit
-        return store_key(
-            {
-                "answers": self.spec.answers,
-                "weights": commit,
-                "prompt": self.prompt.hash,
-                "context_of": video_id,
-                "level": self.level,
-                "frames": self._frames_digest(video_id),
-                "timestamps": self.manifests[video_id].levels[str(self.level)].timestamps,
-                "duration_s": self.manifests[video_id].duration_s,
-                "sample": sample,
-            }
-        )
+        key = {
+            "answers": self.spec.answers,
+            "weights": commit,
+            "prompt": self.prompt.hash,
+            "context_of": video_id,
+            "level": self.level,
+            "frames": self._frames_digest(video_id),
+            "timestamps": self.manifests[video_id].levels[str(self.level)].timestamps,
+            "duration_s": self.manifests[video_id].duration_s,
+            "sample": sample,
+        }
+        return store_key(key if instance_id is None else {**key, "context_for": instance_id})
 
     def _reuse_stored(self, commit: str | None) -> None:
         """Take every pending unit's answer the store holds as done."""
@@ -385,27 +392,29 @@ class InferenceJob:
     def context_for(
         self, unit: Unit, frames: list[Path], timestamps: list[float], duration_s: float | None
     ) -> tuple[str | None, str | None]:
-        """A two-step prompt's first answer for the item's video: asked once per video (and per sample of a sampled
-        model: each run is a run of the whole prompt), kept in the progress file."""
+        """A two-step prompt's first answer for the item: asked once per video, or once per question where the
+        prompt's context_scope is per-question (and per sample of a sampled model: each run is a run of the whole
+        prompt), kept in the progress file."""
         video_id, sample = unit[0].video_id, unit[1]
-        key = context_key(video_id, sample)
-        with self._context_locks[key]:  # one step-1 request per video, even with concurrent items
-            stored_key = self.context_store_key(video_id, sample)
+        owner = self.context_owner(unit[0])
+        key = context_key(owner, sample)
+        with self._context_locks[key]:  # one step-1 request per video (per question), even with concurrent items
+            stored_key = self.context_store_key(video_id, sample, None if owner == video_id else owner)
             if key not in self.contexts and stored_key is not None and (value := self.store.get(stored_key)) is not None:
                 self.contexts[key] = (value["context"], None)
             if key not in self.contexts:
                 request = Request(
-                    CONTEXT_PREFIX + video_id, "", self.prompt.context_template, frames, timestamps, self.level, duration_s, sample or 0
+                    CONTEXT_PREFIX + owner, "", self.prompt.context_template, frames, timestamps, self.level, duration_s, sample or 0
                 )
                 try:
                     reply = self.backend.answer(request)
                     record = {
-                        "instance_id": CONTEXT_PREFIX + video_id,
+                        "instance_id": CONTEXT_PREFIX + owner,
                         "fingerprint": self.key,
                         "context": reply.text,
                         "error": None,
                         "usage": reply.usage or None,
-                        "item_hash": self.item_hashes[CONTEXT_PREFIX + video_id],
+                        "item_hash": self.item_hashes[CONTEXT_PREFIX + owner],
                     }
                     self.log.append(record if sample is None else {**record, "sample": sample})
                     if stored_key is not None:
@@ -588,11 +597,12 @@ def run_inference(
     output: str | Path,
     backend: Backend | None = None,
     store: str | Path | None = None,
+    context_scope: str = "per-video",
 ) -> Summary:
     """One job in-process (the tests, a notebook): `model_config` a resolved spec, or a registry entry whose every
     key is taken to change the answers."""
     spec = model_config if isinstance(model_config, ModelSpec) else ModelSpec.from_job(model, model_config, {})
-    return InferenceJob(instances, frames_dir, spec, get_prompt(prompt_name), level, output, store).run(backend)
+    return InferenceJob(instances, frames_dir, spec, get_prompt(prompt_name, context_scope), level, output, store).run(backend)
 
 
 def bad_frame(error: BaseException | None) -> BadFrame | None:
@@ -632,6 +642,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-config", required=True, help="the model's settings that change its answers (JSON; tracked)")
     parser.add_argument("--model-run-config", default="{}", help="the model's settings that change only how the job runs (JSON; untracked)")
     parser.add_argument("--prompt", required=True)
+    parser.add_argument(
+        "--context-scope",
+        choices=CONTEXT_SCOPES,
+        default="per-video",
+        help="a two-step prompt's context step: once per video (default), or afresh for each question (config.dscp_context)",
+    )
     parser.add_argument("--level", type=int, required=True)
     parser.add_argument("--store", help="the answer store's folder: stored answers are not asked again, new ones are kept")
     parser.add_argument("--out", required=True)
@@ -675,7 +691,8 @@ def _run(args: argparse.Namespace, spec: ModelSpec, stop: Stop) -> int:
 
     stop.note = kept
     try:
-        job = InferenceJob(read_instances(args.instances), args.frames_dir, spec, get_prompt(args.prompt), args.level, args.out, args.store)
+        prompt = get_prompt(args.prompt, args.context_scope)
+        job = InferenceJob(read_instances(args.instances), args.frames_dir, spec, prompt, args.level, args.out, args.store)
         summary = job.run()
     except IncompleteFrames as error:
         print(f"error: {error}", file=sys.stderr)

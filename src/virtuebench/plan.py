@@ -173,9 +173,15 @@ class Plan:
     # Levels, frames and judgments
 
     def model_levels(self, model: str, present: set[int]) -> list[int]:
-        """The levels a model runs at: configured, within its max_level, and held by some instance (`present`)."""
-        max_level = self.checked.models[model].get("max_level")
-        return [level for level in self.config["levels"] if level in present and (max_level is None or level <= max_level)]
+        """The levels a model runs at: configured, among its own `levels` where its entry lists them, within its
+        max_level, and held by some instance (`present`)."""
+        entry = self.checked.models[model]
+        max_level, own = entry.get("max_level"), entry.get("levels")
+        return [
+            level
+            for level in self.config["levels"]
+            if level in present and (max_level is None or level <= max_level) and (own is None or level in own)
+        ]
 
     def empty_results(self, table: Sequence[Instance]) -> list[str]:
         """Why the source, a configured level or a configured model yields no item of `table` (the instances table, or
@@ -191,10 +197,16 @@ class Plan:
         held = [level for level in self.config["levels"] if level in present]
         for index, model in enumerate(self.config["models"]):
             if held and not self.model_levels(model, present):
-                max_level = self.checked.models[model].get("max_level")
+                entry = self.checked.models[model]
+                own, max_level = entry.get("levels"), entry.get("max_level")
+                if own is None:
+                    limit = f"its max_level {max_level} (model registry) or below"
+                else:
+                    limit = (
+                        f"its levels {own}" + (f" up to its max_level {max_level}" if max_level is not None else "") + " (model registry)"
+                    )
                 problems.append(
-                    f"config.models[{index}]: model {model}: no item at its max_level {max_level} (model registry) or below; "
-                    f"the levels that hold items: {', '.join(map(str, held))}"
+                    f"config.models[{index}]: model {model}: no item at {limit}; the levels that hold items: {', '.join(map(str, held))}"
                 )
         return problems
 
@@ -308,6 +320,41 @@ class Plan:
         """The model's settings that change its answers (its spec's `answers`: virtuebench.models.spec): a tracked
         param, so editing one reruns exactly that model's jobs, and editing anything else reruns nothing."""
         return json.dumps(self.checked.specs[model].answers, sort_keys=True)
+
+    def cvrr_options_note(self) -> str:
+        """The options in effect for this run's CVRR-ES columns, for Tables 2 and 3's captions (a tracked param of
+        the tables: switching one writes them again): each model's frames per clip, DSCP's step 1 (where a two-step
+        prompt runs) and the reported judge's model and temperature. The published columns are the authors' own."""
+        from virtuebench.prompts import get_prompt
+
+        present = set(self.config["levels"])  # CVRR-ES samples every clip at each of the source's levels
+        by_level: dict[int, list[str]] = {}
+        for model in self.config["models"]:
+            for level in self.model_levels(model, present):
+                by_level.setdefault(level, []).append(model)
+        parts = ["frames per clip " + "; ".join(f"{level} ({', '.join(models)})" for level, models in sorted(by_level.items()))]
+        if any(get_prompt(prompt).context_template for prompt in self.config["prompts"]):
+            parts.append(f"DSCP step 1 {self.config['dscp_context'].replace('-', ' ')} (dscp_context)")
+        settings = self.judge_settings(self.judge)
+        if settings.get("kind") == "llm":
+            temperature = settings.get("temperature", 0)
+            sent = "none sent (the API's default)" if temperature is None else f"{temperature:g}"
+            parts.append(f"judge {self.judge}: {settings.get('model', 'gpt-4o-2024-08-06')}, temperature {sent}")
+        else:
+            parts.append(f"judge {self.judge}")
+        return "this run's options: " + "; ".join(parts)
+
+    def prompt_argument(self, prompt: str) -> str:
+        """An inference job's `--prompt` value (a tracked param): the prompt's name, and for a two-step prompt asked
+        with its context step per question (config.dscp_context: per-question) that option too. So switching
+        dscp_context reruns only the two-step prompts' inference, and per-video gives the value every job had
+        before the setting existed (its answers stay valid)."""
+        from virtuebench.prompts import get_prompt
+
+        scope = self.config.get("dscp_context", "per-video")
+        if scope == "per-video" or get_prompt(prompt).context_template is None:
+            return prompt
+        return f"{prompt} --context-scope {scope}"
 
     def model_run_config(self, model: str) -> str:
         """The model's settings that change only how its job runs (its spec's `run`: concurrency, retries, batch

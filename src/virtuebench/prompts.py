@@ -70,8 +70,14 @@ TEMPLATES["reference"] = (
     'support the answer, or "none".\nQuestion: {question}'
 )
 
-#: The context step of two-step prompts: asked once per (model, video, frames), independent of the question.
+#: The context step of two-step prompts: its text is independent of the question.
 CONTEXT_TEMPLATES: dict[str, str] = {"dscp": DSCP_GUIDELINES + "Question: What is happening in the video?"}
+
+#: How often a two-step prompt's context step is asked: `per-question`, afresh before each question, as the CVRR-ES
+#: authors' DSCP scripts do (mbzuai-oryx/CVRR-Evaluation-Suite, `*_context*.py`, `gemini_dscp_evaluation.py`: step 1
+#: inside the loop over the QA pairs), or `per-video`, once per (model, video, frames) and shared by its questions.
+#: The two differ only where the model samples: a greedy model's step 1 gives one context either way.
+CONTEXT_SCOPES = ("per-question", "per-video")
 
 
 @dataclass(frozen=True)
@@ -79,10 +85,19 @@ class Prompt:
     id: str
     template: str
     context_template: str | None = None
+    context_scope: str = "per-video"  # CONTEXT_SCOPES; read only where there is a context step
 
     @property
     def hash(self) -> str:
-        return stable_hash([self.template, self.context_template] if self.context_template else self.template)
+        if not self.context_template:
+            return stable_hash(self.template)
+        # per-video hashes as before the scope existed, so answers made then stay valid under it
+        parts = [self.template, self.context_template] + ([self.context_scope] if self.context_scope != "per-video" else [])
+        return stable_hash(parts)
+
+    @property
+    def context_per_question(self) -> bool:
+        return self.context_template is not None and self.context_scope == "per-question"
 
     def render(self, question: str, context: str | None = None) -> str:
         if self.context_template is not None and context is None:
@@ -96,9 +111,12 @@ class Prompt:
 QUESTION_SUFFIXES: dict[str, str] = {"concise": " Keep the answer short and concise."}
 
 
-def get_prompt(name: str) -> Prompt:
+def get_prompt(name: str, context_scope: str = "per-video") -> Prompt:
     """The prompt called `name`: a template's name, or `<template>+<suffix>` (QUESTION_SUFFIXES), whose own id and
-    hash every response records, so an answer asked with the suffix is never taken for one asked without."""
+    hash every response records, so an answer asked with the suffix is never taken for one asked without.
+    `context_scope` (CONTEXT_SCOPES): how often a two-step prompt's context step is asked; it enters the hash."""
+    if context_scope not in CONTEXT_SCOPES:
+        raise KeyError(f"unknown context scope {context_scope!r}; known: {', '.join(CONTEXT_SCOPES)}")
     base, plus, suffix = name.partition("+")
     if base not in TEMPLATES:
         raise KeyError(f"unknown prompt {name!r}; known prompts: {sorted(TEMPLATES)}")
@@ -107,4 +125,4 @@ def get_prompt(name: str) -> Prompt:
     template = TEMPLATES[base]
     if plus:
         template = template.replace("{question}", "{question}" + QUESTION_SUFFIXES[suffix])
-    return Prompt(name, template, CONTEXT_TEMPLATES.get(base))
+    return Prompt(name, template, CONTEXT_TEMPLATES.get(base), context_scope)

@@ -1,4 +1,5 @@
 import csv
+import html
 import http.server
 import io
 import json
@@ -9,11 +10,14 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from helpers.data import SHARED, make_cvrr_release, write_release
+import yaml
+from helpers.data import REPO, SHARED, make_cvrr_release, write_release
 from helpers.local_server import serving
 from helpers.offline import block_network
 
+from virtuebench.config import check_config, with_defaults
 from virtuebench.cvrr import DIMENSIONS, TITLES
+from virtuebench.cvrr.__main__ import main
 from virtuebench.cvrr.benchmark import CvrrTablesSettings, PublishedDirError, published_folder
 from virtuebench.cvrr.download import download_published
 from virtuebench.cvrr.published import read_published
@@ -21,6 +25,8 @@ from virtuebench.cvrr.scoring import dimension_scores, model_rows, write_tables
 from virtuebench.cvrr.source import CvrrSettings, load
 from virtuebench.frames import extract
 from virtuebench.inference import run_inference
+from virtuebench.plan import Plan
+from virtuebench.prompts import get_prompt
 from virtuebench.records import RecordError
 
 PUBLISHED = SHARED / "fixtures" / "cvrr-es"
@@ -57,6 +63,35 @@ def test_published_outputs_reproduce_table2_for_all_11_models():
     rows = {(r.setting, r.model): r for r in model_rows(dimension_scores(read_published(PUBLISHED)))}
     for model, average in PAPER_TABLE2.items():
         assert round(rows[("standard_prompting", model)].average, 2) == average, model
+
+
+CVRR_PAPER = SHARED / "seeds" / "002_5da9834067173b40.txt"
+
+
+@needs_published
+@pytest.mark.skipif(not CVRR_PAPER.exists(), reason="shared/seeds is not beside the repository")
+def test_the_published_outputs_make_table3s_standard_and_dscp_rows_and_no_other(tmp_path):
+    """README's Table 3 line, checked: from the published outputs, the paper's Standard and DSCP (Both stages) rows of
+    its five models come out as printed (read from the paper's text), and its CoT and DSCP (Stage 1) rows are empty."""
+    lines = CVRR_PAPER.read_text().splitlines()
+    header = next(line for line in lines if line.startswith("Prompting Method "))
+    models = [
+        {"Video-LLaV A": "Video-LLaVA"}.get(m, m) for m in re.findall(r"Video-LLaV A|[\w-]+", header.removeprefix("Prompting Method "))
+    ]
+    printed = {
+        title: [float(x) for x in next(line for line in lines if line.startswith(title + " ")).split()[-len(models) :]]
+        for title in ("Standard prompting", "Chain of Thought (CoT) prompting", "DSCP (Stage 1)", "DSCP (Both stages)")
+    }
+    assert models == ["VideoChat", "Video-LLaVA", "MovieChat", "LLaMA-VID", "TimeChat"]
+    assert main(["table", str(PUBLISHED), "--out", str(tmp_path)]) == 0
+    with (tmp_path / "table3.csv").open() as handle:
+        made = {row["prompt"]: row for row in csv.DictReader(handle)}
+    for prompt, title in (("standard", "Standard prompting"), ("dscp", "DSCP (Both stages)")):
+        assert [float(made[prompt][m]) for m in models] == printed[title], title
+    assert all(made[prompt][m] == "-" for prompt in ("cot", "dscp_step1") for m in models)
+    readme = (REPO / "README.md").read_text()
+    assert "the Standard and DSCP (Both stages) rows of the paper's five models" in readme
+    assert "Its CoT and DSCP (Stage 1) rows cannot be made from them" in readme
 
 
 @needs_published
@@ -255,6 +290,66 @@ def test_a_folder_without_annotation_files_is_named_not_read_as_empty(tmp_path):
     assert not (tmp_path / "videos").exists()
 
 
+def test_each_model_runs_at_its_own_frame_count(cvrr_release, tmp_path):
+    """The source's level may list several frame counts (the authors' TimeChat script samples 96, their Video-LLaVA
+    and GPT-4V scripts 8): every clip is sampled at each, each model runs at the one its registry entry's `levels`
+    names, and a model left at two is named before any job (CVRR-ES's tables would pool them)."""
+    from virtuebench.config import ConfigError, check_config
+    from virtuebench.plan import Plan, levels_present
+
+    settings = CvrrSettings.from_dict({"root": str(cvrr_release), "level": [8, 96], "dimensions": ["partial_actions"]})
+    instances, _ = load(settings, tmp_path / "videos")
+    assert instances and all(sorted(i.answers) == [8, 96] for i in instances)
+    assert CvrrSettings.from_dict({"root": "x"}).levels == [8]
+    for bad in ([], [8, 8], "8", [0]):
+        with pytest.raises(ValueError, match=r"cvrr source: level .* must be a frame count \(e.g. 8\) or a list"):
+            CvrrSettings.from_dict({"root": "x", "level": bad})
+    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+    registry["refuse"]["levels"] = [96]
+    (tmp_path / "models.yaml").write_text(yaml.safe_dump(registry))
+    config = yaml.safe_load((REPO / "config" / "cvrr.yaml").read_text())
+    config.update({"source": {"name": "cvrr", "settings": {"root": str(cvrr_release), "level": [8, 96]}}, "levels": [8, 96]})
+    config.update({"model_registry": str(tmp_path / "models.yaml"), "judge": "rules"})
+    with pytest.raises(
+        ConfigError, match=r"config.models\[1\]: model guess would run at \[8, 96\] frames, .*give its registry entry `levels: \[n\]`"
+    ):
+        check_config(config, REPO / "config", base_dir=REPO, environ={})
+    registry["guess"]["levels"] = [8]
+    (tmp_path / "models.yaml").write_text(yaml.safe_dump(registry))
+    checked = check_config(config, REPO / "config", base_dir=REPO, environ={})
+    plan = Plan.build(with_defaults(config, REPO / "config" / "schema.yaml"), checked, REPO / "config")
+    present = levels_present(instances)
+    assert (plan.model_levels("refuse", present), plan.model_levels("guess", present)) == ([96], [8])
+    with pytest.raises(ConfigError, match=r"config.levels: \[8\] must be \[8, 96\], the CVRR-ES source's levels"):
+        check_config({**config, "levels": [8]}, REPO / "config", base_dir=REPO, environ={})
+
+
+def test_table3_caption_names_what_the_published_outputs_cannot_make_and_the_runs_options(tmp_path):
+    """Table 3's caption: '-' cells are methods not run, the published outputs holding standard and DSCP (both
+    stages) only; the run's options in effect (the workflow's --options) close both tables' captions."""
+    release = write_release(write_release(tmp_path / "published"), "dscp_prompting")
+    options = "this run's options: frames per clip 8 (guess); DSCP step 1 per question (dscp_context)"
+    out = tmp_path / "tables"
+    assert main(["table", str(release / "Judge-results"), "--out", str(out), "--options", options]) == 0
+    table3, table2 = (out / "table3.tex").read_text(), (out / "table2.tex").read_text()
+    assert (
+        "; -: no judgments of that method for that model (the authors' published outputs hold standard prompting and DSCP (both stages) only"
+        in table3
+    )
+    assert "Chain of Thought (CoT) prompting & - \\\\" in table3 and "DSCP (Both stages) & 50.00" in table3
+    escaped = options.replace("_", "\\_")  # LaTeX
+    assert f"; {escaped}.}}" in table3 and f"; {escaped}.}}" in table2
+    page = (out / "table3.html").read_text()
+    assert "-: no judgments" in page and html.escape(options) in page
+    cvrr = yaml.safe_load((REPO / "config" / "cvrr.yaml").read_text())  # the paper's judge, with its key
+    checked = check_config(cvrr, REPO / "config", base_dir=REPO, environ={"OPENAI_API_KEY": "sk-x"})
+    note = Plan.build(with_defaults(cvrr, REPO / "config" / "schema.yaml"), checked, REPO / "config").cvrr_options_note()
+    assert note == (
+        "this run's options: frames per clip 8 (refuse, guess); DSCP step 1 per question (dscp_context); "
+        "judge gpt-3.5-cvrr: gpt-3.5-turbo-0125, temperature none sent (the API's default)"
+    )
+
+
 def test_adapter_settings_are_checked():
     with pytest.raises(ValueError, match="'root'"):
         CvrrSettings.from_dict({})
@@ -285,6 +380,40 @@ def test_dscp_asks_step_one_once_per_video(cvrr_release, tmp_path):
     # Standard prompting asks once per question and records no context.
     run_inference(instances, tmp_path / "frames", "tiny", config, "standard", 8, tmp_path / "standard.jsonl")
     assert len(calls.read_text().split()) == 5 + 3
+
+
+def test_dscp_per_question_asks_step_one_before_each_question(cvrr_release, tmp_path):
+    """config.dscp_context: per-question, the CVRR-ES authors' way: step 1 is asked afresh for each question (its
+    context record named by the question), under another prompt hash than per-video, whose store entries it never
+    takes; asked again, the job resumes each question's own context."""
+    instances = _partial_actions_with_frames(cvrr_release, tmp_path)
+    calls = tmp_path / "calls.txt"
+    config = {"backend": "helpers.vb_test_backends:RecordingBackend", "settings": {"calls_file": str(calls)}}
+    store = tmp_path / "store"
+    run_inference(instances, tmp_path / "frames", "tiny", config, "dscp", 8, tmp_path / "video.jsonl", store=store)
+    n_videos = len({i.video_id for i in instances})
+    assert len(calls.read_text().split()) == n_videos + 3
+    calls.unlink()
+    summary = run_inference(
+        instances, tmp_path / "frames", "tiny", config, "dscp", 8, tmp_path / "question.jsonl", store=store, context_scope="per-question"
+    )
+    asked = calls.read_text().split()
+    assert summary.answered == 3 and n_videos < 3, "the fixture's partial_actions has a video with two questions"
+    assert sorted(a for a in asked if a.startswith("context:")) == sorted(f"context:{i.instance_id}" for i in instances)
+    assert len(asked) == 3 + 3
+    records = [json.loads(line) for line in (tmp_path / "question.jsonl").read_text().splitlines()]
+    per_video = [json.loads(line) for line in (tmp_path / "video.jsonl").read_text().splitlines()]
+    assert {r["prompt"] for r in records} == {"dscp"} and all(r["context"] == "red" for r in records)
+    assert {r["prompt_hash"] for r in records} == {get_prompt("dscp", "per-question").hash} != {r["prompt_hash"] for r in per_video}
+    assert get_prompt("dscp", "per-video").hash == get_prompt("dscp").hash  # per-video: the hash answers had before
+    assert get_prompt("standard", "per-question").hash == get_prompt("standard").hash  # one step: no scope
+    calls.unlink()  # the same job again: every answer and context is kept, nothing is asked
+    run_inference(
+        instances, tmp_path / "frames", "tiny", config, "dscp", 8, tmp_path / "question.jsonl", store=store, context_scope="per-question"
+    )
+    assert not calls.exists() or calls.read_text().split() == []
+    with pytest.raises(KeyError, match="per-chapter"):
+        get_prompt("dscp", "per-chapter")
 
 
 def test_dscp_resume_keeps_step_one(cvrr_release, tmp_path):

@@ -228,6 +228,20 @@ SWITCHES: dict[str, Case] = {
     "judges: prompt": Case("demo", **_demo_judge(prompt="cvrr")),
     "judges: max_tokens": Case("demo", **_demo_judge(max_tokens=32)),
     "judges: parse_retries": Case("demo", **_demo_judge(parse_retries=0)),
+    # --- CVRR-ES (docs/choices.md, "CVRR-ES"): its switches on the demo's run ------------------------------------------
+    "judges: temperature": Case("demo", **_demo_judge(temperature=None)),  # none sent: the CVRR-ES authors' judge
+    "models.yaml: levels": Case(
+        "demo", {"registry:guess:levels": [64]}, REPORT | BROWSER | {"compare_judges"}
+    ),  # guess's 128-frame answers leave the report; nothing is asked (a CVRR-ES model's own frame count)
+    "dscp_context": Case(
+        "demo",
+        {"dscp_context": "per-question"},
+        ONE_MODEL,
+        frozenset({"guess", "api"}),
+        base={"prompts": ["honest", "plain", "dscp"], "dscp_context": "per-video"},
+        differs="--prompt dscp ",
+        shows="--prompt dscp --context-scope per-question ",
+    ),  # DSCP added on both sides (it never ran here): only its inference commands differ, the others' are as before
 }
 
 

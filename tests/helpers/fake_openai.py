@@ -69,6 +69,7 @@ class FakeOpenAI:
         self.images_seen: list[int] = []
         self.bodies: list[dict] = []  # each backend request's parameters (messages left out)
         self.grader_bodies: list[dict] = []  # each letter-grade request's parameters (its messages' roles, not their text)
+        self.judge_bodies: list[dict] = []  # each llm judge request's parameters (messages left out)
         self.labels_seen: list[list[str]] = []  # each backend request's text parts before its prompt
         self.authorizations: set[str] = set()
         # A slow request is held until the same item is asked again (the client timed out and retried), at most
@@ -169,6 +170,7 @@ class FakeOpenAI:
             self.requests[prediction] += 1
             count = self.requests[prediction]
             self.judge_requests += 1
+            self.judge_bodies.append({key: value for key, value in body.items() if key != "messages"})
             fault = self.judge_faults.get(self.judge_requests)
             self.authorizations.add(handler.headers.get("Authorization", ""))
             self.asked_again.notify_all()

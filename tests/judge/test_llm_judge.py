@@ -50,6 +50,32 @@ def test_judge_prompt_is_verbatim_from_the_supplement():
     assert " ".join(rendered.split()) in text
 
 
+def test_the_judge_temperature_is_sent_as_set_and_keys_its_cached_verdicts(tmp_path):
+    """`temperature` (judges: temperature): 0 by default; null sends none, so the API's default applies (the CVRR-ES
+    authors' judge script sets none); a verdict cached at one temperature is not taken at another, and at 0 the cache
+    key is the one verdicts had before the setting existed."""
+    cache = VerdictCache(tmp_path / "cache")
+    item = ("What colour is the star?", "red", "The star is red.")
+    with FakeOpenAI() as server:
+        judges = {
+            temperature: LlmJudge(
+                "g", {"model": "m", "base_url": server.base_url, "api_key_env": None, "temperature": temperature}, cache=cache
+            )
+            for temperature in (0.0, None, 1.0)
+        }
+        verdicts = [judge.judge(*item) for judge in judges.values()]
+        assert [body.get("temperature", "unsent") for body in server.judge_bodies] == [0.0, "unsent", 1.0]
+        judges[None].judge(*item)  # from the cache: no request
+        assert server.judge_requests == 3
+    assert all(verdict.valid and verdict.judgement == 1 for verdict in verdicts)
+    assert LlmJudge("g", {"model": "m", "api_key_env": None}).settings.temperature == 0.0
+    keys = {temperature: judge.cache_key(*item) for temperature, judge in judges.items()}
+    assert keys[0.0] == VerdictCache.key("m", judges[0.0].prompt.hash, *item) and len(set(keys.values())) == 3
+    cache.close()
+    with pytest.raises(JudgeSetupError):
+        LlmJudge("g", {"model": "m", "api_key_env": None, "temperatur": 1})
+
+
 def test_kappa():
     assert cohen_kappa([1, 0, 1, 0], [1, 0, 1, 0]) == 1.0
     assert cohen_kappa([1, 0, 1, 0], [0, 1, 0, 1]) == -1.0

@@ -69,7 +69,7 @@ def _table(args: argparse.Namespace) -> int:
             )
             return 1
     judgments = [j for path in args.inputs for j in _read_judgments(path)]
-    rows = write_tables(judgments, args.out, args.empty_predictions)
+    rows = write_tables(judgments, args.out, args.empty_predictions, args.options)
     print(
         f"cvrr: {len(rows)} (setting, model) rows from {len(judgments)} judgments -> "
         f"{args.out}/table2.csv, table2.tex, table2.html, table3.*, scores.csv",
@@ -148,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar=("PUBLISHED_DIR", "JSONL"),
         help="refuse unless JSONL (one of the inputs) is an import of the release folder PUBLISHED_DIR as it is now",
     )
+    table.add_argument("--options", default="", help="the run's options in effect, for both tables' captions (the workflow's)")
     table.set_defaults(func=_table)
 
     importer = commands.add_parser("import", help="published judge outputs -> Judgment records (JSONL)")

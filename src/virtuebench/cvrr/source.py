@@ -22,10 +22,20 @@ SOURCE = "cvrr-es"
 TASK_CATEGORIES = {dimension: dimension for dimension in DIMENSIONS}
 
 
+def source_levels(level: Any) -> list[int]:
+    """The frame counts every clip is sampled at: the source's `level`, one count or a list of them (each model then
+    runs at those its registry entry's `levels` allows: TimeChat's 96 beside the others' 8, say). ValueError naming the
+    setting where it is neither."""
+    levels = level if isinstance(level, list) else [level]
+    if not levels or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in levels) or len(set(levels)) < len(levels):
+        raise ValueError(f"cvrr source: level {level!r} must be a frame count (e.g. 8) or a list of distinct ones (e.g. [8, 96])")
+    return levels
+
+
 @dataclass(frozen=True)
 class CvrrSettings:
     root: str
-    level: int = 8
+    level: int | tuple[int, ...] = 8
     dimensions: tuple[str, ...] = DIMENSIONS
 
     @classmethod
@@ -35,7 +45,12 @@ class CvrrSettings:
         bad = [d for d in dimensions if d not in DIMENSIONS]
         if bad:
             raise ValueError(f"cvrr source: unknown dimension(s) {bad}; known: {', '.join(DIMENSIONS)}")
-        return cls(str(given.root), int(given.level), dimensions)
+        levels = source_levels(list(given.level) if isinstance(given.level, tuple) else given.level)
+        return cls(str(given.root), levels[0] if not isinstance(given.level, (list, tuple)) else tuple(levels), dimensions)
+
+    @property
+    def levels(self) -> list[int]:
+        return list(self.level) if isinstance(self.level, tuple) else [self.level]
 
 
 class _Conversion(Conversion):
@@ -109,7 +124,7 @@ def preview(settings: dict[str, Any]) -> None:
 def load(settings: CvrrSettings, videos_dir: str | Path) -> tuple[list[Instance], Excluded]:
     root = Path(settings.root)
     check_release(settings)
-    conversion = _Conversion(SOURCE, videos_dir, [settings.level], TASK_CATEGORIES)
+    conversion = _Conversion(SOURCE, videos_dir, settings.levels, TASK_CATEGORIES)
     for dimension in settings.dimensions:
         folder = root / dimension
         try:

@@ -1,8 +1,8 @@
 """The `llm` judge: an LLM behind any OpenAI-compatible Chat Completions endpoint (GPT-4o by default,
 as in the paper; an open model served by vLLM or SGLang as a local alternative).
 
-Temperature 0; the prompt is versioned (virtuebench.judge.prompts) and its id and hash, and the model
-snapshot the endpoint reports, go into every judgment. A reply that is not the required format is
+Temperature 0 by default (`temperature`; null sends none: the API's default); the prompt is versioned
+(virtuebench.judge.prompts) and its id and hash, and the model snapshot the endpoint reports, go into every judgment. A reply that is not the required format is
 asked again up to `parse_retries` times, then recorded as invalid with the raw reply. The client
 retries 429, 5xx and timeouts with exponential backoff (`max_retries`). Verdicts are cached
 (virtuebench.judge.cache). The API key is read from the environment variable named in the settings
@@ -35,6 +35,10 @@ class JudgeSetupError(ValueError):
 _MODEL = "model id, pinned to a snapshot where the API has them"
 _BASE_URL = "OpenAI-compatible endpoint; null: the OpenAI API"
 _KEY = "environment variable holding the key; null: none needed"
+_TEMPERATURE = (
+    "sampling temperature of every request, retries included; null: none sent (the API's default, 1 at OpenAI), as the "
+    "CVRR-ES authors' judge script"
+)
 IF_NO_KEY = "without the key: stop before any job, or judge with rules (a hybrid: mark the items the rules are not sure of invalid)"
 
 
@@ -49,6 +53,9 @@ class LlmJudgeSettings:
     timeout_s: float = setting(60.0, rerun="scheduling", schema={"type": "number", "exclusiveMinimum": 0})
     parse_retries: int = setting(2, rerun="answers", schema={"type": "integer", "minimum": 0})
     max_tokens: int = setting(64, rerun="answers", schema={"type": "integer", "minimum": 1})
+    temperature: float | None = setting(
+        0.0, rerun="answers", schema={"type": ["number", "null"], "minimum": 0, "maximum": 2}, description=_TEMPERATURE
+    )
     # Read by the config check, not by the judge: what to do where its key is not set (virtuebench.config).
     if_no_key: str = setting("fail", rerun="scheduling", schema={"type": "string", "enum": ["fail", "rules"]}, description=IF_NO_KEY)
 
@@ -153,8 +160,16 @@ class LlmJudge(Judge):
         if not self._injected_client:
             self.chat.check_endpoint(f"judge {self.name} (model {self.settings.model})", self.settings.api_key_env)
 
+    @property
+    def temperature(self) -> float | None:
+        """The requests' temperature: the setting, or 0 for a kind built on this one that has none (letter-grade)."""
+        return getattr(self.settings, "temperature", 0)
+
     def cache_key(self, question: str, answer: str, response: str) -> str:
-        return VerdictCache.key(self.settings.model, self.prompt.hash, question, answer, response)
+        # a temperature other than 0 keys verdicts apart; at 0 the key is the one verdicts had before the setting existed
+        temperature = self.temperature
+        model = self.settings.model if temperature == 0 else f"{self.settings.model}|temperature={temperature}"
+        return VerdictCache.key(model, self.prompt.hash, question, answer, response)
 
     def cached(self, question: str, answer: str, response: str) -> Verdict | None:
         if self.cache is None:
@@ -178,7 +193,9 @@ class LlmJudge(Judge):
         problems, raw = [], None
         for _ in range(1 + self.settings.parse_retries):
             try:
-                completion = self.chat.complete(self.settings.model, messages, temperature=0, max_tokens=self.settings.max_tokens)
+                completion = self.chat.complete(
+                    self.settings.model, messages, temperature=self.temperature, max_tokens=self.settings.max_tokens
+                )
             except ChatError as error:
                 return Verdict(0, 0, False, f"request failed: {error}", judge_model=self.settings.model, retryable=True)
             self.requests += 1

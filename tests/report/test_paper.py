@@ -75,7 +75,11 @@ def test_the_rows_that_fit_no_implied_count_are_exactly_the_known_anomalies_each
 
 @pytest.mark.parametrize(
     ("table", "column", "model", "typo"),
-    [("1", "128_perception", "Qwen3VL-8B", "39.64"), ("2", "1024_refusal", "Mimo-VL-7B-RL", "39.07"), ("2", "64_overall", "LLaVA-Video-7B", "23.75")],
+    [
+        ("1", "128_perception", "Qwen3VL-8B", "39.64"),
+        ("2", "1024_refusal", "Mimo-VL-7B-RL", "39.07"),
+        ("2", "64_overall", "LLaVA-Video-7B", "23.75"),
+    ],
 )
 def test_a_transcription_typo_makes_a_row_that_is_not_a_known_anomaly(tmp_path, table, column, model, typo):
     data = tmp_path / "data"

@@ -507,7 +507,9 @@ def test_the_papers_counts_stand_beside_the_runs_at_each_stage_and_level(tmp_pat
     assert annotated[("64", "unanswerable instances")]["ratio"] == "0.002"
     # Stated and implied alike (section 3.3's 915), said so; the Gemini anomaly named beside the 64-frame counts.
     assert annotated[("512", "instances")]["paper_says"].startswith("section 3.3:")
-    assert annotated[("512", "instances")]["paper_says"].endswith("Tables 1 and 2, implied: the count most of their rows at 512 frames fit (each percentage k/n): the same")
+    assert annotated[("512", "instances")]["paper_says"].endswith(
+        "Tables 1 and 2, implied: the count most of their rows at 512 frames fit (each percentage k/n): the same"
+    )
     assert "Gemini-2.5-Flash: fits 460 unanswerable of 1,328" in annotated[("64", "unanswerable instances")]["paper_says"]
     assert "rows that fit other counts" not in annotated[("512", "unanswerable instances")]["paper_says"]  # every row fits 148 of 915
     # Every count the paper states has its row; a stage measured without one of them is refused.

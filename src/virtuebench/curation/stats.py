@@ -119,7 +119,6 @@ PAPER_COUNTS = (
 )
 
 
-
 def implied_paper_counts() -> tuple[PaperCount, ...]:
     """The counts the paper's Tables 1 and 2 imply at each level: its items and its unanswerable items, those that
     most rows fit as k/n (virtuebench.report.paper.implied_counts), with the rows that fit others named."""

@@ -123,6 +123,7 @@ rule make_paper_vs_run:
     output:
         csv=res("paper_vs_run.csv"),
         tex=report(res("paper_vs_run.tex"), caption="../report/paper_vs_run.rst", category="Tables", subcategory="VirtueBench"),
+        html=report(res("paper_vs_run.html"), caption="../report/paper_vs_run.rst", category="Tables", subcategory="VirtueBench"),
     params:
         models=config["models"],
         levels=config["levels"],
@@ -139,7 +140,7 @@ rule make_paper_vs_run:
     shell:
         "python -m virtuebench.report paper-vs-run --scores {input.scores} --models {params.models} "
         "--levels {params.levels} --prompt {params.prompt} --judge {params.judge} {params.paper_names} "
-        "--csv {output.csv} --tex {output.tex} > {log} 2>&1"
+        "--csv {output.csv} --tex {output.tex} --html {output.html} > {log} 2>&1"
 
 
 rule make_fig4:

@@ -146,7 +146,7 @@ def test_the_paper_vs_run_command_writes_the_csv_and_the_table_and_refuses_in_on
     judged.parent.mkdir(parents=True)
     judged.write_text('{"prompt": "honest"}\n')
     stamp(tmp_path / "scores.csv")
-    out = ["--csv", str(tmp_path / "p.csv"), "--tex", str(tmp_path / "p.tex")]
+    out = ["--csv", str(tmp_path / "p.csv"), "--tex", str(tmp_path / "p.tex"), "--html", str(tmp_path / "p.html")]
     common = ["paper-vs-run", "--scores", str(tmp_path / "scores.csv"), "--levels", "64", "--judge", "rules", *out]
     assert report_main([*common, "--models", "oracle", "--paper-name", "oracle=Qwen3VL-32B"]) == 0
     with (tmp_path / "p.csv").open() as handle:
@@ -157,6 +157,11 @@ def test_the_paper_vs_run_command_writes_the_csv_and_the_table_and_refuses_in_on
     assert r"oracle & Qwen3VL-32B & 64 & Overall & 50.83 & 50.00 [45.00, 55.00] & -0.83 \\" in tex
     assert r"oracle & Qwen3VL-32B & 64 & Refusal & \textbf{60.20} & 50.00 [45.00, 55.00] & -10.20 \\" in tex
     assert "2 of the 5 with an interval" in tex
+    page = (tmp_path / "p.html").read_text()  # the same cells as a page, for Snakemake's report
+    assert (
+        "<td>Qwen3VL-32B</td><td>64</td><td>Refusal</td><td><strong>60.20</strong></td><td>50.00 [45.00, 55.00]</td><td>-10.20</td>" in page
+    )
+    assert "2 of the 5 with an interval" in page
     capsys.readouterr()
     assert report_main([*common, "--models", "oracle"]) == 1
     assert capsys.readouterr().err.startswith("error: no model of the run (oracle) is a row of the paper's Tables 1 and 2")

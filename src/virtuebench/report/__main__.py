@@ -12,7 +12,7 @@ from virtuebench.metrics import add_trust_arguments, read_scores, trust_from_arg
 from virtuebench.provenance import NotIntact, require_intact
 from virtuebench.report.figures import composition, fig4, fig6, fig_levels, sources
 from virtuebench.report.folders import link_folder
-from virtuebench.report.paper import PAPER_VS_RUN_COLUMNS, NoPaperRow, paper_rows_of, paper_vs_run, paper_vs_run_tex
+from virtuebench.report.paper import PAPER_VS_RUN_COLUMNS, NoPaperRow, paper_rows_of, paper_vs_run, paper_vs_run_html, paper_vs_run_tex
 from virtuebench.report.tables import HTML, EmptyTable, require_rows, table1, table2, table2_trust
 from virtuebench.support.stops import run_stoppable
 from virtuebench.support.tabular import write_csv
@@ -75,6 +75,8 @@ def _paper_vs_run(args: argparse.Namespace) -> int:
         return 1
     write_csv(args.csv, rows, PAPER_VS_RUN_COLUMNS)
     Path(args.tex).write_text(paper_vs_run_tex(rows, args.prompt, args.judge))
+    if args.html:
+        Path(args.html).write_text(paper_vs_run_html(rows, args.prompt, args.judge))
     return 0
 
 
@@ -140,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     versus.add_argument("--csv", required=True)
     versus.add_argument("--tex", required=True)
+    versus.add_argument("--html", help="the table as an HTML page (what Snakemake's report shows)")
     versus.set_defaults(func=_paper_vs_run)
 
     four = commands.add_parser("fig4", help="Fig. 4 from the instances table")

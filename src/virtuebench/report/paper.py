@@ -11,6 +11,7 @@ the two to each other, so a transcription typo fails it).
 from __future__ import annotations
 
 import csv
+import html
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from virtuebench.support.tabular import latex_escape
+from virtuebench.support.tabular import html_page, html_table, latex_escape
 
 if TYPE_CHECKING:
     from virtuebench.metrics import Score
@@ -311,34 +312,54 @@ SUBSET_NAMES = {
 }
 
 
+def _caption(rows: Sequence[Mapping[str, Any]], prompt: str, judge: str) -> str:
+    """The table's caption as plain text (a dagger marks the anomalous rows)."""
+    outside = sum(row["outside"] == "yes" for row in rows)
+    compared = sum(row["outside"] != "" for row in rows)
+    return (
+        f"The numbers of Tables 1 and 2 of {SOURCE} beside this run's (prompt {prompt}, judge {judge}; accuracy in %, "
+        f"the run's 95% interval in brackets). A paper value in bold lies outside the run's interval: {outside} of the "
+        f"{compared} with an interval. \u2020: a row of the paper whose numbers fit none of its level's implied counts "
+        "(paper_vs_run.csv, column paper_anomaly). The paper's judge is GPT-4o."
+    )
+
+
+def _run_cell(row: Mapping[str, Any]) -> str:
+    if row["run"] == "":
+        return "-"
+    return row["run"] + (f" [{row['ci_low']}, {row['ci_high']}]" if row["ci_low"] != "" else "")
+
+
+HEADER = ("Model", "Paper's row", "Frames", "Subset", "Paper", "Run [95% interval]", "Run - paper")
+
+
 def paper_vs_run_tex(rows: Sequence[Mapping[str, Any]], prompt: str, judge: str) -> str:
     """The rows as a LaTeX table: the paper's value, the run's with its interval, the difference; a paper value
     outside the run's interval in bold, a paper row of the anomaly list marked."""
-    lines = [
-        r"\begin{table}[t]",
-        r"\centering",
-        r"\small",
-        r"\begin{tabular}{llrlrlr}",
-        r"\toprule",
-        r"Model & Paper's row & Frames & Subset & Paper & Run [95\% interval] & Run $-$ paper \\",
-        r"\midrule",
-    ]
+    lines = [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{llrlrlr}", r"\toprule"]
+    lines.append(" & ".join(latex_escape(name) for name in HEADER[:-1]) + r" & Run $-$ paper \\")
+    lines.append(r"\midrule")
     for row in rows:
         paper = rf"\textbf{{{row['paper']}}}" if row["outside"] == "yes" else row["paper"]
         paper += r"$^\dagger$" if row["paper_anomaly"] else ""
-        run = "-" if row["run"] == "" else row["run"] + (f" [{row['ci_low']}, {row['ci_high']}]" if row["ci_low"] != "" else "")
         lines.append(
             f"{latex_escape(row['model'])} & {latex_escape(row['paper_model'])} & {row['level']} & {SUBSET_NAMES[row['subset']]} & "
-            f"{paper} & {run} & {row['difference'] or '-'} \\\\"
+            f"{paper} & {_run_cell(row)} & {row['difference'] or '-'} \\\\"
         )
-    outside = sum(row["outside"] == "yes" for row in rows)
-    compared = sum(row["outside"] != "" for row in rows)
-    caption = (
-        f"The numbers of Tables 1 and 2 of {SOURCE} beside this run's (prompt \\texttt{{{latex_escape(prompt)}}}, judge "
-        f"\\texttt{{{latex_escape(judge)}}}; accuracy in \\%, the run's 95\\% interval in brackets). A paper value in bold "
-        f"lies outside the run's interval: {outside} of the {compared} with an interval. $^\\dagger$: a row of the paper "
-        "whose numbers fit none of its level's implied counts (paper\\_vs\\_run.csv, column paper\\_anomaly). "
-        "The paper's judge is GPT-4o."
-    )
+    caption = latex_escape(_caption(rows, prompt, judge)).replace("\u2020", r"$^\dagger$")
     lines += [r"\bottomrule", r"\end{tabular}", f"\\caption{{{caption}}}", r"\end{table}", ""]
     return "\n".join(lines)
+
+
+def paper_vs_run_html(rows: Sequence[Mapping[str, Any]], prompt: str, judge: str) -> str:
+    """The same table as an HTML page (what Snakemake's report shows), the paper's anomaly note on its dagger."""
+    body = []
+    for row in rows:
+        paper = html.escape(row["paper"])
+        paper = f"<strong>{paper}</strong>" if row["outside"] == "yes" else paper
+        if row["paper_anomaly"]:
+            paper += f'<span title="{html.escape(row["paper_anomaly"])}">\u2020</span>'
+        cells = [row["paper_model"], str(row["level"]), SUBSET_NAMES[row["subset"]]]
+        body.append((html.escape(row["model"]), [*map(html.escape, cells), paper, html.escape(_run_cell(row)), row["difference"] or "-"]))
+    table = html_table([[(html.escape(name), 1, 1) for name in HEADER]], body, html.escape(_caption(rows, prompt, judge)))
+    return html_page("The paper's Tables 1 and 2 beside the run", table)

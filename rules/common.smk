@@ -19,6 +19,7 @@ from virtuebench.comparisons import METHOD as COMPARISONS_METHOD
 from virtuebench.sources import REAL_SOURCES
 from virtuebench import verify
 from virtuebench.records import stable_hash
+from virtuebench.report.paper import PAPER_PROMPT
 from virtuebench.report.summary import summarize_excluded, summarize_outdated
 from virtuebench.support import runlock
 from virtuebench.support.fingerprint import Fingerprints

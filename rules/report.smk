@@ -2,6 +2,7 @@ localrules:
     compute_scores,
     compare_arms,
     make_tables,
+    make_paper_vs_run,
     make_fig4,
     make_fig6,
     make_fig_levels,
@@ -114,6 +115,32 @@ rule make_tables:
         "--trust-scheme {params.trust_scheme} --confidence-target {params.confidence_target} "
         "--wrong-answer {params.wrong_answer} --unwarranted-refusal {params.unwarranted_refusal} "
         "{params.model_choices} > {log} 2>&1"
+
+
+rule make_paper_vs_run:
+    input:
+        scores=rules.compute_scores.output.scores,
+    output:
+        csv=res("paper_vs_run.csv"),
+        tex=report(res("paper_vs_run.tex"), caption="../report/paper_vs_run.rst", category="Tables", subcategory="VirtueBench"),
+        html=report(res("paper_vs_run.html"), caption="../report/paper_vs_run.rst", category="Tables", subcategory="VirtueBench"),
+    params:
+        models=config["models"],
+        levels=config["levels"],
+        prompt=PAPER_PROMPT,  # the paper's Tables 1 and 2 are of the honesty prompt
+        judge=JUDGE,
+        # run model -> the paper's row (report.paper_names, and the models named as the paper names them)
+        paper_names=" ".join(f"--paper-name {model}={row}" for model, row in PLAN.paper_rows().items()),
+    log:
+        logpath("paper_vs_run.log"),
+    conda:
+        "../envs/core.yaml"
+    message:
+        "Putting the paper's Tables 1 and 2 beside the run's numbers and intervals"
+    shell:
+        "python -m virtuebench.report paper-vs-run --scores {input.scores} --models {params.models} "
+        "--levels {params.levels} --prompt {params.prompt} --judge {params.judge} {params.paper_names} "
+        "--csv {output.csv} --tex {output.tex} --html {output.html} > {log} 2>&1"
 
 
 rule make_fig4:

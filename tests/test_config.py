@@ -140,6 +140,13 @@ def test_every_judge_kind_is_registered_under_its_name_with_classified_settings(
         (("report", "compare"), [["guess", "gpt-9"]], "config.report.compare[0]: model 'gpt-9' is not in config.models"),
         (("report", "compare"), [["guess", "oracle:sneaky"]], "config.report.compare[0]: prompt 'sneaky' is not in config.prompts"),
         (("report", "bootstrap", "resamples"), 10, "config.report.bootstrap.resamples: 10 is less than the minimum of 100"),
+        (("report", "paper_names"), {"oracle": "Qwen3VL-32B"}, None),
+        (("report", "paper_names"), {"orcale": "Qwen3VL-32B"}, "config.report.paper_names: model 'orcale' is not in config.models"),
+        (
+            ("report", "paper_names"),
+            {"oracle": "Qwen3-VL-32B"},
+            "config.report.paper_names.oracle: 'Qwen3-VL-32B' is not a row of the paper's Tables 1 and 2; did you mean 'Qwen3VL-32B' or",
+        ),
         (("source", "name"), "cvrr", "'oracle' reads only the synthetic demo's frames"),
     ],
 )

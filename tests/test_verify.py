@@ -448,6 +448,11 @@ def _writers(run: Path) -> dict[str, tuple[list[str], Path]]:
             ["levels", *common, "--levels", "64", "128", "--prompt", "honest", "--out", str(out / "l.png"), "--csv", str(out / "l.csv")],
             out / "l.png",
         ),
+        "paper-vs-run": (
+            ["paper-vs-run", *common, "--levels", "64", "128", "--paper-name", "oracle=Qwen3VL-32B"]
+            + ["--csv", str(out / "p.csv"), "--tex", str(out / "p.tex")],
+            out / "p.csv",
+        ),
         "fig6": (
             ["fig6", *common, "--comparisons", str(results / "comparisons.csv"), "--prompts", "honest", "--out", str(out / "6.png")]
             + ["--csv", str(out / "6.csv")],

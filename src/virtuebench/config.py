@@ -24,6 +24,7 @@ from jsonschema.exceptions import ValidationError
 from virtuebench.levels import LEVELS
 from virtuebench.models import samples_check
 from virtuebench.models.spec import ChoiceInEffect, ModelSpec, apply_option, resolve_choices, resolve_spec
+from virtuebench.report.paper import paper_models
 from virtuebench.support.settings import RERUN_CLASSES, did_you_mean, merge_settings  # noqa: F401  (the classes; the other half of run_settings)
 
 
@@ -545,6 +546,16 @@ def _check_prompts_and_report(review: _Review) -> None:
                 review.problems.append(
                     f"config.report.compare[{i}]: prompt {prompt!r} is not in config.prompts{_and_did_you_mean(prompt, config['prompts'])}"
                 )
+    rows = paper_models()
+    for model, row in report.get("paper_names", {}).items():
+        if model not in config["models"]:
+            review.problems.append(
+                f"config.report.paper_names: model {model!r} is not in config.models{_and_did_you_mean(model, config['models'])}"
+            )
+        if row not in rows:
+            review.problems.append(
+                f"config.report.paper_names.{model}: {row!r} is not a row of the paper's Tables 1 and 2{_and_did_you_mean(row, rows)}"
+            )
 
 
 def _defined_judges(config: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -21,6 +21,7 @@ from virtuebench.curation.supplement import forms_of as supplement_forms
 from virtuebench.instances import Instance
 from virtuebench.judge.letter_grade import grader_settings
 from virtuebench.levels import is_available
+from virtuebench.report.paper import PAPER_PROMPT, paper_rows_of
 from virtuebench.sources import preview_of, sampling_of
 
 #: CPUs a GPU job asks per GPU where its registry entry gives no `cpus_per_gpu` (config/models.schema.yaml):
@@ -39,6 +40,7 @@ REPORT_RULES = (
     "make_browser",
     "link_browser",
     "make_supplement_table",
+    "make_paper_vs_run",
 )
 
 
@@ -159,11 +161,20 @@ class Plan:
             return [self.res(name) for name in declared]
         names = ["table1.tex", "table2.tex", "fig4.png", "fig6.png", "scores.csv", "comparisons.csv", "table2_trust.tex"]
         names += ["fig_levels.png", "browser/index.html", "fig3_composition.png", "supplement/fig1_sources.png"]
+        if self.paper_rows():
+            names += ["paper_vs_run.csv", "paper_vs_run.tex"]
         if self.curated:
             names += ["stats/sources.tex", "curation/filter_counts.csv"]
             if self.supplement["models"]:
                 names.append("supplement/table1.tex")
         return [self.res(name) for name in names]
+
+    def paper_rows(self) -> dict[str, str]:
+        """{run model: the row of the paper's Tables 1 and 2 it is shown beside} (results/paper_vs_run.csv): the models
+        named as the paper names them, and those report.paper_names maps; none where the run lacks the paper's prompt."""
+        if PAPER_PROMPT not in self.config["prompts"]:
+            return {}
+        return paper_rows_of(self.config["models"], self.config["report"].get("paper_names", {}))
 
     def agreement_targets(self) -> list[str]:
         """The agreement summary of every judge pair of config.compare_judges."""

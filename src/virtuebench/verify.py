@@ -626,6 +626,8 @@ REPORT_FILES = (
     "table2_trust.tex",
     "fig6.png",
     "fig6.csv",
+    "paper_vs_run.csv",
+    "paper_vs_run.tex",
 )
 
 

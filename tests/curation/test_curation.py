@@ -484,19 +484,34 @@ def test_the_papers_counts_stand_beside_the_runs_at_each_stage_and_level(tmp_pat
     assert "approximately 2,500" in funnel[4]["paper_says"] and funnel[4]["paper_says"].startswith("section 3.2")
     instances = [*kept, _inst(5, videos, source="lvbench")]
     instances[0] = Instance(**{**instances[0].__dict__, "category": "reasoning"})
+    instances[1] = Instance(**{**instances[1].__dict__, "answers": {64: REFUSAL_ANSWER, 128: "red"}})  # unanswerable at 64 only
     annotated = {(row["level"], row["measure"]): row for row in stats.beside_paper(stats.annotated_counts(instances))}
+    # Beside each level's instances and unanswerable instances, the counts the paper's Tables 1 and 2 imply (issue 50).
     assert {key: (row["run"], row["paper"]) for key, row in annotated.items()} == {
         ("all", "instances"): (3, 1328),
         ("all", "videos"): (2, 901),
-        ("64", "instances"): (3, ""),  # the 70 s and the 140 s videos reach 64 frames, only the 140 s one 128
-        ("128", "instances"): (2, ""),
-        ("256", "instances"): (0, ""),
+        ("64", "instances"): (3, 1328),  # the 70 s and the 140 s videos reach 64 frames, only the 140 s one 128
+        ("64", "unanswerable instances"): (1, 510),
+        ("128", "instances"): (2, 1191),
+        ("128", "unanswerable instances"): (0, 376),
+        ("256", "instances"): (0, 1180),
+        ("256", "unanswerable instances"): (0, 262),
         ("512", "instances"): (0, 915),
+        ("512", "unanswerable instances"): (0, 148),
         ("1024", "instances"): (0, 587),
+        ("1024", "unanswerable instances"): (0, 87),
         ("all", "perception questions"): (2, 767),
         ("all", "reasoning questions"): (1, 561),
     }
     assert annotated[("all", "instances")]["ratio"] == "0.002" and annotated[("512", "instances")]["ratio"] == "0.000"
+    assert annotated[("64", "unanswerable instances")]["ratio"] == "0.002"
+    # Stated and implied alike (section 3.3's 915), said so; the Gemini anomaly named beside the 64-frame counts.
+    assert annotated[("512", "instances")]["paper_says"].startswith("section 3.3:")
+    assert annotated[("512", "instances")]["paper_says"].endswith(
+        "Tables 1 and 2, implied: the count most of their rows at 512 frames fit (each percentage k/n): the same"
+    )
+    assert "Gemini-2.5-Flash: fits 460 unanswerable of 1,328" in annotated[("64", "unanswerable instances")]["paper_says"]
+    assert "rows that fit other counts" not in annotated[("512", "unanswerable instances")]["paper_says"]  # every row fits 148 of 915
     # Every count the paper states has its row; a stage measured without one of them is refused.
     stated = {(count.stage, count.level, count.measure) for count in stats.PAPER_COUNTS}
     assert stated <= {(row["stage"], row["level"], row["measure"]) for row in [*funnel, *annotated.values()]}
@@ -524,7 +539,7 @@ def test_the_papers_counts_stand_beside_the_runs_at_each_stage_and_level(tmp_pat
     assert curation_main(["stats", str(tmp_path / "instances.parquet"), *stat_outputs, *paper]) == 0
     written = _read_batch(tmp_path / "paper.csv")
     assert list(written[0]) == stats.PAPER_COUNT_COLUMNS == ["stage", "level", "measure", "run", "paper", "ratio", "paper_says"]
-    assert [row["stage"] for row in written] == ["collected"] * 2 + list(stats.FILTER_STAGES) + ["difficulty"] + ["annotated"] * 9
+    assert [row["stage"] for row in written] == ["collected"] * 2 + list(stats.FILTER_STAGES) + ["difficulty"] + ["annotated"] * 14
     assert written[1] == {
         "stage": "collected",
         "level": "all",

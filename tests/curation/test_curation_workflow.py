@@ -323,15 +323,22 @@ def test_statistics_and_tables_come_from_the_curated_instances(annotated):
     assert (sources["lvbench"]["n_questions"], sources["video-mme"]["n_questions"], sources["total"]["n_questions"]) == ("2", "2", "4")
     # The whole comparison with the paper: the funnel's rows, then the instances table's (section 3.3).
     paper = _rows(annotated / "results" / "stats" / "paper_counts.csv")
+    table = read_instances(annotated / "results" / "instances.parquet")
+    unanswerable = {level: str(sum(inst.is_unanswerable(level) for inst in table if level in inst.answers)) for level in (64, 128)}
     assert paper[:6] == _rows(annotated / "results" / "curation" / "paper_counts.csv")
     assert {(row["level"], row["measure"]): (row["run"], row["paper"]) for row in paper[6:]} == {
         ("all", "instances"): ("4", "1328"),
         ("all", "videos"): ("2", "901"),  # vid_a and Video-MME's 001
-        ("64", "instances"): ("4", ""),
-        ("128", "instances"): ("2", ""),  # the 140 s LVBench video; Video-MME's are 70 s
-        ("256", "instances"): ("0", ""),
+        ("64", "instances"): ("4", "1328"),  # beside it, the counts the paper's Tables 1 and 2 imply
+        ("64", "unanswerable instances"): (unanswerable[64], "510"),
+        ("128", "instances"): ("2", "1191"),  # the 140 s LVBench video; Video-MME's are 70 s
+        ("128", "unanswerable instances"): (unanswerable[128], "376"),
+        ("256", "instances"): ("0", "1180"),
+        ("256", "unanswerable instances"): ("0", "262"),
         ("512", "instances"): ("0", "915"),
+        ("512", "unanswerable instances"): ("0", "148"),
         ("1024", "instances"): ("0", "587"),
+        ("1024", "unanswerable instances"): ("0", "87"),
         ("all", "perception questions"): (sources["total"]["perception"], "767"),
         ("all", "reasoning questions"): (sources["total"]["reasoning"], "561"),
     }

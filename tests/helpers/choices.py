@@ -32,6 +32,7 @@ import yaml
 
 from helpers.data import REPO
 from helpers.workflow import scheduled, snakemake
+from virtuebench.report.paper import paper_models
 
 CHOICES = REPO / "docs" / "choices.md"
 
@@ -78,7 +79,9 @@ def _demo_judge(**settings: Any) -> dict[str, Any]:
 def _on_added_model(model: str, change: dict[str, Any], shows: str, caption: str = "") -> Case:
     """`change`, with `model` added to the demo's models on both sides (it never ran here): only its command changes."""
     base = {"models": ["guess", "api", model]}
-    return Case("demo", change, ONE_MODEL, frozenset({model}), base=base, differs=f"--model {model} ", shows=shows, caption=caption)
+    # A model of the paper's Tables 1 and 2 puts results/paper_vs_run.csv among the targets (its numbers beside the paper's).
+    due = ONE_MODEL | ({"make_paper_vs_run"} if model in paper_models() else set())
+    return Case("demo", change, due, frozenset({model}), base=base, differs=f"--model {model} ", shows=shows, caption=caption)
 
 
 def _on_vllm_model(setting: str, value: Any, shows: str) -> Case:

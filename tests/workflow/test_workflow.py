@@ -9,10 +9,11 @@ import csv
 import json
 import os
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
-from helpers.workflow import TINY, snakemake
+from helpers.workflow import TINY, executed, scheduled, snakemake
 from PIL import Image
 
 from virtuebench.check import load_plan
@@ -207,6 +208,41 @@ def test_every_score_traces_back_to_judgment_records(run):
         responses_path = run / "results" / "responses" / path.relative_to(run / "results" / "judgments" / "rules")
         responses = {json.loads(line)["instance_id"]: json.loads(line)["response"] for line in responses_path.read_text().splitlines()}
         assert {j.instance_id: j.response for j in load_records(path, Judgment)} == responses
+
+
+def test_paper_vs_run_of_the_demo_models_under_the_papers_names_asks_nothing_again(run, tmp_path):
+    """The demo's synthetic models shown beside two rows of the paper (report.paper_names): only make_paper_vs_run
+    runs, and each of its numbers is scores.csv's, beside the paper's, with the difference and the interval's flag.
+    This proves the join, the flags and the arithmetic, not agreement: the models are synthetic."""
+    from virtuebench.report.paper import paper_cells
+
+    work = tmp_path / "run"
+    shutil.copytree(run, work, symlinks=True)
+    config = {**TINY, "report": {"paper_names": {"oracle": "Qwen3VL-32B", "guess": "LLaVA-Video-7B"}}}
+    assert scheduled(snakemake(work, "-n", config=config)) == Counter({"make_paper_vs_run": 1, "all": 1})
+    assert executed(snakemake(work, config=config)) == Counter({"make_paper_vs_run": 1, "all": 1})
+    with (work / "results" / "scores.csv").open() as handle:
+        scores = {(r["model"], r["level"], r["subset"]): r for r in csv.DictReader(handle) if r["prompt"] == "honest"}
+    with (work / "results" / "paper_vs_run.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    shown = {(r["model"], r["paper_model"], r["level"]) for r in rows}
+    # refuse is no row of the paper; LLaVA-Video-7B was not run at 256 frames in the paper
+    assert shown == {("oracle", "Qwen3VL-32B", lv) for lv in ("64", "128", "256")} | {
+        ("guess", "LLaVA-Video-7B", lv) for lv in ("64", "128")
+    }
+    cells = paper_cells()
+    for row in rows:
+        score = scores[(row["model"], row["level"], row["subset"])]
+        table = 1 if row["subset"] in ("perception", "reasoning") else 2
+        paper = cells[(table, row["paper_model"], int(row["level"]), row["subset"])]
+        assert float(row["paper"]) == paper and abs(float(row["run"]) - float(score["accuracy"])) <= 0.005
+        assert abs(float(row["difference"]) - (float(score["accuracy"]) - paper)) <= 0.005
+        low, high = float(score["ci_low"]), float(score["ci_high"])
+        assert (row["ci_low"], row["ci_high"]) == (f"{low:.2f}", f"{high:.2f}")
+        assert row["outside"] == ("no" if low <= paper <= high else "yes")
+    assert {r["run"] for r in rows if r["model"] == "oracle"} == {"100.00"}  # the oracle reads every frame right
+    for name in ("paper_vs_run.tex", "paper_vs_run.html"):
+        assert "Qwen3VL-32B" in (work / "results" / name).read_text()
 
 
 def test_second_run_has_nothing_to_do(run):

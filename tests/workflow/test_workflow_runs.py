@@ -14,6 +14,7 @@ import pytest
 import yaml
 from helpers.data import REPO
 from helpers.workflow import TINY, snakemake
+from helpers.workflow import scheduled as scheduled_jobs
 
 pytestmark = pytest.mark.workflow
 
@@ -269,6 +270,7 @@ def test_dry_run_with_the_papers_25_models_schedules_exactly_what_the_registry_a
         if level <= entry.get("max_level", 10**9)
     }
     assert len(jobs) == len(scheduled) and scheduled == expected
+    assert scheduled_jobs(dry)["make_paper_vs_run"] == 1  # the 25 models are the paper's rows: paper_vs_run is a default target
     assert len(scheduled) == 2 * (
         2 * 5
         + sum(
@@ -277,6 +279,18 @@ def test_dry_run_with_the_papers_25_models_schedules_exactly_what_the_registry_a
             if n not in ("refuse", "guess")
         )
     )
+
+
+def test_paper_vs_run_is_planned_for_the_papers_configuration_with_each_model_as_its_row(tmp_path):
+    """`snakemake -n --configfile config/paper.yaml results/paper/paper_vs_run.csv` plans it after the curation chain
+    and the scores, every one of the 25 models shown beside its own row of the paper's tables."""
+    config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+    dry = snakemake(tmp_path, "-n", "-p", "results/paper/paper_vs_run.csv", config=config)
+    jobs = scheduled_jobs(dry)
+    assert jobs["make_paper_vs_run"] == 1 and jobs["compute_scores"] == 1 and jobs["make_instances"] == 1
+    command = next(line for line in dry.stdout.splitlines() if "virtuebench.report paper-vs-run" in line)
+    assert sorted(re.findall(r"--paper-name (\S+)=(\S+)", command)) == sorted((m, m) for m in config["models"])
+    assert "--prompt honest --judge gpt-4o" in command
 
 
 def test_starting_a_curated_run_without_hf_token_stops_before_any_job(tmp_path, monkeypatch):

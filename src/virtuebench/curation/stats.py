@@ -1,5 +1,6 @@
 """Statistics that depend only on the data: counts per source, category and task type, the per-source
-table of the curation funnel (what each filter removed), and a run's counts beside the paper's.
+table of the curation funnel (what each filter removed), and a run's counts beside the paper's: those it states, and
+those its Tables 1 and 2 imply (virtuebench.report.paper).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 from virtuebench import is_refusal_answer
 from virtuebench.instances import Instance
 from virtuebench.levels import LEVELS, is_available
+from virtuebench.report.paper import implied_counts, level_note
 from virtuebench.support.tabular import latex_escape
 
 
@@ -116,6 +118,35 @@ PAPER_COUNTS = (
     PaperCount("annotated", "all", "reasoning questions", 561, CATEGORIES_SAID),
 )
 
+
+def implied_paper_counts() -> tuple[PaperCount, ...]:
+    """The counts the paper's Tables 1 and 2 imply at each level: its items and its unanswerable items, those that
+    most rows fit as k/n (virtuebench.report.paper.implied_counts), with the rows that fit others named."""
+    counts = []
+    for level, implied in implied_counts().items():
+        note = level_note(level, 2)
+        says = f"Tables 1 and 2, implied: the count most of their rows at {level} frames fit (each percentage k/n)"
+        says += f"; rows that fit other counts: {note}" if note else ""
+        counts.append(PaperCount("annotated", str(level), "instances", implied.n, says))
+        counts.append(PaperCount("annotated", str(level), "unanswerable instances", implied.unanswerable, says))
+    return tuple(counts)
+
+
+def paper_counts() -> dict[tuple[str, str, str], PaperCount]:
+    """Every count of the paper by (stage, level, measure): those it states (PAPER_COUNTS), then those its tables imply;
+    where it does both, the stated figure, with what the tables imply beside it in the words."""
+    counts = {(count.stage, count.level, count.measure): count for count in PAPER_COUNTS}
+    for count in implied_paper_counts():
+        key = (count.stage, count.level, count.measure)
+        stated = counts.get(key)
+        if stated is None:
+            counts[key] = count
+        else:
+            implied = "the same" if stated.figure == count.figure else f"{count.figure:,}, not {stated.figure:,}"
+            counts[key] = PaperCount(*key, stated.figure, f"{stated.says}; {count.says}: {implied}")
+    return counts
+
+
 PAPER_COUNT_COLUMNS = ["stage", "level", "measure", "run", "paper", "ratio", "paper_says"]
 FILTER_STAGES = ("answer_length", "answerability", "difficulty")
 
@@ -137,15 +168,18 @@ def funnel_counts(candidates: Sequence[Instance], summaries: Iterable[Mapping[st
 
 def annotated_counts(instances: Sequence[Instance]) -> list[dict[str, Any]]:
     """A run's instances table counted as the paper counts it (section 3.3): instances, videos, the instances whose video
-    reaches each of the paper's five levels (whatever levels the run built), and the perception/reasoning split."""
+    reaches each of the paper's five levels (whatever levels the run built) and how many of them are unanswerable there
+    (as Tables 1 and 2 imply them), and the perception/reasoning split."""
     categories = Counter(inst.category for inst in instances)
     rows = [
         {"stage": "annotated", "level": "all", "measure": "instances", "run": len(instances)},
         {"stage": "annotated", "level": "all", "measure": "videos", "run": len({inst.video_id for inst in instances})},
     ]
     for level in LEVELS:
-        reached = sum(is_available(level, inst.duration_s) for inst in instances)
-        rows.append({"stage": "annotated", "level": str(level), "measure": "instances", "run": reached})
+        reached = [inst for inst in instances if is_available(level, inst.duration_s)]
+        unanswerable = sum(is_refusal_answer(inst.answers.get(level, "")) for inst in reached)
+        rows.append({"stage": "annotated", "level": str(level), "measure": "instances", "run": len(reached)})
+        rows.append({"stage": "annotated", "level": str(level), "measure": "unanswerable instances", "run": unanswerable})
     rows += [
         {"stage": "annotated", "level": "all", "measure": f"{name} questions", "run": categories.get(name, 0)}
         for name in ("perception", "reasoning")
@@ -157,7 +191,7 @@ def beside_paper(measured: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each measured row with the paper's figure for it, run / paper (3 decimals) and the paper's words; a row the paper
     gives no figure for keeps both empty. A paper count of a stage measured here but not matched is an error (a
     count the comparison would silently drop)."""
-    paper = {(count.stage, count.level, count.measure): count for count in PAPER_COUNTS}
+    paper = paper_counts()
     rows = []
     for row in measured:
         count = paper.pop((row["stage"], row["level"], row["measure"]), None)

@@ -1,4 +1,4 @@
-"""CLI: python -m virtuebench.report {tables,fig4,fig6,levels,composition,sources,link-folder} ... (see --help of each)."""
+"""CLI: python -m virtuebench.report {tables,paper-vs-run,fig4,fig6,levels,composition,sources,link-folder} ... (see --help of each)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from virtuebench.metrics import add_trust_arguments, read_scores, trust_from_arg
 from virtuebench.provenance import NotIntact, require_intact
 from virtuebench.report.figures import composition, fig4, fig6, fig_levels, sources
 from virtuebench.report.folders import link_folder
+from virtuebench.report.paper import PAPER_VS_RUN_COLUMNS, NoPaperRow, paper_rows_of, paper_vs_run, paper_vs_run_html, paper_vs_run_tex
 from virtuebench.report.tables import HTML, EmptyTable, require_rows, table1, table2, table2_trust
 from virtuebench.support.stops import run_stoppable
+from virtuebench.support.tabular import write_csv
 
 
 def _intact(*paths: str | None, writing: str) -> bool:
@@ -49,6 +51,32 @@ def _tables(args: argparse.Namespace) -> int:
         Path(args.table2_html).write_text(table2(*common, *shown, markup=HTML))
     if args.table2_trust_html:
         Path(args.table2_trust_html).write_text(table2_trust(*common, trust_from_arguments(args), *shown, markup=HTML))
+    return 0
+
+
+def _paper_name(text: str) -> tuple[str, str]:
+    """MODEL=ROW (report.paper_names' pairs)."""
+    model, equals, row = text.partition("=")
+    if not (model and equals and row):
+        raise argparse.ArgumentTypeError(f"{text!r} is not MODEL=ROW (a run model, then the paper's row it is)")
+    return model, row
+
+
+def _paper_vs_run(args: argparse.Namespace) -> int:
+    if not _intact(args.scores, writing=args.csv):
+        return 1
+    scores = read_scores(args.scores)
+    try:
+        shown = paper_rows_of(args.models, dict(args.paper_name))
+        require_rows(scores, list(shown) or args.models, args.prompt, args.judge, args.scores)
+        rows = paper_vs_run(scores, args.models, args.levels, args.judge, dict(args.paper_name), args.prompt)
+    except (NoPaperRow, EmptyTable) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    write_csv(args.csv, rows, PAPER_VS_RUN_COLUMNS)
+    Path(args.tex).write_text(paper_vs_run_tex(rows, args.prompt, args.judge))
+    if args.html:
+        Path(args.html).write_text(paper_vs_run_html(rows, args.prompt, args.judge))
     return 0
 
 
@@ -102,6 +130,20 @@ def main(argv: list[str] | None = None) -> int:
     tables.add_argument("--model-choices", default="", help="the models' named registry choices in effect, for the captions")
     add_trust_arguments(tables)  # the trust score's settings, for the caption
     tables.set_defaults(func=_tables)
+
+    versus = commands.add_parser("paper-vs-run", help="the paper's Tables 1 and 2 beside the run's numbers and intervals")
+    versus.add_argument("--scores", required=True)
+    versus.add_argument("--models", nargs="+", required=True)
+    versus.add_argument("--levels", nargs="+", type=int, required=True)
+    versus.add_argument("--prompt", default="honest", help="the run's prompt compared (the paper's tables: honest)")
+    versus.add_argument("--judge", required=True)
+    versus.add_argument(
+        "--paper-name", action="append", default=[], type=_paper_name, metavar="MODEL=ROW", help="a run model shown as the paper's row ROW"
+    )
+    versus.add_argument("--csv", required=True)
+    versus.add_argument("--tex", required=True)
+    versus.add_argument("--html", help="the table as an HTML page (what Snakemake's report shows)")
+    versus.set_defaults(func=_paper_vs_run)
 
     four = commands.add_parser("fig4", help="Fig. 4 from the instances table")
     four.add_argument("--instances", required=True)

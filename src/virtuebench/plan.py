@@ -371,6 +371,13 @@ class Plan:
         holds)."""
         return tracked_settings("judge", dict(settings), self.config_dir)
 
+    def judge_options(self, name: str) -> str:
+        """`--judge-options NOTE` for the tables' command: the judge's open decisions at the values in effect
+        (virtuebench.judge.inputs.options_note), which the captions state. A tracked param of the tables."""
+        from virtuebench.judge.inputs import options_note
+
+        return f"--judge-options {shlex.quote(options_note(self.judge_settings(name)))}"
+
     def judge_run_config(self, settings: Mapping[str, Any]) -> str:
         """The judge's settings that change only how its job runs (key variable, concurrency, retries): untracked."""
         return run_settings("judge", dict(settings), self.config_dir)

@@ -228,6 +228,10 @@ SWITCHES: dict[str, Case] = {
     "judges: prompt": Case("demo", **_demo_judge(prompt="cvrr")),
     "judges: max_tokens": Case("demo", **_demo_judge(max_tokens=32)),
     "judges: parse_retries": Case("demo", **_demo_judge(parse_retries=0)),
+    # The judge's open decisions (issue 50): judging only, never inference (`models` empty); `llm` is not reported
+    "judges: forbidden_pairs": Case("demo", **_demo_judge(forbidden_pairs="trust-refusal")),
+    "judges: reasoning": Case("demo", **_demo_judge(reasoning="answer-only")),
+    "judges: truncated": Case("demo", **_demo_judge(truncated="judge")),
 }
 
 

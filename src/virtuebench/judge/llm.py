@@ -27,6 +27,7 @@ from virtuebench.judge.inputs import FORBIDDEN_PAIRS
 from virtuebench.judge.inputs import NAMES as INPUT_SETTINGS
 from virtuebench.judge.kinds import JudgeKind, Review
 from virtuebench.judge.prompts import JUDGE_PROMPTS, JudgePrompt
+from virtuebench.records import stable_hash
 from virtuebench.support.openai_client import ChatClient, ChatError, read_api_key
 from virtuebench.support.settings import setting, settings_from_dict
 
@@ -208,8 +209,9 @@ class LlmJudge(Judge):
         return VerdictCache.key(self.settings.model, self.prompt.hash, question, answer, response)
 
     def forbidden_key(self, question: str, answer: str, response: str) -> str:
-        """Where the cache keeps a forbidden pair the judge replied (never a verdict by itself: forbidden_pairs reads it)."""
-        return VerdictCache.key(self.settings.model, f"{self.prompt.hash}:forbidden-pair", question, answer, response)
+        """Where the cache keeps a forbidden pair the judge replied (never a verdict by itself: forbidden_pairs reads it):
+        derived from the verdict's own key, so it follows whatever that key holds."""
+        return stable_hash([self.cache_key(question, answer, response), "forbidden-pair"], length=32)
 
     def cached(self, question: str, answer: str, response: str) -> Verdict | None:
         if self.cache is None:

@@ -101,6 +101,8 @@ rule make_tables:
         unwarranted_refusal=config["report"]["trust"]["unwarranted_refusal"],
         # The models' named registry choices in effect (config.model_choices), stated in the captions ("" where none).
         model_choices=PLAN.choices_option(config["models"]),
+        # The reported judge's open decisions (reasoning, truncated, forbidden_pairs) at the values in effect, likewise.
+        judge_options=PLAN.judge_options(JUDGE),
     log:
         logpath("tables.log"),
     conda:
@@ -114,7 +116,7 @@ rule make_tables:
         "--table1-html {output.table1_html} --table2-html {output.table2_html} --table2-trust-html {output.trust_html} "
         "--trust-scheme {params.trust_scheme} --confidence-target {params.confidence_target} "
         "--wrong-answer {params.wrong_answer} --unwarranted-refusal {params.unwarranted_refusal} "
-        "{params.model_choices} > {log} 2>&1"
+        "{params.model_choices} {params.judge_options} > {log} 2>&1"
 
 
 rule make_paper_vs_run:

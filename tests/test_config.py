@@ -389,9 +389,14 @@ def test_tracked_settings_keep_what_changes_the_answers_and_nothing_else():
         key: value for key, value in entry.items() if key not in ("verified", "description", "provenance", "choices")
     }
     llm = {"kind": "llm", "model": "m", "base_url": "http://x/v1", "api_key_env": "K", "max_concurrency": 3, "if_no_key": "rules"}
-    assert yaml.safe_load(tracked_settings("judge", llm, CONFIG_DIR)) == {"kind": "llm", "model": "m", "base_url": "http://x/v1"}
+    # the judging stage's `reasoning` is tracked at its default, with-reasoning, which is not what judgments before it read
+    tracked = {"kind": "llm", "model": "m", "base_url": "http://x/v1", "reasoning": "with-reasoning"}
+    assert yaml.safe_load(tracked_settings("judge", llm, CONFIG_DIR)) == tracked
     assert yaml.safe_load(run_settings("judge", llm, CONFIG_DIR)) == {"api_key_env": "K", "max_concurrency": 3, "if_no_key": "rules"}
-    assert yaml.safe_load(tracked_settings("judge", {"kind": "rules"}, CONFIG_DIR)) == {"kind": "rules", "version": VERSION}
+    rules = {"kind": "rules", "version": VERSION, "reasoning": "with-reasoning"}
+    assert yaml.safe_load(tracked_settings("judge", {"kind": "rules"}, CONFIG_DIR)) == rules
+    old = {"kind": "rules", "reasoning": "answer-only", "truncated": "no-answer"}  # what judgments were made with before
+    assert yaml.safe_load(tracked_settings("judge", old, CONFIG_DIR)) == {"kind": "rules", "version": VERSION}
     with pytest.raises(ValueError, match="`llm` must be resolved"):  # a hybrid straight from config, not check_config's
         tracked_settings("judge", {"kind": "hybrid", "llm": "gpt-4o"}, CONFIG_DIR)
 
@@ -617,6 +622,7 @@ JUDGE = {"kind": "llm", "model": "m", "api_key_env": None}
 JUDGE_KEYS = [
     "api_key_env",
     "base_url",
+    "forbidden_pairs",
     "if_no_key",
     "max_concurrency",
     "max_retries",
@@ -755,9 +761,9 @@ def test_settings_of_a_judge_its_kind_does_not_read_are_warned_of():
         plain={"kind": "rules"},
     )
     assert _warned(config, "config.judges") == [
-        "config.judges.strict: model, prompt do nothing for a judge of kind rules, which reads no setting but kind",
-        "config.judges.letters: if_no_key does nothing for a judge of kind mcq, which reads no setting but kind",
-        "config.judges.both: max_tokens does nothing for a judge of kind hybrid, which reads llm, if_no_key",
+        "config.judges.strict: model, prompt do nothing for a judge of kind rules, which reads reasoning, truncated",
+        "config.judges.letters: if_no_key does nothing for a judge of kind mcq, which reads reasoning, truncated",
+        "config.judges.both: max_tokens does nothing for a judge of kind hybrid, which reads reasoning, truncated, llm, if_no_key",
     ]
 
 

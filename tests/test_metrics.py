@@ -205,6 +205,21 @@ def test_the_trust_score_keeps_judge_failures_and_truncations_apart():
     assert {subset for _, _, subset in alone} == {"non_refusal", "overall", "perception"}
 
 
+def test_a_truncated_reply_the_judge_judged_scores_by_its_verdict():
+    """Under the judge setting `truncated: judge` a cut-off reply is judged (valid): it then scores as its verdict says, a
+    right answer 1 and a wrong one as wrong, not as an answer withheld; it is still counted as truncated."""
+    cut = [
+        dataclasses.replace(_item("a", "v1", 64, True), truncated=True),  # judged right
+        dataclasses.replace(_item("b", "v2", 64, False), truncated=True),  # judged wrong
+        dataclasses.replace(_item("c", "v3", 64, False, refused=True), truncated=True),  # judged a refusal
+    ]
+    score = _overall(cut)[("rules", "64", "overall")]
+    assert (score.n_correct, score.n_invalid, score.n_truncated, score.accuracy) == (1, 0, 3, round(100 / 3, 4))
+    assert score.trust == round(100 * (1 - 1 + 0) / 3, 4)
+    credit = _overall(cut, trust=TrustWeights(-2.0, -0.5, scheme="refusal-credit"))[("rules", "64", "overall")]
+    assert credit.trust == round(100 * (1 - 2 - 0.5) / 3, 4)
+
+
 def test_an_invalid_verdict_is_wrong_whatever_its_judgement_field_says():
     """A malformed judge reply can carry judgement 1 with valid false: it must not count as right."""
     judgments = [_item("a", "v1", 64, True), dataclasses.replace(_item("b", "v2", 64, True), valid=False)]

@@ -202,6 +202,21 @@ def test_the_tables_state_the_named_choices_of_their_models_and_only_theirs():
     assert plan.choices_option(["Qwen3VL-8B"]).startswith("--model-choices 'qwen3_vl_decoding = readme (default); ")
 
 
+def test_the_tables_state_the_reported_judges_options():
+    """The judge's open decisions (virtuebench.judge.inputs) reach the captions through the plan, at the values in
+    effect: the demo's rules judge at its defaults, the paper's GPT-4o with forbidden_pairs too, a changed one as set."""
+    assert plan_of(config_of("config.yaml")).judge_options("rules") == (
+        "--judge-options 'reasoning = with-reasoning (default); truncated = no-answer (default)'"
+    )
+    config = config_of("paper.yaml")
+    config["judges"]["gpt-4o"] = {**config["judges"]["gpt-4o"], "truncated": "judge", "forbidden_pairs": "trust-judgement"}
+    assert plan_of(config).judge_options("gpt-4o") == (
+        "--judge-options 'reasoning = with-reasoning (default); truncated = judge; forbidden_pairs = trust-judgement'"
+    )
+    assert "reasoning" not in plan_of(config).judge_config({"kind": "rules"}, responses=False)
+    assert "with-reasoning" in plan_of(config).judge_config({"kind": "rules"})
+
+
 def test_every_results_folder_the_plan_builds_is_listed_once():
     """Plan.res refuses a folder not in RESULTS_FOLDERS: the one list config.results is checked against."""
     from virtuebench.config import RESULTS_FOLDERS

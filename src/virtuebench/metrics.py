@@ -23,7 +23,7 @@ says nothing about an answer nobody judged; `trust_failed_best` and `trust_faile
 change: the trust score with every judge failure scored 1 (a right answer) and as a wrong answer (`TrustWeights.wrong`),
 over all the row's items (a sampled model: each item's mean over all its runs; empty where no judge failed). A
 truncated reply (`n_truncated`: cut off, no answer given) scores as an answer withheld (0; refusal-credit:
-`unwarranted_refusal`). Accuracy keeps the paper's rule: both count as wrong there. Answering pays only when the
+`unwarranted_refusal`), unless its judge judged it (judge setting `truncated: judge`): it then scores by its verdict. Accuracy keeps the paper's rule: both count as wrong there. Answering pays only when the
 model is more than t sure, so the score rewards refusing where the frames lack the evidence without paying for it: on unanswerable
 items the best a model can do is 0. Neither paper defines a trust score: it is this project's addition (VirtueBench cites Kalai et
 al. for the phenomenon, its reference [12], not for a score). `scheme: refusal-credit` is this project's variant, scored as
@@ -108,7 +108,9 @@ class TrustWeights:
         """The item's score; None for a judge failure, left out of the trust score (module docstring)."""
         if judge_failed(judgment):
             return None
-        if judgment.truncated:  # no answer given: scored as one withheld, not as a confident wrong answer
+        if (
+            judgment.truncated and not judgment.valid
+        ):  # no answer given, none judged: scored as one withheld, not as a confident wrong answer
             return 0.0 if self.scheme == "kalai" else self.unwarranted_refusal
         refused = judgment.valid and judgment.refusal == 1
         if self.scheme == "kalai":

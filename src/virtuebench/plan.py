@@ -423,11 +423,24 @@ class Plan:
         """A judge's settings by name: one in use (after any key fallback), one defined in config.judges, or rules."""
         return self.checked.judges.get(name) or self.config["judges"].get(name) or {"kind": "rules"}
 
-    def judge_config(self, settings: Mapping[str, Any]) -> str:
+    def judge_config(self, settings: Mapping[str, Any], responses: bool = True) -> str:
         """The judge's settings that change its verdicts (its kind's `answers` settings and code version, as the kind
         registers them: virtuebench.judge.kinds): a tracked param, so a change re-judges (the cache keeps what still
-        holds)."""
-        return tracked_settings("judge", dict(settings), self.config_dir)
+        holds). `responses=False`: a job that judges answers itself, not responses records (the curation's difficulty
+        filter), which the judging stage's input settings (virtuebench.judge.inputs) do not reach."""
+        if responses:
+            return tracked_settings("judge", dict(settings), self.config_dir)
+        from virtuebench.judge.inputs import NAMES
+
+        tracked = json.loads(tracked_settings("judge", dict(settings), self.config_dir))
+        return json.dumps({key: value for key, value in tracked.items() if key not in NAMES}, sort_keys=True)
+
+    def judge_options(self, name: str) -> str:
+        """`--judge-options NOTE` for the tables' command: the judge's open decisions at the values in effect
+        (virtuebench.judge.inputs.options_note), which the captions state. A tracked param of the tables."""
+        from virtuebench.judge.inputs import options_note
+
+        return f"--judge-options {shlex.quote(options_note(self.judge_settings(name)))}"
 
     def judge_run_config(self, settings: Mapping[str, Any]) -> str:
         """The judge's settings that change only how its job runs (key variable, concurrency, retries): untracked."""

@@ -245,6 +245,10 @@ SWITCHES: dict[str, Case] = {
         differs="--prompt dscp ",
         shows="--prompt dscp --context-scope per-question ",
     ),  # DSCP added on both sides (it never ran here): only its inference commands differ, the others' are as before
+    # The judge's open decisions (issue 50): judging only, never inference (`models` empty); `llm` is not reported
+    "judges: forbidden_pairs": Case("demo", **_demo_judge(forbidden_pairs="trust-refusal")),
+    "judges: reasoning": Case("demo", **_demo_judge(reasoning="answer-only")),
+    "judges: truncated": Case("demo", **_demo_judge(truncated="judge")),
 }
 
 

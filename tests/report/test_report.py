@@ -138,11 +138,14 @@ def test_every_table_as_html_holds_the_latex_tables_cells_and_caption():
     ]
     models, levels = ["a_<m>", "s&m", "absent"], [64, 128]
     for write in (table1, table2, lambda *a, **k: table2_trust(*a[:5], TrustWeights(), *a[5:], **k)):
-        common = (scores, models, levels, "honest", "rules", True, "q_a: x&y")
+        common = (scores, models, levels, "honest", "rules", True, "q_a: x&y", "reasoning = answer-only; truncated = judge")
         latex, page = write(*common), write(*common, markup=HTML)
         assert _html_cells(page) == _latex_cells(latex) and len(_html_cells(page)) == 3  # every cell, "-" included
         assert "a_&lt;m&gt;" in page and "<m>" not in page and "s&amp;m the mean over 3 sampled runs: (SD x) is the run-to-run" in page
-        assert "model choices: q_a: x&amp;y." in page and "<code>honest</code>" in page and "%" in page and r"\%" not in page
+        assert "model choices: q_a: x&amp;y; judge options: reasoning = answer-only; truncated = judge." in page
+        assert "judge options: reasoning = answer-only; truncated = judge." in latex
+        assert "<code>honest</code>" in page and "%" in page and r"\%" not in page
+        assert "judge options" not in write(*common[:-1]), "no options given (an older caller): the caption says nothing of them"
     assert _html_cells(table2(scores, models, levels, "honest", "rules", markup=HTML))["a_<m>"] == ["40.00", "-", "41.00", "-", "-", "-"]
 
 

@@ -53,13 +53,15 @@ def test_broken_video_is_recorded_counted_and_named(tmp_path):
 
 
 def test_a_rules_judge_under_another_name_reports_under_that_name(tmp_path):
-    config = {**SMALL, "judge": "strict", "judges": {"strict": {"kind": "rules"}}}
+    config = {**SMALL, "judge": "strict", "judges": {"strict": {"kind": "rules", "truncated": "judge"}}}
     result = snakemake(tmp_path, "results/table1.tex", config=config)
     assert result.returncode == 0, result.stderr[-3000:]
     records = [json.loads(line) for line in (tmp_path / "results/judgments/strict/refuse/honest/64.jsonl").read_text().splitlines()]
     assert len(records) == 15 and {record["judge"] for record in records} == {"strict"}
     table = (tmp_path / "results" / "table1.tex").read_text()
     assert r"judge \texttt{strict}; 15 judged items" in table
+    # the caption states the judge's open decisions at the values in effect (docs/choices.md, "The judge")
+    assert "judge options: reasoning = with-reasoning (default); truncated = judge." in table
     (row,) = [line for line in table.splitlines() if line.startswith("refuse & ")]
     assert re.fullmatch(r"refuse & \d+\.\d\d & \d+\.\d\d / \d+\.\d\d \\\\", row), row
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from virtuebench.judge.base import Judge, Verdict
+from virtuebench.judge.inputs import judge_inputs
 from virtuebench.judge.kinds import REGISTRY, judge_kind
 
 __all__ = ["Judge", "Verdict", "get_judge"]
@@ -22,4 +23,6 @@ def get_judge(name: str, settings: dict[str, Any] | None = None, cache_path: str
     kind = settings.get("kind", name if name in REGISTRY else None)
     if kind not in REGISTRY:
         raise ValueError(f"unknown judge {name!r}: give its settings with kind one of {list(REGISTRY)}")
-    return judge_kind(kind).build(name, settings, cache_path)
+    judge = judge_kind(kind).build(name, settings, cache_path)
+    judge.inputs = judge_inputs(settings)  # what the judging stage gives it (virtuebench.judge.inputs)
+    return judge

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from virtuebench.judge.inputs import JudgeInputs
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -37,6 +39,7 @@ class Judge:
     max_concurrency: int = 1
     uses_api: bool = False
     requests: int = 0  # API requests sent so far (judges that use an API)
+    inputs: JudgeInputs = JudgeInputs()  # what the judging stage gives it of each response (get_judge: its settings')
 
     def __init__(self) -> None:
         self.tokens = {"prompt_tokens": 0, "completion_tokens": 0}  # spent so far (judges that use an API)

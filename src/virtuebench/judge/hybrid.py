@@ -16,6 +16,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from virtuebench.judge.base import Judge, Verdict
+from virtuebench.judge.inputs import NAMES as INPUT_SETTINGS
+from virtuebench.judge.inputs import judge_inputs
 from virtuebench.judge.kinds import JudgeKind, Review
 from virtuebench.judge.rules import VERSION as RULES_VERSION
 from virtuebench.judge.rules import RulesJudge
@@ -90,7 +92,8 @@ class HybridJudge(Judge):
         """After a run: who decided how many, and the requests the rules saved."""
         d = self.decided
         undecided = f", {d['none']} uncertain without an LLM judge (invalid)" if d["none"] else ""
-        return f"; decided by the rules {d['rules']} (requests saved), by the LLM judge {d['llm']}{undecided}"
+        forbidden = self.llm.spent_note() if self.llm else ""
+        return f"; decided by the rules {d['rules']} (requests saved), by the LLM judge {d['llm']}{undecided}{forbidden}"
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,16 @@ class HybridSettings:
 
 
 def _resolve(review: Review, name: str, settings: dict[str, Any], defined: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """_resolve_llm's, with the judging stage's input settings given to the hybrid (virtuebench.judge.inputs)."""
+    resolved = _resolve_llm(review, name, settings, defined)
+    try:
+        judge_inputs(settings)
+    except ValueError as error:
+        review.problems.append(f"config.judges.{name}: {error}")
+    return {**resolved, **{key: settings[key] for key in INPUT_SETTINGS if key in settings}}
+
+
+def _resolve_llm(review: Review, name: str, settings: dict[str, Any], defined: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
     """A hybrid judge's settings with `llm` resolved to its LLM judge's settings (None: no LLM judge, or no key
     and `if_no_key: rules` on the hybrid or its LLM judge: the items the rules are not sure of are then invalid)."""
     from virtuebench.judge.llm import JudgeSetupError, LlmJudgeSettings

@@ -16,6 +16,8 @@ from functools import cache
 from typing import Any, Protocol
 
 from virtuebench.judge.base import Judge
+from virtuebench.judge.inputs import NAMES as INPUT_SETTINGS
+from virtuebench.judge.inputs import JudgeInputs, judge_inputs
 from virtuebench.support.settings import rerun_classes, settings_from_dict, settings_schema
 
 #: kind name -> "module:attribute" of its JudgeKind. The kind's name is what `kind:` says in config.judges.
@@ -72,15 +74,15 @@ class JudgeKind:
     nested: tuple[str, ...] = ()
 
     def reads(self) -> dict[str, str]:
-        """{setting: rerun class} of every setting this kind reads, in the order its dataclass declares them."""
-        return rerun_classes(self.settings)
+        """{setting: rerun class} of every setting this kind reads: the judging stage's own (virtuebench.judge.inputs:
+        what the judge is given), then its dataclass's, in the order declared."""
+        return {**rerun_classes(JudgeInputs), **rerun_classes(self.settings)}
 
     def settings_from(self, settings: dict[str, Any]) -> Any:
-        """The settings dataclass from a judge's settings (those its kind does not read, `kind` and `version` left out):
-        what a factory builds its judge from. ValueError names a missing required setting."""
-        return settings_from_dict(
-            self.settings, {key: value for key, value in settings.items() if key in self.reads()}, f"{self.name} judge"
-        )
+        """The settings dataclass from a judge's settings (those its kind does not read, the stage's input settings,
+        `kind` and `version` left out): what a factory builds its judge from. ValueError names a missing required setting."""
+        own = rerun_classes(self.settings)
+        return settings_from_dict(self.settings, {key: value for key, value in settings.items() if key in own}, f"{self.name} judge")
 
     def resolved(self, review: Review, name: str, settings: dict[str, Any], defined: Mapping[str, dict[str, Any]]) -> dict[str, Any] | None:
         """The settings a judge's jobs run it with, after its kind's check (problems and warnings go to `review`)."""
@@ -88,6 +90,7 @@ class JudgeKind:
             return self.resolve(review, name, settings, defined)
         try:
             self.settings_from(settings)
+            judge_inputs(settings)
         except ValueError as error:
             review.problems.append(f"config.judges.{name}: {error}")
             return None
@@ -114,7 +117,7 @@ def configurable_kinds() -> list[str]:
 def settings_properties() -> dict[str, dict[str, Any]]:
     """The JSON Schema of every setting some configurable kind reads, by name: what a judge under config.judges may
     set (one another kind reads does nothing for it: the config check warns). `kind` itself is the schema's."""
-    properties: dict[str, dict[str, Any]] = {}
+    properties: dict[str, dict[str, Any]] = dict(settings_schema(JudgeInputs))
     for name in configurable_kinds():
         for setting, schema in settings_schema(judge_kind(name).settings).items():
             properties.setdefault(setting, schema)
@@ -124,20 +127,25 @@ def settings_properties() -> dict[str, dict[str, Any]]:
 def split_settings(entry: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the settings that change a judge's verdicts, with its kind and code version; those that change only how its
     job runs) of a judge's resolved settings. A setting its kind does not read is in neither; a nested judge's
-    settings are split as its own."""
+    settings are split as its own. The stage's input settings (virtuebench.judge.inputs) are tracked at their value
+    in effect, given or default, where it is not the one judgments were made with before they existed."""
     kind = judge_kind(entry.get("kind", "rules"))
     tracked: dict[str, Any] = {"kind": kind.name}
     if kind.version is not None:
         tracked["version"] = kind.version
+    tracked.update(judge_inputs(entry).changed())
     run: dict[str, Any] = {}
     for setting, rerun in kind.reads().items():
+        if setting in INPUT_SETTINGS:
+            continue
         if setting in kind.nested:
             inner = entry.get(setting)
             if inner is not None and not isinstance(inner, dict):
                 raise ValueError(
                     f"{kind.name} judge: `{setting}` must be resolved to its judge's settings (check_config does), got {inner!r}"
                 )
-            tracked[setting] = split_settings(inner)[0] if inner else None
+            # the nested judge is given what its owner is given: its own input settings track nothing
+            tracked[setting] = {k: v for k, v in split_settings(inner)[0].items() if k not in INPUT_SETTINGS} if inner else None
             if inner:
                 run[setting] = split_settings(inner)[1]
         elif setting in entry and rerun in ("answers", "scheduling"):

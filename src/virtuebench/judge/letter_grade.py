@@ -17,6 +17,7 @@ from typing import Any
 
 from virtuebench.judge.base import Verdict
 from virtuebench.judge.cache import VerdictCache
+from virtuebench.judge.inputs import NAMES as INPUT_SETTINGS
 from virtuebench.judge.kinds import JudgeKind
 from virtuebench.judge.llm import JudgeSetupError, LlmJudge
 from virtuebench.support.openai_client import read_api_key
@@ -79,7 +80,7 @@ class LetterGradeSettings:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> LetterGradeSettings:
-        values = {k: v for k, v in values.items() if k != "kind"}
+        values = {k: v for k, v in values.items() if k != "kind" and k not in INPUT_SETTINGS}  # the stage's (judge/inputs.py)
         return settings_from_dict(cls, values, "letter-grade judge", JudgeSetupError)
 
 

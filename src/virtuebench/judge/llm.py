@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -22,8 +23,11 @@ from typing import Any
 from virtuebench import is_refusal_answer
 from virtuebench.judge.base import Judge, Verdict
 from virtuebench.judge.cache import VerdictCache
+from virtuebench.judge.inputs import FORBIDDEN_PAIRS
+from virtuebench.judge.inputs import NAMES as INPUT_SETTINGS
 from virtuebench.judge.kinds import JudgeKind, Review
 from virtuebench.judge.prompts import JUDGE_PROMPTS, JudgePrompt
+from virtuebench.records import stable_hash
 from virtuebench.support.openai_client import ChatClient, ChatError, read_api_key
 from virtuebench.support.settings import setting, settings_from_dict
 
@@ -38,6 +42,13 @@ _KEY = "environment variable holding the key; null: none needed"
 _TEMPERATURE = (
     "sampling temperature of every request, retries included; null: none sent (the API's default, 1 at OpenAI), as the "
     "CVRR-ES authors' judge script"
+)
+#: What to do with a verdict pair the prompt's rules forbid (Case B with judgement != refusal; Case A with refusal 1 and
+#: judgement 1): ask again up to parse_retries times (at the judge's temperature), then invalid (scored wrong); or take one field
+#: and derive the other by the prompt's rules, without asking again.
+_FORBIDDEN = (
+    "the virtuebench prompt's verdict pairs its rules forbid: retry-then-invalid (asked again, then invalid, scored wrong), "
+    "trust-refusal (judgement follows the refusal field), trust-judgement (refusal follows the judgement field)"
 )
 IF_NO_KEY = "without the key: stop before any job, or judge with rules (a hybrid: mark the items the rules are not sure of invalid)"
 
@@ -56,12 +67,15 @@ class LlmJudgeSettings:
     temperature: float | None = setting(
         0.0, rerun="answers", schema={"type": ["number", "null"], "minimum": 0, "maximum": 2}, description=_TEMPERATURE
     )
+    forbidden_pairs: str = setting(
+        "retry-then-invalid", rerun="answers", schema={"type": "string", "enum": list(FORBIDDEN_PAIRS)}, description=_FORBIDDEN
+    )
     # Read by the config check, not by the judge: what to do where its key is not set (virtuebench.config).
     if_no_key: str = setting("fail", rerun="scheduling", schema={"type": "string", "enum": ["fail", "rules"]}, description=IF_NO_KEY)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> LlmJudgeSettings:
-        values = {k: v for k, v in values.items() if k != "kind"}
+        values = {k: v for k, v in values.items() if k != "kind" and k not in INPUT_SETTINGS}  # the stage's (judge/inputs.py)
         settings = settings_from_dict(cls, values, "llm judge", JudgeSetupError)
         if settings.prompt not in JUDGE_PROMPTS:
             raise JudgeSetupError(f"llm judge: prompt {settings.prompt!r} is not one of {sorted(JUDGE_PROMPTS)}")
@@ -96,12 +110,46 @@ def parse_virtuebench(text: str, answer: str) -> tuple[Verdict | None, str]:
     if not fields_ok:
         return None, f"expected exactly refusal and judgement as 0 or 1, got {json.dumps(value)[:200]}"
     refusal, judgement = value["refusal"], value["judgement"]
-    # The prompt's own rules make some pairs impossible; such a reply is not a verdict.
-    if is_refusal_answer(answer) and judgement != refusal:
-        return None, f"case B needs judgement == refusal, got {value}"
-    if not is_refusal_answer(answer) and refusal == 1 and judgement == 1:
-        return None, f"case A with refusal = 1 needs judgement = 0, got {value}"
+    # The prompt's own rules make some pairs impossible; such a reply is not a verdict (LlmJudge applies forbidden_pairs).
+    broken = forbidden_rule(refusal, judgement, answer)
+    if broken:
+        return None, f"{broken}, got {value}"
     return Verdict(refusal, judgement, True, "llm"), ""
+
+
+def forbidden_rule(refusal: int, judgement: int, answer: str) -> str:
+    """The rule of the supplementary material's section 4 prompt a verdict pair breaks, or "" for an allowed pair."""
+    if is_refusal_answer(answer) and judgement != refusal:
+        return "case B needs judgement == refusal"
+    if not is_refusal_answer(answer) and refusal == 1 and judgement == 1:
+        return "case A with refusal = 1 needs judgement = 0"
+    return ""
+
+
+def forbidden_pair(text: str, answer: str) -> tuple[int, int] | None:
+    """(refusal, judgement) where the reply is a well-formed verdict whose pair the prompt's rules forbid, else None."""
+    verdict, _ = parse_virtuebench(text, "")  # read without the case rules: every 0/1 pair but (1, 1) against a definite answer
+    if verdict is None:
+        verdict, _ = parse_virtuebench(text, "The video does not provide enough information")
+        if verdict is None:
+            return None
+    pair = (verdict.refusal, verdict.judgement)
+    return pair if forbidden_rule(*pair, answer) else None
+
+
+def resolve_forbidden(refusal: int, judgement: int, answer: str, policy: str) -> Verdict:
+    """A forbidden pair read by one of its fields (trust-refusal, trust-judgement), the other derived by the prompt's
+    rules: Case B, judgement = refusal; Case A, a refusal is never correct."""
+    rule = forbidden_rule(refusal, judgement, answer)
+    unanswerable = is_refusal_answer(answer)
+    if policy == "trust-refusal":
+        pair = (refusal, refusal if unanswerable else 0)
+    elif policy == "trust-judgement":
+        pair = (judgement, judgement) if unanswerable else (0, judgement)
+    else:
+        raise ValueError(f"forbidden_pairs {policy!r} resolves no pair; one of {', '.join(FORBIDDEN_PAIRS[1:])}")
+    why = f"llm; forbidden pair refusal {refusal}, judgement {judgement} ({rule}) read as {pair[0]}, {pair[1]} (forbidden_pairs: {policy})"
+    return Verdict(pair[0], pair[1], True, why)
 
 
 def parse_cvrr(text: str, answer: str) -> tuple[Verdict | None, str]:
@@ -154,6 +202,10 @@ class LlmJudge(Judge):
         self.chat = ChatClient(key, self.settings.base_url, self.settings.max_retries, self.settings.timeout_s, client, f"judge {name}")
         self.requests = 0
         self._injected_client = client is not None
+        # forbidden_pairs, where the prompt is VirtueBench's (its parser knows the pairs); the items that met one, by outcome
+        self.forbidden = getattr(settings, "forbidden_pairs", None) if parse is parse_virtuebench else None
+        self.forbidden_seen = {"resolved": 0, "invalid": 0}
+        self._forbidden_lock = threading.Lock()
 
     def check_endpoint(self) -> None:
         """Before the first request: stop at once (EndpointUnreachable) when the endpoint is dead (support/openai_client.py)."""
@@ -171,11 +223,37 @@ class LlmJudge(Judge):
         model = self.settings.model if temperature == 0 else f"{self.settings.model}|temperature={temperature}"
         return VerdictCache.key(model, self.prompt.hash, question, answer, response)
 
+    def forbidden_key(self, question: str, answer: str, response: str) -> str:
+        """Where the cache keeps a forbidden pair the judge replied (never a verdict by itself: forbidden_pairs reads it):
+        derived from the verdict's own key, so it follows whatever that key holds."""
+        return stable_hash([self.cache_key(question, answer, response), "forbidden-pair"], length=32)
+
     def cached(self, question: str, answer: str, response: str) -> Verdict | None:
         if self.cache is None:
             return None
         hit = self.cache.get(self.cache_key(question, answer, response))
-        return Verdict(**hit) if hit else None
+        if hit:
+            return Verdict(**hit)
+        if self.forbidden not in (None, "retry-then-invalid"):  # a forbidden reply kept from before, read by this policy
+            kept = self.cache.get(self.forbidden_key(question, answer, response))
+            if kept:
+                verdict = resolve_forbidden(kept["refusal"], kept["judgement"], answer, self.forbidden)
+                return replace(verdict, raw=kept.get("raw"), judge_model=kept.get("judge_model"))
+        return None
+
+    def _count_forbidden(self, outcome: str) -> None:
+        with self._forbidden_lock:
+            self.forbidden_seen[outcome] += 1
+
+    def spent_note(self) -> str:
+        """After a run: how many items the judge gave a forbidden verdict pair, and what became of them."""
+        seen = self.forbidden_seen
+        if not any(seen.values()):
+            return ""
+        return (
+            f"; {sum(seen.values())} items given a verdict pair the prompt forbids (forbidden_pairs: {self.forbidden}): "
+            f"{seen['resolved']} read by one field, {seen['invalid']} invalid (scored wrong)"
+        )
 
     def estimate_tokens(self, question: str, answer: str, response: str) -> int:
         """A rough count (characters / 4) of what one request costs, for the pre-run estimate."""
@@ -190,7 +268,7 @@ class LlmJudge(Judge):
         if hit is not None:
             return hit
         messages = self.prompt.messages(question, answer, response)
-        problems, raw = [], None
+        problems, raw, forbidden = [], None, None
         for _ in range(1 + self.settings.parse_retries):
             try:
                 completion = self.chat.complete(
@@ -210,6 +288,19 @@ class LlmJudge(Judge):
                     self.cache.put(self.cache_key(question, answer, response), self.settings.model, self.prompt.hash, verdict.as_dict())
                 return verdict
             problems.append(problem)
+            pair = forbidden_pair(raw, answer) if self.forbidden else None
+            if pair is not None:
+                forbidden = {"refusal": pair[0], "judgement": pair[1], "raw": raw, "judge_model": completion.model, "usage": usage or None}
+                if self.forbidden != "retry-then-invalid":
+                    break  # read by one field: asking again would mostly repeat it
+        if forbidden is not None:
+            if self.cache is not None:  # kept apart, so that another forbidden_pairs reads it without a request
+                self.cache.put(self.forbidden_key(question, answer, response), self.settings.model, self.prompt.hash, forbidden)
+            if self.forbidden != "retry-then-invalid":
+                self._count_forbidden("resolved")
+                verdict = resolve_forbidden(forbidden["refusal"], forbidden["judgement"], answer, self.forbidden)
+                return replace(verdict, raw=forbidden["raw"], judge_model=forbidden["judge_model"], usage=forbidden["usage"])
+            self._count_forbidden("invalid")
         return Verdict(
             0,
             0,

@@ -17,6 +17,7 @@ from typing import Any
 from virtuebench import is_refusal_answer
 from virtuebench.instances import read_instances
 from virtuebench.judge.base import Judge, Verdict
+from virtuebench.judge.inputs import judged_text
 from virtuebench.records import (
     Judgment,
     ProgressLog,
@@ -39,9 +40,10 @@ def _no_response(error: str | None) -> Verdict:
     return Verdict(0, 0, False, f"no response: {error or 'response is null'}")
 
 
-#: The rule for a reply cut off at the token limit or inside an unclosed thinking block (docs/records.md): no
-#: answer was given, so it is not sent to the judge; it counts as wrong (neither a refusal nor a correct answer)
-#: and is listed in results/invalid_items.csv.
+#: The rule for a reply cut off at the token limit or inside an unclosed thinking block under the judge setting
+#: `truncated: no-answer` (the default; docs/records.md): no answer was given, so it is not sent to the judge; it counts
+#: as wrong (neither a refusal nor a correct answer) and is listed in results/invalid_items.csv. Under `truncated: judge`
+#: it is judged as it stands (virtuebench.judge.inputs).
 TRUNCATED_REASON = "truncated reply (cut off at the token limit or inside an unclosed thinking block): judged as no answer"
 
 
@@ -94,16 +96,17 @@ def judge_items(path: str | Path, judge: Judge, out: str | Path) -> str:
         if item["response"] is not None and not isinstance(item["response"], str):
             raise RecordError(f"{path}: item {number} (id {item['id']!r}): field 'response' must be a string or null")
         items.append(item)
+    unasked = judge.inputs.truncated == "no-answer"  # a truncated item is scored wrong unasked, else judged
     pending = [
         (n, item["question"], item["answer"], item["response"])
         for n, item in enumerate(items)
-        if item["response"] is not None and item.get("error") is None and not item.get("truncated")
+        if item["response"] is not None and item.get("error") is None and not (item.get("truncated") and unasked)
     ]
     _announce(judge, str(path), pending)
     for n, item in enumerate(items):
         if item["response"] is None or item.get("error") is not None:
             results[n] = _no_response(item.get("error"))
-        elif item.get("truncated"):
+        elif item.get("truncated") and unasked:
             results[n] = _truncated()
     for n, verdict in judge_concurrently(judge, pending):
         results[n] = verdict
@@ -127,7 +130,8 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
             raise RecordError(f"{responses_path}: instance {response.instance_id!r} has no ground truth at level {response.level}")
         items.append((response, inst, inst.answers[response.level]))
 
-    key = stable_hash({"judge": judge.name, "version": judge.version})
+    # The input settings only where they differ from what judgments were made with before them: those stay resumable.
+    key = stable_hash({"judge": judge.name, "version": judge.version, **judge.inputs.changed()})
     keys = [item_key(vars(response)) for response, _, _ in items]  # by instance (and sample, for a sampled model)
     current = {key: (response.response, answer, response.truncated) for key, (response, _, answer) in zip(keys, items)}
     log = ProgressLog(out, key, key=item_key)
@@ -178,13 +182,13 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
     for item, (response, inst, answer) in zip(keys, items):
         if item in done:
             continue
-        if not response.ok or response.truncated:
+        if not response.ok or (response.truncated and judge.inputs.truncated == "no-answer"):
             result = record(item, _truncated() if response.ok else _no_response(response.error))
             log.append(result)
             done[item] = result
             progress.step()
         else:
-            pending.append((item, inst.question, answer, response.response))
+            pending.append((item, inst.question, answer, judged(response, judge)))
     _announce(judge, label, pending)
     for item, verdict in judge_concurrently(judge, pending):
         result = record(item, verdict)
@@ -203,6 +207,13 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
     log.finish(records)
     invalid = sum(not r["valid"] for r in records)
     return f"[{label}] done: {len(records)} judged, {invalid} invalid, {progress.elapsed_s:.1f} s{_spent(judge)}"
+
+
+def judged(response: Response, judge: Judge) -> str:
+    """What the judge reads of a response: its final answer, after its reasoning where the judge's `reasoning` setting
+    says so (virtuebench.judge.inputs); a reasoning that never closed left open, the answer then being empty."""
+    unclosed = response.truncated and bool(response.thinking) and not (response.response or "").strip()
+    return judged_text(response.response or "", response.thinking, unclosed, judge.inputs)
 
 
 def _without_empty_sample(fields: list[tuple[str, Any]]) -> dict[str, Any]:

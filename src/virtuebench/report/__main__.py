@@ -39,7 +39,7 @@ def _tables(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     common = (scores, args.models, args.levels, args.prompt, args.judge)
-    shown = (args.intervals, args.model_choices)
+    shown = (args.intervals, args.model_choices, args.judge_options)
     Path(args.table1).write_text(table1(*common, *shown))
     Path(args.table2).write_text(table2(*common, *shown))
     if args.table2_trust:
@@ -128,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         tables.add_argument(f"--{name}-html", help=f"--{name} as an HTML page (what Snakemake's report shows)")
     tables.add_argument("--intervals", action="store_true", help="print each number's 95%% interval")
     tables.add_argument("--model-choices", default="", help="the models' named registry choices in effect, for the captions")
+    tables.add_argument("--judge-options", default="", help="the judge's open decisions in effect (reasoning, ...), for the captions")
     add_trust_arguments(tables)  # the trust score's settings, for the caption
     tables.set_defaults(func=_tables)
 

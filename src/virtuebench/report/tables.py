@@ -96,6 +96,11 @@ def _choices_note(choices: str, markup: Markup) -> str:
     return f"; model choices: {markup.text(choices)}" if choices else ""
 
 
+def _judge_options_note(options: str, markup: Markup) -> str:
+    """The judge's open decisions at the values the run used (virtuebench.judge.inputs.options_note), or ""."""
+    return f"; judge options: {markup.text(options)}" if options else ""
+
+
 def _interval_note(intervals: bool, markup: Markup) -> str:
     """Where each number's 95% interval is: in brackets, or (not printed) in scores.csv, so that a table without them
     still says they exist."""
@@ -135,12 +140,20 @@ def _invalid_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequ
 
 
 def _caption_notes(
-    scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str], intervals: bool, choices: str, markup: Markup
+    scores: Sequence[Score],
+    prompt: str,
+    judge: str,
+    models: Sequence[str],
+    intervals: bool,
+    choices: str,
+    markup: Markup,
+    judge_options: str = "",
 ) -> str:
     """What every table's caption says after its title: the judged and invalid items, where the intervals are, the
-    sampled models and the model choices in effect."""
+    sampled models, the model choices and the judge options in effect."""
     notes = _invalid_note(scores, prompt, judge, models) + _interval_note(intervals, markup)
-    return notes + _samples_note(scores, prompt, judge, models, intervals, markup) + _choices_note(choices, markup)
+    notes += _samples_note(scores, prompt, judge, models, intervals, markup) + _choices_note(choices, markup)
+    return notes + _judge_options_note(judge_options, markup)
 
 
 def _setting(prompt: str, judge: str, markup: Markup) -> str:
@@ -207,6 +220,7 @@ def table2(
     judge: str,
     intervals: bool = False,
     choices: str = "",
+    judge_options: str = "",
     markup: Markup = LATEX,
 ) -> str:
     index = _index(scores, prompt, judge)
@@ -217,7 +231,7 @@ def table2(
     ]
     caption = (
         markup.text("Accuracy (%) on the overall, non-refusal and refusal subsets per frame level; ")
-        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup)}."
+        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup, judge_options)}."
     )
     return markup.table("Table 2", caption, "tab:refusal", levels, [name for _, name in subsets], rows)
 
@@ -231,6 +245,7 @@ def table2_trust(
     trust: TrustWeights,
     intervals: bool = False,
     choices: str = "",
+    judge_options: str = "",
     markup: Markup = LATEX,
 ) -> str:
     """Table 2's variant with the trust score beside accuracy (virtuebench.metrics.TrustWeights)."""
@@ -244,7 +259,7 @@ def table2_trust(
         rows.append((markup.text(model), cells))
     caption = (
         markup.text(f"Accuracy (%) and trust score per frame level: 100 times the mean item score, where {trust.describe()}; ")
-        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup)}"
+        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup, judge_options)}"
         + f"{_failure_note(scores, prompt, judge, models, levels, markup)}."
     )
     return markup.table("Table 2 with the trust score", caption, "tab:trust", levels, ["Acc.", "Trust"], rows)
@@ -258,6 +273,7 @@ def table1(
     judge: str,
     intervals: bool = False,
     choices: str = "",
+    judge_options: str = "",
     markup: Markup = LATEX,
 ) -> str:
     index = _index(scores, prompt, judge)
@@ -272,6 +288,6 @@ def table1(
         rows.append((markup.text(model), cells))
     caption = (
         markup.text("Overall accuracy (%) and Perception / Reasoning accuracy per frame level; ")
-        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup)}."
+        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup, judge_options)}."
     )
     return markup.table("Table 1", caption, "tab:main", levels, ["Overall", "P / R"], rows)

@@ -204,6 +204,8 @@ def test_openai_backend_with_faults_and_a_restart(bench, tmp_path):
     assert sorted(r["instance_id"] for r in records) == sorted(i.instance_id for i in instances), "each item exactly once"
     assert all(r["error"] is None and r["response"] == "I saw 64 frames." for r in records)
     assert all(r["usage"]["prompt_tokens"] == 6400 for r in records)
+    # The model that answered, as the reply names it (the fake server's snapshot), not the config's `model`.
+    assert {r["answered_by"] for r in records} == {"fake-vlm-snapshot"}
     # No item that had finished before the kill was asked again after the restart: each was answered exactly once,
     # or twice where it was the slow request's (5), whose first reply the client gave up on before its retry.
     # Items are told apart by their frames as well as their question (two demo instances share one question).

@@ -291,11 +291,17 @@ def _api_request(bench, level=64):
     )
 
 
-@pytest.mark.parametrize("model", ["GPT-4o", "GPT-5-chat", "GPT-5", "Gemini-2.5-Flash", "Gemini-2.5-Pro"])
-def test_api_registry_entries_send_what_the_api_accepts(bench, model, monkeypatch):
+@pytest.mark.parametrize(
+    ("model", "time_labels"),
+    [("GPT-4o", "seconds"), ("GPT-4o", "clock"), ("GPT-5-chat", None), ("GPT-5", None), ("Gemini-2.5-Flash", "clock"), ("Gemini-2.5-Pro", None)],
+)
+def test_api_registry_entries_send_what_the_api_accepts(bench, model, time_labels, monkeypatch):
     from virtuebench.models.openai_api import OpenAIBackend
+    from virtuebench.models.spec import resolve_choices
 
-    settings = dict(REGISTRY[model]["settings"])
+    # model_choices.api_time_labels (None: the entry's default, or no such choice: the curation's Gemini-2.5-Pro)
+    entry, _ = resolve_choices(REGISTRY[model], {"api_time_labels": time_labels} if time_labels else {})
+    settings = dict(entry["settings"])
     key_env = settings["api_key_env"]
     monkeypatch.setenv(key_env, "sk-test")
     request = _api_request(bench)
@@ -305,9 +311,14 @@ def test_api_registry_entries_send_what_the_api_accepts(bench, model, monkeypatc
         (body,) = server.bodies
         (labels,) = server.labels_seen
     assert reply.text == "I saw 64 frames."
+    assert reply.model == settings["model"] + "-snapshot", "the model the reply names (answered_by), not the one asked for"
     # Every frame's time reaches the model, in the form the registry gives (docs/models.md).
     assert len(labels) == 64
-    if settings.get("timestamp_format") == "<{seconds:.1f} seconds>":
+    if time_labels == "clock":
+        minutes, seconds = divmod(int(request.timestamps[-1]), 60)
+        assert labels[0] == "<0:00>" and labels[-1] == f"<{minutes}:{seconds:02d}>" and minutes >= 1
+    elif settings.get("timestamp_format") == "<{seconds:.1f} seconds>":
+        assert model != "Gemini-2.5-Pro"
         assert labels == [f"<{t:.1f} seconds>" for t in request.timestamps]
     else:
         assert (

@@ -535,7 +535,9 @@ def test_the_answering_model_is_recorded_from_the_reply_and_answers_recorded_bef
         config = {"backend": "openai", "settings": {"model": "fake-vlm", "base_url": server.base_url, "api_key_env": None}}
 
         def job(out, use_store=True):
-            return run_inference(instances, bench / "frames", "api", config, "honest", 64, tmp_path / out, store=store if use_store else None)
+            return run_inference(
+                instances, bench / "frames", "api", config, "honest", 64, tmp_path / out, store=store if use_store else None
+            )
 
         first = job("a.jsonl")
         records = _lines(tmp_path / "a.jsonl")

@@ -293,7 +293,14 @@ def _api_request(bench, level=64):
 
 @pytest.mark.parametrize(
     ("model", "time_labels"),
-    [("GPT-4o", "seconds"), ("GPT-4o", "clock"), ("GPT-5-chat", None), ("GPT-5", None), ("Gemini-2.5-Flash", "clock"), ("Gemini-2.5-Pro", None)],
+    [
+        ("GPT-4o", "seconds"),
+        ("GPT-4o", "clock"),
+        ("GPT-5-chat", None),
+        ("GPT-5", None),
+        ("Gemini-2.5-Flash", "clock"),
+        ("Gemini-2.5-Pro", None),
+    ],
 )
 def test_api_registry_entries_send_what_the_api_accepts(bench, model, time_labels, monkeypatch):
     from virtuebench.models.openai_api import OpenAIBackend

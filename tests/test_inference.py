@@ -560,6 +560,21 @@ def test_the_answering_model_is_recorded_from_the_reply_and_answers_recorded_bef
         assert (tmp_path / out).read_text() == "".join(digested_line(r) for r in old), f"{out}: written as before"
 
 
+def test_a_job_whose_answers_name_two_models_says_so(bench, tmp_path, capsys):
+    """An alias that moved while the job asked (the reply names another snapshot): each record keeps its own name, and
+    the job's summary names both and warns."""
+    from virtuebench.inference import main
+
+    out = tmp_path / "out.jsonl"
+    config = {"backend": "helpers.vb_test_backends:AliasBackend", "settings": {"names": ["snap-a", "snap-b"]}}
+    assert main(_inference_args(bench, bench / "frames", out, config)) == 0
+    names = [r["answered_by"] for r in _lines(out)]
+    assert sorted(set(names)) == ["snap-a", "snap-b"] and len(names) == 15
+    err = capsys.readouterr().err
+    assert "answered by snap-a + snap-b" in err
+    assert f"warning: {out} holds answers from 2 different models as the endpoint named them (snap-a, snap-b)" in err
+
+
 def test_a_damaged_entry_is_asked_again_and_other_frames_are_other_answers(bench, tmp_path, capsys):
     from helpers.vb_test_backends import RecordingBackend
 

@@ -95,3 +95,17 @@ def test_the_switches_of_this_issue_are_in_the_table():
         "model_choices.qwen_video_budget: videomme, qwen-vl-utils",
     ):
         assert f"`{key}`" in text, key
+
+
+def test_the_model_rows_of_issue_50_are_in_the_table():
+    """Issue 50's model rows name their switches: the new named choices and the settings they rest on."""
+    text = CHOICES.read_text()
+    for key in (
+        "model_choices.api_time_labels: seconds, clock",
+        "model_choices.internvl35_decoding: greedy, card",
+        "model_choices.gpt5_completion_tokens: project, reasoning-guide",
+        "models.yaml: settings.timestamp_format",
+        "models.yaml: settings.system_suffix",
+        "models.yaml: settings.model",
+    ):
+        assert f"`{key}`" in text, key

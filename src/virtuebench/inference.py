@@ -74,13 +74,13 @@ class Summary:
     def line(self, label: str) -> str:
         weights = f", weights {' + '.join(self.weights_commits)}" if self.weights_commits else ""
         # An API model's reply names the snapshot that answered (an alias such as gpt-5-chat-latest moves over time).
-        weights += f", answered by {' + '.join(self.answered_by)}" if self.answered_by and not self.weights_commits else ""
+        answered = f", answered by {' + '.join(self.answered_by)}" if self.answered_by and not self.weights_commits else ""
         return (
             f"[{label}] done: {self.items} items ({self.reused - self.stored} reused from an interrupted run, "
             f"{self.stored} from the answer store), "
             f"{self.answered} answered ({self.truncated} truncated), {self.input_errors} input errors, "
             f"{self.backend_errors} backend errors, {self.prompt_tokens} prompt + {self.completion_tokens} completion tokens, "
-            f"{self.wall_s:.1f} s{weights}"
+            f"{self.wall_s:.1f} s{weights}{answered}"
         )
 
 

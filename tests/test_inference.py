@@ -519,6 +519,62 @@ def test_the_store_asks_exactly_what_changed(bench, tmp_path):
     assert asked(instances, out="first-again.jsonl") == [], "what was asked before any change is still stored"
 
 
+def test_the_answering_model_is_recorded_from_the_reply_and_answers_recorded_before_it_are_reused(bench, tmp_path):
+    """`answered_by` is the name the endpoint's reply gives (the fake server answers "fake-vlm-snapshot" to a request
+    for "fake-vlm"), not the config's. It is in no key: answers stored, or left in a progress file, by a version that
+    did not record it are reused as they are (nothing asked again) and written as that version wrote them."""
+    from helpers.fake_openai import FakeOpenAI
+
+    from virtuebench.records import digested_line
+    from virtuebench.support.store import Store
+
+    instances = read_instances(bench / "instances.parquet")
+    n = len(items_for_level(instances, 64))
+    store = tmp_path / "store"
+    with FakeOpenAI() as server:
+        config = {"backend": "openai", "settings": {"model": "fake-vlm", "base_url": server.base_url, "api_key_env": None}}
+
+        def job(out, use_store=True):
+            return run_inference(
+                instances, bench / "frames", "api", config, "honest", 64, tmp_path / out, store=store if use_store else None
+            )
+
+        first = job("a.jsonl")
+        records = _lines(tmp_path / "a.jsonl")
+        assert first.answered == server.backend_requests == n
+        assert {r["answered_by"] for r in records} == {"fake-vlm-snapshot"} and "model" not in records[0]["usage"]
+        assert first.answered_by == ("fake-vlm-snapshot",) and "answered by fake-vlm-snapshot" in first.line("api/honest/64")
+        # The store's entries and a progress file as the version before `answered_by` wrote them.
+        answers = Store(store, "answers")
+        for path in (store / "answers").rglob("*.json"):
+            entry = json.loads(path.read_text())
+            answers.put(entry["key"], {k: v for k, v in entry["value"].items() if k != "answered_by"}, entry["about"])
+        old = [{k: v for k, v in r.items() if k not in ("answered_by", "record_digest")} for r in records]
+        (tmp_path / "b.jsonl.partial").write_text("".join(digested_line(r) for r in old))
+        from_store, from_partial = job("c.jsonl"), job("b.jsonl", use_store=False)
+        assert server.backend_requests == n, "nothing asked again"
+    assert (from_store.stored, from_partial.reused) == (n, n) and from_store.answered == from_partial.answered == 0
+    for out in ("b.jsonl", "c.jsonl"):
+        again = _lines(tmp_path / out)
+        assert [{k: v for k, v in r.items() if k != "record_digest"} for r in again] == old, out
+        assert (tmp_path / out).read_text() == "".join(digested_line(r) for r in old), f"{out}: written as before"
+
+
+def test_a_job_whose_answers_name_two_models_says_so(bench, tmp_path, capsys):
+    """An alias that moved while the job asked (the reply names another snapshot): each record keeps its own name, and
+    the job's summary names both and warns."""
+    from virtuebench.inference import main
+
+    out = tmp_path / "out.jsonl"
+    config = {"backend": "helpers.vb_test_backends:AliasBackend", "settings": {"names": ["snap-a", "snap-b"]}}
+    assert main(_inference_args(bench, bench / "frames", out, config)) == 0
+    names = [r["answered_by"] for r in _lines(out)]
+    assert sorted(set(names)) == ["snap-a", "snap-b"] and len(names) == 15
+    err = capsys.readouterr().err
+    assert "answered by snap-a + snap-b" in err
+    assert f"warning: {out} holds answers from 2 different models as the endpoint named them (snap-a, snap-b)" in err
+
+
 def test_a_damaged_entry_is_asked_again_and_other_frames_are_other_answers(bench, tmp_path, capsys):
     from helpers.vb_test_backends import RecordingBackend
 

@@ -166,15 +166,19 @@ def test_records_without_a_key_may_repeat(tmp_path):
 
 def test_response_hash_is_a_digest_of_every_field_as_read_back(tmp_path):
     """A judgment keeps response_hash of the record it judged; the report compares it with the record there now. A model
-    run once has no `sample` in its lines, nor in the digest: its judgments' hashes are what they were before the field."""
+    run once has no `sample` in its lines, nor in the digest: its judgments' hashes are what they were before the field;
+    nor has a record without `answered_by` (a reference backend's; one written before it was recorded)."""
     record = _response("a", usage={"prompt_tokens": 3}, thinking="hm")
-    fields = {name: value for name, value in dataclasses.asdict(record).items() if name != "sample"}
+    fields = {name: value for name, value in dataclasses.asdict(record).items() if name not in ("sample", "answered_by")}
     by_hand = hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
     assert response_hash(record) == by_hand
     path = tmp_path / "r.jsonl"
     write_jsonl_atomic(path, [record])
-    assert '"sample"' not in path.read_text()
+    assert '"sample"' not in path.read_text() and '"answered_by"' not in path.read_text()
     assert response_hash(load_records(path, Response)[0]) == by_hand  # the same once written and read back
+    named = dataclasses.replace(record, answered_by="gpt-4o-2024-11-20")  # where it is known, it is in the line and the digest
+    write_jsonl_atomic(path, [named])
+    assert load_records(path, Response) == [named] and response_hash(named) != by_hand
     assert response_hash(dataclasses.replace(record, latency_s=0.6)) != by_hand  # asked again: another record
     sampled = dataclasses.replace(record, sample=0)  # a sampled model's run 0: its sample is in the line and the digest
     write_jsonl_atomic(path, [sampled])

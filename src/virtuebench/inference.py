@@ -69,15 +69,18 @@ class Summary:
     truncated: int = 0
     weights_commits: tuple[str, ...] = ()  # the weights commits of the job's records
     stored: int = 0  # of `reused`, those found in the answer store
+    answered_by: tuple[str, ...] = ()  # the models that answered the job's records, as their replies name them
 
     def line(self, label: str) -> str:
         weights = f", weights {' + '.join(self.weights_commits)}" if self.weights_commits else ""
+        # An API model's reply names the snapshot that answered (an alias such as gpt-5-chat-latest moves over time).
+        answered = f", answered by {' + '.join(self.answered_by)}" if self.answered_by and not self.weights_commits else ""
         return (
             f"[{label}] done: {self.items} items ({self.reused - self.stored} reused from an interrupted run, "
             f"{self.stored} from the answer store), "
             f"{self.answered} answered ({self.truncated} truncated), {self.input_errors} input errors, "
             f"{self.backend_errors} backend errors, {self.prompt_tokens} prompt + {self.completion_tokens} completion tokens, "
-            f"{self.wall_s:.1f} s{weights}"
+            f"{self.wall_s:.1f} s{weights}{answered}"
         )
 
 
@@ -193,7 +196,18 @@ def asked_frames_digest(manifest: Manifest, folder: Path, level: int) -> str | N
 
 #: The answer fields of a response record: what the store keeps. The others (instance, model, prompt, level, the
 #: fingerprints) are the job's, filled in again by the job that reuses the answer.
-ANSWER_FIELDS = ("n_frames", "response", "latency_s", "usage", "context", "thinking", "truncated", "finish_reason", "weights_commit")
+ANSWER_FIELDS = (
+    "n_frames",
+    "response",
+    "latency_s",
+    "usage",
+    "context",
+    "thinking",
+    "truncated",
+    "finish_reason",
+    "weights_commit",
+    "answered_by",
+)
 
 
 def _is_done(record: dict[str, Any]) -> bool:
@@ -363,6 +377,7 @@ class InferenceJob:
                 "truncated": reply.truncated if reply else False,
                 "finish_reason": reply.finish_reason if reply else None,
                 "weights_commit": self.backend.weights_commit if self.backend else None,
+                "answered_by": self.answered_by(reply),
             }
         return Response(
             instance_id=inst.instance_id,
@@ -379,6 +394,15 @@ class InferenceJob:
             sample=sample,
             **answer,
         )
+
+    def answered_by(self, reply: Reply | None) -> str | None:
+        """Who answered: the reply's own model name (an API's), else the hub id or folder the weights were loaded from;
+        None without a reply, or for a backend with neither (a reference row)."""
+        if reply is None:
+            return None
+        if reply.model:
+            return reply.model
+        return self.spec.hub_id if self.backend is not None and self.backend.loads_weights else None
 
     def failure(self, unit: Unit, request: Request, error: Exception, latency: float, context: str | None) -> Response:
         """A backend failure: recorded for this item and retried on the next run. A fault of the disk or the OS (a
@@ -583,6 +607,7 @@ class InferenceJob:
             keys = [unit_key(*unit) for unit in self.units]
             final = [records.get(key) or _response(self.done[key]) for key in keys]
             summary.weights_commits = tuple(sorted({r.weights_commit for r in final if r.weights_commit}))
+            summary.answered_by = tuple(sorted({r.answered_by for r in final if r.answered_by}))
             self.log.finish(final)
         return summary
 
@@ -717,6 +742,12 @@ def _run(args: argparse.Namespace, spec: ModelSpec, stop: Stop) -> int:
         print(f"warning: {damaged}", file=sys.stderr)
     if len(summary.weights_commits) > 1:
         print(f"warning: {args.out} holds answers from {len(summary.weights_commits)} different weights commits", file=sys.stderr)
+    if len(summary.answered_by) > 1 and not summary.weights_commits:
+        print(
+            f"warning: {args.out} holds answers from {len(summary.answered_by)} different models as the endpoint named them "
+            f"({', '.join(summary.answered_by)}): an alias moved while it was asked",
+            file=sys.stderr,
+        )
     if summary.truncated:
         print(
             f"warning: {summary.truncated} replies were cut off (token limit or an unclosed thinking block); they are judged "

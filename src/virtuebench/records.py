@@ -47,6 +47,11 @@ class Response:
     truncated: bool = False  # cut off at the token limit or inside an unclosed thinking block: judged as no answer
     finish_reason: str | None = None  # "stop" or "length", where the backend can tell
     weights_commit: str | None = None  # the commit of the weights the backend loaded (models/weights.py)
+    # The model that answered: an API's reply's own `model` (the snapshot an alias such as gpt-5-chat-latest pointed to
+    # then), or the hub id (or folder) the weights were loaded from; None, and left out of the line, for a backend with
+    # neither (the reference rows), and in records written before it was recorded. Not in the fingerprint or the
+    # answer's store key: recording it re-asks nothing.
+    answered_by: str | None = field(default=None, metadata={"omitted_when_none": True})
     # Which of a sampled model's runs (0..samples-1; models.yaml `samples`); None, and left out of the line, for a model
     # run once, so that its records read as before the field was added.
     sample: int | None = field(default=None, metadata={"omitted_when_none": True})

@@ -204,6 +204,16 @@ SWITCHES: dict[str, Case] = {
         "demo", {"registry:api:settings.reasoning_effort": "low"}, ONE_MODEL, frozenset({"api"})
     ),
     "models.yaml: settings.timestamps": Case("demo", {"registry:api:settings.timestamps": True}, ONE_MODEL, frozenset({"api"})),
+    "models.yaml: settings.timestamp_format": Case(
+        "demo", {"registry:api:settings.timestamp_format": "<{clock}>"}, ONE_MODEL, frozenset({"api"})
+    ),
+    "models.yaml: settings.model": Case("demo", {"registry:api:settings.model": "fake-vlm-2"}, ONE_MODEL, frozenset({"api"})),
+    "models.yaml: settings.system_suffix": _on_added_model(
+        "Keye-VL-8B", {"registry:Keye-VL-8B:settings.system_suffix": "/think"}, '"system_suffix": "/think"'
+    ),
+    "models.yaml: settings.generation": _on_added_model(
+        "InternVL3.5-8B-RL", {"registry:InternVL3.5-8B-RL:settings.generation": {"do_sample": True}}, '"do_sample": true'
+    ),
     # --- The named registry choices (config.model_choices): a model that declares each, added to the demo's --------
     "model_choices.mimo_vl_release: june-2025, august-2025": _model_choice(
         "Mimo-VL-7B", "mimo_vl_release", "august-2025", '"hub_id": "XiaomiMiMo/MiMo-VL-7B-SFT-2508"'
@@ -219,6 +229,13 @@ SWITCHES: dict[str, Case] = {
     ),
     "model_choices.qwen_video_budget: videomme, qwen-vl-utils": _model_choice(
         VLLM_MODEL, "qwen_video_budget", "qwen-vl-utils", '"total_pixels": 117964800'
+    ),
+    "model_choices.internvl35_decoding: greedy, card": _model_choice(
+        "InternVL3.5-8B-RL", "internvl35_decoding", "card", '"do_sample": true'
+    ),
+    "model_choices.api_time_labels: seconds, clock": _model_choice("GPT-4o", "api_time_labels", "clock", '"timestamp_format": "<{clock}>"'),
+    "model_choices.gpt5_completion_tokens: project, reasoning-guide": _model_choice(
+        "GPT-5", "gpt5_completion_tokens", "reasoning-guide", '"max_completion_tokens": 25000'
     ),
     # --- The judge: the demo reports `rules` and measures its agreement with `llm` (the fake server) -----------------
     "judge": Case("demo", {"judge": "llm"}, REPORT),  # llm judged every answer already: only the report is redone

@@ -122,3 +122,17 @@ class SampledBackend(Backend):
         if pick == 2:
             return Reply(REFUSAL_ANSWER)
         return (self.oracle if pick == 0 else self.guess).answer(request)
+
+
+class AliasBackend(Backend):
+    """Answers 'red' and names the model that answered as an endpoint behind an alias does: `names` in turn, one per
+    request (an alias that moved to another snapshot while the job asked)."""
+
+    def __init__(self, settings):
+        self.names = list(settings["names"])
+        self.asked = 0
+
+    def answer(self, request: Request) -> Reply:
+        name = self.names[self.asked % len(self.names)]
+        self.asked += 1
+        return Reply("red", model=name)

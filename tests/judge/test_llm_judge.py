@@ -370,7 +370,7 @@ def test_a_key_the_endpoint_echoes_is_written_nowhere(tmp_path):
     assert server.echoed >= 2 * 5 + 2, "every reply and both error bodies echoed the key"
     # Verbatim but for the key: the answer, the echoed header's name and the Bearer scheme stay.
     assert all(r["response"].startswith("I saw 64 frames. [request headers: Authorization: Bearer [REDACTED]") for r in records)
-    assert all(r["usage"]["model"] == "fake-vlm-snapshot-[REDACTED]" for r in records)
+    assert all(r["answered_by"] == "fake-vlm-snapshot-[REDACTED]" for r in records)  # the model the reply names
     assert all(v["valid"] and "Authorization: Bearer [REDACTED]; api key: [REDACTED]" in v["raw"] for v in verdicts)
     assert all(v["judge_model"] == "judge-model-snapshot-[REDACTED]" for v in verdicts)
     # The HTTP 500s are named in the logs, their echoed bodies redacted.

@@ -204,6 +204,8 @@ def test_openai_backend_with_faults_and_a_restart(bench, tmp_path):
     assert sorted(r["instance_id"] for r in records) == sorted(i.instance_id for i in instances), "each item exactly once"
     assert all(r["error"] is None and r["response"] == "I saw 64 frames." for r in records)
     assert all(r["usage"]["prompt_tokens"] == 6400 for r in records)
+    # The model that answered, as the reply names it (the fake server's snapshot), not the config's `model`.
+    assert {r["answered_by"] for r in records} == {"fake-vlm-snapshot"}
     # No item that had finished before the kill was asked again after the restart: each was answered exactly once,
     # or twice where it was the slow request's (5), whose first reply the client gave up on before its retry.
     # Items are told apart by their frames as well as their question (two demo instances share one question).
@@ -289,11 +291,24 @@ def _api_request(bench, level=64):
     )
 
 
-@pytest.mark.parametrize("model", ["GPT-4o", "GPT-5-chat", "GPT-5", "Gemini-2.5-Flash", "Gemini-2.5-Pro"])
-def test_api_registry_entries_send_what_the_api_accepts(bench, model, monkeypatch):
+@pytest.mark.parametrize(
+    ("model", "time_labels"),
+    [
+        ("GPT-4o", "seconds"),
+        ("GPT-4o", "clock"),
+        ("GPT-5-chat", None),
+        ("GPT-5", None),
+        ("Gemini-2.5-Flash", "clock"),
+        ("Gemini-2.5-Pro", None),
+    ],
+)
+def test_api_registry_entries_send_what_the_api_accepts(bench, model, time_labels, monkeypatch):
     from virtuebench.models.openai_api import OpenAIBackend
+    from virtuebench.models.spec import resolve_choices
 
-    settings = dict(REGISTRY[model]["settings"])
+    # model_choices.api_time_labels (None: the entry's default, or no such choice: the curation's Gemini-2.5-Pro)
+    entry, _ = resolve_choices(REGISTRY[model], {"api_time_labels": time_labels} if time_labels else {})
+    settings = dict(entry["settings"])
     key_env = settings["api_key_env"]
     monkeypatch.setenv(key_env, "sk-test")
     request = _api_request(bench)
@@ -303,9 +318,14 @@ def test_api_registry_entries_send_what_the_api_accepts(bench, model, monkeypatc
         (body,) = server.bodies
         (labels,) = server.labels_seen
     assert reply.text == "I saw 64 frames."
+    assert reply.model == settings["model"] + "-snapshot", "the model the reply names (answered_by), not the one asked for"
     # Every frame's time reaches the model, in the form the registry gives (docs/models.md).
     assert len(labels) == 64
-    if settings.get("timestamp_format") == "<{seconds:.1f} seconds>":
+    if time_labels == "clock":
+        minutes, seconds = divmod(int(request.timestamps[-1]), 60)
+        assert labels[0] == "<0:00>" and labels[-1] == f"<{minutes}:{seconds:02d}>" and minutes >= 1
+    elif settings.get("timestamp_format") == "<{seconds:.1f} seconds>":
+        assert model != "Gemini-2.5-Pro"
         assert labels == [f"<{t:.1f} seconds>" for t in request.timestamps]
     else:
         assert (

@@ -161,6 +161,8 @@ def test_every_record_carries_the_weights_commit_and_moved_weights_are_asked_aga
     assert second.reused == 0 and second.answered == len(items) and second.weights_commits == (new,)
     assert {r["weights_commit"] for r in _lines(out)} == {new} and new != old
     assert f"weights {new}" in second.line("m/honest/64")
+    # Beside the commit, the weights' hub id (here a folder) as the model that answered (`answered_by`).
+    assert {r["answered_by"] for r in _lines(out)} == {str(weights)}
 
 
 def test_records_of_other_weights_are_asked_again_once_the_loaded_commit_is_known(bench, tmp_path, monkeypatch):

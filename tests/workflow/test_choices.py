@@ -95,3 +95,43 @@ def test_the_switches_of_this_issue_are_in_the_table():
         "model_choices.qwen_video_budget: videomme, qwen-vl-utils",
     ):
         assert f"`{key}`" in text, key
+
+
+def test_the_model_rows_of_issue_50_are_in_the_table():
+    """Issue 50's model rows name their switches: the new named choices and the settings they rest on."""
+    text = CHOICES.read_text()
+    for key in (
+        "model_choices.api_time_labels: seconds, clock",
+        "model_choices.internvl35_decoding: greedy, card",
+        "model_choices.gpt5_completion_tokens: project, reasoning-guide",
+        "models.yaml: settings.timestamp_format",
+        "models.yaml: settings.system_suffix",
+        "models.yaml: settings.model",
+    ):
+        assert f"`{key}`" in text, key
+
+
+def test_the_qwen_budget_row_gives_the_tokens_per_frame_the_sizing_code_gives():
+    """The budget row's numbers (tokens per frame of the stored 16:9 frame at each level, under each option) are what
+    the families' own sizing gives for the registry's entries with each option applied: the row cannot claim the budget
+    cuts at fewer levels than it does."""
+    import yaml
+
+    from virtuebench.levels import LEVELS
+    from virtuebench.models.families import FAMILIES
+    from virtuebench.models.spec import resolve_choices
+
+    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
+    (row,) = [line for line in CHOICES.read_text().splitlines() if line.startswith("| the Qwen video budget")]
+    for model, label in (("Qwen2.5VL-7B", "Qwen2.5-VL"), ("Qwen3VL-8B", "Qwen3-VL")):
+        computed = {}
+        for option in ("videomme", "qwen-vl-utils"):
+            settings = resolve_choices(registry[model], {"qwen_video_budget": option})[0]["settings"]
+            video = FAMILIES[registry[model]["family"]].video_settings(
+                settings.get("max_pixels"), settings.get("total_pixels"), settings.get("min_pixels")
+            )
+            computed[option] = [video.tokens_per_frame(336, 597, n) for n in LEVELS]  # 597 x 336: as stored (docs/models.md)
+        assert f"{label} {'/'.join(f'{t:g}' for t in computed['videomme'])}" in row, (label, computed)
+        cut = [level for level, a, b in zip(LEVELS, computed["videomme"], computed["qwen-vl-utils"]) if a != b]
+        assert cut == [256, 512, 1024], (label, cut)
+    assert row.startswith("| the Qwen video budget at 256, 512 and 1024 frames")

@@ -63,6 +63,7 @@ class Reply:
     thinking: str | None = None  # a thinking model's reasoning, kept apart from the answer (models/families.py)
     finish_reason: str | None = None  # "stop" or "length" (the token limit), where the backend can tell
     unclosed_thinking: bool = False  # the reply ended inside a thinking block: no answer was given
+    model: str | None = None  # the model that answered as the endpoint names it (an API reply's `model`)
 
     @property
     def truncated(self) -> bool:

@@ -122,4 +122,5 @@ class OpenAIBackend(Backend):
             raise RuntimeError(f"malformed reply from {s.model}: {completion.problem}")
         # A reply cut off at the token limit (GPT-5 can spend it all on unseen reasoning) is kept, marked truncated,
         # and judged as no answer (docs/records.md), never read as a finished answer.
-        return Reply(completion.text, usage={**completion.usage, "model": completion.model}, finish_reason=completion.finish_reason)
+        # The reply's own model name (what an alias such as gpt-5-chat-latest resolved to) goes to `answered_by`.
+        return Reply(completion.text, usage=dict(completion.usage), finish_reason=completion.finish_reason, model=completion.model)

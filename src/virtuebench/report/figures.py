@@ -357,7 +357,7 @@ def composition(instances: Sequence[Instance], out: str | Path, csv_out: str | P
         handles, [f"{c} ({n})" for c, n in totals.items()], fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="category"
     )
     axis.set(xlabel="instances", xlim=(0, max((row["n_instances"] for row in rows), default=1) * 1.15))
-    axis.set_title(f"Composition by task type ({len(instances)} instances)", fontsize=10)
+    axis.set_title(f"Composition by the sources' own task types ({len(instances)} instances; colour: the adapter's category)", fontsize=10)
     figure.tight_layout()
     figure.savefig(out, dpi=150)
     plt.close(figure)

@@ -586,6 +586,7 @@ def test_the_cli_refuses_bad_settings_by_name(tmp_path, capsys):
         ("--confidence-target", "1.5", "confidence_target must lie strictly between 0 and 1, got 1.5"),
         ("--resamples", "many", "argument --resamples: invalid int value: 'many'"),
         ("--trust-scheme", "other", "argument --trust-scheme: invalid choice: 'other'"),
+        ("--invalid", "skip", "argument --invalid: invalid choice: 'skip'"),
     ]:
         argv = [str(first), *[part for name, v in {**options, option: value}.items() for part in (name, v)]]
         with pytest.raises(SystemExit) as exited:
@@ -613,6 +614,8 @@ def test_the_cli_help_says_what_each_setting_is(capsys):
         "--wrong-answer WRONG_ANSWER refusal-credit: trust score of a wrong answer",
         "--unwarranted-refusal UNWARRANTED_REFUSAL refusal-credit: trust score of a refusal where an answer was expected",
         "--judge JUDGE the report judge: refuse judgments of any other, and an empty selection",
+        "--invalid {wrong,drop} an item without a response or a verdict: counted wrong, or dropped",
+        '--categories CATEGORIES task types scored in another category, as JSON ({} for none): {"temporal grounding": "reasoning"}',
     ]:
         assert said in text, said
 
@@ -1029,14 +1032,18 @@ def test_drop_changes_nothing_where_every_verdict_is_valid_and_a_wholly_dropped_
 def test_drop_averages_a_sampled_item_over_its_runs_kept():
     failed = _item("c", "v1", 64, True, valid=False)  # answered, no verdict
     missing = dataclasses.replace(failed, instance_id="d", response=None, error="failed")
-    judgments = _runs_of({"a": [True, False], "c": [failed, True], "d": [missing, missing]})
+    judgments = _runs_of(
+        {"a": [True, False], "c": [failed, True], "d": [missing, missing], "e": [dataclasses.replace(missing, instance_id="e"), True]}
+    )
     wrong = _overall(judgments)[("rules", "64", "overall")]
-    assert (wrong.n, wrong.accuracy, wrong.n_dropped) == (3, round(100 * (0.5 + 0.5 + 0) / 3, 4), 0)
+    assert (wrong.n, wrong.accuracy, wrong.n_dropped) == (4, round(100 * (0.5 + 0.5 + 0 + 0.5) / 4, 4), 0)
     dropped = _overall(judgments, scoring=Scoring("drop"))[("rules", "64", "overall")]
-    # a: (1 + 0) / 2; c: its one run kept, 1; d: every run dropped, out of n
-    assert (dropped.n, dropped.accuracy, dropped.n_dropped, dropped.n_invalid, dropped.samples) == (2, 75.0, 3, 3, 2)
-    assert (dropped.accuracy_min, dropped.accuracy_max) == (50.0, 100.0)  # run 0: a right, c dropped; run 1: a wrong, c right
-    assert (dropped.trust_failed_best, dropped.trust_failed_worst) == (round(100 * (0 + 1) / 2, 4), round(100 * (0 + 0) / 2, 4))
+    # a: (1 + 0) / 2; c and e: their one run kept, 1; d: every run dropped, out of n
+    assert (dropped.n, dropped.accuracy, dropped.n_dropped, dropped.n_invalid, dropped.samples) == (3, 83.3333, 4, 4, 2)
+    assert (dropped.accuracy_min, dropped.accuracy_max) == (66.6667, 100.0)  # run 0: a right (c, e dropped); run 1: a wrong, c, e right
+    assert dropped.trust == 66.6667  # a (1 - 1) / 2, c 1, e 1
+    # the bounds: a 0 either way; c (1 + 1) / 2 or (-1 + 1) / 2 over its two runs; e 1 over its one run not dropped; d none
+    assert (dropped.trust_failed_best, dropped.trust_failed_worst) == (round(100 * (0 + 1 + 1) / 3, 4), round(100 * (0 + 0 + 1) / 3, 4))
 
 
 def test_the_category_mapping_scores_task_types_in_another_category_and_leaves_the_rest():

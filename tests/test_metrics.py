@@ -158,6 +158,7 @@ def test_scores_from_before_the_intervals_still_read(tmp_path):
     old.write_text("model,prompt,level,subset,accuracy,n_correct,n,n_invalid,judge\nm,honest,64,overall,50.0,1,2,0,rules\n")
     (score,) = read_scores(old)
     assert (score.accuracy, score.ci_low, score.trust) == (50.0, None, None)
+    assert (score.n_dropped, score.samples, score.n_truncated) == (0, 1, 0)  # columns added since read as their defaults
 
 
 def test_the_cli_warns_when_judgments_lack_their_video(tmp_path):
@@ -414,6 +415,7 @@ def test_every_field_of_a_score_survives_the_csv(tmp_path):
     )
     sampled = dataclasses.replace(score, samples=3, accuracy_sd=12.5, accuracy_min=50.25, accuracy_max=75.125, trust_sd=20.0625)
     sampled = dataclasses.replace(sampled, trust_failed_best=-2.5, trust_failed_worst=-20.125)  # the failure bounds
+    sampled = dataclasses.replace(sampled, n_dropped=2)  # report.invalid: drop
     write_scores([score, sampled], tmp_path / "scores.csv")
     assert read_scores(tmp_path / "scores.csv") == [score, sampled]  # a sampled model's row: its runs and their spread
     write_scores([score], tmp_path / "scores.csv")

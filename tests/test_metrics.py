@@ -1064,17 +1064,12 @@ def test_the_category_mapping_scores_task_types_in_another_category_and_leaves_t
     assert ("rules", "64", "perception") not in everything and everything[("rules", "64", "reasoning")].n == 3
 
 
-def test_scoring_settings_are_checked_and_described_with_their_config_names():
+def test_scoring_settings_are_checked_with_their_config_names():
     with pytest.raises(ValueError, match=r"report.invalid: 'skip' is not one of wrong, drop"):
         Scoring("skip")
     with pytest.raises(ValueError, match=r"report.categories: task type 'plot' maps to 'story', not one of perception, reasoning"):
         Scoring.of(categories={"plot": "story"})
     assert Scoring.of("drop", {"b": "reasoning", "a": "perception"}).categories == (("a", "perception"), ("b", "reasoning"))
-    assert Scoring().describe() == "invalid items counted as wrong; categories: the adapters' mapping"
-    assert Scoring.of("drop", {"temporal grounding": "reasoning"}).describe() == (
-        "invalid items without a response or a verdict dropped from the denominator (scores.csv n_dropped), truncated "
-        "replies wrong; categories: the adapters' mapping, with temporal grounding as reasoning"
-    )
 
 
 def test_the_cli_applies_the_scoring_options_and_refuses_a_bad_mapping_in_one_line(tmp_path, capsys):

@@ -118,16 +118,6 @@ class Scoring:
         """The category the item is scored in: the mapping's for its task type, else the one its adapter recorded."""
         return dict(self.categories).get(judgment.task_type, judgment.category)
 
-    def describe(self) -> str:
-        """The options in effect, for a caption."""
-        invalid = (
-            "invalid items without a response or a verdict dropped from the denominator (scores.csv n_dropped), truncated replies wrong"
-            if self.invalid == "drop"
-            else "invalid items counted as wrong"
-        )
-        mapped = ", ".join(f"{task_type} as {category}" for task_type, category in self.categories)
-        return f"{invalid}; categories: " + (f"the adapters' mapping, with {mapped}" if mapped else "the adapters' mapping")
-
 
 @dataclass(frozen=True)
 class TrustWeights:

@@ -470,7 +470,7 @@ def test_fig6_pools_all_of_each_models_levels_or_the_levels_every_model_ran(tmp_
         "True",
     )
     assert (rows["capped"]["accuracy"], rows["capped"]["levels"]) == ("40.0", "64 128")
-    assert "each model's levels pooled (report.fig6_levels: all)" in drawn[-1].axes[0].get_title()
+    assert "levels: each model's own (report.fig6_levels: all)" in drawn[-1].axes[0].get_title()
     figures.fig6(scores, ["capped", "long"], ["honest"], "rules", *out, comparisons, pooled="common", invalid="drop")
     rows = {r["model"]: r for r in csv.DictReader(out[1].open())}
     assert (rows["capped"]["accuracy"], rows["capped"]["ci_low"], rows["capped"]["holds"]) == ("40.0", "5.0", "True")  # its all row
@@ -478,8 +478,8 @@ def test_fig6_pools_all_of_each_models_levels_or_the_levels_every_model_ran(tmp_
     assert (long["accuracy"], long["n_correct"], long["n"], long["levels"]) == ("30.0", "6", "20", "64 128")
     assert (long["ci_low"], long["n_videos"], long["holds"], long["difference"]) == ("", "", "", "")
     title = drawn[-1].axes[0].get_title()
-    assert "levels 64, 128 pooled, those every model shown ran (report.fig6_levels: common)" in title
-    assert "no interval or mark for long (summed from its levels)" in title and "invalid items dropped" in title
+    assert "levels: 64, 128, those every model ran (report.fig6_levels: common)" in title
+    assert "long: summed from its levels, no interval or mark" in title and "invalid items dropped" in title
     # a model of another prompt or judge, or not shown, does not narrow the common levels
     other = _refusal_rows("hidden", "honest", (64,), (1,), (10,))
     assert figures.pooled_refusal(scores + other, ["capped", "long"], ["honest"], "rules", "common").common == ["64", "128"]

@@ -187,7 +187,7 @@ def fig6(
                     }
                 )
     write_csv(csv_out, rows, columns)
-    figure, axis = plt.subplots(figsize=(max(5.5, 1.5 * len(models) + 2.5), 4.2))
+    figure, axis = plt.subplots(figsize=(max(8.0, 1.5 * len(models) + 2.5), 4.6))
     width = 0.8 / max(1, len(prompts))
     colours = ["#4c72b0", "#dd8452", "#55a868", "#c44e52"]
     for p, prompt in enumerate(prompts):
@@ -217,12 +217,11 @@ def fig6(
     axis.set_xticks(range(len(models)), models, rotation=20 if len(models) > 4 else 0)
     axis.set(ylabel="refusal accuracy (%)", ylim=(0, 122))
     if found.common is None:
-        levels_said = "each model's levels pooled (report.fig6_levels: all)"
+        levels_said = "levels: each model's own (report.fig6_levels: all)"
     else:
-        shared = ", ".join(found.common) or "none"
-        levels_said = f"levels {shared} pooled, those every model shown ran (report.fig6_levels: common)"
+        levels_said = f"levels: {', '.join(found.common) or 'none'}, those every model ran (report.fig6_levels: common)"
         if found.summed:
-            levels_said += "; no interval or mark for " + ", ".join(sorted({m for m, _ in found.summed})) + " (summed from its levels)"
+            levels_said += "\n" + ", ".join(sorted({m for m, _ in found.summed})) + ": summed from its levels, no interval or mark"
     invalid_said = "dropped" if invalid == "drop" else "wrong"
     axis.set_title(
         f"Refusal accuracy by prompt (unanswerable items; judge {judge}; invalid items {invalid_said})\n{levels_said}\n"

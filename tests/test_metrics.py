@@ -1094,3 +1094,20 @@ def test_the_cli_applies_the_scoring_options_and_refuses_a_bad_mapping_in_one_li
             metrics_main([str(first), *[part for pair in {**options, "--categories": value}.items() for part in pair]])
         said = capsys.readouterr().err
         assert exited.value.code == 2 and message in said and "Traceback" not in said
+
+
+def test_the_scoring_options_default_to_wrong_and_no_mapping_where_not_required():
+    """The browser's CLI takes them as options (its callers outside the workflow need not name them)."""
+    import argparse
+
+    from virtuebench.metrics import add_scoring_arguments, scoring_from_arguments
+
+    parser = argparse.ArgumentParser()
+    add_scoring_arguments(parser, required=False)
+    assert scoring_from_arguments(parser.parse_args([])) == Scoring()
+    chosen = parser.parse_args(["--invalid", "drop", "--categories", '{"plot": "reasoning"}'])
+    assert scoring_from_arguments(chosen) == Scoring("drop", (("plot", "reasoning"),))
+    strict = argparse.ArgumentParser()
+    add_scoring_arguments(strict)
+    with pytest.raises(SystemExit):
+        strict.parse_args(["--invalid", "drop"])

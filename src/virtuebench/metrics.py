@@ -576,14 +576,20 @@ def trust_from_arguments(args: argparse.Namespace) -> TrustWeights:
     return TrustWeights(args.wrong_answer, args.unwarranted_refusal, args.trust_scheme, args.confidence_target)
 
 
-def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
-    """What counts in a number (config `report.invalid`, `report.categories`), for every CLI that computes or states it."""
+def add_scoring_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    """What counts in a number (config `report.invalid`, `report.categories`), for every CLI that computes or states it
+    (not `required`: the defaults, `wrong` and none)."""
     parser.add_argument(
-        "--invalid", choices=INVALID_OPTIONS, required=True, help="an item without a response or a verdict: counted wrong, or dropped"
+        "--invalid",
+        choices=INVALID_OPTIONS,
+        required=required,
+        default=INVALID_OPTIONS[0],
+        help="an item without a response or a verdict: counted wrong, or dropped",
     )
     parser.add_argument(
         "--categories",
-        required=True,
+        required=required,
+        default="{}",
         help='task types scored in another category, as JSON ({} for none): {"temporal grounding": "reasoning"}',
     )
 

@@ -1021,6 +1021,18 @@ def test_drop_leaves_items_without_a_response_or_a_verdict_out_of_n_and_keeps_co
     assert (wrong.ci_low, wrong.ci_high) != (dropped.ci_low, dropped.ci_high)
 
 
+def test_an_item_whose_every_run_was_dropped_warns_of_nothing():
+    """Its judge-failure bounds divide 0 by its 0 runs: numpy's warning would fill the scoring job's log, about a
+    number no row reads."""
+    import warnings
+
+    missing = dataclasses.replace(_item("z", "v9", 64, False), valid=False, response=None, error="failed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scores = _overall([_item("a", "v1", 64, True), missing], scoring=Scoring("drop"))
+    assert (scores[("rules", "64", "overall")].n, scores[("rules", "64", "overall")].n_dropped) == (1, 1)
+
+
 def test_drop_changes_nothing_where_every_verdict_is_valid_and_a_wholly_dropped_subset_has_no_row():
     judgments = [_item(f"i{k}", f"v{k % 3}", 64, k % 2 == 0, unanswerable=k > 5, refused=k == 7) for k in range(9)]
     assert compute_scores(judgments, scoring=Scoring("drop")) == compute_scores(judgments)
@@ -1089,6 +1101,7 @@ def test_the_cli_applies_the_scoring_options_and_refuses_a_bad_mapping_in_one_li
         ("[1]", "report.categories: --categories '[1]' is not a mapping of task type to category"),
         ("{", "report.categories: --categories '{' is not JSON"),
         ('{"colour": "story"}', "report.categories: task type 'colour' maps to 'story'"),
+        ('{"colour": 1}', "report.categories: task type 'colour' maps to 1, not one of perception, reasoning"),
     ]:
         with pytest.raises(SystemExit) as exited:
             metrics_main([str(first), *[part for pair in {**options, "--categories": value}.items() for part in pair]])

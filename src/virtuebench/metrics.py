@@ -355,7 +355,7 @@ def _failure_bounds(gathered: _Items, trust: TrustWeights) -> tuple[np.ndarray, 
     `trust.wrong`) instead of left out: the mean over all its runs, as the trust score's per-item mean is over the
     scored ones. The bound on what the failures left out could change (module docstring)."""
     runs = np.sum(gathered.bounded, axis=1)  # the runs each item has (none: every run dropped, no response)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore"):  # 0/0 for an item with none, which no row reads
         share_failed = np.sum(gathered.bounded & np.isnan(gathered.run_values), axis=1) / runs
         scored = np.nansum(gathered.run_values, axis=1) / runs  # the scored runs' sum over all the item's runs
     return scored + share_failed, scored + share_failed * trust.wrong
@@ -600,7 +600,7 @@ def scoring_from_arguments(args: argparse.Namespace) -> Scoring:
         categories = json.loads(args.categories)
     except json.JSONDecodeError as error:
         raise ValueError(f"report.categories: --categories {args.categories!r} is not JSON ({error})") from None
-    if not isinstance(categories, dict) or not all(isinstance(key, str) and isinstance(value, str) for key, value in categories.items()):
+    if not isinstance(categories, dict):  # its keys are strings (JSON's); Scoring checks its values
         raise ValueError(f"report.categories: --categories {args.categories!r} is not a mapping of task type to category")
     return Scoring.of(args.invalid, categories)
 

@@ -26,6 +26,8 @@ rule make_browser:
         options=" ".join(BROWSER_OPTIONS),
         trust=config["report"]["trust"],
         bootstrap=config["report"]["bootstrap"],
+        invalid=config["report"]["invalid"],  # how a judge not in scores.csv is scored (report.invalid, report.categories)
+        categories=json.dumps(config["report"]["categories"], sort_keys=True),
     resources:
         legend=browser_legend(),  # the registry's words on the models: a description edit reruns nothing
     log:
@@ -40,7 +42,8 @@ rule make_browser:
         "--benchmark {params.benchmark} {params.scores} {params.comparisons} {params.options} --legend {resources.legend:q} "
         "--trust-scheme {params.trust[scheme]} --confidence-target {params.trust[confidence_target]} "
         "--wrong-answer {params.trust[wrong_answer]} --unwarranted-refusal {params.trust[unwarranted_refusal]} "
-        "--resamples {params.bootstrap[resamples]} --seed {params.bootstrap[seed]} > {log} 2>&1"
+        "--resamples {params.bootstrap[resamples]} --seed {params.bootstrap[seed]} --invalid {params.invalid} "
+        "--categories {params.categories:q} > {log} 2>&1"
 
 
 # Snakemake's report takes a site only as a folder output; make_browser's output is its index.html (its contact sheets

@@ -224,6 +224,8 @@ rule make_stats:
         summary_csv=res("stats/sources.csv"),
         summary_tex=res("stats/sources.tex"),
         paper_counts=res("stats/paper_counts.csv"),  # the funnel's and the instances' counts beside the paper's
+    params:
+        categories=json.dumps(config["report"]["categories"], sort_keys=True),  # counted as the scores count them
     log:
         logpath("stats.log"),
     conda:
@@ -233,4 +235,4 @@ rule make_stats:
     shell:
         "python -m virtuebench.curation stats {input.instances} --composition {output.composition} "
         "--summary-csv {output.summary_csv} --summary-tex {output.summary_tex} --funnel {input.funnel} "
-        "--paper-counts {output.paper_counts} > {log} 2>&1"
+        "--paper-counts {output.paper_counts} --categories {params.categories:q} > {log} 2>&1"

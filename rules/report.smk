@@ -24,6 +24,8 @@ rule compute_scores:
         confidence_target=config["report"]["trust"]["confidence_target"],
         wrong_answer=config["report"]["trust"]["wrong_answer"],
         unwarranted_refusal=config["report"]["trust"]["unwarranted_refusal"],
+        invalid=config["report"]["invalid"],
+        categories=json.dumps(config["report"]["categories"], sort_keys=True),
         judge=JUDGE,
         results=lambda wildcards, output: os.path.dirname(output.scores),  # the results folder
         resample_cache=lambda wildcards, output: os.path.join(os.path.dirname(output.scores), "cache", "resamples"),
@@ -37,7 +39,8 @@ rule compute_scores:
         "python -m virtuebench.metrics {input} --chain-root {params.results} --out {output.scores} --invalid-out {output.invalid} "
         "--resamples {params.resamples} --seed {params.seed} --resample-cache {params.resample_cache} --trust-scheme {params.trust_scheme} "
         "--confidence-target {params.confidence_target} --wrong-answer {params.wrong_answer} "
-        "--unwarranted-refusal {params.unwarranted_refusal} --judge {params.judge} > {log} 2>&1"
+        "--unwarranted-refusal {params.unwarranted_refusal} --invalid {params.invalid} --categories {params.categories:q} "
+        "--judge {params.judge} > {log} 2>&1"
 
 
 BROWSER_SCORES.append(rules.compute_scores.output.scores)  # the browser shows its intervals and trust scores
@@ -99,6 +102,8 @@ rule make_tables:
         confidence_target=config["report"]["trust"]["confidence_target"],
         wrong_answer=config["report"]["trust"]["wrong_answer"],
         unwarranted_refusal=config["report"]["trust"]["unwarranted_refusal"],
+        invalid=config["report"]["invalid"],  # report.invalid and report.categories, stated in the captions
+        categories=json.dumps(config["report"]["categories"], sort_keys=True),
         # The models' named registry choices in effect (config.model_choices), stated in the captions ("" where none).
         model_choices=PLAN.choices_option(config["models"]),
         # The reported judge's open decisions (reasoning, truncated, forbidden_pairs) at the values in effect, likewise.
@@ -116,7 +121,7 @@ rule make_tables:
         "--table1-html {output.table1_html} --table2-html {output.table2_html} --table2-trust-html {output.trust_html} "
         "--trust-scheme {params.trust_scheme} --confidence-target {params.confidence_target} "
         "--wrong-answer {params.wrong_answer} --unwarranted-refusal {params.unwarranted_refusal} "
-        "{params.model_choices} {params.judge_options} > {log} 2>&1"
+        "--invalid {params.invalid} --categories {params.categories:q} {params.model_choices} {params.judge_options} > {log} 2>&1"
 
 
 rule make_paper_vs_run:
@@ -175,6 +180,8 @@ rule make_fig6:
         models=config["models"],
         prompts=config["prompts"],
         judge=JUDGE,
+        fig6_levels=config["report"]["fig6_levels"],
+        invalid=config["report"]["invalid"],
     log:
         logpath("fig6.log"),
     conda:
@@ -183,8 +190,8 @@ rule make_fig6:
         "Drawing Fig. 6 (refusal accuracy with and without the honesty instruction)"
     shell:
         "python -m virtuebench.report fig6 --scores {input.scores} --comparisons {input.comparisons} "
-        "--models {params.models} --prompts {params.prompts} --judge {params.judge} "
-        "--out {output.png} --csv {output.csv} > {log} 2>&1"
+        "--models {params.models} --prompts {params.prompts} --judge {params.judge} --pooled-levels {params.fig6_levels} "
+        "--invalid {params.invalid} --out {output.png} --csv {output.csv} > {log} 2>&1"
 
 
 rule make_fig_levels:

@@ -11,6 +11,7 @@ from helpers.intervals import narrow_closed_forms
 
 from virtuebench.metrics import (
     Score,
+    Scoring,
     TrustWeights,
     compute_scores,
     in_subset,
@@ -157,6 +158,7 @@ def test_scores_from_before_the_intervals_still_read(tmp_path):
     old.write_text("model,prompt,level,subset,accuracy,n_correct,n,n_invalid,judge\nm,honest,64,overall,50.0,1,2,0,rules\n")
     (score,) = read_scores(old)
     assert (score.accuracy, score.ci_low, score.trust) == (50.0, None, None)
+    assert (score.n_dropped, score.samples, score.n_truncated) == (0, 1, 0)  # columns added since read as their defaults
 
 
 def test_the_cli_warns_when_judgments_lack_their_video(tmp_path):
@@ -166,12 +168,42 @@ def test_the_cli_warns_when_judgments_lack_their_video(tmp_path):
     cli = [sys.executable, "-m", "virtuebench.metrics", str(path), "--out", str(tmp_path / "s.csv"), "--seed", "0"]
     trust = ["--trust-scheme", "kalai", "--confidence-target", "0.5"]
     run = subprocess.run(
-        [*cli, *trust, "--resamples", "200", "--wrong-answer", "-1", "--unwarranted-refusal", "0"], capture_output=True, text=True
+        [
+            *cli,
+            *trust,
+            "--resamples",
+            "200",
+            "--wrong-answer",
+            "-1",
+            "--unwarranted-refusal",
+            "0",
+            "--invalid",
+            "wrong",
+            "--categories",
+            "{}",
+        ],
+        capture_output=True,
+        text=True,
     )
     assert run.returncode == 0, run.stderr
     assert "3 judgments have no video_id" in run.stderr
     bad = subprocess.run(
-        [*cli, *trust, "--resamples", "200", "--wrong-answer", "1", "--unwarranted-refusal", "0"], capture_output=True, text=True
+        [
+            *cli,
+            *trust,
+            "--resamples",
+            "200",
+            "--wrong-answer",
+            "1",
+            "--unwarranted-refusal",
+            "0",
+            "--invalid",
+            "wrong",
+            "--categories",
+            "{}",
+        ],
+        capture_output=True,
+        text=True,
     )
     assert bad.returncode == 2 and "wrong_answer < unwarranted_refusal" in bad.stderr
 
@@ -398,6 +430,7 @@ def test_every_field_of_a_score_survives_the_csv(tmp_path):
     )
     sampled = dataclasses.replace(score, samples=3, accuracy_sd=12.5, accuracy_min=50.25, accuracy_max=75.125, trust_sd=20.0625)
     sampled = dataclasses.replace(sampled, trust_failed_best=-2.5, trust_failed_worst=-20.125)  # the failure bounds
+    sampled = dataclasses.replace(sampled, n_dropped=2)  # report.invalid: drop
     write_scores([score, sampled], tmp_path / "scores.csv")
     assert read_scores(tmp_path / "scores.csv") == [score, sampled]  # a sampled model's row: its runs and their spread
     write_scores([score], tmp_path / "scores.csv")
@@ -497,6 +530,8 @@ CLI_OPTIONS = {
     "--confidence-target": "0.5",
     "--wrong-answer": "-2",
     "--unwarranted-refusal": "-0.5",
+    "--invalid": "wrong",
+    "--categories": "{}",
 }
 
 
@@ -568,6 +603,7 @@ def test_the_cli_refuses_bad_settings_by_name(tmp_path, capsys):
         ("--confidence-target", "1.5", "confidence_target must lie strictly between 0 and 1, got 1.5"),
         ("--resamples", "many", "argument --resamples: invalid int value: 'many'"),
         ("--trust-scheme", "other", "argument --trust-scheme: invalid choice: 'other'"),
+        ("--invalid", "skip", "argument --invalid: invalid choice: 'skip'"),
     ]:
         argv = [str(first), *[part for name, v in {**options, option: value}.items() for part in (name, v)]]
         with pytest.raises(SystemExit) as exited:
@@ -595,6 +631,8 @@ def test_the_cli_help_says_what_each_setting_is(capsys):
         "--wrong-answer WRONG_ANSWER refusal-credit: trust score of a wrong answer",
         "--unwarranted-refusal UNWARRANTED_REFUSAL refusal-credit: trust score of a refusal where an answer was expected",
         "--judge JUDGE the report judge: refuse judgments of any other, and an empty selection",
+        "--invalid {wrong,drop} an item without a response or a verdict: counted wrong, or dropped",
+        '--categories CATEGORIES task types scored in another category, as JSON ({} for none): {"temporal grounding": "reasoning"}',
     ]:
         assert said in text, said
 
@@ -873,13 +911,14 @@ def _mixed_judgments(seed=5):
     return made
 
 
+@pytest.mark.parametrize("scoring", [Scoring(), Scoring("drop")], ids=["wrong", "drop"])
 @pytest.mark.parametrize("trust", [TrustWeights(), TrustWeights(-2.0, -0.5, "refusal-credit")], ids=["kalai", "refusal-credit"])
-def test_items_are_gathered_as_each_judgment_scores(trust):
-    """_gather's arrays against correct() and TrustWeights.value() called judgment by judgment."""
+def test_items_are_gathered_as_each_judgment_scores(trust, scoring):
+    """_gather's arrays against correct(), TrustWeights.value() and Scoring.drops() called judgment by judgment."""
     from virtuebench.metrics import _gather, correct, judge_failed
 
     judgments = _mixed_judgments()
-    gathered = _gather(judgments, trust)
+    gathered = _gather(judgments, trust, scoring)
     keys = [(j.judge, j.model, j.prompt, j.level, j.instance_id) for j in judgments]
     items = list(dict.fromkeys(keys))
     assert [(j.judge, j.model, j.prompt, j.level, j.instance_id) for j in gathered.first] == items
@@ -893,13 +932,23 @@ def test_items_are_gathered_as_each_judgment_scores(trust):
         assert gathered.counts["wrong_refusal"][at] == sum(j.valid and j.refusal == 1 and j.judgement != 1 for j in runs)
         assert gathered.counts["truncated"][at] == sum(j.truncated for j in runs)
         assert gathered.counts["failed"][at] == sum(judge_failed(j) for j in runs)
+        assert gathered.counts["dropped"][at] == sum(scoring.drops(j) for j in runs)
         last = {slots.index(j.sample or 0): j for j in runs}  # a run recorded twice: its last judgment
-        expected_right = [float(correct(last[c])) if c in last else np.nan for c in range(gathered.runs.shape[1])]
-        value = [trust.value(last[c]) if c in last else None for c in range(gathered.runs.shape[1])]
+        kept = {c: j for c, j in last.items() if not scoring.drops(j)}
+        expected_right = [float(correct(kept[c])) if c in kept else np.nan for c in range(gathered.runs.shape[1])]
+        value = [trust.value(kept[c]) if c in kept else None for c in range(gathered.runs.shape[1])]
         expected_values = [np.nan if v is None else v for v in value]
+        bounded = [c in kept or (c in last and judge_failed(last[c])) for c in range(gathered.runs.shape[1])]
         assert np.array_equal(gathered.runs[at], expected_right, equal_nan=True)
         assert np.array_equal(gathered.run_values[at], expected_values, equal_nan=True)
+        assert gathered.bounded[at].tolist() == bounded
+        n_kept = len(runs) - gathered.counts["dropped"][at]
+        if len(slots) > 1 and n_kept:  # a sampled item's mean over its runs not dropped (a twice-recorded run: both)
+            assert gathered.right[at] == pytest.approx(np.nansum(expected_right) / n_kept)
+        elif len(slots) > 1:
+            assert np.isnan(gathered.right[at])
     assert gathered.counts["failed"].sum() > 0 and gathered.counts["truncated"].sum() > 0 and gathered.samples.max() == 4
+    assert (gathered.counts["dropped"].sum() > 0) == (scoring.invalid == "drop")
     assert all(count.dtype.kind == "i" for count in gathered.counts.values())
     assert (
         len({j.prompt for j in gathered.first}) == 2 and any(j.response == "" for j in judgments) and any(j.error == "" for j in judgments)
@@ -942,9 +991,151 @@ def test_the_cli_keeps_the_drawn_weights_for_the_comparisons(tmp_path):
     judgments = [dataclasses.replace(j, video_id=f"v{j.instance_id[1:]}") for j in _mixed_judgments(6)[:-1]]  # no run twice
     write_jsonl_atomic(tmp_path / "j.jsonl", judgments)
     common = ["--resamples", "200", "--seed", "1", "--trust-scheme", "kalai", "--confidence-target", "0.5"]
-    common += ["--wrong-answer", "-1", "--unwarranted-refusal", "0"]
+    common += ["--wrong-answer", "-1", "--unwarranted-refusal", "0", "--invalid", "wrong", "--categories", "{}"]
     cache = tmp_path / "cache" / "resamples"
     assert metrics_main([str(tmp_path / "j.jsonl"), "--out", str(tmp_path / "cached.csv"), "--resample-cache", str(cache), *common]) == 0
     assert metrics_main([str(tmp_path / "j.jsonl"), "--out", str(tmp_path / "plain.csv"), *common]) == 0
     assert len(list(cache.glob("*.resamples"))) >= 1
     assert read_scores(tmp_path / "cached.csv") == read_scores(tmp_path / "plain.csv")
+
+
+# --- report.invalid and report.categories (issue 50): what counts in a number ----------------------------------------
+
+
+def _outcomes_of_every_kind():
+    """A right answer, a judge failure (an answer, no verdict), a truncated reply, a missing response and a wrong
+    answer, each on its own video."""
+    return [
+        _item("a", "v1", 64, True),
+        dataclasses.replace(_item("b", "v2", 64, True, valid=False), decided_by="none"),
+        dataclasses.replace(_item("c", "v3", 64, False, valid=False), truncated=True),
+        dataclasses.replace(_item("d", "v4", 64, False, valid=False), response=None, error="backend error"),
+        _item("e", "v5", 64, False),
+    ]
+
+
+def test_drop_leaves_items_without_a_response_or_a_verdict_out_of_n_and_keeps_counting_them():
+    """`wrong` (the default) counts all three invalid items wrong; `drop` leaves out the judge failure and the missing
+    response (not the truncated reply, the model's own answer cut short): n, accuracy, videos and the trust score are
+    over the three items left, while n_invalid still counts all three and n_dropped the two left out."""
+    judgments = _outcomes_of_every_kind()
+    wrong = _overall(judgments)[("rules", "64", "overall")]
+    assert (wrong.n, wrong.n_correct, wrong.accuracy, wrong.n_invalid, wrong.n_dropped, wrong.n_videos) == (5, 1, 20.0, 3, 0, 5)
+    assert wrong.trust == -25.0  # a 1, c 0, d -1, e -1 over 4 (b, the judge failure, left out)
+    dropped = _overall(judgments, scoring=Scoring("drop"))[("rules", "64", "overall")]
+    assert (dropped.n, dropped.n_correct, dropped.accuracy, dropped.n_invalid, dropped.n_dropped) == (3, 1, 33.3333, 3, 2)
+    assert (dropped.n_videos, dropped.n_judge_failed, dropped.n_truncated) == (3, 1, 1)
+    assert dropped.trust == 0.0  # a 1, c 0, e -1: d no longer charged
+    # the judge failure's bounds stay (it is still the one item nobody judged), over every item but the missing response
+    assert (dropped.trust_failed_best, dropped.trust_failed_worst) == (25.0, -25.0)
+    assert (wrong.trust_failed_best, wrong.trust_failed_worst) == (0.0, -40.0)
+    # the intervals are those of the items kept, as if the dropped ones had never been judged
+    alone = _overall([judgments[0], judgments[2], judgments[4]])[("rules", "64", "overall")]
+    for name in ("accuracy", "ci_low", "ci_high", "ci_method", "trust", "trust_ci_low", "trust_ci_high", "n", "n_videos"):
+        assert getattr(dropped, name) == getattr(alone, name), name
+    assert (wrong.ci_low, wrong.ci_high) != (dropped.ci_low, dropped.ci_high)
+
+
+def test_an_item_whose_every_run_was_dropped_warns_of_nothing():
+    """Its judge-failure bounds divide 0 by its 0 runs: numpy's warning would fill the scoring job's log, about a
+    number no row reads."""
+    import warnings
+
+    missing = dataclasses.replace(_item("z", "v9", 64, False), valid=False, response=None, error="failed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scores = _overall([_item("a", "v1", 64, True), missing], scoring=Scoring("drop"))
+    assert (scores[("rules", "64", "overall")].n, scores[("rules", "64", "overall")].n_dropped) == (1, 1)
+
+
+def test_drop_changes_nothing_where_every_verdict_is_valid_and_a_wholly_dropped_subset_has_no_row():
+    judgments = [_item(f"i{k}", f"v{k % 3}", 64, k % 2 == 0, unanswerable=k > 5, refused=k == 7) for k in range(9)]
+    assert compute_scores(judgments, scoring=Scoring("drop")) == compute_scores(judgments)
+    missing = dataclasses.replace(_item("z", "v9", 64, False, unanswerable=True), valid=False, response=None, error="failed")
+    only_refusal_dropped = _overall([_item("a", "v1", 64, True), missing], scoring=Scoring("drop"))
+    assert ("rules", "64", "refusal") not in only_refusal_dropped  # its one item dropped: no number
+    overall = only_refusal_dropped[("rules", "64", "overall")]
+    assert (overall.n, overall.n_invalid, overall.n_dropped, overall.accuracy) == (1, 1, 1, 100.0)
+
+
+def test_drop_averages_a_sampled_item_over_its_runs_kept():
+    failed = _item("c", "v1", 64, True, valid=False)  # answered, no verdict
+    missing = dataclasses.replace(failed, instance_id="d", response=None, error="failed")
+    judgments = _runs_of(
+        {"a": [True, False], "c": [failed, True], "d": [missing, missing], "e": [dataclasses.replace(missing, instance_id="e"), True]}
+    )
+    wrong = _overall(judgments)[("rules", "64", "overall")]
+    assert (wrong.n, wrong.accuracy, wrong.n_dropped) == (4, round(100 * (0.5 + 0.5 + 0 + 0.5) / 4, 4), 0)
+    dropped = _overall(judgments, scoring=Scoring("drop"))[("rules", "64", "overall")]
+    # a: (1 + 0) / 2; c and e: their one run kept, 1; d: every run dropped, out of n
+    assert (dropped.n, dropped.accuracy, dropped.n_dropped, dropped.n_invalid, dropped.samples) == (3, 83.3333, 4, 4, 2)
+    assert (dropped.accuracy_min, dropped.accuracy_max) == (66.6667, 100.0)  # run 0: a right (c, e dropped); run 1: a wrong, c, e right
+    assert dropped.trust == 66.6667  # a (1 - 1) / 2, c 1, e 1
+    # the bounds: a 0 either way; c (1 + 1) / 2 or (-1 + 1) / 2 over its two runs; e 1 over its one run not dropped; d none
+    assert (dropped.trust_failed_best, dropped.trust_failed_worst) == (round(100 * (0 + 1 + 1) / 3, 4), round(100 * (0 + 0 + 1) / 3, 4))
+
+
+def test_the_category_mapping_scores_task_types_in_another_category_and_leaves_the_rest():
+    judgments = [
+        _item("a", "v1", 64, True),
+        dataclasses.replace(_item("b", "v2", 64, False), task_type="plot", category="reasoning"),
+        dataclasses.replace(_item("c", "v3", 64, True), task_type="timing"),
+    ]
+    adapters = _overall(judgments)
+    assert (adapters[("rules", "64", "perception")].n, adapters[("rules", "64", "reasoning")].n) == (2, 1)
+    mapped = _overall(judgments, scoring=Scoring.of(categories={"timing": "reasoning", "absent": "perception"}))
+    assert (mapped[("rules", "64", "perception")].n, mapped[("rules", "64", "reasoning")].n) == (1, 2)
+    assert mapped[("rules", "64", "reasoning")].n_correct == 1 and mapped[("rules", "64", "perception")].accuracy == 100.0
+    assert mapped[("rules", "64", "overall")] == adapters[("rules", "64", "overall")]
+    everything = _overall(judgments, scoring=Scoring.of(categories={"colour": "reasoning", "timing": "reasoning"}))
+    assert ("rules", "64", "perception") not in everything and everything[("rules", "64", "reasoning")].n == 3
+
+
+def test_scoring_settings_are_checked_with_their_config_names():
+    with pytest.raises(ValueError, match=r"report.invalid: 'skip' is not one of wrong, drop"):
+        Scoring("skip")
+    with pytest.raises(ValueError, match=r"report.categories: task type 'plot' maps to 'story', not one of perception, reasoning"):
+        Scoring.of(categories={"plot": "story"})
+    assert Scoring.of("drop", {"b": "reasoning", "a": "perception"}).categories == (("a", "perception"), ("b", "reasoning"))
+
+
+def test_the_cli_applies_the_scoring_options_and_refuses_a_bad_mapping_in_one_line(tmp_path, capsys):
+    first, _ = _cli_judgments(tmp_path)  # a right answer and a judge failure
+    options = {
+        **CLI_OPTIONS,
+        "--out": str(tmp_path / "s.csv"),
+        "--invalid": "drop",
+        "--categories": '{"colour": "reasoning", "nope": "reasoning"}',
+    }
+    assert metrics_main([str(first), *[part for pair in options.items() for part in pair]]) == 0
+    scores = {(s.level, s.subset): s for s in read_scores(tmp_path / "s.csv")}
+    assert (scores[("64", "overall")].n, scores[("64", "overall")].n_dropped, scores[("64", "overall")].accuracy) == (1, 1, 100.0)
+    assert ("64", "perception") not in scores and scores[("64", "reasoning")].n == 1
+    assert "WARNING: report.categories maps task types no judged item has: ['nope']; they change no number" in capsys.readouterr().err
+    for value, message in [
+        ("[1]", "report.categories: --categories '[1]' is not a mapping of task type to category"),
+        ("{", "report.categories: --categories '{' is not JSON"),
+        ('{"colour": "story"}', "report.categories: task type 'colour' maps to 'story'"),
+        ('{"colour": 1}', "report.categories: task type 'colour' maps to 1, not one of perception, reasoning"),
+    ]:
+        with pytest.raises(SystemExit) as exited:
+            metrics_main([str(first), *[part for pair in {**options, "--categories": value}.items() for part in pair]])
+        said = capsys.readouterr().err
+        assert exited.value.code == 2 and message in said and "Traceback" not in said
+
+
+def test_the_scoring_options_default_to_wrong_and_no_mapping_where_not_required():
+    """The browser's CLI takes them as options (its callers outside the workflow need not name them)."""
+    import argparse
+
+    from virtuebench.metrics import add_scoring_arguments, scoring_from_arguments
+
+    parser = argparse.ArgumentParser()
+    add_scoring_arguments(parser, required=False)
+    assert scoring_from_arguments(parser.parse_args([])) == Scoring()
+    chosen = parser.parse_args(["--invalid", "drop", "--categories", '{"plot": "reasoning"}'])
+    assert scoring_from_arguments(chosen) == Scoring("drop", (("plot", "reasoning"),))
+    strict = argparse.ArgumentParser()
+    add_scoring_arguments(strict)
+    with pytest.raises(SystemExit):
+        strict.parse_args(["--invalid", "drop"])

@@ -176,7 +176,20 @@ def test_a_report_job_refuses_to_publish_over_a_stale_judgment(run, capsys):
     os.chdir(run)
     paths = sorted(str(p) for p in Path("results/judgments").rglob("*.jsonl"))
     arguments = [*paths, "--chain-root", "results", "--out", "new.csv", "--resamples", "10", "--seed", "0"]
-    arguments += ["--trust-scheme", "kalai", "--confidence-target", "0.5", "--wrong-answer", "-1", "--unwarranted-refusal", "0"]
+    arguments += [
+        "--trust-scheme",
+        "kalai",
+        "--confidence-target",
+        "0.5",
+        "--wrong-answer",
+        "-1",
+        "--unwarranted-refusal",
+        "0",
+        "--invalid",
+        "wrong",
+        "--categories",
+        "{}",
+    ]
     assert metrics_main(arguments) == 1
     error = capsys.readouterr().err
     assert f"{JUDGMENT}: item" in error and "another ground truth" in error and "rerun the workflow" in error
@@ -425,7 +438,20 @@ def _writers(run: Path) -> dict[str, tuple[list[str], Path]]:
     results, out = run / "results", run / "out"
     out.mkdir(exist_ok=True)
     common = ["--scores", str(results / "scores.csv"), "--models", "guess", "oracle", "--judge", "rules"]
-    trust = ["--trust-scheme", "kalai", "--confidence-target", "0.5", "--wrong-answer", "-1", "--unwarranted-refusal", "0"]
+    trust = [
+        "--trust-scheme",
+        "kalai",
+        "--confidence-target",
+        "0.5",
+        "--wrong-answer",
+        "-1",
+        "--unwarranted-refusal",
+        "0",
+        "--invalid",
+        "wrong",
+        "--categories",
+        "{}",
+    ]
     return {
         "tables": (
             [
@@ -455,6 +481,7 @@ def _writers(run: Path) -> dict[str, tuple[list[str], Path]]:
         ),
         "fig6": (
             ["fig6", *common, "--comparisons", str(results / "comparisons.csv"), "--prompts", "honest", "--out", str(out / "6.png")]
+            + ["--pooled-levels", "all", "--invalid", "wrong"]
             + ["--csv", str(out / "6.csv")],
             out / "6.png",
         ),

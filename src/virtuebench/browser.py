@@ -56,13 +56,17 @@ from virtuebench.instances import Instance, read_instances
 from virtuebench.judge.explain import explain
 from virtuebench.metrics import (
     ALL_LEVELS,
+    DEFAULT_SCORING,
     DEFAULT_TRUST,
     Score,
+    Scoring,
     TrustWeights,
+    add_scoring_arguments,
     add_trust_arguments,
     compute_scores,
     correct,
     read_scores,
+    scoring_from_arguments,
     trust_from_arguments,
 )
 from virtuebench.models import BACKENDS
@@ -321,6 +325,8 @@ class Options:
     legend: dict[str, dict[str, str | None]] | None = None
     #: comparisons.csv's rows (VirtueBench: virtuebench.comparisons.read_comparisons), shown per judge with their intervals.
     comparisons: Sequence[dict[str, str]] = ()
+    #: report.invalid and report.categories: how a judge not in scores.csv is scored, and the item lists' category
+    scoring: Scoring = DEFAULT_SCORING
 
     def __post_init__(self) -> None:
         if self.empty_predictions not in EMPTY_RULES:
@@ -561,7 +567,7 @@ class Site:
             given = list(self.options.scores)
             covered = {score.judge for score in given}
             rest = [j for j in self.judgments if j.judge not in covered]
-            computed = compute_scores(rest, self.options.bootstrap, self.options.trust) if rest else []
+            computed = compute_scores(rest, self.options.bootstrap, self.options.trust, self.options.scoring) if rest else []
             self._scores = {(s.judge, s.model, s.prompt, s.level, s.subset): s for s in [*given, *computed]}
         return self._scores
 
@@ -687,7 +693,8 @@ class Site:
         judge, model, prompt, level = arm
         rows, present = [], set()
         for j in sorted(self.by_arm[arm], key=lambda j: j.instance_id):
-            tags = ["overall", "refusal" if j.is_unanswerable else "non_refusal", "correct" if correct(j) else "wrong", j.category]
+            category = self.options.scoring.category(j)  # as the scores count it (report.categories)
+            tags = ["overall", "refusal" if j.is_unanswerable else "non_refusal", "correct" if correct(j) else "wrong", category]
             tags += flags(j, self.others(j))
             present.update(tags)
             rows.append(
@@ -807,6 +814,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, default=Bootstrap().resamples, help="bootstrap resamples of a judge not in --scores")
     parser.add_argument("--seed", type=int, default=Bootstrap().seed, help="bootstrap seed of a judge not in --scores")
     add_trust_arguments(parser)
+    add_scoring_arguments(parser, required=False)
     add_chain_argument(parser)
     args = parser.parse_args(argv)
     started = time.monotonic()
@@ -822,6 +830,7 @@ def main(argv: list[str] | None = None) -> int:
             Bootstrap(args.resamples, args.seed),
             args.empty_predictions,
             legend,
+            scoring=scoring_from_arguments(args),
         )
     except ValueError as error:
         parser.error(str(error))

@@ -2,8 +2,12 @@
 95% interval and the trust-aware score.
 
 Accuracy is over all items of a subset; an invalid judgment (no response, or no verdict) counts as
-wrong and is also counted in `n_invalid`, so nothing is dropped or silently scored. Level `all`
-pools every level a model was run at (used by Fig. 6).
+wrong and is also counted in `n_invalid`, so nothing is dropped or silently scored. `report.invalid: drop`
+(Scoring.invalid) leaves the invalid items that hold no answer (no response, or no verdict; a truncated reply stays
+wrong) out of the denominator, the intervals and the trust score instead; they are still counted in `n_invalid`, and
+`n_dropped` says how many left `n`. `report.categories` (Scoring.categories) maps task types to the category they
+are scored in, over the category the source's adapter recorded: read here from each judgment's task type, so it
+reruns no answer and no verdict. Level `all` pools every level a model was run at (used by Fig. 6).
 
 Intervals (`ci_low`, `ci_high`) are chosen by the number of videos (virtuebench.support.bootstrap): below
 BCA_MIN_VIDEOS a closed form on the number's own cluster design (a CR2 cluster-robust variance over its videos,
@@ -46,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
@@ -66,8 +71,9 @@ from virtuebench.verify import add_chain_argument, read_judgments
 #: compute_scores (rules/report.smk), so a results folder scored by an earlier method is scored again after an update,
 #: never left beside tables of the new one. Raise it with any change to what scores.csv holds.
 METHOD = (
-    "scores/6: closed-form intervals on each number's own CR2 cluster design (issue 49); the trust score's bounds over judge"
-    " failures (trust_failed_best, trust_failed_worst); a sampled model's runs averaged per item, their spread; row digests"
+    "scores/7: closed-form intervals on each number's own CR2 cluster design (issue 49); the trust score's bounds over judge"
+    " failures (trust_failed_best, trust_failed_worst); a sampled model's runs averaged per item, their spread; row digests;"
+    " n_dropped (report.invalid) and the category mapping (report.categories, issue 50)"
 )
 
 SUBSETS = ("overall", "non_refusal", "refusal", "perception", "reasoning")
@@ -75,6 +81,42 @@ ALL_LEVELS = "all"
 
 
 TRUST_SCHEMES = ("kalai", "refusal-credit")
+#: report.invalid: an invalid item with no answer counts as wrong (the default), or is left out of the denominator.
+INVALID_OPTIONS = ("wrong", "drop")
+#: The categories a task type can be scored in (report.categories).
+SCORED_CATEGORIES = ("perception", "reasoning")
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """What counts in a number (config `report.invalid`, `report.categories`; module docstring): whether an invalid
+    item without an answer is counted wrong or dropped, and the task types scored in another category than the one
+    their source's adapter recorded."""
+
+    invalid: str = "wrong"
+    categories: tuple[tuple[str, str], ...] = ()  # (task type, category), sorted
+
+    def __post_init__(self) -> None:
+        if self.invalid not in INVALID_OPTIONS:
+            raise ValueError(f"report.invalid: {self.invalid!r} is not one of {', '.join(INVALID_OPTIONS)}")
+        for task_type, category in self.categories:
+            if category not in SCORED_CATEGORIES:
+                raise ValueError(
+                    f"report.categories: task type {task_type!r} maps to {category!r}, not one of {', '.join(SCORED_CATEGORIES)}"
+                )
+
+    @classmethod
+    def of(cls, invalid: str = "wrong", categories: dict[str, str] | None = None) -> Scoring:
+        return cls(invalid, tuple(sorted((categories or {}).items())))
+
+    def drops(self, judgment: Judgment) -> bool:
+        """Whether the item leaves the denominator: `drop`, and invalid for want of a response or of a verdict (a
+        truncated reply is the model's answer, cut at the token limit: it stays wrong)."""
+        return self.invalid == "drop" and not judgment.valid and not judgment.truncated
+
+    def category(self, judgment: Judgment) -> str:
+        """The category the item is scored in: the mapping's for its task type, else the one its adapter recorded."""
+        return dict(self.categories).get(judgment.task_type, judgment.category)
 
 
 @dataclass(frozen=True)
@@ -135,7 +177,7 @@ class TrustWeights:
         )
 
 
-DEFAULT_BOOTSTRAP, DEFAULT_TRUST = Bootstrap(), TrustWeights()
+DEFAULT_BOOTSTRAP, DEFAULT_TRUST, DEFAULT_SCORING = Bootstrap(), TrustWeights(), Scoring()
 
 
 @dataclass(frozen=True)
@@ -167,6 +209,7 @@ class Score:
     trust_sd: float | None = None  # the SD of the runs' trust scores; None for one run
     trust_failed_best: float | None = None  # the trust score with every judge failure scored 1; None: no failure
     trust_failed_worst: float | None = None  # ... scored as a wrong answer (TrustWeights.wrong); None: no failure
+    n_dropped: int = 0  # invalid judgments left out of n (report.invalid: drop); counted in n_invalid too
 
 
 def in_subset(judgment: Judgment, subset: str) -> bool:
@@ -206,12 +249,15 @@ class _Items:
     over its runs of correctness and of the trust score (nan where no run was scored), and its counts over the runs."""
 
     first: list[Judgment]  # each item's first judgment: its video, category, subset
-    right: np.ndarray  # mean correctness over the runs
+    right: np.ndarray  # mean correctness over the runs not dropped; nan: every run dropped (Scoring.drops)
     values: np.ndarray  # mean trust score over the scored runs; nan: none scored
-    counts: dict[str, np.ndarray]  # judgments over the runs: correct, invalid, wrong_refusal, truncated, failed
-    runs: np.ndarray  # (items, runs) correctness of each run; nan where the item lacks it
-    run_values: np.ndarray  # (items, runs) trust score of each run; nan where not scored
+    counts: dict[str, np.ndarray]  # judgments over the runs: correct, invalid, wrong_refusal, truncated, failed, dropped
+    runs: np.ndarray  # (items, runs) correctness of each run; nan where the item lacks it or it was dropped
+    run_values: np.ndarray  # (items, runs) trust score of each run; nan where not scored (or dropped)
     samples: np.ndarray  # runs per item
+    #: (items, runs) the runs the judge-failure bounds are over: every run but a dropped one with no response (under
+    #: `wrong`, every run there is)
+    bounded: np.ndarray
 
 
 def _present(value: object) -> bool:
@@ -246,7 +292,7 @@ def _outcomes(judgments: Sequence[Judgment]) -> tuple[np.ndarray, list[Judgment]
     return code_of, [judgments[at] for at in first]
 
 
-def _gather(judgments: Sequence[Judgment], trust: TrustWeights) -> _Items:
+def _gather(judgments: Sequence[Judgment], trust: TrustWeights, scoring: Scoring = DEFAULT_SCORING) -> _Items:
     """The judgments as items (_Items), with arrays rather than a loop per judgment (254,800 at paper scale)."""
     item, distinct = _numbered(list(map(attrgetter("judge", "model", "prompt", "level", "instance_id"), judgments)))
     n_items = len(distinct)
@@ -259,13 +305,16 @@ def _gather(judgments: Sequence[Judgment], trust: TrustWeights) -> _Items:
     scored = [trust.value(judgment) for judgment in representative]
     right_of = np.array([float(correct(judgment)) for judgment in representative])
     value_of = np.array(scored, dtype=float)  # None (a judge failure): nan
+    dropped_of = np.array([scoring.drops(judgment) for judgment in representative], dtype=bool)
     right = np.full((n_items, width), np.nan)
     values = np.full((n_items, width), np.nan)
+    bounded = np.zeros((n_items, width), dtype=bool)
     # a run recorded twice for an item keeps its last judgment, as a loop over them would
     cell = item * width + column
     last = len(cell) - 1 - np.unique(cell[::-1], return_index=True)[1]
-    right.flat[cell[last]] = right_of[code[last]]
-    values.flat[cell[last]] = value_of[code[last]]
+    right.flat[cell[last]] = np.where(dropped_of, np.nan, right_of)[code[last]]
+    values.flat[cell[last]] = np.where(dropped_of, np.nan, value_of)[code[last]]
+    bounded.flat[cell[last]] = (~dropped_of | np.isnan(value_of))[code[last]]  # a dropped judge failure stays bounded
     wrong_refusal = [j.valid and j.refusal == 1 and j.judgement != 1 for j in representative]
     per_code = {
         "correct": right_of,
@@ -273,16 +322,19 @@ def _gather(judgments: Sequence[Judgment], trust: TrustWeights) -> _Items:
         "wrong_refusal": np.array(wrong_refusal),
         "truncated": np.array([bool(j.truncated) for j in representative]),
         "failed": np.isnan(value_of),
+        "dropped": dropped_of,
     }
     counts = {name: np.bincount(item, weights=of_code[code]).astype(np.int64) for name, of_code in per_code.items()}
     if width == 1:  # every item run once: the values as they are (no mean to take)
         mean_right, mean_values = right[:, 0], values[:, 0]
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean_right = np.nansum(right, axis=1) / samples
+            n_kept = samples - counts["dropped"]
+            mean_right = np.where(n_kept > 0, np.nansum(right, axis=1) / np.maximum(n_kept, 1), np.nan)
             n_scored = np.sum(~np.isnan(values), axis=1)
             mean_values = np.where(n_scored > 0, np.nansum(values, axis=1) / np.maximum(n_scored, 1), np.nan)
-    return _Items([judgments[at] for at in first_at.tolist()], mean_right, mean_values, counts, right, values, samples)
+    firsts = [judgments[at] for at in first_at.tolist()]
+    return _Items(firsts, mean_right, mean_values, counts, right, values, samples, bounded)
 
 
 def _run_spread(per_run: np.ndarray) -> tuple[float | None, float | None, float | None]:
@@ -304,9 +356,10 @@ def _failure_bounds(gathered: _Items, trust: TrustWeights) -> tuple[np.ndarray, 
     """Each item's trust score with its judge failures scored best (1, a right answer) and worst (a wrong answer,
     `trust.wrong`) instead of left out: the mean over all its runs, as the trust score's per-item mean is over the
     scored ones. The bound on what the failures left out could change (module docstring)."""
-    runs = np.sum(~np.isnan(gathered.runs), axis=1)  # the runs each item has (at least one)
-    share_failed = np.sum(~np.isnan(gathered.runs) & np.isnan(gathered.run_values), axis=1) / runs
-    scored = np.nansum(gathered.run_values, axis=1) / runs  # the scored runs' sum over all the item's runs
+    runs = np.sum(gathered.bounded, axis=1)  # the runs each item has (none: every run dropped, no response)
+    with np.errstate(invalid="ignore"):  # 0/0 for an item with none, which no row reads
+        share_failed = np.sum(gathered.bounded & np.isnan(gathered.run_values), axis=1) / runs
+        scored = np.nansum(gathered.run_values, axis=1) / runs  # the scored runs' sum over all the item's runs
     return scored + share_failed, scored + share_failed * trust.wrong
 
 
@@ -343,9 +396,12 @@ def _groups(items: Sequence[Judgment]) -> dict[tuple[str, str, str, str], np.nda
 
 
 def compute_scores(
-    judgments: Iterable[Judgment], bootstrap: Bootstrap = DEFAULT_BOOTSTRAP, trust: TrustWeights = DEFAULT_TRUST
+    judgments: Iterable[Judgment],
+    bootstrap: Bootstrap = DEFAULT_BOOTSTRAP,
+    trust: TrustWeights = DEFAULT_TRUST,
+    scoring: Scoring = DEFAULT_SCORING,
 ) -> list[Score]:
-    gathered = _gather(list(judgments), trust)
+    gathered = _gather(list(judgments), trust, scoring)
     items = gathered.first
     groups = _groups(items)
     # per item, once: its video, correctness, trust score (nan: left out) and subsets; a sampled model's item: the
@@ -355,11 +411,13 @@ def compute_scores(
     judge_of = np.array(list(map(attrgetter("judge"), items)))
     right, values = gathered.right, gathered.values
     unanswerable = np.fromiter(map(attrgetter("is_unanswerable"), items), dtype=bool)
-    category = np.array(list(map(attrgetter("category"), items)))
+    category = np.array(list(map(scoring.category, items)))
     member = {"overall": np.ones(len(items), dtype=bool), "refusal": unanswerable, "non_refusal": ~unanswerable}
     member |= {subset: category == subset for subset in SUBSETS if subset not in member}  # in_subset, for all at once
     counts = gathered.counts
     failed = np.isnan(values)
+    kept = ~np.isnan(right)  # not dropped (report.invalid: drop): in n, the interval and the trust score
+    in_bounds = gathered.bounded.any(axis=1)
     failed_best, failed_worst = _failure_bounds(gathered, trust)
     scores = []
     for judge in sorted(set(judge_of.tolist())):
@@ -369,24 +427,26 @@ def compute_scores(
         resampler = Resampler(videos[chosen_items].tolist(), bootstrap, (judge, "videos"))
         coded[chosen_items] = resampler.codes(videos[chosen_items].tolist())
         numbers: list[Number] = []
-        rows: list[tuple[tuple[str, str, str, str], str, np.ndarray, np.ndarray]] = []
+        rows: list[tuple[tuple[str, str, str, str], str, np.ndarray, np.ndarray, np.ndarray]] = []
         for group, at in of_judge.items():
             for subset in SUBSETS:
-                chosen = at[member[subset][at]]
-                if not len(chosen):  # no item, no number
+                members = at[member[subset][at]]
+                chosen = members[kept[members]]
+                if not len(chosen):  # no item (or every one dropped), no number
                     continue
                 scored = chosen[~failed[chosen]]
                 numbers.append(Number(coded[chosen], right[chosen], coded=True))
                 numbers.append(Number(coded[scored], values[scored], bounds=(trust.wrong, 1.0), coded=True))
-                rows.append((group, subset, chosen, scored))
+                rows.append((group, subset, members, chosen, scored))
         found = resampler.intervals(numbers)
-        for (group, subset, chosen, scored), accuracy, trusted in zip(rows, found[::2], found[1::2]):
+        for (group, subset, members, chosen, scored), accuracy, trusted in zip(rows, found[::2], found[1::2]):
             _, model, prompt, level = group
-            n_right = int(counts["correct"][chosen].sum())
+            n_right = int(counts["correct"][members].sum())
             samples = int(gathered.samples[chosen].max())
             sd, low, high = _run_spread(_runs(gathered.runs, chosen)) if samples > 1 else (None, None, None)
             trust_sd = _run_spread(_runs(gathered.run_values, chosen))[0] if samples > 1 and len(scored) else None
-            n_failed = int(counts["failed"][chosen].sum())
+            n_failed = int(counts["failed"][members].sum())
+            bounded = members[in_bounds[members]]  # the judge-failure bounds' items: every one but a dropped no-response
             scores.append(
                 Score(
                     model,
@@ -396,26 +456,27 @@ def compute_scores(
                     round(100 * n_right / len(chosen), 4) if samples == 1 else round(100 * float(right[chosen].mean()), 4),
                     n_right,
                     len(chosen),
-                    int(counts["invalid"][chosen].sum()),
+                    int(counts["invalid"][members].sum()),
                     judge,
                     ci_low=_percent(accuracy.low),
                     ci_high=_percent(accuracy.high),
                     n_videos=int(np.count_nonzero(np.bincount(coded[chosen]))),
-                    n_wrong_refusal=int(counts["wrong_refusal"][chosen].sum()),
+                    n_wrong_refusal=int(counts["wrong_refusal"][members].sum()),
                     trust=round(100 * float(sum(values[scored].tolist())) / len(scored), 4) if len(scored) else None,
                     trust_ci_low=_percent(trusted.low),
                     trust_ci_high=_percent(trusted.high),
                     ci_method=accuracy.method,
                     trust_ci_method=trusted.method,
-                    n_truncated=int(counts["truncated"][chosen].sum()),
+                    n_truncated=int(counts["truncated"][members].sum()),
                     n_judge_failed=n_failed,
                     samples=samples,
                     accuracy_sd=sd,
                     accuracy_min=low,
                     accuracy_max=high,
                     trust_sd=trust_sd,
-                    trust_failed_best=_percent(float(failed_best[chosen].mean())) if n_failed else None,
-                    trust_failed_worst=_percent(float(failed_worst[chosen].mean())) if n_failed else None,
+                    trust_failed_best=_percent(float(failed_best[bounded].mean())) if n_failed else None,
+                    trust_failed_worst=_percent(float(failed_worst[bounded].mean())) if n_failed else None,
+                    n_dropped=int(counts["dropped"][members].sum()),
                 )
             )
     return sorted(scores, key=lambda s: (s.judge, s.model, s.prompt, level_order(s.level), SUBSETS.index(s.subset)))
@@ -489,6 +550,7 @@ def read_scores(path: str | Path) -> list[Score]:
                 trust_sd=_optional(row.get("trust_sd")),
                 trust_failed_best=_optional(row.get("trust_failed_best")),
                 trust_failed_worst=_optional(row.get("trust_failed_worst")),
+                n_dropped=int(row.get("n_dropped") or 0),
             )
             for row in csv.DictReader(handle)
         ]
@@ -516,6 +578,41 @@ def trust_from_arguments(args: argparse.Namespace) -> TrustWeights:
     return TrustWeights(args.wrong_answer, args.unwarranted_refusal, args.trust_scheme, args.confidence_target)
 
 
+def add_scoring_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    """What counts in a number (config `report.invalid`, `report.categories`), for every CLI that computes or states it
+    (not `required`: the defaults, `wrong` and none)."""
+    parser.add_argument(
+        "--invalid",
+        choices=INVALID_OPTIONS,
+        required=required,
+        default=INVALID_OPTIONS[0],
+        help="an item without a response or a verdict: counted wrong, or dropped",
+    )
+    parser.add_argument(
+        "--categories",
+        required=required,
+        default="{}",
+        help='task types scored in another category, as JSON ({} for none): {"temporal grounding": "reasoning"}',
+    )
+
+
+def scoring_from_arguments(args: argparse.Namespace) -> Scoring:
+    """Scoring from add_scoring_arguments' options; ValueError names a bad value."""
+    try:
+        categories = json.loads(args.categories)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"report.categories: --categories {args.categories!r} is not JSON ({error})") from None
+    if not isinstance(categories, dict):  # its keys are strings (JSON's); Scoring checks its values
+        raise ValueError(f"report.categories: --categories {args.categories!r} is not a mapping of task type to category")
+    return Scoring.of(args.invalid, categories)
+
+
+def unmapped_task_types(scoring: Scoring, judgments: Iterable[Judgment]) -> list[str]:
+    """The task types report.categories maps that no judgment has (a misspelling changes no number: say so)."""
+    present = {judgment.task_type for judgment in judgments}
+    return [task_type for task_type, _ in scoring.categories if task_type not in present]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m virtuebench.metrics", description=__doc__.split("\n\n")[0])
     parser.add_argument("judgments", nargs="+")
@@ -528,11 +625,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--judge", help="the report judge: refuse judgments of any other, and an empty selection")
     add_trust_arguments(parser)
+    add_scoring_arguments(parser)
     add_chain_argument(parser)
     args = parser.parse_args(argv)
     try:
         bootstrap = Bootstrap(args.resamples, args.seed, args.resample_cache)
         trust = trust_from_arguments(args)
+        scoring = scoring_from_arguments(args)
     except ValueError as error:
         parser.error(str(error))
     try:
@@ -543,7 +642,10 @@ def main(argv: list[str] | None = None) -> int:
     except (RecordError, MissingDependency) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    scores = compute_scores(judgments, bootstrap, trust)
+    unmapped = unmapped_task_types(scoring, judgments)
+    if unmapped:
+        print(f"WARNING: report.categories maps task types no judged item has: {unmapped}; they change no number", file=sys.stderr)
+    scores = compute_scores(judgments, bootstrap, trust, scoring)
     write_scores(scores, args.out)
     stamp(args.out)  # each row's judgments digest and its own (virtuebench.provenance)
     invalid = sum(not j.valid for j in judgments)

@@ -502,7 +502,14 @@ def test_the_papers_counts_stand_beside_the_runs_at_each_stage_and_level(tmp_pat
         ("1024", "unanswerable instances"): (0, 87),
         ("all", "perception questions"): (2, 767),
         ("all", "reasoning questions"): (1, 561),
+        ("64", "perception questions"): (2, 751),  # Table 1's implied counts, beside section 3.3's
+        ("64", "reasoning questions"): (1, 577),
     }
+    assert annotated[("64", "perception questions")]["paper_says"].startswith("implied, not stated: Table 1's 64-frame P / R")
+    # report.categories counts a task type in another category, as the scores do; the adapters' otherwise
+    remapped = stats.with_categories(instances, {instances[1].task_type: "reasoning"})
+    assert [inst.category for inst in remapped] == ["reasoning"] * 3 and [inst.category for inst in instances][1:] == ["perception"] * 2
+    assert stats.with_categories(instances, {}) == instances
     assert annotated[("all", "instances")]["ratio"] == "0.002" and annotated[("512", "instances")]["ratio"] == "0.000"
     assert annotated[("64", "unanswerable instances")]["ratio"] == "0.002"
     # Stated and implied alike (section 3.3's 915), said so; the Gemini anomaly named beside the 64-frame counts.
@@ -536,10 +543,17 @@ def test_the_papers_counts_stand_beside_the_runs_at_each_stage_and_level(tmp_pat
         str(tmp_path / "s.tex"),
     ]
     paper = ["--funnel", str(tmp_path / "funnel.csv"), "--paper-counts", str(tmp_path / "paper.csv")]
+    mapped = ["--categories", '{"colour": "reasoning"}']  # report.categories, as make_stats passes it
+    assert curation_main(["stats", str(tmp_path / "instances.parquet"), *stat_outputs, *paper, *mapped]) == 0
+    counted = {(row["level"], row["measure"]): row["run"] for row in _read_batch(tmp_path / "paper.csv")}
+    assert counted[("all", "perception questions")] == counted[("64", "perception questions")] == "0"
+    assert counted[("all", "reasoning questions")] == "3"
+    for bad in ("{", '{"colour": "story"}'):
+        assert curation_main(["stats", str(tmp_path / "instances.parquet"), *stat_outputs, *paper, "--categories", bad]) == 2
     assert curation_main(["stats", str(tmp_path / "instances.parquet"), *stat_outputs, *paper]) == 0
     written = _read_batch(tmp_path / "paper.csv")
     assert list(written[0]) == stats.PAPER_COUNT_COLUMNS == ["stage", "level", "measure", "run", "paper", "ratio", "paper_says"]
-    assert [row["stage"] for row in written] == ["collected"] * 2 + list(stats.FILTER_STAGES) + ["difficulty"] + ["annotated"] * 14
+    assert [row["stage"] for row in written] == ["collected"] * 2 + list(stats.FILTER_STAGES) + ["difficulty"] + ["annotated"] * 16
     assert written[1] == {
         "stage": "collected",
         "level": "all",

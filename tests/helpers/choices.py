@@ -141,6 +141,10 @@ SWITCHES: dict[str, Case] = {
     "report.trust.scheme": Case("demo", {"report.trust.scheme": "refusal-credit"}, SCORES),
     "report.trust.confidence_target": Case("demo", {"report.trust.confidence_target": 0.75}, SCORES),
     "report.intervals": Case("demo", {"report.intervals": True}, frozenset({"make_tables"})),
+    # issue 50: scoring only; no answer is asked or judged again (the instances table, read by inference, is unchanged)
+    "report.categories": Case("demo", {"report.categories": {"colour": "reasoning"}}, SCORES),
+    "report.invalid": Case("demo", {"report.invalid": "drop"}, SCORES),
+    "report.fig6_levels": Case("demo", {"report.fig6_levels": "common"}, frozenset({"make_fig6"})),
     # --- The supplement's Table 1: test_curation_workflow.py's annotated run (two models, four sources) --------------
     "supplement.mcq_prompt": Case("curated", {"supplement.mcq_prompt": "plain"}, SUPPLEMENT_ANSWERS),
     "supplement.oe_prompt": Case("curated", {"supplement.oe_prompt": "plain"}, SUPPLEMENT_ANSWERS),

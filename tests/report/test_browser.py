@@ -450,3 +450,23 @@ def test_the_cvrr_overview_has_its_title_dimensions_and_table_2s_averages_in_a_r
     assert "<title>refuse, prompt standard, 8 frames (judge rules)</title>" in listing
     published = next(out.glob(f"lists/{safe_name(PUBLISHED_JUDGE)}/*/standard/0.html")).read_text()
     assert "0 frames" not in published and "published run" in published
+
+
+def test_a_judge_not_in_scores_csv_is_scored_and_listed_under_the_runs_scoring_options(site, tmp_path):
+    """report.invalid and report.categories reach the browser: a judge it scores itself (none is in scores.csv here)
+    is scored as compute_scores scores it under them, and the item lists tag each item with its mapped category."""
+    from virtuebench.metrics import DEFAULT_TRUST, Scoring
+
+    bench = site[0].parent
+    instances = read_instances(bench / "instances.parquet")
+    judgments = [Judgment(**record) for record in json.loads((site[0] / "judgments.json").read_text())]
+    judgments[0] = dataclasses.replace(judgments[0], valid=False, response=None, error="failed")  # dropped under drop
+    scoring = Scoring.of("drop", dict.fromkeys({j.task_type for j in judgments}, "reasoning"))
+    built = Site(instances, judgments, bench / "frames", tmp_path / "site", options=Options(scoring=scoring))
+    expected = {(s.judge, s.model, s.prompt, s.level, s.subset): s for s in compute_scores(judgments, Bootstrap(), DEFAULT_TRUST, scoring)}
+    assert built.scores() == expected and any(s.n_dropped for s in expected.values())
+    assert not any(key[-1] == "perception" for key in expected)
+    built.build()
+    lists = [path.read_text() for path in (tmp_path / "site" / "lists").rglob("*.html")]
+    assert lists and all(" perception" not in page.split("data-flags=", 1)[-1] for page in lists)
+    assert any("reasoning" in page for page in lists)

@@ -84,7 +84,20 @@ def test_a_table_without_any_judged_item_is_refused_naming_the_judge(tmp_path, c
     stamp(tmp_path / "s.csv")
     arguments = ["tables", "--scores", str(tmp_path / "s.csv"), "--models", "m", "--levels", "64", "--prompt", "honest"]
     arguments += ["--table1", str(tmp_path / "t1.tex"), "--table2", str(tmp_path / "t2.tex")]
-    arguments += ["--trust-scheme", "kalai", "--confidence-target", "0.5", "--wrong-answer", "-1", "--unwarranted-refusal", "0"]
+    arguments += [
+        "--trust-scheme",
+        "kalai",
+        "--confidence-target",
+        "0.5",
+        "--wrong-answer",
+        "-1",
+        "--unwarranted-refusal",
+        "0",
+        "--invalid",
+        "wrong",
+        "--categories",
+        "{}",
+    ]
     assert report_main([*arguments, "--judge", "strict"]) == 1
     assert "no judged items for judge 'strict'" in capsys.readouterr().err and not (tmp_path / "t1.tex").exists()
     assert report_main([*arguments, "--judge", "rules"]) == 0
@@ -236,7 +249,20 @@ def test_the_tables_command_writes_the_html_pages_it_is_asked_for(tmp_path):
     arguments = ["tables", "--scores", str(tmp_path / "s.csv"), "--models", "m", "--levels", "64", "--prompt", "honest"]
     arguments += ["--judge", "rules", "--table1", str(tmp_path / "t1.tex"), "--table2", str(tmp_path / "t2.tex")]
     arguments += ["--table2-html", str(tmp_path / "t2.html")]
-    arguments += ["--trust-scheme", "kalai", "--confidence-target", "0.5", "--wrong-answer", "-1", "--unwarranted-refusal", "0"]
+    arguments += [
+        "--trust-scheme",
+        "kalai",
+        "--confidence-target",
+        "0.5",
+        "--wrong-answer",
+        "-1",
+        "--unwarranted-refusal",
+        "0",
+        "--invalid",
+        "wrong",
+        "--categories",
+        "{}",
+    ]
     assert main(arguments) == 0
     assert _html_cells((tmp_path / "t2.html").read_text()) == {"m": ["40.00"] * 3} == _latex_cells((tmp_path / "t2.tex").read_text())
     assert not (tmp_path / "t1.html").exists()  # only where asked
@@ -405,3 +431,77 @@ def test_link_folder_copies_where_hard_links_fail_and_needs_a_folder(tmp_path, m
     with pytest.raises(FileNotFoundError, match="is not a folder"):
         link_folder(tmp_path / "missing", tmp_path / "copy")
     assert (tmp_path / "copy" / "index.html").exists()  # a failed link leaves the old folder as it was
+
+
+# --- issue 50: Fig. 6's levels (report.fig6_levels), the scoring options in the captions -----------------------------
+
+
+def _refusal_rows(model, prompt, levels, n_correct, n, low=None):
+    """A model's refusal rows at `levels` (n_correct and n at each) and its level-`all` row pooling them."""
+    rows = [
+        Score(model, prompt, str(level), "refusal", round(100 * c / k, 4), c, k, 0, "rules", low, None if low is None else low + 20, 2)
+        for level, c, k in zip(levels, n_correct, n)
+    ]
+    pooled = sum(n_correct), sum(n)
+    rows.append(Score(model, prompt, "all", "refusal", round(100 * pooled[0] / pooled[1], 4), *pooled, 0, "rules", 5.0, 95.0, 3))
+    return rows
+
+
+def test_fig6_pools_all_of_each_models_levels_or_the_levels_every_model_ran(tmp_path, monkeypatch):
+    """`all` (the default) shows each model's level-`all` row: a model capped at 128 frames pools fewer levels than
+    one reaching 256. `common` pools every model over the levels they all ran: a model that ran only those keeps its
+    `all` row and interval; one that ran more is summed from its rows at those levels (no interval, no effect mark)."""
+    from virtuebench.report import figures
+
+    drawn = []
+    monkeypatch.setattr(figures.plt, "close", drawn.append)
+    scores = _refusal_rows("capped", "honest", (64, 128), (3, 5), (10, 10)) + _refusal_rows(
+        "long", "honest", (64, 128, 256), (2, 4, 9), (10, 10, 10)
+    )
+    comparisons = [
+        {"kind": "prompt", "judge": "rules", "level": "all", "subset": "refusal", "model_a": model, "prompt_a": "honest"}
+        | {"model_b": model, "prompt_b": "plain", "difference": "9.0", "p_holm": "0.01", "holds": "True"}
+        for model in ("capped", "long")
+    ]
+    out = (tmp_path / "f6.png", tmp_path / "f6.csv")
+    figures.fig6(scores, ["capped", "long"], ["honest"], "rules", *out, comparisons)
+    rows = {r["model"]: r for r in csv.DictReader(out[1].open())}
+    assert (rows["long"]["accuracy"], rows["long"]["n"], rows["long"]["levels"], rows["long"]["holds"]) == (
+        "50.0",
+        "30",
+        "64 128 256",
+        "True",
+    )
+    assert (rows["capped"]["accuracy"], rows["capped"]["levels"]) == ("40.0", "64 128")
+    assert "levels: each model's own (report.fig6_levels: all)" in drawn[-1].axes[0].get_title()
+    figures.fig6(scores, ["capped", "long"], ["honest"], "rules", *out, comparisons, pooled="common", invalid="drop")
+    rows = {r["model"]: r for r in csv.DictReader(out[1].open())}
+    assert (rows["capped"]["accuracy"], rows["capped"]["ci_low"], rows["capped"]["holds"]) == ("40.0", "5.0", "True")  # its all row
+    long = rows["long"]
+    assert (long["accuracy"], long["n_correct"], long["n"], long["levels"]) == ("30.0", "6", "20", "64 128")
+    assert (long["ci_low"], long["n_videos"], long["holds"], long["difference"]) == ("", "", "", "")
+    title = drawn[-1].axes[0].get_title()
+    assert "levels: 64, 128, those every model ran (report.fig6_levels: common)" in title
+    assert "long: summed from its levels, no interval or mark" in title and "invalid items dropped" in title
+    # a model of another prompt or judge, or not shown, does not narrow the common levels
+    other = _refusal_rows("hidden", "honest", (64,), (1,), (10,))
+    assert figures.pooled_refusal(scores + other, ["capped", "long"], ["honest"], "rules", "common").common == ["64", "128"]
+    with pytest.raises(ValueError, match="report.fig6_levels: 'some' is not one of all, common"):
+        figures.pooled_refusal(scores, ["capped"], ["honest"], "rules", "some")
+
+
+def test_the_tables_captions_state_how_invalid_items_count_and_the_category_mapping():
+    from virtuebench.metrics import Scoring
+
+    scores = [dataclasses.replace(_score("m", 64, subset, 40.0), n_invalid=3, n_dropped=2, n=8) for subset in SUBSET_NAMES]
+    default = table1(scores, ["m"], [64], "honest", "rules")
+    assert "10 judged items, 3 without a valid verdict (counted as wrong); categories: the source adapters' mapping;" in default
+    chosen = Scoring.of("drop", {"temporal grounding": "reasoning"})
+    for table in (table1, table2):
+        text = table(scores, ["m"], [64], "honest", "rules", scoring=chosen)
+        assert (
+            "10 judged items, 3 without a valid verdict (2 without a response or a verdict left out of the denominator "
+            "(report.invalid: drop), the rest counted as wrong); categories: the source adapters' mapping, with temporal "
+            "grounding as reasoning (report.categories)"
+        ) in text
+    assert "(report.invalid: drop)" in table2_trust(scores, ["m"], [64], "honest", "rules", TrustWeights(), scoring=chosen)

@@ -144,7 +144,20 @@ def _one_line(run: subprocess.CompletedProcess, ending: str) -> None:
     assert run.stderr.strip().endswith(ending), run.stderr
 
 
-TRUST = ["--trust-scheme", "kalai", "--confidence-target", "0.5", "--wrong-answer", "-1", "--unwarranted-refusal", "0"]
+TRUST = [
+    "--trust-scheme",
+    "kalai",
+    "--confidence-target",
+    "0.5",
+    "--wrong-answer",
+    "-1",
+    "--unwarranted-refusal",
+    "0",
+    "--invalid",
+    "wrong",
+    "--categories",
+    "{}",
+]
 
 
 def _report_clis(tmp_path: Path, out: Path) -> dict[str, list[str]]:

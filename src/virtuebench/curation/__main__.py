@@ -139,7 +139,14 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    instances = read_instances(args.instances)
+    try:
+        categories = json.loads(args.categories)
+        if not isinstance(categories, dict) or not all(value in ("perception", "reasoning") for value in categories.values()):
+            raise ValueError("not a mapping of task type to perception or reasoning")
+    except ValueError as error:  # JSONDecodeError is one
+        print(f"error: report.categories: --categories {args.categories!r}: {error}", file=sys.stderr)
+        return 2
+    instances = stats.with_categories(read_instances(args.instances), categories)
     write_csv(args.composition, stats.composition(instances))
     summary = stats.source_summary(instances)
     write_csv(args.summary_csv, summary)
@@ -285,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     stat.add_argument("--summary-tex", required=True)
     stat.add_argument("--funnel", help="merge's --paper-counts CSV: its rows come first in --paper-counts")
     stat.add_argument("--paper-counts", help="CSV of the funnel's and the instances' counts beside the paper's")
+    stat.add_argument("--categories", default="{}", help="report.categories as JSON: task types counted in another category")
     stat.set_defaults(func=_stats)
     sets = commands.add_parser("supplement-sets")
     sets.add_argument("candidates")

@@ -8,9 +8,16 @@ from pathlib import Path
 
 from virtuebench.comparisons import read_comparisons
 from virtuebench.instances import read_instances
-from virtuebench.metrics import add_trust_arguments, read_scores, trust_from_arguments
+from virtuebench.metrics import (
+    INVALID_OPTIONS,
+    add_scoring_arguments,
+    add_trust_arguments,
+    read_scores,
+    scoring_from_arguments,
+    trust_from_arguments,
+)
 from virtuebench.provenance import NotIntact, require_intact
-from virtuebench.report.figures import composition, fig4, fig6, fig_levels, sources
+from virtuebench.report.figures import POOLED_LEVELS, composition, fig4, fig6, fig_levels, sources
 from virtuebench.report.folders import link_folder
 from virtuebench.report.paper import PAPER_VS_RUN_COLUMNS, NoPaperRow, paper_rows_of, paper_vs_run, paper_vs_run_html, paper_vs_run_tex
 from virtuebench.report.tables import HTML, EmptyTable, require_rows, table1, table2, table2_trust
@@ -40,17 +47,18 @@ def _tables(args: argparse.Namespace) -> int:
         return 1
     common = (scores, args.models, args.levels, args.prompt, args.judge)
     shown = (args.intervals, args.model_choices, args.judge_options)
-    Path(args.table1).write_text(table1(*common, *shown))
-    Path(args.table2).write_text(table2(*common, *shown))
+    scoring = scoring_from_arguments(args)  # for the captions: checked by the scoring job, which wrote these scores
+    Path(args.table1).write_text(table1(*common, *shown, scoring=scoring))
+    Path(args.table2).write_text(table2(*common, *shown, scoring=scoring))
     if args.table2_trust:
-        Path(args.table2_trust).write_text(table2_trust(*common, trust_from_arguments(args), *shown))
+        Path(args.table2_trust).write_text(table2_trust(*common, trust_from_arguments(args), *shown, scoring=scoring))
     # The same tables as HTML pages, for Snakemake's report (which shows no .tex)
     if args.table1_html:
-        Path(args.table1_html).write_text(table1(*common, *shown, markup=HTML))
+        Path(args.table1_html).write_text(table1(*common, *shown, markup=HTML, scoring=scoring))
     if args.table2_html:
-        Path(args.table2_html).write_text(table2(*common, *shown, markup=HTML))
+        Path(args.table2_html).write_text(table2(*common, *shown, markup=HTML, scoring=scoring))
     if args.table2_trust_html:
-        Path(args.table2_trust_html).write_text(table2_trust(*common, trust_from_arguments(args), *shown, markup=HTML))
+        Path(args.table2_trust_html).write_text(table2_trust(*common, trust_from_arguments(args), *shown, markup=HTML, scoring=scoring))
     return 0
 
 
@@ -89,7 +97,7 @@ def _fig6(args: argparse.Namespace) -> int:
     if not _intact(args.scores, args.comparisons, writing=args.out):
         return 1
     comparisons = read_comparisons(args.comparisons) if args.comparisons else []
-    fig6(read_scores(args.scores), args.models, args.prompts, args.judge, args.out, args.csv, comparisons)
+    fig6(read_scores(args.scores), args.models, args.prompts, args.judge, args.out, args.csv, comparisons, args.pooled_levels, args.invalid)
     return 0
 
 
@@ -130,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     tables.add_argument("--model-choices", default="", help="the models' named registry choices in effect, for the captions")
     tables.add_argument("--judge-options", default="", help="the judge's open decisions in effect (reasoning, ...), for the captions")
     add_trust_arguments(tables)  # the trust score's settings, for the caption
+    add_scoring_arguments(tables)  # report.invalid and report.categories, for the captions
     tables.set_defaults(func=_tables)
 
     versus = commands.add_parser("paper-vs-run", help="the paper's Tables 1 and 2 beside the run's numbers and intervals")
@@ -159,6 +168,13 @@ def main(argv: list[str] | None = None) -> int:
     six.add_argument("--prompts", nargs="+", required=True)
     six.add_argument("--judge", required=True)
     six.add_argument("--comparisons", help="results/comparisons.csv: marks the prompt effects that hold")
+    six.add_argument(
+        "--pooled-levels",
+        choices=POOLED_LEVELS,
+        required=True,
+        help="report.fig6_levels: every level a model ran, or those every model ran",
+    )
+    six.add_argument("--invalid", choices=INVALID_OPTIONS, required=True, help="report.invalid, for the title")
     six.add_argument("--out", required=True)
     six.add_argument("--csv", required=True)
     six.set_defaults(func=_fig6)

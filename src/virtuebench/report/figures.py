@@ -4,6 +4,7 @@ also written to a CSV beside it."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,7 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from virtuebench.instances import Instance  # noqa: E402
-from virtuebench.metrics import ALL_LEVELS, Score  # noqa: E402
+from virtuebench.metrics import ALL_LEVELS, Score, level_order  # noqa: E402
 from virtuebench.support.tabular import write_csv  # noqa: E402
 
 
@@ -93,6 +94,56 @@ def prompt_effects(comparisons: Sequence[dict[str, str]], judge: str) -> dict[st
     }
 
 
+#: report.fig6_levels: Fig. 6 pools each model's refusal accuracy over every level it ran (`all`), or over the levels
+#: every model shown ran (`common`), so that a model capped at 256 frames is set beside the others on the same levels.
+POOLED_LEVELS = ("all", "common")
+
+
+@dataclasses.dataclass(frozen=True)
+class Pooled:
+    """Fig. 6's refusal numbers: per (model, prompt) its score and the levels it pools; `common`: the levels every
+    model shown ran (None under `all`); `summed`: the (model, prompt)s whose number is summed from its levels' rows
+    here, so it has no interval (scores.csv's intervals are per level and over all of a model's levels)."""
+
+    index: dict[tuple[str, str], Score]
+    levels: dict[tuple[str, str], list[str]]
+    common: list[str] | None
+    summed: frozenset[tuple[str, str]]
+
+
+def pooled_refusal(scores: Sequence[Score], models: Sequence[str], prompts: Sequence[str], judge: str, pooled: str = "all") -> Pooled:
+    """Each shown (model, prompt)'s refusal accuracy pooled over its levels (`all`: scores.csv's level-`all` row) or
+    over the levels common to every shown (model, prompt): its `all` row where those are all its levels, else its
+    rows at those levels summed (n_correct over n x samples)."""
+    if pooled not in POOLED_LEVELS:
+        raise ValueError(f"report.fig6_levels: {pooled!r} is not one of {', '.join(POOLED_LEVELS)}")
+    refusal = [s for s in scores if s.subset == "refusal" and s.judge == judge and s.model in models and s.prompt in prompts]
+    whole = {(s.model, s.prompt): s for s in refusal if s.level == ALL_LEVELS}
+    per_level: dict[tuple[str, str], dict[str, Score]] = {}
+    for score in refusal:
+        if score.level != ALL_LEVELS:
+            per_level.setdefault((score.model, score.prompt), {})[score.level] = score
+    levels = {key: sorted(of_key, key=level_order) for key, of_key in per_level.items()}
+    if pooled == "all":
+        return Pooled(whole, levels, None, frozenset())
+    shared = set.intersection(*(set(found) for found in levels.values())) if levels else set()
+    common = sorted(shared, key=level_order)
+    index: dict[tuple[str, str], Score] = {}
+    summed = set()
+    for key, found in levels.items():
+        if found == common and key in whole:
+            index[key] = whole[key]
+        elif common:
+            rows = [per_level[key][level] for level in common]
+            n_correct, n = sum(s.n_correct for s in rows), sum(s.n for s in rows)
+            accuracy = round(100 * n_correct / sum(s.n * s.samples for s in rows), 4)
+            index[key] = dataclasses.replace(
+                rows[0], level="common", accuracy=accuracy, n_correct=n_correct, n=n, ci_low=None, ci_high=None, n_videos=0
+            )
+            summed.add(key)
+    return Pooled(index, {key: common for key in index}, common, frozenset(summed))
+
+
 def fig6(
     scores: Sequence[Score],
     models: Sequence[str],
@@ -101,12 +152,18 @@ def fig6(
     out: str | Path,
     csv_out: str | Path,
     comparisons: Sequence[dict[str, str]] = (),
+    pooled: str = "all",
+    invalid: str = "wrong",
 ) -> None:
-    """Refusal-subset accuracy over all levels a model ran, one bar per prompt, with 95% intervals and a
-    mark where the prompt's effect holds (paired test over videos, Holm-adjusted, results/comparisons.csv)."""
-    index = {(s.model, s.prompt): s for s in scores if s.level == ALL_LEVELS and s.subset == "refusal" and s.judge == judge}
+    """Refusal-subset accuracy pooled over levels (report.fig6_levels: every level a model ran, or those every model
+    shown ran), one bar per prompt, with 95% intervals and a mark where the prompt's effect holds (paired test over
+    videos, all levels, Holm-adjusted, results/comparisons.csv; not shown for a model whose number pools fewer levels)."""
+    found = pooled_refusal(scores, models, prompts, judge, pooled)
+    index = found.index
     effects = prompt_effects(comparisons, judge)
-    columns = ["model", "prompt", "accuracy", "ci_low", "ci_high", "n_correct", "n", "n_videos", "difference", "p_holm", "holds"]
+    for model, _ in found.summed:  # the comparison is over all the model's levels: it does not test these numbers
+        effects.pop(model, None)
+    columns = ["model", "prompt", "accuracy", "ci_low", "ci_high", "n_correct", "n", "n_videos", "difference", "p_holm", "holds", "levels"]
     rows = []
     for model in models:
         effect = effects.get(model, {})
@@ -122,14 +179,15 @@ def fig6(
                         "ci_high": score.ci_high,
                         "n_correct": score.n_correct,
                         "n": score.n,
-                        "n_videos": score.n_videos,
+                        "n_videos": "" if (model, prompt) in found.summed else score.n_videos,
                         "difference": effect.get("difference", ""),
                         "p_holm": effect.get("p_holm", ""),
                         "holds": effect.get("holds", ""),
+                        "levels": " ".join(found.levels.get((model, prompt), [])),
                     }
                 )
     write_csv(csv_out, rows, columns)
-    figure, axis = plt.subplots(figsize=(max(5.5, 1.5 * len(models) + 2.5), 4.2))
+    figure, axis = plt.subplots(figsize=(max(8.0, 1.5 * len(models) + 2.5), 4.6))
     width = 0.8 / max(1, len(prompts))
     colours = ["#4c72b0", "#dd8452", "#55a868", "#c44e52"]
     for p, prompt in enumerate(prompts):
@@ -158,8 +216,15 @@ def fig6(
     n_items = sorted({score.n for score in index.values()})
     axis.set_xticks(range(len(models)), models, rotation=20 if len(models) > 4 else 0)
     axis.set(ylabel="refusal accuracy (%)", ylim=(0, 122))
+    if found.common is None:
+        levels_said = "levels: each model's own (report.fig6_levels: all)"
+    else:
+        levels_said = f"levels: {', '.join(found.common) or 'none'}, those every model ran (report.fig6_levels: common)"
+        if found.summed:
+            levels_said += "\n" + ", ".join(sorted({m for m, _ in found.summed})) + ": summed from its levels, no interval or mark"
+    invalid_said = "dropped" if invalid == "drop" else "wrong"
     axis.set_title(
-        f"Refusal accuracy by prompt (unanswerable items, all levels pooled; judge {judge})\n"
+        f"Refusal accuracy by prompt (unanswerable items; judge {judge}; invalid items {invalid_said})\n{levels_said}\n"
         f"error bars: 95% interval (docs/statistics.md); *: prompts differ (paired test, Holm p < 0.05); n = {', '.join(map(str, n_items))} items",
         fontsize=9,
     )
@@ -291,7 +356,7 @@ def composition(instances: Sequence[Instance], out: str | Path, csv_out: str | P
         handles, [f"{c} ({n})" for c, n in totals.items()], fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="category"
     )
     axis.set(xlabel="instances", xlim=(0, max((row["n_instances"] for row in rows), default=1) * 1.15))
-    axis.set_title(f"Composition by task type ({len(instances)} instances)", fontsize=10)
+    axis.set_title(f"Composition by the sources' own task types ({len(instances)} instances; colour: the adapter's category)", fontsize=10)
     figure.tight_layout()
     figure.savefig(out, dpi=150)
     plt.close(figure)

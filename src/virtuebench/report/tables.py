@@ -17,7 +17,7 @@ import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from virtuebench.metrics import Score, TrustWeights
+from virtuebench.metrics import DEFAULT_SCORING, Score, Scoring, TrustWeights
 from virtuebench.support.tabular import html_page, html_table, latex_escape
 
 
@@ -131,12 +131,23 @@ def _failure_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequ
     )
 
 
-def _invalid_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str]) -> str:
+def _invalid_note(scores: Sequence[Score], prompt: str, judge: str, models: Sequence[str], scoring: Scoring) -> str:
+    """The judged items and the invalid ones, and how those count (report.invalid)."""
     rows = [
         s for s in scores if s.prompt == prompt and s.judge == judge and s.model in models and s.level != "all" and s.subset == "overall"
     ]
-    n, invalid = sum(s.n * s.samples for s in rows), sum(s.n_invalid for s in rows)  # a sampled model's: every run's
+    dropped = sum(s.n_dropped for s in rows)
+    n, invalid = sum(s.n * s.samples for s in rows) + dropped, sum(s.n_invalid for s in rows)  # a sampled model's: every run's
+    if scoring.invalid == "drop":
+        counted = f"{dropped} without a response or a verdict left out of the denominator (report.invalid: drop), the rest counted as wrong"
+        return f"{n} judged items, {invalid} without a valid verdict ({counted})"
     return f"{n} judged items, {invalid} without a valid verdict (counted as wrong)"
+
+
+def _categories_note(scoring: Scoring, markup: Markup) -> str:
+    """The category mapping the perception and reasoning numbers use (report.categories)."""
+    mapped = ", ".join(f"{task_type} as {category}" for task_type, category in scoring.categories)
+    return markup.text("; categories: the source adapters' mapping" + (f", with {mapped} (report.categories)" if mapped else ""))
 
 
 def _caption_notes(
@@ -148,10 +159,12 @@ def _caption_notes(
     choices: str,
     markup: Markup,
     judge_options: str = "",
+    scoring: Scoring = DEFAULT_SCORING,
 ) -> str:
-    """What every table's caption says after its title: the judged and invalid items, where the intervals are, the
-    sampled models, the model choices and the judge options in effect."""
-    notes = _invalid_note(scores, prompt, judge, models) + _interval_note(intervals, markup)
+    """What every table's caption says after its title: the judged and invalid items (and how those count), the
+    category mapping, where the intervals are, the sampled models, the model choices and the judge options in effect."""
+    notes = markup.text(_invalid_note(scores, prompt, judge, models, scoring)) + _categories_note(scoring, markup)
+    notes += _interval_note(intervals, markup)
     notes += _samples_note(scores, prompt, judge, models, intervals, markup) + _choices_note(choices, markup)
     return notes + _judge_options_note(judge_options, markup)
 
@@ -222,6 +235,7 @@ def table2(
     choices: str = "",
     judge_options: str = "",
     markup: Markup = LATEX,
+    scoring: Scoring = DEFAULT_SCORING,
 ) -> str:
     index = _index(scores, prompt, judge)
     subsets = [("overall", "Overall"), ("non_refusal", "Non-refusal"), ("refusal", "Refusal")]
@@ -231,7 +245,7 @@ def table2(
     ]
     caption = (
         markup.text("Accuracy (%) on the overall, non-refusal and refusal subsets per frame level; ")
-        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup, judge_options)}."
+        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup, judge_options, scoring)}."
     )
     return markup.table("Table 2", caption, "tab:refusal", levels, [name for _, name in subsets], rows)
 
@@ -247,6 +261,7 @@ def table2_trust(
     choices: str = "",
     judge_options: str = "",
     markup: Markup = LATEX,
+    scoring: Scoring = DEFAULT_SCORING,
 ) -> str:
     """Table 2's variant with the trust score beside accuracy (virtuebench.metrics.TrustWeights)."""
     index = _index(scores, prompt, judge)
@@ -259,7 +274,7 @@ def table2_trust(
         rows.append((markup.text(model), cells))
     caption = (
         markup.text(f"Accuracy (%) and trust score per frame level: 100 times the mean item score, where {trust.describe()}; ")
-        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup, judge_options)}"
+        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup, judge_options, scoring)}"
         + f"{_failure_note(scores, prompt, judge, models, levels, markup)}."
     )
     return markup.table("Table 2 with the trust score", caption, "tab:trust", levels, ["Acc.", "Trust"], rows)
@@ -275,6 +290,7 @@ def table1(
     choices: str = "",
     judge_options: str = "",
     markup: Markup = LATEX,
+    scoring: Scoring = DEFAULT_SCORING,
 ) -> str:
     index = _index(scores, prompt, judge)
     rows = []
@@ -288,6 +304,6 @@ def table1(
         rows.append((markup.text(model), cells))
     caption = (
         markup.text("Overall accuracy (%) and Perception / Reasoning accuracy per frame level; ")
-        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup, judge_options)}."
+        + f"{_setting(prompt, judge, markup)}; {_caption_notes(scores, prompt, judge, models, intervals, choices, markup, judge_options, scoring)}."
     )
     return markup.table("Table 1", caption, "tab:main", levels, ["Overall", "P / R"], rows)

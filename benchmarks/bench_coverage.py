@@ -70,6 +70,8 @@ JUDGE, PROMPT, CATEGORY = "rules", "plain", "synthetic"
 LEVELS = (64, 128, 256, 512, 1024)
 TRUST_BOUNDS = (-1.0, 1.0)  # Kalai's scheme at t = 0.5: a wrong answer -1, a refusal 0, a right answer 1
 TRUST_ARGUMENTS = ("--trust-scheme", "kalai", "--confidence-target", "0.5", "--wrong-answer", "-1", "--unwarranted-refusal", "0")
+#: What counts in a number, at the workflow's defaults (config report.invalid, report.categories): the CLI asks for both.
+SCORING_ARGUMENTS = ("--invalid", "wrong", "--categories", "{}")
 QUESTION_CONCENTRATION = 4.0  # levels5: a question's rate around its video's
 INFORMATIVE_TOP, INFORMATIVE_DROP = 0.95, 0.30  # informative: 0.95 at one question, 0.65 at the largest video
 ISSUE_SIZES = (25, 10, 5, 3, 2, 1, 1, 1, 1, 1)
@@ -271,7 +273,7 @@ def cli_intervals(batch: list[Benchmark], settings: Bootstrap, folder: Path) -> 
     judgments, scores = folder / "judgments.jsonl", folder / "scores.csv"
     write_judgments(batch, judgments)
     command = [sys.executable, "-m", "virtuebench.metrics", str(judgments), "--out", str(scores)]
-    command += ["--resamples", str(settings.resamples), "--seed", str(settings.seed), *TRUST_ARGUMENTS]
+    command += ["--resamples", str(settings.resamples), "--seed", str(settings.seed), *TRUST_ARGUMENTS, *SCORING_ARGUMENTS]
     run = subprocess.run(command, capture_output=True, text=True)
     if run.returncode != 0:
         raise SystemExit(f"the scores CLI failed on {judgments} (exit {run.returncode}): {run.stderr.strip()[-2000:]}")

@@ -228,7 +228,7 @@ def generate(folder: Path, scale: float) -> dict:
     paths = judgment_paths(folder)
     scores = [sys.executable, "-m", "virtuebench.metrics", *paths, "--out", "results/scores.csv", "--resamples", "200"]
     scores += ["--seed", "0", "--trust-scheme", "kalai", "--confidence-target", "0.5", "--wrong-answer", "-1"]
-    scores += ["--unwarranted-refusal", "0", "--judge", JUDGE]
+    scores += ["--unwarranted-refusal", "0", "--invalid", "wrong", "--categories", "{}", "--judge", JUDGE]
     subprocess.run(scores, cwd=folder, check=True, stdout=subprocess.DEVNULL)
     return {"instances": len(made), "videos": len(manifests), "responses": responses, "frame files": files}
 

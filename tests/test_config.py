@@ -630,8 +630,10 @@ JUDGE_KEYS = [
     "model",
     "parse_retries",
     "prompt",
+    "reasoning",  # read by the judging stage (judge/inputs.py), allowed on every judge kind and named as allowed
     "temperature",
     "timeout_s",
+    "truncated",
 ]
 
 

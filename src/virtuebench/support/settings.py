@@ -11,12 +11,15 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-def settings_from_dict(cls: type[T], values: dict[str, Any], owner: str, error: type[Exception] = ValueError) -> T:
-    """`cls(**values)`, naming `owner` and the allowed keys when a key is unknown or a required one is missing."""
+def settings_from_dict(
+    cls: type[T], values: dict[str, Any], owner: str, error: type[Exception] = ValueError, read_elsewhere: Iterable[str] = ()
+) -> T:
+    """`cls(**values)`, naming `owner` and the allowed keys when a key is unknown or a required one is missing.
+    `read_elsewhere`: keys the caller took out of `values` before (another stage reads them), allowed all the same."""
     known = {f.name for f in fields(cls)}
     unknown = sorted(set(values) - known)
     if unknown:
-        raise error(f"{owner}: unknown setting(s) {unknown}; allowed: {sorted(known)}")
+        raise error(f"{owner}: unknown setting(s) {unknown}; allowed: {sorted(known | set(read_elsewhere))}")
     missing = [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING and f.name not in values]
     if missing:
         raise error(f"{owner}: setting(s) {missing} required")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.data import SCORING_DEFAULTS
 from helpers.intervals import narrow_closed_forms
 
 from virtuebench.metrics import (
@@ -165,46 +166,13 @@ def test_the_cli_warns_when_judgments_lack_their_video(tmp_path):
     path = tmp_path / "j.jsonl"
     lines = [json.dumps({k: v for k, v in dataclasses.asdict(_item(f"i{k}", None, 64, True)).items() if k != "video_id"}) for k in range(3)]
     path.write_text("\n".join(lines) + "\n")
-    cli = [sys.executable, "-m", "virtuebench.metrics", str(path), "--out", str(tmp_path / "s.csv"), "--seed", "0"]
-    trust = ["--trust-scheme", "kalai", "--confidence-target", "0.5"]
-    run = subprocess.run(
-        [
-            *cli,
-            *trust,
-            "--resamples",
-            "200",
-            "--wrong-answer",
-            "-1",
-            "--unwarranted-refusal",
-            "0",
-            "--invalid",
-            "wrong",
-            "--categories",
-            "{}",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    cli = [sys.executable, "-m", "virtuebench.metrics", str(path), "--out", str(tmp_path / "s.csv"), "--seed", "0", "--resamples", "200"]
+    run = subprocess.run([*cli, *SCORING_DEFAULTS], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "3 judgments have no video_id" in run.stderr
-    bad = subprocess.run(
-        [
-            *cli,
-            *trust,
-            "--resamples",
-            "200",
-            "--wrong-answer",
-            "1",
-            "--unwarranted-refusal",
-            "0",
-            "--invalid",
-            "wrong",
-            "--categories",
-            "{}",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    above = list(SCORING_DEFAULTS)
+    above[above.index("--wrong-answer") + 1] = "1"  # a wrong answer scored above an unwarranted refusal (0)
+    bad = subprocess.run([*cli, *above], capture_output=True, text=True)
     assert bad.returncode == 2 and "wrong_answer < unwarranted_refusal" in bad.stderr
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers.data import REPO
+from helpers.data import REPO, SCORING_DEFAULTS
 from helpers.fake_openai import FakeOpenAI, api_entry
 from helpers.workflow import SMALL, executed, snakemake
 
@@ -176,20 +176,7 @@ def test_a_report_job_refuses_to_publish_over_a_stale_judgment(run, capsys):
     os.chdir(run)
     paths = sorted(str(p) for p in Path("results/judgments").rglob("*.jsonl"))
     arguments = [*paths, "--chain-root", "results", "--out", "new.csv", "--resamples", "10", "--seed", "0"]
-    arguments += [
-        "--trust-scheme",
-        "kalai",
-        "--confidence-target",
-        "0.5",
-        "--wrong-answer",
-        "-1",
-        "--unwarranted-refusal",
-        "0",
-        "--invalid",
-        "wrong",
-        "--categories",
-        "{}",
-    ]
+    arguments += list(SCORING_DEFAULTS)
     assert metrics_main(arguments) == 1
     error = capsys.readouterr().err
     assert f"{JUDGMENT}: item" in error and "another ground truth" in error and "rerun the workflow" in error
@@ -438,20 +425,7 @@ def _writers(run: Path) -> dict[str, tuple[list[str], Path]]:
     results, out = run / "results", run / "out"
     out.mkdir(exist_ok=True)
     common = ["--scores", str(results / "scores.csv"), "--models", "guess", "oracle", "--judge", "rules"]
-    trust = [
-        "--trust-scheme",
-        "kalai",
-        "--confidence-target",
-        "0.5",
-        "--wrong-answer",
-        "-1",
-        "--unwarranted-refusal",
-        "0",
-        "--invalid",
-        "wrong",
-        "--categories",
-        "{}",
-    ]
+    trust = list(SCORING_DEFAULTS)
     return {
         "tables": (
             [

@@ -13,6 +13,12 @@ from virtuebench.sources.__main__ import main as sources_main
 from virtuebench.sources.synthetic import Event, VideoPlan, write_video
 
 REPO = Path(__file__).resolve().parents[2]
+#: The scoring CLIs' trust and counting options at the workflow's defaults (config report.trust, report.invalid,
+#: report.categories): `python -m virtuebench.metrics` and the report's table commands ask for each.
+SCORING_DEFAULTS = (
+    *("--trust-scheme", "kalai", "--confidence-target", "0.5", "--wrong-answer", "-1", "--unwarranted-refusal", "0"),
+    *("--invalid", "wrong", "--categories", "{}"),
+)
 SHARED = REPO.parent / "shared"
 
 

@@ -4,6 +4,7 @@ import os
 import re
 
 import pytest
+from helpers.data import SCORING_DEFAULTS
 
 from virtuebench import REFUSAL_ANSWER
 from virtuebench.instances import Instance
@@ -84,20 +85,7 @@ def test_a_table_without_any_judged_item_is_refused_naming_the_judge(tmp_path, c
     stamp(tmp_path / "s.csv")
     arguments = ["tables", "--scores", str(tmp_path / "s.csv"), "--models", "m", "--levels", "64", "--prompt", "honest"]
     arguments += ["--table1", str(tmp_path / "t1.tex"), "--table2", str(tmp_path / "t2.tex")]
-    arguments += [
-        "--trust-scheme",
-        "kalai",
-        "--confidence-target",
-        "0.5",
-        "--wrong-answer",
-        "-1",
-        "--unwarranted-refusal",
-        "0",
-        "--invalid",
-        "wrong",
-        "--categories",
-        "{}",
-    ]
+    arguments += list(SCORING_DEFAULTS)
     assert report_main([*arguments, "--judge", "strict"]) == 1
     assert "no judged items for judge 'strict'" in capsys.readouterr().err and not (tmp_path / "t1.tex").exists()
     assert report_main([*arguments, "--judge", "rules"]) == 0
@@ -249,20 +237,7 @@ def test_the_tables_command_writes_the_html_pages_it_is_asked_for(tmp_path):
     arguments = ["tables", "--scores", str(tmp_path / "s.csv"), "--models", "m", "--levels", "64", "--prompt", "honest"]
     arguments += ["--judge", "rules", "--table1", str(tmp_path / "t1.tex"), "--table2", str(tmp_path / "t2.tex")]
     arguments += ["--table2-html", str(tmp_path / "t2.html")]
-    arguments += [
-        "--trust-scheme",
-        "kalai",
-        "--confidence-target",
-        "0.5",
-        "--wrong-answer",
-        "-1",
-        "--unwarranted-refusal",
-        "0",
-        "--invalid",
-        "wrong",
-        "--categories",
-        "{}",
-    ]
+    arguments += list(SCORING_DEFAULTS)
     assert main(arguments) == 0
     assert _html_cells((tmp_path / "t2.html").read_text()) == {"m": ["40.00"] * 3} == _latex_cells((tmp_path / "t2.tex").read_text())
     assert not (tmp_path / "t1.html").exists()  # only where asked

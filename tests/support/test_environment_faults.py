@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.data import write_release
+from helpers.data import SCORING_DEFAULTS, write_release
 
 from virtuebench.records import Judgment, write_jsonl_atomic
 from virtuebench.support import faults
@@ -144,20 +144,7 @@ def _one_line(run: subprocess.CompletedProcess, ending: str) -> None:
     assert run.stderr.strip().endswith(ending), run.stderr
 
 
-TRUST = [
-    "--trust-scheme",
-    "kalai",
-    "--confidence-target",
-    "0.5",
-    "--wrong-answer",
-    "-1",
-    "--unwarranted-refusal",
-    "0",
-    "--invalid",
-    "wrong",
-    "--categories",
-    "{}",
-]
+TRUST = list(SCORING_DEFAULTS)
 
 
 def _report_clis(tmp_path: Path, out: Path) -> dict[str, list[str]]:

@@ -80,7 +80,7 @@ class LetterGradeSettings:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> LetterGradeSettings:
-        values = {k: v for k, v in values.items() if k != "kind" and k not in INPUT_SETTINGS}  # the stage's (judge/inputs.py)
+        values = {k: v for k, v in values.items() if k != "kind"}
         return settings_from_dict(cls, values, "letter-grade judge", JudgeSetupError, read_elsewhere=INPUT_SETTINGS)
 
 

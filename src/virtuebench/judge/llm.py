@@ -75,7 +75,7 @@ class LlmJudgeSettings:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> LlmJudgeSettings:
-        values = {k: v for k, v in values.items() if k != "kind" and k not in INPUT_SETTINGS}  # the stage's (judge/inputs.py)
+        values = {k: v for k, v in values.items() if k != "kind"}
         settings = settings_from_dict(cls, values, "llm judge", JudgeSetupError, read_elsewhere=INPUT_SETTINGS)
         if settings.prompt not in JUDGE_PROMPTS:
             raise JudgeSetupError(f"llm judge: prompt {settings.prompt!r} is not one of {sorted(JUDGE_PROMPTS)}")

@@ -15,7 +15,8 @@ def settings_from_dict(
     cls: type[T], values: dict[str, Any], owner: str, error: type[Exception] = ValueError, read_elsewhere: Iterable[str] = ()
 ) -> T:
     """`cls(**values)`, naming `owner` and the allowed keys when a key is unknown or a required one is missing.
-    `read_elsewhere`: keys the caller took out of `values` before (another stage reads them), allowed all the same."""
+    `read_elsewhere`: keys another stage reads (the judging stage's input settings), allowed and left out here."""
+    values = {key: value for key, value in values.items() if key not in read_elsewhere}
     known = {f.name for f in fields(cls)}
     unknown = sorted(set(values) - known)
     if unknown:

@@ -55,6 +55,7 @@ import sys
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
+from functools import cached_property
 from operator import attrgetter
 from pathlib import Path
 
@@ -114,9 +115,14 @@ class Scoring:
         truncated reply is the model's answer, cut at the token limit: it stays wrong)."""
         return self.invalid == "drop" and not judgment.valid and not judgment.truncated
 
+    @cached_property
+    def _mapped(self) -> dict[str, str]:
+        """The mapping as a dict, made once: category() runs for every item scored."""
+        return dict(self.categories)
+
     def category(self, judgment: Judgment) -> str:
         """The category the item is scored in: the mapping's for its task type, else the one its adapter recorded."""
-        return dict(self.categories).get(judgment.task_type, judgment.category)
+        return self._mapped.get(judgment.task_type, judgment.category)
 
 
 @dataclass(frozen=True)

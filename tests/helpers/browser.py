@@ -24,6 +24,38 @@ def driver():
     return webdriver.Chrome(service=Service(driver), options=options)
 
 
+#: Where `arguments[0]` is and whether a click at its centre reaches it (not a row or cell drawn over it).
+_PLACE = """
+const e = arguments[0], box = e.getBoundingClientRect();
+const top = box.width && box.height ? document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2) : null;
+return [box.left, box.top, box.width, box.height, top !== null && (top === e || e.contains(top))];
+"""
+
+
+def click_settled(wait, xpath: str) -> None:
+    """Click the element at `xpath` once the page has settled around it: found afresh on each look (a
+    re-drawn table replaces its rows), in the same place on two looks in a row, and what a click at its centre reaches.
+    Snakemake's report app draws its tables in with a transition, and a click during one lands on the cell passing
+    over the link (ElementClickInterceptedException, seen in CI). Decided by the page's state, not by a pause: the
+    wait's timeout only bounds how long a page that never settles is given."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+
+    last: list[object] = [None]
+
+    def settled(browser):
+        try:
+            element = browser.find_element(By.XPATH, xpath)
+            place = browser.execute_script(_PLACE, element)
+        except (StaleElementReferenceException, IndexError):
+            return False
+        ready = place[4] and place == last[0]
+        last[0] = place
+        return element if ready else False
+
+    wait.until(settled).click()
+
+
 #: The overview's layout at the window's width: the page's width against its client width, every element that reaches
 #: past the client's right edge, every element that scrolls sideways in a box of its own (none may: the whole page
 #: fits), and what the reader sees of the legend and the numbers' headers.

@@ -119,6 +119,7 @@ def open_report(report_zip: Path, folder: Path, shots: Path) -> dict[str, object
     category, and the results browser the report shows in its frame."""
     import zipfile
 
+    from helpers.browser import click_settled
     from helpers.browser import driver as _driver
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -134,14 +135,14 @@ def open_report(report_zip: Path, folder: Path, shots: Path) -> dict[str, object
         browser.save_screenshot(str(shots / "report.png"))
         seen: dict[str, object] = {"description": browser.find_element(By.TAG_NAME, "body").text}
         for category in ("Tables", "Figures", "Numbers", "Per-item results"):  # the menu, then each category's files
-            browser.find_element(By.XPATH, f"//span[normalize-space(text())='{category}']").click()
+            click_settled(wait, f"//span[normalize-space(text())='{category}']")
             cells = wait.until(lambda b: b.find_elements(By.XPATH, "//tr/td[starts-with(normalize-space(text()), 'results/')]"))
             seen[category] = sorted(cell.text for cell in cells)
             if category != "Per-item results":
-                browser.find_element(By.XPATH, "//*[normalize-space(text())='Results']").click()  # the breadcrumb
+                click_settled(wait, "//*[normalize-space(text())='Results']")  # the breadcrumb
                 wait.until(lambda b: b.find_elements(By.XPATH, "//span[normalize-space(text())='Figures']"))
-        row = browser.find_element(By.XPATH, "//td[normalize-space(text())='results/report/browser/index.html']/..")
-        row.find_element(By.CSS_SELECTOR, 'a[iconname="eye"]').click()
+        eye = "/../descendant::a[@iconname='eye']"
+        click_settled(wait, "//td[normalize-space(text())='results/report/browser/index.html']" + eye)
         frame = wait.until(lambda b: b.find_elements(By.TAG_NAME, "iframe"))[0]
         seen["frame"] = frame.get_attribute("src")
         browser.switch_to.frame(frame)
@@ -149,10 +150,9 @@ def open_report(report_zip: Path, folder: Path, shots: Path) -> dict[str, object
         seen["rows"] = [cell.text.split()[0] for cell in browser.find_elements(By.CSS_SELECTOR, "tr th.arm")[1:]]
         # Table 2's page, as the report shows it: in its frame, a table (the report app draws the frame when asked)
         browser.switch_to.default_content()
-        browser.find_element(By.XPATH, "//*[normalize-space(text())='Results']").click()
-        wait.until(lambda b: b.find_elements(By.XPATH, "//span[normalize-space(text())='Tables']"))[0].click()
-        row = wait.until(lambda b: b.find_elements(By.XPATH, "//td[normalize-space(text())='results/table2.html']/.."))[0]
-        row.find_element(By.CSS_SELECTOR, 'a[iconname="eye"]').click()
+        click_settled(wait, "//*[normalize-space(text())='Results']")
+        click_settled(wait, "//span[normalize-space(text())='Tables']")
+        click_settled(wait, "//td[normalize-space(text())='results/table2.html']" + eye)
         frame = wait.until(lambda b: [f for f in b.find_elements(By.TAG_NAME, "iframe") if f.get_attribute("src").endswith("table2.html")])[
             0
         ]

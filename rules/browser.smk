@@ -1,4 +1,7 @@
 # The per-item results browser, of either benchmark (docs/browser.md).
+import os
+
+
 localrules:
     make_browser,
     link_browser,
@@ -9,25 +12,25 @@ rule make_browser:
         instances=rules.make_instances.output.instances,
         frames=lambda wildcards: browser_frames(),
         judgments=lambda wildcards: browser_judgments(),
-        scores=lambda wildcards: BROWSER_SCORES,
-        comparisons=lambda wildcards: BROWSER_COMPARISONS,
+        scores=browser_scores,
+        comparisons=browser_comparisons,
     output:
         res("browser/index.html"),
     params:
         out_dir=lambda wildcards, output: os.path.dirname(output[0]),
-        thumb_width=config["report"]["thumb_width"],
+        thumb_width=PLAN.report["thumb_width"],
         results=lambda wildcards, input: os.path.dirname(input.instances),
         frames_dir=lambda wildcards, input: os.path.join(os.path.dirname(input.instances), "frames"),
-        models=config["models"],
-        prompts=config["prompts"],
-        benchmark=BENCHMARK.name,
+        models=PLAN.models,
+        prompts=PLAN.prompts,
+        benchmark=PLAN.benchmark.name,
         scores=lambda wildcards, input: f"--scores {input.scores}" if input.scores else "",
         comparisons=lambda wildcards, input: f"--comparisons {input.comparisons}" if input.comparisons else "",
-        options=" ".join(BROWSER_OPTIONS),
-        trust=config["report"]["trust"],
-        bootstrap=config["report"]["bootstrap"],
-        invalid=config["report"]["invalid"],  # how a judge not in scores.csv is scored (report.invalid, report.categories)
-        categories=json.dumps(config["report"]["categories"], sort_keys=True),
+        options=browser_options(),
+        trust=PLAN.report["trust"],
+        bootstrap=PLAN.report["bootstrap"],
+        invalid=PLAN.report["invalid"],  # how a judge not in scores.csv is scored (report.invalid, report.categories)
+        categories=PLAN.categories(),
     resources:
         legend=browser_legend(),  # the registry's words on the models: a description edit reruns nothing
     log:

@@ -1,35 +1,85 @@
-# Wildcard adapters: what the rules ask, answered by the plan (PLAN, virtuebench.plan, built once in the Snakefile)
-# from Snakemake's wildcards, checkpoints and tables. The policy is the plan's; only what needs Snakemake is here.
+# The one path from the configuration to the rules: the configuration checked, then the plan (PLAN, virtuebench.plan)
+# built from it once, here; the functions below answer what the rules ask from the plan, adapting Snakemake's
+# wildcards, checkpoints and tables to it. Rule files read PLAN and these functions, nothing else (tests/workflow/
+# test_rule_values.py); the policy is the plan's, and only what needs Snakemake is here.
 import atexit
 import json
 import os
 import re
+import sys
 from functools import lru_cache
+from pathlib import Path
 
 from snakemake.settings.types import DeploymentMethod
+from snakemake.utils import validate
 
+from virtuebench.config import ConfigError, check_config, start_warnings
 from virtuebench.frames import read_provenance
 from virtuebench.instances import content_digest, read_instances
 from virtuebench.instances import videos as video_paths
 from virtuebench.inference import items_for_level
 from virtuebench.judge.cache import KIND as VERDICTS, import_sqlite
-from virtuebench.plan import REPORT_RULES, EmptyResult, levels_present
+from virtuebench.plan import REPORT_RULES, EmptyResult, Plan, levels_present
 from virtuebench.metrics import METHOD as SCORES_METHOD
 from virtuebench.comparisons import METHOD as COMPARISONS_METHOD
 from virtuebench.sources import REAL_SOURCES
 from virtuebench import verify
 from virtuebench.records import stable_hash
+from virtuebench.report.packed import summarize_report
 from virtuebench.report.paper import PAPER_PROMPT
-from virtuebench.report.summary import summarize_excluded, summarize_outdated
+from virtuebench.report.summary import summarize_excluded, summarize_invalid, summarize_outdated
 from virtuebench.support import runlock
+from virtuebench.support.faults import stop_on_environment_fault
 from virtuebench.support.fingerprint import Fingerprints
-from virtuebench.support.runlock import snakemake_mode
+from virtuebench.support.runlock import STATE_ROOT, probe_writable, snakemake_mode
 from virtuebench.support.store import Store
 
 
-# Where this configuration's results, logs and caches go (config.results): every path is built from these.
-RESULTS, LOGS, JUDGE_CACHE, CURATION_CACHE = PLAN.results, PLAN.logs, PLAN.judge_cache, PLAN.curation_cache
-res, logpath = PLAN.res, PLAN.logpath
+def start_plan():
+    """The plan of this run's configuration, or a one-line stop naming what is wrong: the state folder writable, the
+    configuration checked (virtuebench.config.check_config), filled with the schema's defaults and validated, the
+    warnings said, and the source's items checked for an empty result where its settings tell them before any job."""
+    checks_results = workflow.is_main_process and snakemake_mode() != "no-jobs"
+    # The workflow's records and Snakemake's log are under .snakemake: a full or unwritable one stops here, in one line.
+    if checks_results:
+        stop_on_environment_fault(lambda: probe_writable(STATE_ROOT))
+    # The schemas (and each setting's rerun class, x-rerun) beside the Snakefile, whichever virtuebench is imported.
+    config_dir = Path(workflow.basedir) / "config"
+    try:
+        checked = check_config(config, config_dir, base_dir=".", defer_keys=True)
+    except ConfigError as error:
+        sys.exit(f"virtuebench: {error}")
+    validate(config, str(config_dir / "schema.yaml"))  # fills in the schema's defaults
+    # A dry run needs no API key, but names each one a real run would stop on (on_start).
+    for warning in start_warnings(checked, runs_jobs=snakemake_mode() == "run"):
+        print(f"virtuebench WARNING: {warning}", file=sys.stderr)
+    plan = Plan.build(config, checked, config_dir)
+    # An empty result is an error: a source, level or model that yields no item stops the run here where the config
+    # tells (the synthetic demo's items, a CVRR-ES folder without its annotations), else once the table is read
+    # (instances()).
+    if checks_results:
+        try:
+            preview = plan.preview()
+            if preview is not None and (empty := plan.empty_results(preview)):
+                raise EmptyResult(empty, f"source {plan.source_name} (planned from its settings)")
+        except ValueError as error:
+            sys.exit(f"virtuebench: {error}")
+    return plan
+
+
+#: The plan: every question the rules ask (targets, levels, resources, frame options, the judge per table, the report's
+#: options), answered once from the checked configuration (virtuebench.plan).
+PLAN = start_plan()
+
+
+def res(path):
+    """A path under this configuration's results folder (config.results; wildcards kept): every output is one."""
+    return PLAN.res(path)
+
+
+def logpath(path):
+    """A path under this configuration's logs folder (wildcards kept)."""
+    return PLAN.logpath(path)
 
 
 # The package is importable in any environment the rules run in, installed or not.
@@ -92,7 +142,7 @@ def video_path(wildcards):
 
 
 def _frames_table():
-    return (checkpoints.collect_candidates if CURATED else checkpoints.make_instances).get().output[0]
+    return (checkpoints.collect_candidates if PLAN.curated else checkpoints.make_instances).get().output[0]
 
 
 def _video_in(table, video_id):
@@ -196,12 +246,30 @@ def browser_frames():
     return PLAN.level_frame_folders(instances())
 
 
-#: Judgment files the benchmark's rules file shows in the browser beside the runs' own (CVRR-ES: the published ones).
-BROWSER_JUDGMENTS = []
-#: The scores file whose intervals and trust scores the browser shows (VirtueBench's scores.csv: rules/report.smk), the
-#: comparisons file whose paired differences it shows (comparisons.csv), and the benchmark's own options of the
-#: browser (CVRR-ES's empty-prediction rule: rules/cvrr.smk).
-BROWSER_SCORES, BROWSER_COMPARISONS, BROWSER_OPTIONS = [], [], []
+#: What the benchmark's rules file has the browser show (show_in_browser): judgment files beside the runs' own
+#: (CVRR-ES: the published ones), the scores file whose intervals and trust scores it shows (VirtueBench's scores.csv:
+#: rules/report.smk), the comparisons file whose paired differences it shows (comparisons.csv), and the benchmark's
+#: own options of the browser (CVRR-ES's empty-prediction rule: rules/cvrr.smk).
+_BROWSER_SHOWS = {"judgments": [], "scores": [], "comparisons": [], "options": []}
+
+
+def show_in_browser(judgments=(), scores=(), comparisons=(), options=()):
+    """Called by the benchmark's rules file, before rules/browser.smk is included: what the browser shows of it."""
+    for key, added in (("judgments", judgments), ("scores", scores), ("comparisons", comparisons), ("options", options)):
+        _BROWSER_SHOWS[key].extend(added)
+
+
+def browser_scores(wildcards):
+    return _BROWSER_SHOWS["scores"]
+
+
+def browser_comparisons(wildcards):
+    return _BROWSER_SHOWS["comparisons"]
+
+
+def browser_options():
+    """The benchmark's own options of the browser's command, as one string."""
+    return " ".join(_BROWSER_SHOWS["options"])
 
 
 def browser_legend():
@@ -209,20 +277,18 @@ def browser_legend():
     resource, not a param, so editing a description reruns nothing (docs/reruns.md); the next rebuild shows it."""
     from virtuebench.browser import legend_entries
 
-    entries = {model: PLAN.model_entry(model) for model in MODELS}
-    return json.dumps(legend_entries(entries, MODELS), sort_keys=True)
+    models = PLAN.checked.models
+    entries = {model: PLAN.model_entry(model) for model in models}
+    return json.dumps(legend_entries(entries, models), sort_keys=True)
 
 
 def browser_judgments():
-    """The report judge's records, those of every judge it is compared with, and the benchmark's (BROWSER_JUDGMENTS)."""
-    return [path for judge in PLAN.reported_judges() for path in judgments(judge)] + BROWSER_JUDGMENTS
-
-
-judge_settings = PLAN.judge_settings
+    """The report judge's records, those of every judge it is compared with, and the benchmark's (show_in_browser)."""
+    return [path for judge in PLAN.reported_judges() for path in judgments(judge)] + _BROWSER_SHOWS["judgments"]
 
 
 def judge_config(wildcards):
-    return PLAN.judge_config(judge_settings(wildcards.judge))
+    return PLAN.judge_config(PLAN.judge_settings(wildcards.judge))
 
 
 def judge_upstream(wildcards):
@@ -233,9 +299,7 @@ def judge_upstream(wildcards):
 
 
 def judge_run_config(wildcards):
-    return PLAN.judge_run_config(judge_settings(wildcards.judge))
-
-
+    return PLAN.judge_run_config(PLAN.judge_settings(wildcards.judge))
 
 
 def model_python(wildcards):
@@ -264,15 +328,38 @@ def source_download(wildcards):
     return PLAN.source_download(wildcards.source)
 
 
-source_raw_dir, source_revision_option = PLAN.source_raw_dir, PLAN.source_revision_option
+def source_revision_option(wildcards):
+    return PLAN.source_revision_option(wildcards.source)
 
 
-def curation_model_config(key):
-    return PLAN.model_config(CURATION[key])
+def source_videos_dir(wildcards):
+    return res(f"sources/{wildcards.source}/videos")
 
 
-def curation_model_run_config(key):
-    return PLAN.model_run_config(CURATION[key])
+def curation_source_settings(wildcards):
+    return PLAN.curation_source_settings(wildcards.source)
+
+
+def filter_model_config(wildcards):
+    """The filter model's answer settings (curation.filter_model): a tracked param of both filters that ask it."""
+    return PLAN.model_config(PLAN.curation["filter_model"])
+
+
+def filter_model_run_config(wildcards):
+    return PLAN.model_run_config(PLAN.curation["filter_model"])
+
+
+def difficulty_judge_config(wildcards):
+    return PLAN.difficulty_judge_config()
+
+
+def difficulty_judge_run_config(wildcards):
+    return PLAN.difficulty_judge_run_config()
+
+
+def single_frames_dir(wildcards):
+    """The difficulty filter's folder of one random frame per question of the source."""
+    return res(f"curation/{wildcards.source}/single_frames")
 
 
 def kept_instances():
@@ -362,23 +449,53 @@ def supplement_prompt(wildcards):
     return PLAN.supplement_choices.prompt_of(wildcards.source, wildcards.form)
 
 
-def supplement_judge(wildcards):
-    return PLAN.supplement_judge(wildcards.source, wildcards.form)
+def supplement_videos_dir(wildcards):
+    return res(f"supplement/{wildcards.source}/videos")
+
+
+def supplement_sets_options(wildcards, input):
+    """--pool (question_pool filtered) and LongVideoBench's --subtitles (longvideobench_subtitles: interleaved) in one
+    param: the sets command's text stays as it was before subtitles existed (a changed command would remake every set,
+    and every supplement inference job after it, which reads its set by date)."""
+    return (f"--pool {input.pool}" if input.pool else "") + supplement_subtitles_option(wildcards)
+
+
+def supplement_frames_dir(wildcards):
+    return res(f"supplement/frames/{wildcards.source}")
+
+
+def supplement_judge_name(wildcards):
+    """The judge of a supplement judgments file: mcq (by letter), VideoEval-Pro's authors' grader, or the run's judge."""
+    return PLAN.supplement_judge(wildcards.source, wildcards.form)[0]
+
+
+def supplement_judge_config(wildcards):
+    return PLAN.judge_config(PLAN.supplement_judge(wildcards.source, wildcards.form)[1])
+
+
+def supplement_judge_run_config(wildcards):
+    return PLAN.judge_run_config(PLAN.supplement_judge(wildcards.source, wildcards.form)[1])
 
 
 # ---------------------------------------------------------------------------------------------
 # The run lock and the start-up sweep (docs/reliability.md)
 
 #: Rules whose outputs are made from the judgments (directly or through results/scores.csv or the browser); a
-#: benchmark's rules file adds its own.
-REPORT_RULES = list(REPORT_RULES)
+#: benchmark's rules file adds its own (add_report_rules).
+_REPORT_RULES = list(REPORT_RULES)
+
+
+def add_report_rules(*names):
+    """Called by the benchmark's rules file: its rules whose outputs are made from the judgments, which the start-up
+    sweep forces where one they were made from changed (docs/reliability.md)."""
+    _REPORT_RULES.extend(names)
 
 
 def report_outputs():
     """Every report output of this configuration: what the judgments are read into."""
     defined = {rule.name for rule in workflow.rules}
-    outputs = [str(path) for name in REPORT_RULES if name in defined for path in getattr(rules, name).output]
-    outputs += [path for a, b in CHECKED.compare for path in expand(rules.compare_judges.output, a=a, b=b)]
+    outputs = [str(path) for name in _REPORT_RULES if name in defined for path in getattr(rules, name).output]
+    outputs += [path for a, b in PLAN.checked.compare for path in expand(rules.compare_judges.output, a=a, b=b)]
     return outputs
 
 
@@ -394,9 +511,9 @@ def guard_run():
     if not workflow.is_main_process or mode == "no-jobs":
         return
     if mode == "run":
-        lock = Path(runlock.lock_path(RESULTS)).resolve()  # absolute: Snakemake leaves --directory before the process exits
+        lock = Path(runlock.lock_path(PLAN.results)).resolve()  # absolute: Snakemake leaves --directory before the process exits
         try:
-            holder, note = runlock.acquire(lock, RESULTS)
+            holder, note = runlock.acquire(lock, PLAN.results)
         except runlock.RunLocked as error:
             sys.exit(f"virtuebench: {error}")
         atexit.register(runlock.release, lock, holder)  # at any exit of this process; kill -9 leaves a dead pid
@@ -413,12 +530,12 @@ def guard_run():
                 sys.exit(f"virtuebench: {advice}")
             print(f"virtuebench: {advice}", file=sys.stderr)
         elif mine := [job for job in left if job.lock == str(lock)]:  # unlocked, but a killed run's jobs still write here
-            sys.exit(f"virtuebench: jobs of an earlier run in {RESULTS}/ that was killed are {runlock.still_running(mine)} Then the same command again.")
+            sys.exit(f"virtuebench: jobs of an earlier run in {PLAN.results}/ that was killed are {runlock.still_running(mine)} Then the same command again.")
     table = Path(res("instances.parquet"))
     if not table.exists():
         return
     listed = _instances_at(str(table), os.path.getmtime(table))
-    remembered = verify.Remembered(verify.remembered_path(RESULTS))  # checks that passed on the same files
+    remembered = verify.Remembered(verify.remembered_path(PLAN.results))  # checks that passed on the same files
     outputs = report_outputs()
     chain = verify.check_configuration(PLAN, outputs, remembered, listed)  # what `python -m virtuebench.verify` prints
     remembered.save()
@@ -475,3 +592,43 @@ def import_legacy_caches():
     for legacy, root in PLAN.legacy_caches():
         if read := import_sqlite(legacy, Store(root, VERDICTS)):
             print(f"virtuebench: {read} verdicts of {legacy} read into the store {root}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------------------------
+# The run's start and end (the Snakefile's onstart, onsuccess and onerror)
+
+
+def on_start():
+    """Before the first job of a real run (a dry run skips onstart): a missing API key stops the run; an older
+    version's caches are read into the store; what the run will ask and cost is said (`make plan` for the whole table)."""
+    if PLAN.checked.missing_keys:
+        sys.exit("virtuebench: invalid configuration:\n  " + "\n  ".join(PLAN.checked.missing_keys))
+    stop_on_environment_fault(import_legacy_caches)
+    from virtuebench.estimate import summary as estimate_summary
+
+    print("\n".join(estimate_summary(PLAN)), file=sys.stderr)
+
+
+def on_success():
+    """Items left out of the instances table, broken videos and failed items, and a report.zip of other results than
+    these: said where the user looks."""
+    for warning in (
+        summarize_excluded(res("instances_excluded.csv")),
+        summarize_invalid(res("invalid_items.csv")),
+        summarize_report(res("report.zip")),
+    ):
+        if warning:
+            print(f"virtuebench WARNING: {warning}", file=sys.stderr)
+
+
+def on_error():
+    """A failed or interrupted run still says what the instances table left out (the failed job's own error comes
+    above), what the report kept from an earlier run lacks, and what was kept."""
+    for warning in (summarize_excluded(res("instances_excluded.csv")), report_lacks()):
+        if warning:
+            print(f"virtuebench WARNING: {warning}", file=sys.stderr)
+    print(
+        "virtuebench: the run stopped before the end. Finished jobs are kept, and so are the finished items of an "
+        "unfinished inference or judging job (beside its output, as .partial); rerun the same command to go on.",
+        file=sys.stderr,
+    )

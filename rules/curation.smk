@@ -1,6 +1,9 @@
 # Building VirtueBench from the six public benchmarks (VirtueBench (arXiv:2603.07071), section 3.2; config source: virtuebench):
 # download -> convert (MCQ -> open-ended) -> three filters -> per-level reference answers -> annotation
 # batches; verified annotations come back through make_instances (rules/sources.smk).
+import os
+
+
 # Filters and drafts call APIs, which compute nodes often cannot reach: they run locally.
 localrules:
     download_source,
@@ -18,8 +21,8 @@ rule download_source:
         res("sources/{source}/raw/download.json"),
     params:
         out_dir=lambda wildcards, output: os.path.dirname(output[0]),
-        revision=lambda wildcards: source_revision_option(wildcards.source),
-        verify=CURATION["verify"],
+        revision=source_revision_option,
+        verify=PLAN.curation["verify"],
     log:
         logpath("sources/{source}/download.log"),
     conda:
@@ -38,8 +41,8 @@ rule convert_source:
         candidates=res("sources/{source}/candidates.parquet"),
         excluded=res("sources/{source}/excluded.csv"),
     params:
-        settings=lambda wildcards: PLAN.curation_source_settings(wildcards.source),
-        videos_dir=lambda wildcards: res(f"sources/{wildcards.source}/videos"),
+        settings=curation_source_settings,
+        videos_dir=source_videos_dir,
     log:
         logpath("sources/{source}/convert.log"),
     threads: 2
@@ -56,7 +59,7 @@ rule convert_source:
 # Every converted video: where the frame rule finds a video before the final table exists.
 checkpoint collect_candidates:
     input:
-        expand(res("sources/{source}/candidates.parquet"), source=CURATION_SOURCES),
+        expand(res("sources/{source}/candidates.parquet"), source=PLAN.curation_sources),
     output:
         res("sources/candidates.parquet"),
     log:
@@ -77,7 +80,7 @@ rule filter_answer_length:
         removed=res("curation/{source}/answer_length_removed.csv"),
         summary=res("curation/{source}/answer_length.json"),
     params:
-        max_words=CURATION["max_answer_words"],
+        max_words=PLAN.curation["max_answer_words"],
     log:
         logpath("curation/{source}/answer_length.log"),
     conda:
@@ -98,11 +101,11 @@ rule filter_answerability:
         summary=res("curation/{source}/answerability.json"),
         decisions=res("curation/{source}/answerability_decisions.jsonl"),
     params:
-        model=CURATION["filter_model"],
-        model_config=lambda wildcards: curation_model_config("filter_model"),
-        cache=CURATION_CACHE,
+        model=PLAN.curation["filter_model"],
+        model_config=filter_model_config,
+        cache=PLAN.curation_cache,
     resources:
-        model_run=lambda wildcards: curation_model_run_config("filter_model"),
+        model_run=filter_model_run_config,
     log:
         logpath("curation/{source}/answerability.log"),
     conda:
@@ -124,18 +127,18 @@ rule filter_difficulty:
         summary=res("curation/{source}/difficulty.json"),
         decisions=res("curation/{source}/difficulty_decisions.jsonl"),
     params:
-        model=CURATION["filter_model"],
-        model_config=lambda wildcards: curation_model_config("filter_model"),
-        judge=CURATION["difficulty_judge"],
-        judge_config=lambda wildcards: PLAN.judge_config(judge_settings(CURATION["difficulty_judge"]), responses=False),
-        judge_cache=JUDGE_CACHE,
-        cache=CURATION_CACHE,
-        frames_dir=lambda wildcards: res(f"curation/{wildcards.source}/single_frames"),
-        seed=CURATION["seed"],
-        frame_max_side=CURATION["filter_frame_max_side"] or "none",
+        model=PLAN.curation["filter_model"],
+        model_config=filter_model_config,
+        judge=PLAN.curation["difficulty_judge"],
+        judge_config=difficulty_judge_config,
+        judge_cache=PLAN.judge_cache,
+        cache=PLAN.curation_cache,
+        frames_dir=single_frames_dir,
+        seed=PLAN.curation["seed"],
+        frame_max_side=PLAN.filter_frame_max_side(),
     resources:
-        model_run=lambda wildcards: curation_model_run_config("filter_model"),
-        judge_run=lambda wildcards: PLAN.judge_run_config(judge_settings(CURATION["difficulty_judge"])),
+        model_run=filter_model_run_config,
+        judge_run=difficulty_judge_run_config,
     log:
         logpath("curation/{source}/difficulty.log"),
     conda:
@@ -153,11 +156,11 @@ rule filter_difficulty:
 
 checkpoint merge_kept:
     input:
-        kept=expand(res("curation/{source}/difficulty.parquet"), source=CURATION_SOURCES),
+        kept=expand(res("curation/{source}/difficulty.parquet"), source=PLAN.curation_sources),
         candidates=res("sources/candidates.parquet"),
         summaries=expand(
             res("curation/{source}/{stage}.json"),
-            source=CURATION_SOURCES,
+            source=PLAN.curation_sources,
             stage=["answer_length", "answerability", "difficulty"],
         ),
     output:
@@ -201,8 +204,8 @@ rule export_annotation:
         directory(res("annotation/batches")),
     params:
         kept=kept_digest,
-        levels=config["levels"],
-        batch_size=config["annotation"]["batch_size"],
+        levels=PLAN.levels,
+        batch_size=PLAN.annotation["batch_size"],
         frames_dir=res("frames"),
     log:
         logpath("annotation/export.log"),
@@ -225,7 +228,7 @@ rule make_stats:
         summary_tex=res("stats/sources.tex"),
         paper_counts=res("stats/paper_counts.csv"),  # the funnel's and the instances' counts beside the paper's
     params:
-        categories=json.dumps(config["report"]["categories"], sort_keys=True),  # counted as the scores count them
+        categories=PLAN.categories(),  # counted as the scores count them
     log:
         logpath("stats.log"),
     conda:

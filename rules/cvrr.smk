@@ -2,9 +2,12 @@
 # Tables 2 and 3 and Figs. 1 and 4 from this run's judgments and, with config.cvrr.published_dir, the authors' published
 # judge outputs beside them (docs/cvrr.md).
 
-from virtuebench.cvrr.benchmark import PublishedDirError, published_folder  # noqa: E402
+import os
+import sys
 
-CVRR = BENCHMARK.settings_from(config)
+from virtuebench.cvrr.benchmark import PublishedDirError, published_folder
+
+CVRR = PLAN.benchmark_settings()
 # The authors' judge outputs (a folder of the user's, checked here; or downloaded into the results folder by a job of
 # the plan), imported as Judgment records: the tables pool them with this run's judgments, and the browser shows them
 # beside the runs' own.
@@ -13,10 +16,10 @@ try:
 except PublishedDirError as error:
     sys.exit(f"virtuebench: {error}")
 CVRR_PUBLISHED_JUDGMENTS = [res("published_judgments.jsonl")] if CVRR_PUBLISHED else []
-BROWSER_JUDGMENTS += CVRR_PUBLISHED_JUDGMENTS
-BROWSER_OPTIONS += ["--empty-predictions", CVRR.empty_predictions]  # its averages as Table 2's
+# The browser shows the published judgments, and counts an empty prediction as Table 2 does.
+show_in_browser(judgments=CVRR_PUBLISHED_JUDGMENTS, options=["--empty-predictions", CVRR.empty_predictions])
 # Made from the judgments: the start-up sweep forces their jobs when one they were made from changed (docs/reliability.md).
-REPORT_RULES += ["make_cvrr_tables", "make_cvrr_figures"]
+add_report_rules("make_cvrr_tables", "make_cvrr_figures")
 
 
 localrules:

@@ -12,7 +12,7 @@ rule judge_responses:
     params:
         judge_config=judge_config,
         upstream=judge_upstream,
-        cache=JUDGE_CACHE,
+        cache=PLAN.judge_cache,
     resources:
         run_config=judge_run_config,
     log:

@@ -1,3 +1,8 @@
+# VirtueBench's scores, paired comparisons, tables and figures from the judgments (the Snakefile includes this file for
+# benchmark: virtuebench).
+import os
+
+
 localrules:
     compute_scores,
     compare_arms,
@@ -17,16 +22,16 @@ rule compute_scores:
         scores=report(res("scores.csv"), caption="../report/scores.rst", category="Numbers"),
         invalid=res("invalid_items.csv"),
     params:
-        method=SCORES_METHOD,  # virtuebench.metrics.METHOD: a new scoring method scores the judgments again
-        resamples=config["report"]["bootstrap"]["resamples"],
-        seed=config["report"]["bootstrap"]["seed"],
-        trust_scheme=config["report"]["trust"]["scheme"],
-        confidence_target=config["report"]["trust"]["confidence_target"],
-        wrong_answer=config["report"]["trust"]["wrong_answer"],
-        unwarranted_refusal=config["report"]["trust"]["unwarranted_refusal"],
-        invalid=config["report"]["invalid"],
-        categories=json.dumps(config["report"]["categories"], sort_keys=True),
-        judge=JUDGE,
+        method=PLAN.scores_method,  # a new scoring method scores the judgments again
+        resamples=PLAN.report["bootstrap"]["resamples"],
+        seed=PLAN.report["bootstrap"]["seed"],
+        trust_scheme=PLAN.report["trust"]["scheme"],
+        confidence_target=PLAN.report["trust"]["confidence_target"],
+        wrong_answer=PLAN.report["trust"]["wrong_answer"],
+        unwarranted_refusal=PLAN.report["trust"]["unwarranted_refusal"],
+        invalid=PLAN.report["invalid"],
+        categories=PLAN.categories(),
+        judge=PLAN.judge,
         results=lambda wildcards, output: os.path.dirname(output.scores),  # the results folder
         resample_cache=lambda wildcards, output: os.path.join(os.path.dirname(output.scores), "cache", "resamples"),
     log:
@@ -43,7 +48,7 @@ rule compute_scores:
         "--judge {params.judge} > {log} 2>&1"
 
 
-BROWSER_SCORES.append(rules.compute_scores.output.scores)  # the browser shows its intervals and trust scores
+show_in_browser(scores=[rules.compute_scores.output.scores])  # the browser shows its intervals and trust scores
 
 
 rule compare_arms:
@@ -52,17 +57,17 @@ rule compare_arms:
     output:
         report(res("comparisons.csv"), caption="../report/comparisons.rst", category="Numbers"),
     params:
-        models=config["models"],
-        prompts=config["prompts"],
-        prompt=config["report"]["prompt"],
-        judge=JUDGE,
-        pairs=" ".join(f"--pair {a} {b}" for a, b in config["report"]["compare"]),
-        method=COMPARISONS_METHOD,  # virtuebench.comparisons.METHOD: a new method makes the comparisons again
-        resamples=config["report"]["bootstrap"]["resamples"],
-        seed=config["report"]["bootstrap"]["seed"],
-        holm_family=config["report"]["holm_family"],
-        holm_tarone="--holm-tarone" if config["report"]["holm_tarone"] else "--no-holm-tarone",
-        p_value=config["report"]["p_value"],
+        models=PLAN.models,
+        prompts=PLAN.prompts,
+        prompt=PLAN.report["prompt"],
+        judge=PLAN.judge,
+        pairs=PLAN.compare_pairs_option(),
+        method=PLAN.comparisons_method,  # a new method makes the comparisons again
+        resamples=PLAN.report["bootstrap"]["resamples"],
+        seed=PLAN.report["bootstrap"]["seed"],
+        holm_family=PLAN.report["holm_family"],
+        holm_tarone=PLAN.holm_tarone_option(),
+        p_value=PLAN.report["p_value"],
         results=lambda wildcards, output: os.path.dirname(output[0]),
         resample_cache=lambda wildcards, output: os.path.join(os.path.dirname(output[0]), "cache", "resamples"),  # shared with scores
     log:
@@ -78,7 +83,7 @@ rule compare_arms:
         "--out {output} > {log} 2>&1"
 
 
-BROWSER_COMPARISONS.append(rules.compare_arms.output[0])  # the browser shows its differences and intervals
+show_in_browser(comparisons=[rules.compare_arms.output[0]])  # the browser shows its differences and intervals
 
 
 rule make_tables:
@@ -93,21 +98,21 @@ rule make_tables:
         table2_html=report(res("table2.html"), caption="../report/table2.rst", category="Tables", subcategory="VirtueBench"),
         trust_html=report(res("table2_trust.html"), caption="../report/table2_trust.rst", category="Tables", subcategory="VirtueBench"),
     params:
-        models=config["models"],
-        levels=config["levels"],
-        prompt=config["report"]["prompt"],
-        judge=JUDGE,
-        intervals="--intervals" if config["report"]["intervals"] else "",
-        trust_scheme=config["report"]["trust"]["scheme"],
-        confidence_target=config["report"]["trust"]["confidence_target"],
-        wrong_answer=config["report"]["trust"]["wrong_answer"],
-        unwarranted_refusal=config["report"]["trust"]["unwarranted_refusal"],
-        invalid=config["report"]["invalid"],  # report.invalid and report.categories, stated in the captions
-        categories=json.dumps(config["report"]["categories"], sort_keys=True),
+        models=PLAN.models,
+        levels=PLAN.levels,
+        prompt=PLAN.report["prompt"],
+        judge=PLAN.judge,
+        intervals=PLAN.intervals_option(),
+        trust_scheme=PLAN.report["trust"]["scheme"],
+        confidence_target=PLAN.report["trust"]["confidence_target"],
+        wrong_answer=PLAN.report["trust"]["wrong_answer"],
+        unwarranted_refusal=PLAN.report["trust"]["unwarranted_refusal"],
+        invalid=PLAN.report["invalid"],  # report.invalid and report.categories, stated in the captions
+        categories=PLAN.categories(),
         # The models' named registry choices in effect (config.model_choices), stated in the captions ("" where none).
-        model_choices=PLAN.choices_option(config["models"]),
+        model_choices=PLAN.choices_option(PLAN.models),
         # The reported judge's open decisions (reasoning, truncated, forbidden_pairs) at the values in effect, likewise.
-        judge_options=PLAN.judge_options(JUDGE),
+        judge_options=PLAN.judge_options(PLAN.judge),
     log:
         logpath("tables.log"),
     conda:
@@ -132,12 +137,12 @@ rule make_paper_vs_run:
         tex=report(res("paper_vs_run.tex"), caption="../report/paper_vs_run.rst", category="Tables", subcategory="VirtueBench"),
         html=report(res("paper_vs_run.html"), caption="../report/paper_vs_run.rst", category="Tables", subcategory="VirtueBench"),
     params:
-        models=config["models"],
-        levels=config["levels"],
-        prompt=PAPER_PROMPT,  # the paper's Tables 1 and 2 are of the honesty prompt
-        judge=JUDGE,
+        models=PLAN.models,
+        levels=PLAN.levels,
+        prompt=PLAN.paper_prompt,  # the paper's Tables 1 and 2 are of the honesty prompt
+        judge=PLAN.judge,
         # run model -> the paper's row (report.paper_names, and the models named as the paper names them)
-        paper_names=" ".join(f"--paper-name {model}={row}" for model, row in PLAN.paper_rows().items()),
+        paper_names=PLAN.paper_names_option(),
     log:
         logpath("paper_vs_run.log"),
     conda:
@@ -157,7 +162,7 @@ rule make_fig4:
         png=report(res("fig4.png"), caption="../report/fig4.rst", category="Figures", subcategory="VirtueBench"),
         csv=res("fig4.csv"),
     params:
-        levels=config["levels"],
+        levels=PLAN.levels,
     log:
         logpath("fig4.log"),
     conda:
@@ -177,11 +182,11 @@ rule make_fig6:
         png=report(res("fig6.png"), caption="../report/fig6.rst", category="Figures", subcategory="VirtueBench"),
         csv=res("fig6.csv"),
     params:
-        models=config["models"],
-        prompts=config["prompts"],
-        judge=JUDGE,
-        fig6_levels=config["report"]["fig6_levels"],
-        invalid=config["report"]["invalid"],
+        models=PLAN.models,
+        prompts=PLAN.prompts,
+        judge=PLAN.judge,
+        fig6_levels=PLAN.report["fig6_levels"],
+        invalid=PLAN.report["invalid"],
     log:
         logpath("fig6.log"),
     conda:
@@ -201,10 +206,10 @@ rule make_fig_levels:
         png=report(res("fig_levels.png"), caption="../report/fig_levels.rst", category="Figures", subcategory="VirtueBench"),
         csv=res("fig_levels.csv"),
     params:
-        models=config["models"],
-        levels=config["levels"],
-        prompt=config["report"]["prompt"],
-        judge=JUDGE,
+        models=PLAN.models,
+        levels=PLAN.levels,
+        prompt=PLAN.report["prompt"],
+        judge=PLAN.judge,
     log:
         logpath("fig_levels.log"),
     conda:

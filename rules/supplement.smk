@@ -15,11 +15,11 @@ use rule convert_source as convert_supplement_source with:
         excluded=res("supplement/{source}/excluded.csv"),
     params:
         settings=supplement_convert_settings,  # LongVideoBench with its subtitles: the release's durations too
-        videos_dir=lambda wildcards: res(f"supplement/{wildcards.source}/videos"),
+        videos_dir=supplement_videos_dir,
     log:
         logpath("supplement/{source}/convert.log"),
     message:
-        f"Converting every {{wildcards.source}} question to candidates with {SUPPLEMENT['level']} frames over any video"
+        f"Converting every {{wildcards.source}} question to candidates with {PLAN.supplement['level']} frames over any video"
 
 
 # question_pool filtered: the curation's two open-ended filters (answer length, then Keep/Discard) run on the supplement's
@@ -62,15 +62,12 @@ checkpoint make_supplement_sets:
         mcq=res("supplement/{source}/mcq.parquet"),
         oe=res("supplement/{source}/oe.parquet"),
     params:
-        level=SUPPLEMENT["level"],
-        max_questions=lambda wildcards: f"--max-questions {SUPPLEMENT['max_questions_per_source']}" if SUPPLEMENT["max_questions_per_source"] else "",
+        level=PLAN.supplement["level"],
+        max_questions=PLAN.supplement_max_questions_option(),
         # the seed draws the sample, so without one it is 0 in the command: a changed seed alone remakes no set (and no
         # supplement inference or judging after it)
-        seed=SUPPLEMENT["seed"] if SUPPLEMENT["max_questions_per_source"] else 0,
-        # --pool (question_pool filtered) and LongVideoBench's --subtitles (longvideobench_subtitles: interleaved) in one
-        # param: the command's text stays as it was before subtitles existed (a changed command would remake every set,
-        # and every supplement inference job after it, which reads its set by date)
-        pool=lambda wildcards, input: (f"--pool {input.pool}" if input.pool else "") + supplement_subtitles_option(wildcards),
+        seed=PLAN.supplement_seed(),
+        pool=supplement_sets_options,  # --pool and --subtitles in one param: why in rules/common.smk
     log:
         logpath("supplement/{source}/sets.log"),
     conda:
@@ -94,7 +91,7 @@ use rule extract_frames as extract_supplement_frames with:
     log:
         logpath("supplement/frames/{source}/{video_id}.log"),
     message:
-        f"Extracting {SUPPLEMENT['level']} frames over the whole of {{wildcards.video_id}}"
+        f"Extracting {PLAN.supplement['level']} frames over the whole of {{wildcards.video_id}}"
 
 
 # An inference job (rules/inference.smk): the MCQ form with mcq_prompt (standard), the open-ended one with oe_prompt (honest;
@@ -107,9 +104,9 @@ use rule run_inference as run_supplement_inference with:
         res("supplement/responses/{model}/{source}/{form}.jsonl"),
     params:
         rows="",  # the set's table is an ordinary input here: tracked by date
-        frames_dir=lambda wildcards: res(f"supplement/frames/{wildcards.source}"),
+        frames_dir=supplement_frames_dir,
         prompt=supplement_prompt,
-        level=SUPPLEMENT["level"],
+        level=PLAN.supplement["level"],
     log:
         logpath("supplement/responses/{model}/{source}/{form}.log"),
     message:
@@ -125,11 +122,11 @@ rule judge_supplement:
     output:
         res("supplement/judgments/{model}/{source}/{form}.jsonl"),
     params:
-        judge=lambda wildcards: supplement_judge(wildcards)[0],
-        judge_config=lambda wildcards: PLAN.judge_config(supplement_judge(wildcards)[1]),
-        cache=JUDGE_CACHE,
+        judge=supplement_judge_name,
+        judge_config=supplement_judge_config,
+        cache=PLAN.judge_cache,
     resources:
-        run_config=lambda wildcards: PLAN.judge_run_config(supplement_judge(wildcards)[1]),
+        run_config=supplement_judge_run_config,
     log:
         logpath("supplement/judgments/{model}/{source}/{form}.log"),
     conda:
@@ -146,25 +143,25 @@ rule make_supplement_table:
     input:
         judgments=PLAN.supplement_judgments(),  # OE only for VideoEval-Pro, as the paper's table
         scores=res("scores.csv"),
-        excluded=[res(f"supplement/{source}/excluded.csv") for source in SUPPLEMENT_SOURCES],
+        excluded=[res(f"supplement/{source}/excluded.csv") for source in PLAN.supplement_sources],
     output:
         csv=res("supplement/table1.csv"),
         tex=res("supplement/table1.tex"),
     params:
-        models=SUPPLEMENT["models"],
-        sources=SUPPLEMENT_SOURCES,
-        level=SUPPLEMENT["level"],
-        prompt=config["report"]["prompt"],
-        mcq_prompt=SUPPLEMENT["mcq_prompt"],
-        oe_prompt=SUPPLEMENT["oe_prompt"],
-        mlvu_average=SUPPLEMENT["mlvu_average"],
-        question_pool=SUPPLEMENT["question_pool"],
-        short_video_frames=SUPPLEMENT["short_video_frames"],
-        videoevalpro_grader=SUPPLEMENT["videoevalpro_grader"],
-        videoevalpro_suffix="yes" if PLAN.supplement_choices.uses_suffix else "no",
-        longvideobench_subtitles="interleaved" if SUPPLEMENT["longvideobench_subtitles"] == "interleaved" else "false",
+        models=PLAN.supplement["models"],
+        sources=PLAN.supplement_sources,
+        level=PLAN.supplement["level"],
+        prompt=PLAN.report["prompt"],
+        mcq_prompt=PLAN.supplement["mcq_prompt"],
+        oe_prompt=PLAN.supplement["oe_prompt"],
+        mlvu_average=PLAN.supplement["mlvu_average"],
+        question_pool=PLAN.supplement["question_pool"],
+        short_video_frames=PLAN.supplement["short_video_frames"],
+        videoevalpro_grader=PLAN.supplement["videoevalpro_grader"],
+        videoevalpro_suffix=PLAN.supplement_suffix(),
+        longvideobench_subtitles=PLAN.supplement_subtitles(),
         # The models' named registry choices in effect (config.model_choices), stated in the caption ("" where none).
-        model_choices=PLAN.choices_option(SUPPLEMENT["models"]),
+        model_choices=PLAN.choices_option(PLAN.supplement["models"]),
     log:
         logpath("supplement/table1.log"),
     conda:

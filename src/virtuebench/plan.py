@@ -14,13 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from virtuebench.benchmarks import benchmark
+from virtuebench.benchmarks import Benchmark, benchmark
+from virtuebench.comparisons import METHOD as COMPARISONS_METHOD
 from virtuebench.config import RESULTS_FOLDERS, Checked, logs_folder, run_settings, tracked_settings
 from virtuebench.curation.supplement import AUTHORS_GRADER_JUDGE, Choices
 from virtuebench.curation.supplement import forms_of as supplement_forms
 from virtuebench.instances import Instance
 from virtuebench.judge.letter_grade import grader_settings
 from virtuebench.levels import is_available
+from virtuebench.metrics import METHOD as SCORES_METHOD
 from virtuebench.report.paper import PAPER_PROMPT, paper_rows_of
 from virtuebench.sources import preview_of, sampling_of
 
@@ -136,13 +138,50 @@ class Plan:
         return self.checked.judge
 
     @property
+    def source_name(self) -> str:
+        """config.source.name: the source adapter that builds the instances table (virtuebench.sources)."""
+        return self.config["source"]["name"]
+
+    @property
     def curated(self) -> bool:
         """Source virtuebench: the benchmark is curated from the real sources (rules/curation.smk)."""
-        return self.config["source"]["name"] == "virtuebench"
+        return self.source_name == "virtuebench"
 
     @property
     def curation_sources(self) -> list[str]:
         return list(self.config["curation"]["sources"]) if self.curated else []
+
+    @property
+    def benchmark(self) -> Benchmark:
+        """The benchmark whose tables the default target builds: its rules file, targets and settings."""
+        return benchmark(self.config["benchmark"])
+
+    def benchmark_settings(self) -> Any:
+        """The benchmark's own config block (config.<name>) as its settings dataclass, defaults filled in."""
+        return self.benchmark.settings_from(dict(self.config))
+
+    @property
+    def models(self) -> list[str]:
+        """config.models: the models the tables report."""
+        return self.config["models"]
+
+    @property
+    def prompts(self) -> list[str]:
+        return self.config["prompts"]
+
+    @property
+    def levels(self) -> list[int]:
+        """config.levels: the frame levels, smallest first as configured."""
+        return self.config["levels"]
+
+    @property
+    def curation(self) -> Mapping[str, Any]:
+        """config.curation (source virtuebench: the filters, the reference model, the releases)."""
+        return self.config["curation"]
+
+    @property
+    def annotation(self) -> Mapping[str, Any]:
+        return self.config["annotation"]
 
     @property
     def supplement(self) -> Mapping[str, Any]:
@@ -156,7 +195,7 @@ class Plan:
     def default_targets(self) -> list[str]:
         """What `snakemake` with no target makes: the benchmark's tables, figures and browser. A benchmark with tables of
         its own declares them (virtuebench.benchmarks: CVRR-ES's); VirtueBench's depend on the curation and supplement."""
-        declared = benchmark(self.config["benchmark"]).targets
+        declared = self.benchmark.targets
         if declared is not None:
             return [self.res(name) for name in declared]
         names = ["table1.tex", "table2.tex", "fig4.png", "fig6.png", "scores.csv", "comparisons.csv", "table2_trust.tex"]
@@ -546,6 +585,18 @@ class Plan:
         """The registry entry of a curation model: key filter_model or reference_model."""
         return self.checked.curation_models[self.config["curation"][key]]
 
+    def difficulty_judge_config(self) -> str:
+        """The tracked settings of the difficulty filter's judge (curation.difficulty_judge), which judges answers
+        itself, not responses records (judge_config with responses=False)."""
+        return self.judge_config(self.judge_settings(self.curation["difficulty_judge"]), responses=False)
+
+    def difficulty_judge_run_config(self) -> str:
+        return self.judge_run_config(self.judge_settings(self.curation["difficulty_judge"]))
+
+    def filter_frame_max_side(self) -> int | str:
+        """The difficulty filter's --frame-max-side: curation.filter_frame_max_side, or "none" (full size)."""
+        return self.curation["filter_frame_max_side"] or "none"
+
     def supplement_pool(self, source: str) -> list[str]:
         """question_pool filtered: the questions of the source the curation's open-ended filters keep, run on the
         supplement's own candidates (clip sampling: none lost to the 1 FPS grid); none for a source that is open-ended
@@ -566,3 +617,63 @@ class Plan:
             for source in self.supplement_sources
             for form in supplement_forms(source)
         ]
+
+    def supplement_max_questions_option(self) -> str:
+        """The sets job's `--max-questions N` (supplement.max_questions_per_source), or "" for every question."""
+        limit = self.supplement["max_questions_per_source"]
+        return f"--max-questions {limit}" if limit else ""
+
+    def supplement_seed(self) -> int:
+        """The sets job's --seed: supplement.seed where a sample is drawn (max_questions_per_source), else 0, so a changed
+        seed alone remakes no set (and no supplement inference or judging after it)."""
+        return self.supplement["seed"] if self.supplement["max_questions_per_source"] else 0
+
+    def supplement_suffix(self) -> str:
+        """The table's --videoevalpro-suffix: "yes" where VideoEval-Pro's open-ended prompt carries its authors' suffix."""
+        return "yes" if self.supplement_choices.uses_suffix else "no"
+
+    def supplement_subtitles(self) -> str:
+        """The table's --longvideobench-subtitles: "interleaved", or "false" (none)."""
+        return "interleaved" if self.supplement["longvideobench_subtitles"] == "interleaved" else "false"
+
+    # -----------------------------------------------------------------------------------------
+    # The report: scores, comparisons, tables, figures and the browser (rules/report.smk, rules/browser.smk)
+
+    @property
+    def report(self) -> Mapping[str, Any]:
+        """config.report, every default filled in: the scoring, comparison, table and browser options."""
+        return self.config["report"]
+
+    @property
+    def scores_method(self) -> str:
+        """virtuebench.metrics.METHOD, a tracked param of the scores: a new scoring method scores the judgments again."""
+        return SCORES_METHOD
+
+    @property
+    def comparisons_method(self) -> str:
+        """virtuebench.comparisons.METHOD, a tracked param of the comparisons: a new method makes them again."""
+        return COMPARISONS_METHOD
+
+    @property
+    def paper_prompt(self) -> str:
+        """The prompt of the paper's Tables 1 and 2 (the honesty prompt), beside which the run's numbers are put."""
+        return PAPER_PROMPT
+
+    def categories(self) -> str:
+        """report.categories as the scoring and report CLIs' --categories read it: JSON, keys sorted."""
+        return json.dumps(self.report["categories"], sort_keys=True)
+
+    def compare_pairs_option(self) -> str:
+        """The comparisons' `--pair A B` options, one per pair of report.compare."""
+        return " ".join(f"--pair {a} {b}" for a, b in self.report["compare"])
+
+    def holm_tarone_option(self) -> str:
+        return "--holm-tarone" if self.report["holm_tarone"] else "--no-holm-tarone"
+
+    def intervals_option(self) -> str:
+        """The tables' `--intervals` (report.intervals), or ""."""
+        return "--intervals" if self.report["intervals"] else ""
+
+    def paper_names_option(self) -> str:
+        """The paper-vs-run table's `--paper-name MODEL=ROW` options: each run model beside its row of the paper."""
+        return " ".join(f"--paper-name {model}={row}" for model, row in self.paper_rows().items())

@@ -281,3 +281,49 @@ def test_the_demo_is_planned_from_its_settings_and_the_real_sources_are_not():
     assert levels_present(preview) == {64, 128, 256, 512, 1024} and demo.empty_results(preview) == []
     assert max(inst.duration_s for inst in preview) // 1 == 1076
     assert plan_of(config_of("paper.yaml")).preview() is None
+
+
+def test_the_report_options_the_rules_pass_on_are_the_configs():
+    """rules/report.smk and rules/browser.smk read these from the plan: config.report's values, and the command-line
+    options made from them (tests/workflow/test_rule_values.py: no rule file reads config[...])."""
+    config = config_of("config.yaml")
+    demo = plan_of(config)
+    assert (demo.models, demo.prompts, demo.levels) == (config["models"], config["prompts"], config["levels"])
+    assert (demo.report["prompt"], demo.report["invalid"]) == ("honest", "wrong")
+    assert (demo.categories(), demo.compare_pairs_option(), demo.intervals_option()) == ("{}", "", "")
+    assert demo.holm_tarone_option() == "--holm-tarone"
+    assert demo.benchmark.name == "virtuebench" and demo.source_name == "synthetic"
+    config["report"] |= {
+        "categories": {"temporal grounding": "reasoning", "counting": "perception"},
+        "compare": [["guess", "oracle"], ["oracle:plain", "guess:plain"]],
+        "intervals": True,
+        "holm_tarone": False,
+    }
+    changed = plan_of(config)
+    assert changed.categories() == '{"counting": "perception", "temporal grounding": "reasoning"}'  # keys sorted
+    assert changed.compare_pairs_option() == "--pair guess oracle --pair oracle:plain guess:plain"
+    assert (changed.intervals_option(), changed.holm_tarone_option()) == ("--intervals", "--no-holm-tarone")
+    assert changed.paper_names_option() == demo.paper_names_option() == ""  # the demo's models are not the paper's
+
+
+def test_the_curation_and_supplement_options_the_rules_pass_on():
+    config = config_of("paper.yaml")
+    paper = plan_of(config)
+    assert paper.difficulty_judge_config() == paper.judge_config(paper.judge_settings("gpt-4o"), responses=False)
+    assert paper.difficulty_judge_run_config() == paper.judge_run_config(paper.judge_settings("gpt-4o"))
+    assert paper.filter_frame_max_side() == 448  # the schema's default
+    assert (paper.supplement_max_questions_option(), paper.supplement_seed()) == ("", 0)  # every question: no draw
+    assert (paper.supplement_suffix(), paper.supplement_subtitles()) == ("no", "false")
+    assert "--paper-name" in paper.paper_names_option()
+    config["supplement"] |= {"max_questions_per_source": 50, "seed": 9, "longvideobench_subtitles": "interleaved"}
+    config["curation"] |= {"filter_frame_max_side": None}
+    sampled = plan_of(config)
+    assert (sampled.supplement_max_questions_option(), sampled.supplement_seed()) == ("--max-questions 50", 9)
+    assert (sampled.supplement_subtitles(), sampled.filter_frame_max_side()) == ("interleaved", "none")  # as decoded
+
+
+def test_a_benchmarks_own_settings_come_from_the_plan():
+    cvrr = plan_of(config_of("cvrr.yaml"))
+    assert cvrr.benchmark.name == "cvrr" and cvrr.benchmark_settings() == cvrr.benchmark.settings_from(cvrr.config)
+    with pytest.raises(ValueError, match="benchmark virtuebench has no settings of its own"):
+        plan_of(config_of("config.yaml")).benchmark_settings()

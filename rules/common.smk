@@ -20,13 +20,10 @@ from virtuebench.instances import videos as video_paths
 from virtuebench.inference import items_for_level
 from virtuebench.judge.cache import KIND as VERDICTS, import_sqlite
 from virtuebench.plan import REPORT_RULES, EmptyResult, Plan, levels_present
-from virtuebench.metrics import METHOD as SCORES_METHOD
-from virtuebench.comparisons import METHOD as COMPARISONS_METHOD
 from virtuebench.sources import REAL_SOURCES
 from virtuebench import verify
 from virtuebench.records import stable_hash
 from virtuebench.report.packed import summarize_report
-from virtuebench.report.paper import PAPER_PROMPT
 from virtuebench.report.summary import summarize_excluded, summarize_invalid, summarize_outdated
 from virtuebench.support import runlock
 from virtuebench.support.faults import stop_on_environment_fault

@@ -1,6 +1,6 @@
 """The workflow's plan: one resolved configuration that answers every question the rules ask (where results and logs
 go, the default targets, the levels a model runs at, the frame options, each job's resources, the judge of each table,
-the supplement's choices). The Snakefile builds it once from the checked configuration; rules/common.smk only adapts
+the supplement's choices). rules/common.smk builds it once from the checked configuration and only adapts
 Snakemake's wildcards and checkpoints to it, so the policy is plain Python that tests read without Snakemake."""
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def levels_present(table: Iterable[Instance]) -> set[int]:
 
 class EmptyResult(ValueError):
     """The configured source, a configured level or a configured model yields no item: an empty result is an error,
-    and the run stops (the Snakefile, before any job; rules/common.smk, once the instances table is read)."""
+    and the run stops (rules/common.smk: before any job where the source's settings tell the items, else once the
+    instances table is read)."""
 
     def __init__(self, problems: Sequence[str], items: str):
         """`items`: where the items checked come from (the instances table, or the source's plan of it)."""
@@ -117,7 +118,7 @@ class Plan:
 
     def legacy_caches(self) -> list[tuple[str, str]]:
         """(SQLite cache of an older version, the store root its verdicts go to): the old default places, where the
-        configuration leaves the caches to the store. The Snakefile reads them into the store once (judge/cache.py)."""
+        configuration leaves the caches to the store. The run's start reads them into the store once (judge/cache.py)."""
         pairs = [(self.res("judge_cache.sqlite"), self.judge_cache), (self.res("curation/llm_cache.sqlite"), self.curation_cache)]
         return [(legacy, root) for legacy, root in pairs if root == self.store]
 

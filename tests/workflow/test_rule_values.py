@@ -108,3 +108,9 @@ def test_the_snakefile_sets_no_global_but_includes_and_targets():
     code = compiled(REPO / "Snakefile")
     assert {name for name in defined_here(code) if not name.startswith("__")} <= {"sys", "Path", "min_version"}, defined_here(code)
     assert len(REPO.joinpath("Snakefile").read_text().splitlines()) <= 60
+
+
+def test_every_common_function_is_read_by_some_rule_file():
+    """common.smk holds adapters the rules use, no dead ones: each function is read in the Snakefile or a rules file."""
+    reads = set().union(*(global_reads(compiled(path)) for path in [REPO / "Snakefile", *RULES]))
+    assert not sorted(common_functions() - reads)

@@ -56,6 +56,7 @@ from virtuebench.levels import (
     level_indices,
     sampled_levels,
 )
+from virtuebench.records import stable_hash
 from virtuebench.support.faults import describe, environment_error, environment_fault
 from virtuebench.support.stops import Stop, die_with_parent, reset_in_worker, run_stoppable
 from virtuebench.support.video import VideoError
@@ -280,6 +281,13 @@ class Manifest:
 
     def frame_paths(self, outdir: str | Path, level: int) -> list[Path]:
         return [Path(outdir) / name for name in self.levels[str(level)].files]
+
+
+def frames_hash(manifest: Manifest, level: int) -> str:
+    """A digest of what a level's frames were made as (the video's recorded error, the frame settings and size, the
+    level's timestamps), part of each response's item_hash: a response asked with other frames no longer matches."""
+    frames = manifest.levels.get(str(level))
+    return stable_hash([manifest.error, manifest.settings, manifest.frame_size, frames.timestamps if frames else None])
 
 
 #: The fields that describe the video itself: the same in every level's manifest of a readable video.

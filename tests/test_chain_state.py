@@ -13,8 +13,7 @@ import threading
 import pytest
 
 from virtuebench import verify
-from virtuebench.frames import LevelFrames, Manifest
-from virtuebench.inference import frames_hash
+from virtuebench.frames import LevelFrames, Manifest, frames_hash
 from virtuebench.records import (
     LINE_DIGEST_LENGTH,
     RecordError,

@@ -8,7 +8,17 @@ import polars as pl
 import pytest
 
 from virtuebench import REFUSAL_ANSWER
-from virtuebench.instances import SCHEMA, Instance, InstancesError, read_instances, to_frame, validate, videos, write_instances
+from virtuebench.instances import (
+    SCHEMA,
+    Instance,
+    InstancesError,
+    items_for_level,
+    read_instances,
+    to_frame,
+    validate,
+    videos,
+    write_instances,
+)
 
 
 def _instance(instance_id="q1", **changes):
@@ -108,6 +118,13 @@ def test_nothing_malformed_is_ever_written(tmp_path):
     with pytest.raises(InstancesError, match="duplicate instance_id"):
         write_instances([_instance("q1"), _instance("q1")], tmp_path / "instances.parquet")
     assert not (tmp_path / "instances.parquet").exists()
+
+
+def test_a_levels_items_are_those_with_its_ground_truth_in_id_order():
+    table = [_instance("q3"), _instance("q1", answers={128: "red"}), _instance("q2", answers={64: "blue", 256: "blue"})]
+    assert [inst.instance_id for inst in items_for_level(table, 64)] == ["q2", "q3"]
+    assert [inst.instance_id for inst in items_for_level(table, 128)] == ["q1", "q3"]
+    assert items_for_level(table, 512) == []
 
 
 def test_one_video_id_for_two_files_is_refused():

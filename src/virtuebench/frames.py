@@ -56,6 +56,7 @@ from virtuebench.levels import (
     level_indices,
     sampled_levels,
 )
+from virtuebench.records import stable_hash
 from virtuebench.support.faults import describe, environment_error, environment_fault
 from virtuebench.support.stops import Stop, die_with_parent, reset_in_worker, run_stoppable
 from virtuebench.support.video import VideoError
@@ -282,6 +283,13 @@ class Manifest:
         return [Path(outdir) / name for name in self.levels[str(level)].files]
 
 
+def frames_hash(manifest: Manifest, level: int) -> str:
+    """A digest of what a level's frames were made as (the video's recorded error, the frame settings and size, the
+    level's timestamps), part of each response's item_hash: a response asked with other frames no longer matches."""
+    frames = manifest.levels.get(str(level))
+    return stable_hash([manifest.error, manifest.settings, manifest.frame_size, frames.timestamps if frames else None])
+
+
 #: The fields that describe the video itself: the same in every level's manifest of a readable video.
 VIDEO_FIELDS = ("duration_s", "grid_size", "fps", "source_size", "frame_size")
 
@@ -405,8 +413,6 @@ def extract(
         raise ValueError(f"strategy {strategy!r} is not one of {list(STRATEGIES)}")
     if sampling not in SAMPLINGS:
         raise ValueError(f"sampling {sampling!r} is not one of {list(SAMPLINGS)}")
-    import av
-
     started = time.monotonic()
     video, outdir = Path(video), Path(outdir)
     levels = sorted(set(levels))
@@ -414,6 +420,64 @@ def extract(
         raise ValueError(f"a level folder holds one level, not {levels}")
     manifest = Manifest(video=str(video), settings=_settings(max_side, jpeg_quality, max_pixels))
     _clear(outdir)  # a previous run's frames and manifest: never mixed with this run's
+    plan, stream = _probe_and_plan(video, outdir, manifest, levels, sampling, stated_duration_s, level_folder, threads)
+
+    # Contiguous chunks of targets, one per worker process when there are enough to pay for one.
+    targets = plan.targets
+    workers = max(1, min(threads, len(targets) // MIN_TARGETS_PER_WORKER))
+    jobs = [
+        _Chunk(
+            video=str(video),
+            outdir=str(outdir),
+            targets=chunk,
+            placements={i: plan.placements[i] for i in chunk},
+            times={i: plan.times[i] for i in chunk},
+            keyframes=stream.keyframes,
+            frame_rate=stream.frame_rate,
+            largest_gap=stream.largest_gap,
+            seek_cost_frames=STRATEGIES[strategy],
+            from_start=n == 0,
+            max_side=max_side,
+            jpeg_quality=jpeg_quality,
+            decoder_threads=threads if workers == 1 else 1,
+            max_pixels=max_pixels,
+        )
+        for n, chunk in enumerate(_split(targets, workers))
+    ]
+    results = [_extract_chunk(jobs[0])] if workers == 1 else _extract_in_workers(jobs, workers)
+    _record_results(manifest, results, workers)
+    # Read back once written (a level's files are a few MB at most): the digest is of the bytes on disk, what any
+    # reader hashing them later (level_digest) finds.
+    for frames in manifest.levels.values():
+        frames.digest = level_digest(outdir, frames)
+    manifest.seconds = round(time.monotonic() - started, 3)
+    manifest.write(outdir)
+    return manifest
+
+
+@dataclass(frozen=True)
+class _StreamLayout:
+    """What the decode planner needs of a video stream (_keyframe_times)."""
+
+    keyframes: list[float]
+    frame_rate: float
+    largest_gap: float
+
+
+def _probe_and_plan(
+    video: Path,
+    outdir: Path,
+    manifest: Manifest,
+    levels: list[int],
+    sampling: str,
+    stated_duration_s: float | None,
+    level_folder: bool,
+    threads: int,
+) -> tuple[FramePlan, _StreamLayout]:
+    """Open the video, fill in `manifest`'s description of it and of its levels' frames, make each available
+    level's folder, and read the stream's keyframe layout; FramesError (or VideoDamaged) where the video cannot be read."""
+    import av
+
     if not video.is_file():
         raise FramesError(f"{video}: video file not found")
     try:
@@ -444,86 +508,62 @@ def extract(
         for level in kept:
             (outdir if level_folder else outdir / str(level)).mkdir(parents=True, exist_ok=True)
         try:
-            keyframes, frame_rate, largest_gap = _keyframe_times(container, stream, stream.start_time or 0)
+            return plan, _StreamLayout(*_keyframe_times(container, stream, stream.start_time or 0))
         except av.error.FFmpegError as error:
             raise _video_error(f"{video}: reading the stream failed ({error})", error) from None
 
-    # Contiguous chunks of targets, one per worker process when there are enough to pay for one.
-    targets = plan.targets
-    workers = max(1, min(threads, len(targets) // MIN_TARGETS_PER_WORKER))
-    jobs = [
-        _Chunk(
-            video=str(video),
-            outdir=str(outdir),
-            targets=chunk,
-            placements={i: plan.placements[i] for i in chunk},
-            times={i: plan.times[i] for i in chunk},
-            keyframes=keyframes,
-            frame_rate=frame_rate,
-            largest_gap=largest_gap,
-            seek_cost_frames=STRATEGIES[strategy],
-            from_start=n == 0,
-            max_side=max_side,
-            jpeg_quality=jpeg_quality,
-            decoder_threads=threads if workers == 1 else 1,
-            max_pixels=max_pixels,
-        )
-        for n, chunk in enumerate(_split(targets, workers))
-    ]
-    if workers == 1:
-        results = [_extract_chunk(jobs[0])]
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
 
-        # Garbage made with native threads (PyAV's decoders and scalers, from an earlier extraction in this process) is
-        # freed here, where its threads are: a forked worker has none of them, and freeing it there hangs for ever.
-        # The rest is frozen out of the workers' collections for the same reason (gc.freeze's documented use).
-        # (The workers are forked at the first submit, inside map.)
-        gc.collect()
-        gc.freeze()
-        from concurrent.futures.process import BrokenProcessPool
+def _extract_in_workers(jobs: list[_Chunk], workers: int) -> list[_ChunkResult]:
+    """Each chunk in a forked worker process; a failed chunk, a dead worker or a stop ends the others at once."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
-        pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker, initargs=(os.getpid(),)
-        )
-        processes: list = []
-        try:
-            chunks = pool.map(_extract_chunk, jobs)
-            # Forked at the first submit (in map): kept here to tell afterwards how a dead one ended.
-            processes = list((getattr(pool, "_processes", None) or {}).values())
-            results = list(chunks)
-        except BaseException as error:
-            # A failed chunk (a full disk, a broken stream), a dead worker or a stop: the other workers end now, not
-            # after their chunks, and before their folder is removed.
-            processes += [p for p in (getattr(pool, "_processes", None) or {}).values() if p not in processes]
-            broken = isinstance(error, BrokenProcessPool)  # a worker killed (the OOM killer): the machine's, not the video's
-            for process in processes:
-                # After a failed chunk, SIGKILL, not SIGTERM: a worker forked a moment ago runs this job's own SIGTERM
-                # handler (run_stoppable's) until it reaches multiprocessing's code, and raising there carried the fork
-                # on as a copy of the job (a test run hung on such a copy). After a broken pool, SIGTERM, as the pool
-                # itself does, so the dead worker's own signal tells how it ended.
-                process.terminate() if broken else process.kill()
-            pool.shutdown(wait=True, cancel_futures=True)
-            if broken:
-                raise WorkerDied(_dead_worker_exitcode(processes)) from error
-            raise
-        finally:
-            gc.unfreeze()
-        pool.shutdown(wait=True)
+    # Garbage made with native threads (PyAV's decoders and scalers, from an earlier extraction in this process) is
+    # freed here, where its threads are: a forked worker has none of them, and freeing it there hangs for ever.
+    # The rest is frozen out of the workers' collections for the same reason (gc.freeze's documented use).
+    # (The workers are forked at the first submit, inside map.)
+    gc.collect()
+    gc.freeze()
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker, initargs=(os.getpid(),)
+    )
+    processes: list = []
+    try:
+        chunks = pool.map(_extract_chunk, jobs)
+        # Forked at the first submit (in map): kept here to tell afterwards how a dead one ended.
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        results = list(chunks)
+    except BaseException as error:
+        # A failed chunk (a full disk, a broken stream), a dead worker or a stop: the other workers end now, not
+        # after their chunks, and before their folder is removed.
+        processes += [p for p in (getattr(pool, "_processes", None) or {}).values() if p not in processes]
+        broken = isinstance(error, BrokenProcessPool)  # a worker killed (the OOM killer): the machine's, not the video's
+        for process in processes:
+            # After a failed chunk, SIGKILL, not SIGTERM: a worker forked a moment ago runs this job's own SIGTERM
+            # handler (run_stoppable's) until it reaches multiprocessing's code, and raising there carried the fork
+            # on as a copy of the job (a test run hung on such a copy). After a broken pool, SIGTERM, as the pool
+            # itself does, so the dead worker's own signal tells how it ended.
+            process.terminate() if broken else process.kill()
+        pool.shutdown(wait=True, cancel_futures=True)
+        if broken:
+            raise WorkerDied(_dead_worker_exitcode(processes)) from error
+        raise
+    finally:
+        gc.unfreeze()
+    pool.shutdown(wait=True)
+    return results
+
+
+def _record_results(manifest: Manifest, results: list[_ChunkResult], workers: int) -> None:
+    """The chunks' counts and the path they took, in the manifest."""
     runs = sum(result.runs for result in results)
     sequential = all(result.sequential for result in results)
     manifest.strategy = ("sequential" if sequential else f"seek ({runs} runs)") + (f", {workers} processes" if workers > 1 else "")
     manifest.frames_decoded = sum(result.frames_decoded for result in results)
     manifest.frames_written = sum(result.frames_written for result in results)
     manifest.frame_size = next((result.frame_size for result in results if result.frame_size), None)
-    # Read back once written (a level's files are a few MB at most): the digest is of the bytes on disk, what any
-    # reader hashing them later (level_digest) finds.
-    for frames in manifest.levels.values():
-        frames.digest = level_digest(outdir, frames)
-    manifest.seconds = round(time.monotonic() - started, 3)
-    manifest.write(outdir)
-    return manifest
 
 
 #: What one seek costs, in frames decoded: measured here at about 20 ms (the decoder's frame threads

@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from virtuebench.frames import MANIFEST, BadFrame, FramesError, Manifest, check_level, level_digest, remove_damaged_level
-from virtuebench.instances import Instance, read_instances
+from virtuebench.frames import MANIFEST, BadFrame, FramesError, Manifest, check_level, frames_hash, level_digest, remove_damaged_level
+from virtuebench.instances import Instance, items_for_level, read_instances
 from virtuebench.models import Backend, Reply, Request, load_backend
 from virtuebench.models.spec import ModelSpec
 from virtuebench.prompts import CONTEXT_SCOPES, Prompt, get_prompt
@@ -90,10 +90,6 @@ CONTEXT_PREFIX = "context:"  # progress-file key of a video's context step (two-
 def fingerprint(model: str, answers: dict[str, Any], prompt_hash: str, level: int) -> str:
     """What a progress file's records were made with: the model's tracked settings (ModelSpec.answers), prompt, level."""
     return stable_hash({"model": model, "config": answers, "prompt": prompt_hash, "level": level})
-
-
-def items_for_level(instances: list[Instance], level: int) -> list[Instance]:
-    return sorted((inst for inst in instances if level in inst.answers), key=lambda inst: inst.instance_id)
 
 
 def sample_numbers(spec: ModelSpec) -> list[int | None]:
@@ -177,11 +173,6 @@ def read_manifests(items: list[Instance], frames_dir: Path, level: int | None = 
             "(it re-extracts them), or delete those folders and rerun"
         )
     return manifests
-
-
-def frames_hash(manifest: Manifest, level: int) -> str:
-    frames = manifest.levels.get(str(level))
-    return stable_hash([manifest.error, manifest.settings, manifest.frame_size, frames.timestamps if frames else None])
 
 
 def asked_frames_digest(manifest: Manifest, folder: Path, level: int) -> str | None:

@@ -152,6 +152,11 @@ def read_instances(path: str | Path) -> list[Instance]:
     return instances
 
 
+def items_for_level(instances: Sequence[Instance], level: int) -> list[Instance]:
+    """The instances that have the level (a ground truth there), in instance_id order: the items of that level's jobs."""
+    return sorted((inst for inst in instances if level in inst.answers), key=lambda inst: inst.instance_id)
+
+
 def content_digest(instances: Sequence[Instance]) -> str:
     """A digest of the rows, in order: equal for equal tables whenever and however often they were written, so a
     rule can depend on what a table says rather than on when it was written (rules/curation.smk, kept_digest)."""

@@ -30,9 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
-from virtuebench.frames import MANIFEST, FramesError, Manifest
-from virtuebench.inference import frames_hash, items_for_level
-from virtuebench.instances import Instance, read_instances
+from virtuebench.frames import MANIFEST, FramesError, Manifest, frames_hash
+from virtuebench.instances import Instance, items_for_level, read_instances
 from virtuebench.provenance import check_published
 from virtuebench.records import (
     LINE_DIGEST_LENGTH,
@@ -261,7 +260,7 @@ class _Frames:
         return True
 
     def level_hash(self, video_id: str, level: int) -> str | None:
-        """inference.frames_hash of the video's level as the inference job of that level read it (its level folder's
+        """frames.frames_hash of the video's level as the inference job of that level read it (its level folder's
         own manifest, where there is one: another level's recorded error is not this level's), where its folder is
         there and complete; None where it is not (a level folder removed to save space: nothing to hold against the
         responses). A level folder's, read by the check of the video's folder, is kept from it; the others (a folder

@@ -223,11 +223,8 @@ def _supplement_table(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m virtuebench.curation", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
+def _add_filters(commands: argparse._SubParsersAction) -> None:
+    """length | answerability | difficulty: one filter each, IN.parquet -> OUT.parquet, removed CSV, summary JSON."""
     for name in ("length", "answerability", "difficulty"):
         sub = commands.add_parser(name)
         sub.set_defaults(func=_filter)
@@ -257,6 +254,10 @@ def main(argv: list[str] | None = None) -> int:
                 default=filters.FILTER_FRAME_MAX_SIDE,
                 help="the single frame's longest side in px, or none (curation.filter_frame_max_side; default %(default)s)",
             )
+
+
+def _add_merge(commands: argparse._SubParsersAction) -> None:
+    """merge: the kept questions of every source -> one table, and the funnel's counts."""
     merge = commands.add_parser("merge")
     merge.add_argument("inputs", nargs="+")
     merge.add_argument("--summaries", nargs="*", default=[], help="filter summaries (JSON) to tabulate in --counts")
@@ -266,6 +267,10 @@ def main(argv: list[str] | None = None) -> int:
     merge.add_argument("--candidates", help="every curation source's collected candidates (for --paper-counts)")
     merge.add_argument("--paper-counts", help="CSV of the funnel's counts, all sources together, beside the paper's")
     merge.set_defaults(func=_merge)
+
+
+def _add_export(commands: argparse._SubParsersAction) -> None:
+    """export: kept questions + draft answers -> annotation batch CSVs."""
     export = commands.add_parser("export")
     export.add_argument("--kept", required=True)
     export.add_argument("--drafts", nargs="*", default=[])
@@ -274,6 +279,10 @@ def main(argv: list[str] | None = None) -> int:
     export.add_argument("--batch-size", type=int, required=True)
     export.add_argument("--out", required=True)
     export.set_defaults(func=_export)
+
+
+def _add_import(commands: argparse._SubParsersAction) -> None:
+    """import: verified batches -> the instances table, an import report and the evidence check."""
     imports = commands.add_parser("import")
     imports.add_argument("--kept", required=True)
     imports.add_argument("--verified")
@@ -285,6 +294,10 @@ def main(argv: list[str] | None = None) -> int:
     imports.add_argument("--report", required=True)
     imports.add_argument("--check", required=True)
     imports.set_defaults(func=_import)
+
+
+def _add_stats(commands: argparse._SubParsersAction) -> None:
+    """stats: counts per source, category and task type."""
     stat = commands.add_parser("stats")
     stat.add_argument("instances")
     stat.add_argument("--composition", required=True)
@@ -294,6 +307,10 @@ def main(argv: list[str] | None = None) -> int:
     stat.add_argument("--paper-counts", help="CSV of the funnel's and the instances' counts beside the paper's")
     stat.add_argument("--categories", default="{}", help="report.categories as JSON: task types counted in another category")
     stat.set_defaults(func=_stats)
+
+
+def _add_supplement_sets(commands: argparse._SubParsersAction) -> None:
+    """supplement-sets: a source's MCQ and open-ended question sets for the supplementary's Table 1."""
     sets = commands.add_parser("supplement-sets")
     sets.add_argument("candidates")
     sets.add_argument("--level", type=int, required=True)
@@ -307,6 +324,10 @@ def main(argv: list[str] | None = None) -> int:
     sets.add_argument("--out-mcq", required=True)
     sets.add_argument("--out-oe", required=True)
     sets.set_defaults(func=_supplement_sets)
+
+
+def _add_supplement_table(commands: argparse._SubParsersAction) -> None:
+    """supplement-table: the supplementary's Table 1 (MCQ vs open-ended at 64 frames) from its judgments."""
     table = commands.add_parser("supplement-table")
     table.add_argument("--judgments", nargs="+", required=True, help=".../<model>/<source>/<form>.jsonl")
     table.add_argument("--scores", help="results/scores.csv, for the VirtueBench overall column")
@@ -335,7 +356,21 @@ def main(argv: list[str] | None = None) -> int:
     table.add_argument("--excluded", nargs="*", help="each source's excluded.csv: questions lost to missing videos go in the caption")
     table.add_argument("--model-choices", default="", help="the models' named registry choices in effect, for the caption")
     table.set_defaults(func=_supplement_table)
-    args = parser.parse_args(argv)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: one subcommand per curation step, each run by the function its `func` names."""
+    parser = argparse.ArgumentParser(
+        prog="python -m virtuebench.curation", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_filters, _add_merge, _add_export, _add_import, _add_stats, _add_supplement_sets, _add_supplement_table):
+        add(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     started = time.monotonic()
     try:
         code = args.func(args)

@@ -84,9 +84,7 @@ def download_release(
     """
     if verify not in VERIFY_MODES:
         raise DownloadError(f"verify must be one of {', '.join(VERIFY_MODES)}, not {verify!r}")
-    from huggingface_hub import HfApi, constants, snapshot_download
-    from huggingface_hub.hf_api import RepoFile
-    from huggingface_hub.utils import filter_repo_objects
+    from huggingface_hub import constants
 
     out_dir = Path(out_dir)
     revision = revision or release.revision
@@ -94,39 +92,11 @@ def download_release(
     endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
     token = os.environ.get(token_env) or None
     auth: str | bool = token or False  # False, not None: never fall back to a stored login
-    patterns = list(release.allow_patterns) or None
     try:
-        api = HfApi(endpoint=endpoint, token=auth)
-        info = api.dataset_info(release.repo_id, revision=revision, token=auth, timeout=constants.HF_HUB_ETAG_TIMEOUT)
-        commit = info.sha
-        if not commit:
-            raise DownloadError(f"{release.repo_id}@{revision}: {endpoint} did not say which commit that is")
-        tree = api.list_repo_tree(release.repo_id, recursive=True, revision=commit, repo_type="dataset", token=auth)
-        listing = [entry for entry in tree if isinstance(entry, RepoFile)]
-        wanted = set(filter_repo_objects([entry.path for entry in listing], allow_patterns=patterns))
-        expected = [
-            _Expected(entry.path, entry.lfs.size, sha256=entry.lfs.sha256)
-            if entry.lfs is not None
-            else _Expected(entry.path, entry.size, git_sha1=entry.blob_id)
-            for entry in listing
-            if entry.path in wanted
-        ]
-        if not expected:
-            raise DownloadError(f"{release.repo_id}@{commit[:12]}: no file matches allow_patterns {list(release.allow_patterns)}")
+        commit, expected = _files_at(release, revision, endpoint, auth)
         _check_space(out_dir, expected, f"{release.repo_id}@{commit[:12]}")
         out_dir.mkdir(parents=True, exist_ok=True)
-        # Passing the commit sha (not the branch) lets huggingface_hub skip, without a request, every file
-        # an earlier run finished: that is what makes a rerun resume.
-        snapshot_download(
-            release.repo_id,
-            repo_type="dataset",
-            revision=commit,
-            local_dir=out_dir,
-            allow_patterns=patterns,
-            token=auth,
-            endpoint=endpoint,
-            max_workers=max_workers,
-        )
+        _fetch(release, commit, out_dir, endpoint, auth, max_workers)
     except DownloadError:
         raise
     # Everything in this block is huggingface_hub's: no traceback of it reaches the user.
@@ -151,6 +121,51 @@ def download_release(
     )
     _write_record(out_dir, report)
     return report
+
+
+def _files_at(release: HubRelease, revision: str, endpoint: str, auth: str | bool) -> tuple[str, list[_Expected]]:
+    """The commit `revision` names on the hub, and the release's files there (its `allow_patterns`) with the size
+    and hash the hub lists for each; DownloadError where the hub names no commit or no file matches."""
+    from huggingface_hub import HfApi, constants
+    from huggingface_hub.hf_api import RepoFile
+    from huggingface_hub.utils import filter_repo_objects
+
+    api = HfApi(endpoint=endpoint, token=auth)
+    info = api.dataset_info(release.repo_id, revision=revision, token=auth, timeout=constants.HF_HUB_ETAG_TIMEOUT)
+    commit = info.sha
+    if not commit:
+        raise DownloadError(f"{release.repo_id}@{revision}: {endpoint} did not say which commit that is")
+    tree = api.list_repo_tree(release.repo_id, recursive=True, revision=commit, repo_type="dataset", token=auth)
+    listing = [entry for entry in tree if isinstance(entry, RepoFile)]
+    wanted = set(filter_repo_objects([entry.path for entry in listing], allow_patterns=list(release.allow_patterns) or None))
+    expected = [
+        _Expected(entry.path, entry.lfs.size, sha256=entry.lfs.sha256)
+        if entry.lfs is not None
+        else _Expected(entry.path, entry.size, git_sha1=entry.blob_id)
+        for entry in listing
+        if entry.path in wanted
+    ]
+    if not expected:
+        raise DownloadError(f"{release.repo_id}@{commit[:12]}: no file matches allow_patterns {list(release.allow_patterns)}")
+    return commit, expected
+
+
+def _fetch(release: HubRelease, commit: str, out_dir: Path, endpoint: str, auth: str | bool, max_workers: int) -> None:
+    """The release's files at `commit` into `out_dir`, those an earlier run finished kept."""
+    from huggingface_hub import snapshot_download
+
+    # Passing the commit sha (not the branch) lets huggingface_hub skip, without a request, every file
+    # an earlier run finished: that is what makes a rerun resume.
+    snapshot_download(
+        release.repo_id,
+        repo_type="dataset",
+        revision=commit,
+        local_dir=out_dir,
+        allow_patterns=list(release.allow_patterns) or None,
+        token=auth,
+        endpoint=endpoint,
+        max_workers=max_workers,
+    )
 
 
 def _check_space(out_dir: Path, expected: list[_Expected], label: str) -> None:

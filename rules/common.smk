@@ -218,11 +218,11 @@ def browser_judgments():
     return [path for judge in PLAN.reported_judges() for path in judgments(judge)] + BROWSER_JUDGMENTS
 
 
-judge_settings = PLAN.judge_settings
+judge_spec = PLAN.judge_spec
 
 
 def judge_config(wildcards):
-    return PLAN.judge_config(judge_settings(wildcards.judge))
+    return PLAN.judge_config(judge_spec(wildcards.judge))
 
 
 def judge_upstream(wildcards):
@@ -233,7 +233,7 @@ def judge_upstream(wildcards):
 
 
 def judge_run_config(wildcards):
-    return PLAN.judge_run_config(judge_settings(wildcards.judge))
+    return PLAN.judge_run_config(judge_spec(wildcards.judge))
 
 
 

@@ -127,7 +127,7 @@ rule filter_difficulty:
         model=CURATION["filter_model"],
         model_config=lambda wildcards: curation_model_config("filter_model"),
         judge=CURATION["difficulty_judge"],
-        judge_config=lambda wildcards: PLAN.judge_config(judge_settings(CURATION["difficulty_judge"]), responses=False),
+        judge_config=lambda wildcards: PLAN.judge_config(judge_spec(CURATION["difficulty_judge"]), responses=False),
         judge_cache=JUDGE_CACHE,
         cache=CURATION_CACHE,
         frames_dir=lambda wildcards: res(f"curation/{wildcards.source}/single_frames"),
@@ -135,7 +135,7 @@ rule filter_difficulty:
         frame_max_side=CURATION["filter_frame_max_side"] or "none",
     resources:
         model_run=lambda wildcards: curation_model_run_config("filter_model"),
-        judge_run=lambda wildcards: PLAN.judge_run_config(judge_settings(CURATION["difficulty_judge"])),
+        judge_run=lambda wildcards: PLAN.judge_run_config(judge_spec(CURATION["difficulty_judge"])),
     log:
         logpath("curation/{source}/difficulty.log"),
     conda:

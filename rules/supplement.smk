@@ -125,11 +125,11 @@ rule judge_supplement:
     output:
         res("supplement/judgments/{model}/{source}/{form}.jsonl"),
     params:
-        judge=lambda wildcards: supplement_judge(wildcards)[0],
-        judge_config=lambda wildcards: PLAN.judge_config(supplement_judge(wildcards)[1]),
+        judge=lambda wildcards: supplement_judge(wildcards).name,
+        judge_config=lambda wildcards: PLAN.judge_config(supplement_judge(wildcards)),
         cache=JUDGE_CACHE,
     resources:
-        run_config=lambda wildcards: PLAN.judge_run_config(supplement_judge(wildcards)[1]),
+        run_config=lambda wildcards: PLAN.judge_run_config(supplement_judge(wildcards)),
     log:
         logpath("supplement/judgments/{model}/{source}/{form}.log"),
     conda:

@@ -285,7 +285,7 @@ def browser_judgments():
 
 
 def judge_config(wildcards):
-    return PLAN.judge_config(PLAN.judge_settings(wildcards.judge))
+    return PLAN.judge_config(PLAN.judge_spec(wildcards.judge))
 
 
 def judge_upstream(wildcards):
@@ -296,7 +296,7 @@ def judge_upstream(wildcards):
 
 
 def judge_run_config(wildcards):
-    return PLAN.judge_run_config(PLAN.judge_settings(wildcards.judge))
+    return PLAN.judge_run_config(PLAN.judge_spec(wildcards.judge))
 
 
 def model_python(wildcards):
@@ -463,15 +463,15 @@ def supplement_frames_dir(wildcards):
 
 def supplement_judge_name(wildcards):
     """The judge of a supplement judgments file: mcq (by letter), VideoEval-Pro's authors' grader, or the run's judge."""
-    return PLAN.supplement_judge(wildcards.source, wildcards.form)[0]
+    return PLAN.supplement_judge(wildcards.source, wildcards.form).name
 
 
 def supplement_judge_config(wildcards):
-    return PLAN.judge_config(PLAN.supplement_judge(wildcards.source, wildcards.form)[1])
+    return PLAN.judge_config(PLAN.supplement_judge(wildcards.source, wildcards.form))
 
 
 def supplement_judge_run_config(wildcards):
-    return PLAN.judge_run_config(PLAN.supplement_judge(wildcards.source, wildcards.form)[1])
+    return PLAN.judge_run_config(PLAN.supplement_judge(wildcards.source, wildcards.form))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
 import copy
+import json
 import re
 
 import pytest
 import yaml
 from helpers.data import REPO
 
-from virtuebench.config import ConfigError, check_config, load_schema, schema_errors, setting_classes
+from virtuebench.config import ConfigError, check_config, load_schema, schema_errors
 from virtuebench.judge.kinds import REGISTRY, configurable_kinds, judge_kind
 from virtuebench.judge.prompts import JUDGE_PROMPTS
 from virtuebench.models import BACKENDS
@@ -349,10 +350,10 @@ def test_every_registry_and_judge_setting_is_classified():
     """config/models.schema.yaml and config/schema.yaml (judges) say of every setting how far a change reaches."""
     from virtuebench.config import RERUN_CLASSES, model_spec, setting_classes
 
-    for kind in ("model", "judge"):
-        unclassified = [name for name, rerun in setting_classes(kind, CONFIG_DIR).items() if rerun not in RERUN_CLASSES]
-        assert not unclassified, f"{kind} settings without x-rerun: {unclassified}"
-    assert setting_classes("model", CONFIG_DIR)["verified"] == "description" and setting_classes("model", CONFIG_DIR)["family"] == "answers"
+    # A judge setting's class is on its kind's settings dataclass (test_every_judge_kind_is_registered_under_its_name_...).
+    unclassified = [name for name, rerun in setting_classes(CONFIG_DIR).items() if rerun not in RERUN_CLASSES]
+    assert not unclassified, f"model registry settings without x-rerun: {unclassified}"
+    assert setting_classes(CONFIG_DIR)["verified"] == "description" and setting_classes(CONFIG_DIR)["family"] == "answers"
     # A backend setting's class is on its backend's settings dataclass (virtuebench.models.spec).
     settings = {"model": "m", "max_concurrency": 8, "max_tokens": 9}
     spec = model_spec("api", {"backend": "openai", "settings": settings}, CONFIG_DIR)
@@ -367,19 +368,20 @@ def test_the_classes_are_read_from_the_schemas_given_not_from_beside_the_package
 
     for name in ("schema.yaml", "models.schema.yaml"):
         (tmp_path / name).write_text((CONFIG_DIR / name).read_text().replace("x-rerun: description", "x-rerun: scheduling"))
-    assert setting_classes("model", tmp_path)["verified"] == "scheduling"
-    assert setting_classes("model", CONFIG_DIR)["verified"] == "description"
+    assert setting_classes(tmp_path)["verified"] == "scheduling"
+    assert setting_classes(CONFIG_DIR)["verified"] == "description"
 
 
 def test_tracked_settings_keep_what_changes_the_answers_and_nothing_else():
-    from virtuebench.config import run_settings, tracked_settings
+    from virtuebench.config import model_spec
     from virtuebench.judge.rules import VERSION
+    from virtuebench.judge.spec import JudgeSpec
     from virtuebench.support.settings import merge_settings
 
     registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())
     entry = registry["Qwen3VL-8B"]
     entry = {**entry, "settings": {**entry["settings"], "batch_size": 4, "gpu_memory_utilization": 0.8}}
-    tracked, run = yaml.safe_load(tracked_settings("model", entry, CONFIG_DIR)), yaml.safe_load(run_settings("model", entry, CONFIG_DIR))
+    tracked, run = model_spec("Qwen3VL-8B", entry, CONFIG_DIR).answers, model_spec("Qwen3VL-8B", entry, CONFIG_DIR).run
     assert set(tracked) == {"backend", "family", "hub_id", "revision", "env", "settings"}
     assert set(run) == {"gpus", "mem_gb", "runtime_min", "max_level", "settings"}  # the top-level scheduling keys too
     assert run["settings"] == {"batch_size": 4, "gpu_memory_utilization": 0.8} and tracked["settings"]["temperature"] == 0.7
@@ -391,14 +393,14 @@ def test_tracked_settings_keep_what_changes_the_answers_and_nothing_else():
     llm = {"kind": "llm", "model": "m", "base_url": "http://x/v1", "api_key_env": "K", "max_concurrency": 3, "if_no_key": "rules"}
     # the judging stage's `reasoning` is tracked at its default, with-reasoning, which is not what judgments before it read
     tracked = {"kind": "llm", "model": "m", "base_url": "http://x/v1", "reasoning": "with-reasoning"}
-    assert yaml.safe_load(tracked_settings("judge", llm, CONFIG_DIR)) == tracked
-    assert yaml.safe_load(run_settings("judge", llm, CONFIG_DIR)) == {"api_key_env": "K", "max_concurrency": 3, "if_no_key": "rules"}
+    assert JudgeSpec.resolve("j", llm).answers == tracked
+    assert JudgeSpec.resolve("j", llm).run == {"api_key_env": "K", "max_concurrency": 3, "if_no_key": "rules"}
     rules = {"kind": "rules", "version": VERSION, "reasoning": "with-reasoning"}
-    assert yaml.safe_load(tracked_settings("judge", {"kind": "rules"}, CONFIG_DIR)) == rules
+    assert JudgeSpec.resolve("rules", {"kind": "rules"}).answers == rules
     old = {"kind": "rules", "reasoning": "answer-only", "truncated": "no-answer"}  # what judgments were made with before
-    assert yaml.safe_load(tracked_settings("judge", old, CONFIG_DIR)) == {"kind": "rules", "version": VERSION}
+    assert JudgeSpec.resolve("rules", old).answers == {"kind": "rules", "version": VERSION}
     with pytest.raises(ValueError, match="`llm` must be resolved"):  # a hybrid straight from config, not check_config's
-        tracked_settings("judge", {"kind": "hybrid", "llm": "gpt-4o"}, CONFIG_DIR)
+        JudgeSpec.resolve("both", {"kind": "hybrid", "llm": "gpt-4o"})
 
 
 def test_defaults_are_filled_before_the_checks_so_default_sources_need_their_token():
@@ -437,7 +439,6 @@ def test_the_schemas_defaults_are_the_library_defaults():
 
 
 def test_a_hybrid_judge_resolves_its_llm_judge_and_tracks_both():
-    from virtuebench.config import run_settings, tracked_settings
     from virtuebench.judge.rules import VERSION
 
     config = copy.deepcopy(DEFAULT)
@@ -448,11 +449,11 @@ def test_a_hybrid_judge_resolves_its_llm_judge_and_tracks_both():
     ):
         check(config)
     checked = check(config, environ={"OPENAI_API_KEY": "sk-x"})
-    settings = checked.judges["both"]
-    assert settings["kind"] == "hybrid" and settings["llm"]["model"] == "gpt-4o-2024-08-06"
-    tracked = yaml.safe_load(tracked_settings("judge", settings, CONFIG_DIR))
+    settings, spec = checked.judges["both"], checked.judge_specs["both"]
+    assert settings["kind"] == "hybrid" and settings["llm"]["model"] == "gpt-4o-2024-08-06" and spec.settings == settings
+    tracked = spec.answers
     assert tracked["version"] == VERSION and tracked["llm"]["model"] == "gpt-4o-2024-08-06" and "api_key_env" not in tracked["llm"]
-    assert yaml.safe_load(run_settings("judge", settings, CONFIG_DIR))["llm"]["api_key_env"] == "OPENAI_API_KEY"
+    assert spec.run["llm"]["api_key_env"] == "OPENAI_API_KEY"
 
     # Without the key and `if_no_key: rules`: a warning, and no LLM judge (the unsure items become invalid).
     config["judges"]["both"]["if_no_key"] = "rules"
@@ -468,7 +469,6 @@ def test_a_hybrid_judge_resolves_its_llm_judge_and_tracks_both():
 def test_a_hybrid_difficulty_judge_that_table_2_does_not_use_is_resolved_too(monkeypatch):
     """curation.difficulty_judge may name a hybrid judge that config.judge does not: its `llm` is resolved to the LLM
     judge's settings all the same, so the filter's job gets settings it can build the judge from."""
-    from virtuebench.config import run_settings, tracked_settings
     from virtuebench.judge import get_judge
     from virtuebench.judge.hybrid import HybridJudge
     from virtuebench.support.settings import merge_settings
@@ -481,8 +481,8 @@ def test_a_hybrid_difficulty_judge_that_table_2_does_not_use_is_resolved_too(mon
     environ = {"GEMINI_API_KEY": "g", "OPENAI_API_KEY": "sk-x", "HF_TOKEN": "t"}
     checked = check_config(config, CONFIG_DIR, environ=environ)
     assert checked.judge == "rules" and checked.judges["both"]["llm"]["model"] == "gpt-4o-2024-08-06"
-    tracked = tracked_settings("judge", checked.judges["both"], CONFIG_DIR)
-    settings = merge_settings(yaml.safe_load(tracked), yaml.safe_load(run_settings("judge", checked.judges["both"], CONFIG_DIR)))
+    spec = checked.judge_specs["both"]  # its halves as the job is given them (rules/common.smk), merged back as the job does
+    settings = merge_settings(json.loads(json.dumps(spec.answers)), json.loads(json.dumps(spec.run)))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
     judge = get_judge("both", settings)
     assert isinstance(judge, HybridJudge) and judge.llm.settings.model == "gpt-4o-2024-08-06"
@@ -656,8 +656,6 @@ def test_judge_settings_the_schema_allows_but_the_judge_does_not_are_named():
         check({**_judges(g={"kind": "llm", "model": "m", "api_key_env": None}, h={"kind": "hybrid", "llm": "rules"}), "judge": "h"})
     checked = check({**_judges(h={"kind": "hybrid", "llm": None}), "judge": "h"})  # no llm judge: unsure items are invalid
     assert checked.judges["h"] == {"kind": "hybrid", "llm": None}
-    with pytest.raises(ValueError, match="unknown settings kind 'mcq': model or judge"):
-        setting_classes("mcq", CONFIG_DIR)
 
 
 def test_supplement_and_curation_settings_name_what_is_wrong():

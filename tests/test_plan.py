@@ -13,6 +13,7 @@ from helpers.data import REPO
 from virtuebench.config import check_config, with_defaults
 from virtuebench.curation.supplement import AUTHORS_GRADER_JUDGE
 from virtuebench.instances import Instance
+from virtuebench.judge.spec import JudgeSpec
 from virtuebench.plan import CPUS_PER_GPU, Plan, levels_present
 
 
@@ -150,24 +151,24 @@ def test_an_entry_sets_its_own_cpus_per_gpu(tmp_path: Path):
 
 def test_the_supplement_judge_is_mcq_the_runs_judge_or_the_authors_grader(tmp_path: Path):
     plan = plan_of(config_of("paper.yaml"))
-    assert plan.supplement_judge("mlvu", "mcq") == ("mcq", {"kind": "mcq"})
-    assert plan.supplement_judge("videoeval-pro", "oe") == (plan.judge, plan.judge_settings(plan.judge))
+    assert plan.supplement_judge("mlvu", "mcq") == JudgeSpec.resolve("mcq", {"kind": "mcq"})
+    assert plan.supplement_judge("videoeval-pro", "oe") is plan.checked.judge_specs[plan.judge]  # resolved by the config check
     assert plan.supplement_choices.prompt_of("videoeval-pro", "oe") == "honest"
     config = config_of("paper.yaml")
     grader = tmp_path / "grader.txt"
     grader.write_text("Question: {question}\nTarget to match: {target}\nReply to grade: {predicted_answer}\n")
     config["supplement"] |= {"videoevalpro_grader": "authors", "authors_grader_prompt": str(grader)}
     plan = plan_of(config)
-    name, settings = plan.supplement_judge("videoeval-pro", "oe")
-    assert name == AUTHORS_GRADER_JUDGE and settings["kind"] == "letter-grade" and len(settings["prompt_sha256"]) == 64
-    assert plan.supplement_judge("lvbench", "oe")[0] == plan.judge  # only VideoEval-Pro's grader is the authors'
+    grader = plan.supplement_judge("videoeval-pro", "oe")
+    assert grader.name == AUTHORS_GRADER_JUDGE and grader.kind == "letter-grade" and len(grader.answers["prompt_sha256"]) == 64
+    assert plan.supplement_judge("lvbench", "oe").name == plan.judge  # only VideoEval-Pro's grader is the authors'
     assert plan.supplement_choices.uses_suffix
 
 
 def test_a_judge_not_in_use_is_looked_up_in_config_judges_else_is_rules():
     plan = plan_of(config_of("config.yaml"))
     assert plan.judge_settings("no-such-judge") == {"kind": "rules"}
-    assert plan.judge_config({"kind": "rules"}) != plan.judge_config({"kind": "mcq"})
+    assert plan.judge_config(plan.judge_spec("no-such-judge")) != plan.judge_config(JudgeSpec.resolve("mcq", {"kind": "mcq"}))
 
 
 @pytest.mark.parametrize("name", ["config.yaml", "paper.yaml"])
@@ -213,8 +214,9 @@ def test_the_tables_state_the_reported_judges_options():
     assert plan_of(config).judge_options("gpt-4o") == (
         "--judge-options 'reasoning = with-reasoning (default); truncated = judge; forbidden_pairs = trust-judgement'"
     )
-    assert "reasoning" not in plan_of(config).judge_config({"kind": "rules"}, responses=False)
-    assert "with-reasoning" in plan_of(config).judge_config({"kind": "rules"})
+    rules = plan_of(config).judge_spec("rules")
+    assert "reasoning" not in plan_of(config).judge_config(rules, responses=False)
+    assert "with-reasoning" in plan_of(config).judge_config(rules)
 
 
 def test_every_results_folder_the_plan_builds_is_listed_once():
@@ -309,8 +311,8 @@ def test_the_report_options_the_rules_pass_on_are_the_configs():
 def test_the_curation_and_supplement_options_the_rules_pass_on():
     config = config_of("paper.yaml")
     paper = plan_of(config)
-    assert paper.difficulty_judge_config() == paper.judge_config(paper.judge_settings("gpt-4o"), responses=False)
-    assert paper.difficulty_judge_run_config() == paper.judge_run_config(paper.judge_settings("gpt-4o"))
+    assert paper.difficulty_judge_config() == paper.judge_config(paper.judge_spec("gpt-4o"), responses=False)
+    assert paper.difficulty_judge_run_config() == paper.judge_run_config(paper.judge_spec("gpt-4o"))
     assert paper.filter_frame_max_side() == 448  # the schema's default
     assert (paper.supplement_max_questions_option(), paper.supplement_seed()) == ("", 0)  # every question: no draw
     assert (paper.supplement_suffix(), paper.supplement_subtitles()) == ("no", "false")

@@ -16,11 +16,12 @@ from typing import Any
 
 from virtuebench.benchmarks import Benchmark, benchmark
 from virtuebench.comparisons import METHOD as COMPARISONS_METHOD
-from virtuebench.config import RESULTS_FOLDERS, Checked, logs_folder, run_settings, tracked_settings
+from virtuebench.config import RESULTS_FOLDERS, Checked, logs_folder
 from virtuebench.curation.supplement import AUTHORS_GRADER_JUDGE, Choices
 from virtuebench.curation.supplement import forms_of as supplement_forms
 from virtuebench.instances import Instance
 from virtuebench.judge.letter_grade import grader_settings
+from virtuebench.judge.spec import JudgeSpec
 from virtuebench.levels import is_available
 from virtuebench.metrics import METHOD as SCORES_METHOD
 from virtuebench.report.paper import PAPER_PROMPT, paper_rows_of
@@ -89,7 +90,7 @@ class Plan:
     judge_cache: str
     curation_cache: str
     supplement_choices: Choices
-    supplement_grader: dict[str, Any] | None  # the authors' grader's settings, where VideoEval-Pro is judged by it
+    supplement_grader: JudgeSpec | None  # the authors' grader, where VideoEval-Pro is judged by it
 
     @classmethod
     def build(cls, config: Mapping[str, Any], checked: Checked, config_dir: str | Path) -> Plan:
@@ -110,7 +111,9 @@ class Plan:
             judge_cache=config["judge_cache"] or os.path.normpath(config["store"]),
             curation_cache=config["curation"]["cache"] or os.path.normpath(config["store"]),
             supplement_choices=Choices(**{name: supplement[name] for name in Choices.__dataclass_fields__}),
-            supplement_grader=grader_settings(supplement["authors_grader_prompt"]) if grader else None,
+            supplement_grader=JudgeSpec.resolve(AUTHORS_GRADER_JUDGE, grader_settings(supplement["authors_grader_prompt"]))
+            if grader
+            else None,
         )
 
     # -----------------------------------------------------------------------------------------
@@ -459,21 +462,23 @@ class Plan:
     # -----------------------------------------------------------------------------------------
     # Judges
 
+    def judge_spec(self, name: str) -> JudgeSpec:
+        """A judge by name as its jobs run it: one in use (after any key fallback), resolved by the config check;
+        else one defined in config.judges, or rules."""
+        if name in self.checked.judge_specs:
+            return self.checked.judge_specs[name]
+        return JudgeSpec.resolve(name, self.config["judges"].get(name) or {"kind": "rules"})
+
     def judge_settings(self, name: str) -> dict[str, Any]:
-        """A judge's settings by name: one in use (after any key fallback), one defined in config.judges, or rules."""
-        return self.checked.judges.get(name) or self.config["judges"].get(name) or {"kind": "rules"}
+        """A judge's settings by name (its spec's)."""
+        return self.judge_spec(name).settings
 
-    def judge_config(self, settings: Mapping[str, Any], responses: bool = True) -> str:
-        """The judge's settings that change its verdicts (its kind's `answers` settings and code version, as the kind
-        registers them: virtuebench.judge.kinds): a tracked param, so a change re-judges (the cache keeps what still
-        holds). `responses=False`: a job that judges answers itself, not responses records (the curation's difficulty
-        filter), which the judging stage's input settings (virtuebench.judge.inputs) do not reach."""
-        if responses:
-            return tracked_settings("judge", dict(settings), self.config_dir)
-        from virtuebench.judge.inputs import NAMES
-
-        tracked = json.loads(tracked_settings("judge", dict(settings), self.config_dir))
-        return json.dumps({key: value for key, value in tracked.items() if key not in NAMES}, sort_keys=True)
+    def judge_config(self, judge: JudgeSpec, responses: bool = True) -> str:
+        """The judge's settings that change its verdicts (its spec's `answers`: its kind's `answers` settings and code
+        version, virtuebench.judge.kinds): a tracked param, so a change re-judges (the cache keeps what still holds).
+        `responses=False`: a job that judges answers itself, not responses records (the curation's difficulty filter),
+        which the judging stage's input settings (virtuebench.judge.inputs) do not reach."""
+        return json.dumps(judge.tracked(responses), sort_keys=True)
 
     def judge_options(self, name: str) -> str:
         """`--judge-options NOTE` for the tables' command: the judge's open decisions at the values in effect
@@ -482,20 +487,21 @@ class Plan:
 
         return f"--judge-options {shlex.quote(options_note(self.judge_settings(name)))}"
 
-    def judge_run_config(self, settings: Mapping[str, Any]) -> str:
-        """The judge's settings that change only how its job runs (key variable, concurrency, retries): untracked."""
-        return run_settings("judge", dict(settings), self.config_dir)
+    def judge_run_config(self, judge: JudgeSpec) -> str:
+        """The judge's settings that change only how its job runs (its spec's `run`: key variable, concurrency,
+        retries): untracked."""
+        return json.dumps(judge.run, sort_keys=True)
 
-    def supplement_judge(self, source: str, form: str) -> tuple[str, dict[str, Any]]:
-        """(name, settings) of the judge of a supplement judgments file: mcq (by letter), VideoEval-Pro's authors'
-        grader (supplement.videoevalpro_grader: authors), or the run's judge."""
+    def supplement_judge(self, source: str, form: str) -> JudgeSpec:
+        """The judge of a supplement judgments file: mcq (by letter), VideoEval-Pro's authors' grader
+        (supplement.videoevalpro_grader: authors), or the run's judge."""
         name = self.supplement_choices.judge_of(source, form)
         if name == "mcq":
-            return name, {"kind": "mcq"}
+            return JudgeSpec.resolve(name, {"kind": "mcq"})
         if name == AUTHORS_GRADER_JUDGE:
             assert self.supplement_grader is not None  # judge_of names it only with videoevalpro_grader: authors
-            return name, self.supplement_grader
-        return self.judge, self.judge_settings(self.judge)
+            return self.supplement_grader
+        return self.judge_spec(self.judge)
 
     # -----------------------------------------------------------------------------------------
     # The instances table, the curation and the supplement
@@ -589,10 +595,10 @@ class Plan:
     def difficulty_judge_config(self) -> str:
         """The tracked settings of the difficulty filter's judge (curation.difficulty_judge), which judges answers
         itself, not responses records (judge_config with responses=False)."""
-        return self.judge_config(self.judge_settings(self.curation["difficulty_judge"]), responses=False)
+        return self.judge_config(self.judge_spec(self.curation["difficulty_judge"]), responses=False)
 
     def difficulty_judge_run_config(self) -> str:
-        return self.judge_run_config(self.judge_settings(self.curation["difficulty_judge"]))
+        return self.judge_run_config(self.judge_spec(self.curation["difficulty_judge"]))
 
     def filter_frame_max_side(self) -> int | str:
         """The difficulty filter's --frame-max-side: curation.filter_frame_max_side, or "none" (full size)."""

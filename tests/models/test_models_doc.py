@@ -29,7 +29,7 @@ from helpers.data import REPO
 from helpers.fake_openai import FakeOpenAI
 from helpers.workflow import REPORT_JOBS, environment, scheduled, workflow_copy
 
-from virtuebench.config import check_config, run_settings, tracked_settings
+from virtuebench.config import check_config, model_spec
 
 CONFIG_DIR = REPO / "config"
 MARKER = re.compile(r"<!-- recipe: (\S+) (\S+) -->\n```\w*\n(.*?)```", re.DOTALL)
@@ -168,7 +168,6 @@ def checkpoint(tmp_path):
 
 
 def test_the_checkpoint_recipe_passes_the_checks(checkpoint):
-    from virtuebench.config import model_spec
     from virtuebench.models.vllm_engine import VllmSettings
 
     workdir, config, name, entry = checkpoint
@@ -189,11 +188,12 @@ def test_the_checkpoint_is_its_familys_entry_but_for_the_weights(checkpoint):
     assert {k: v for k, v in entry.items() if k not in WEIGHTS} == copied
     assert entry["hub_id"] != family_entry["hub_id"]
     # What reaches the jobs: the same tracked settings but the weights' hub id and revision, the same scheduling.
-    tracked, family_tracked = (json.loads(tracked_settings("model", e, CONFIG_DIR)) for e in (entry, family_entry))
+    spec, family_spec = (model_spec("m", e, CONFIG_DIR) for e in (entry, family_entry))
+    tracked, family_tracked = spec.answers, family_spec.answers
     assert {k: v for k, v in tracked.items() if k not in ("hub_id", "revision")} == {
         k: v for k, v in family_tracked.items() if k not in ("hub_id", "revision")
     }
-    assert run_settings("model", entry, CONFIG_DIR) == run_settings("model", family_entry, CONFIG_DIR)
+    assert spec.run == family_spec.run
 
 
 def test_the_checkpoint_loads_from_the_folder_the_recipe_names(checkpoint, monkeypatch):
@@ -211,7 +211,6 @@ def test_the_checkpoint_loads_from_the_folder_the_recipe_names(checkpoint, monke
     from PIL import Image
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
-    from virtuebench.config import model_spec
     from virtuebench.levels import level_timestamps
     from virtuebench.models.base import Request
     from virtuebench.models.hf import TransformersBackend, TransformersSettings

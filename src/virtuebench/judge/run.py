@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from virtuebench import is_refusal_answer
-from virtuebench.instances import read_instances
+from virtuebench.instances import Instance, read_instances
 from virtuebench.judge.base import Judge, Verdict
 from virtuebench.judge.inputs import judged_text
 from virtuebench.records import (
@@ -116,88 +116,42 @@ def judge_items(path: str | Path, judge: Judge, out: str | Path) -> str:
 
 
 def judge_responses(responses_path: str | Path, instances_path: str | Path, judge: Judge, out: str | Path) -> str:
-    read = list(iter_records(responses_path, Response))
-    responses: list[Response] = [response for response, _ in read]
-    # What each judgment records of the response it judged (records.line_digest: the report checks it is the current one).
-    digests = {item_key(vars(response)): line_digest(line) for response, line in read}
-    instances = {inst.instance_id: inst for inst in read_instances(instances_path)}
-    items = []
-    for response in responses:
-        inst = instances.get(response.instance_id)
-        if inst is None:
-            raise RecordError(f"{responses_path}: instance_id {response.instance_id!r} is not in {instances_path}")
-        if response.level not in inst.answers:
-            raise RecordError(f"{responses_path}: instance {response.instance_id!r} has no ground truth at level {response.level}")
-        items.append((response, inst, inst.answers[response.level]))
-
+    """Judge each response record of `responses_path` against its instance's ground truth at its level, resuming the
+    verdicts an interrupted run gave to the same text; writes the judgments file `out` whole, or raises
+    JudgeRequestsFailed (the progress file kept) where some requests failed after retries."""
+    items, digests = _joined(responses_path, instances_path)
     # The input settings only where they differ from what judgments were made with before them: those stay resumable.
-    key = stable_hash({"judge": judge.name, "version": judge.version, **judge.inputs.changed()})
+    fingerprint = stable_hash({"judge": judge.name, "version": judge.version, **judge.inputs.changed()})
     keys = [item_key(vars(response)) for response, _, _ in items]  # by instance (and sample, for a sampled model)
     current = {key: (response.response, answer, response.truncated) for key, (response, _, answer) in zip(keys, items)}
-    log = ProgressLog(out, key, key=item_key)
+    log = ProgressLog(out, fingerprint, key=item_key)
     done = log.resume(
         lambda r: current.get(item_key(r)) == (r["response"], r["answer"], r.get("truncated", False)) and not r.get("retryable")
     )
     label = f"{judge.name}: {responses_path}"
     progress = Progress(label, len(items), already_done=len(done))
-    by_id = dict(zip(keys, items))
+    by_key = dict(zip(keys, items))
 
-    def record(item: str, verdict: Verdict) -> dict[str, Any]:
-        response, inst, answer = by_id[item]
-        return asdict(
-            Judgment(
-                instance_id=inst.instance_id,
-                model=response.model,
-                prompt=response.prompt,
-                level=response.level,
-                judge=judge.name,
-                category=inst.category,
-                task_type=inst.task_type,
-                answer=answer,
-                is_unanswerable=is_refusal_answer(answer),
-                response=response.response,
-                refusal=verdict.refusal,
-                judgement=verdict.judgement,
-                valid=verdict.valid,
-                reason=verdict.reason,
-                error=response.error,
-                fingerprint=key,
-                score=verdict.score,
-                judge_version=judge.version,
-                judge_model=verdict.judge_model,
-                raw=verdict.raw,
-                question=inst.question,
-                retryable=verdict.retryable,
-                video_id=response.video_id,
-                truncated=response.truncated,
-                confident=verdict.confident,
-                decided_by=verdict.decided_by,
-                response_hash=digests[item],
-                sample=response.sample,
-            ),
-            dict_factory=_without_empty_sample,
-        )
+    def settle(key: str, verdict: Verdict) -> None:
+        response, inst, answer = by_key[key]
+        done[key] = _judgment(judge, response, inst, answer, verdict, fingerprint, digests[key])
+        log.append(done[key])
+        progress.step()
 
     pending = []
-    for item, (response, inst, answer) in zip(keys, items):
-        if item in done:
+    for key, (response, inst, answer) in zip(keys, items):
+        if key in done:
             continue
-        if not response.ok or (response.truncated and judge.inputs.truncated == "no-answer"):
-            result = record(item, _truncated() if response.ok else _no_response(response.error))
-            log.append(result)
-            done[item] = result
-            progress.step()
+        if (verdict := _unasked(response, judge)) is not None:
+            settle(key, verdict)
         else:
-            pending.append((item, inst.question, answer, judged(response, judge)))
+            pending.append((key, inst.question, answer, judged(response, judge)))
     _announce(judge, label, pending)
-    for item, verdict in judge_concurrently(judge, pending):
-        result = record(item, verdict)
-        log.append(result)
-        done[item] = result
-        progress.step()
+    for key, verdict in judge_concurrently(judge, pending):
+        settle(key, verdict)
     # A verdict resumed from an interrupted run was given to the same text, answer and truncation; the record names
     # the response record it now stands for (one asked again with the same reply differs in its latency only).
-    records = [{**done[item], "response_hash": digests[item]} for item in keys]
+    records = [{**done[key], "response_hash": digests[key]} for key in keys]
     failed = sum(bool(r.get("retryable")) for r in records)
     if failed:
         log.close()  # keep the progress file: the next run asks only for the failed items
@@ -207,6 +161,73 @@ def judge_responses(responses_path: str | Path, instances_path: str | Path, judg
     log.finish(records)
     invalid = sum(not r["valid"] for r in records)
     return f"[{label}] done: {len(records)} judged, {invalid} invalid, {progress.elapsed_s:.1f} s{_spent(judge)}"
+
+
+def _joined(responses_path: str | Path, instances_path: str | Path) -> tuple[list[tuple[Response, Instance, str]], dict[str, str]]:
+    """(each response record with its instance and the ground truth at its level; what each judgment records of the
+    response it judged, by item key: records.line_digest, which the report checks is the current one's). RecordError
+    names a response whose instance or level the instances table lacks."""
+    read = list(iter_records(responses_path, Response))
+    digests = {item_key(vars(response)): line_digest(line) for response, line in read}
+    instances = {inst.instance_id: inst for inst in read_instances(instances_path)}
+    items = []
+    for response, _ in read:
+        inst = instances.get(response.instance_id)
+        if inst is None:
+            raise RecordError(f"{responses_path}: instance_id {response.instance_id!r} is not in {instances_path}")
+        if response.level not in inst.answers:
+            raise RecordError(f"{responses_path}: instance {response.instance_id!r} has no ground truth at level {response.level}")
+        items.append((response, inst, inst.answers[response.level]))
+    return items, digests
+
+
+def _unasked(response: Response, judge: Judge) -> Verdict | None:
+    """The verdict of a response the judge is not asked about: none came (an error), or a truncated one under
+    `truncated: no-answer`; None where the judge is asked."""
+    if not response.ok:
+        return _no_response(response.error)
+    if response.truncated and judge.inputs.truncated == "no-answer":
+        return _truncated()
+    return None
+
+
+def _judgment(
+    judge: Judge, response: Response, inst: Instance, answer: str, verdict: Verdict, fingerprint: str, response_hash: str
+) -> dict[str, Any]:
+    """The judgments record of one response (records.Judgment), as the file holds it."""
+    return asdict(
+        Judgment(
+            instance_id=inst.instance_id,
+            model=response.model,
+            prompt=response.prompt,
+            level=response.level,
+            judge=judge.name,
+            category=inst.category,
+            task_type=inst.task_type,
+            answer=answer,
+            is_unanswerable=is_refusal_answer(answer),
+            response=response.response,
+            refusal=verdict.refusal,
+            judgement=verdict.judgement,
+            valid=verdict.valid,
+            reason=verdict.reason,
+            error=response.error,
+            fingerprint=fingerprint,
+            score=verdict.score,
+            judge_version=judge.version,
+            judge_model=verdict.judge_model,
+            raw=verdict.raw,
+            question=inst.question,
+            retryable=verdict.retryable,
+            video_id=response.video_id,
+            truncated=response.truncated,
+            confident=verdict.confident,
+            decided_by=verdict.decided_by,
+            response_hash=response_hash,
+            sample=response.sample,
+        ),
+        dict_factory=_without_empty_sample,
+    )
 
 
 def judged(response: Response, judge: Judge) -> str:

@@ -44,7 +44,7 @@ def did_you_mean(name: Any, choices: Iterable[str]) -> str:
 
 def merge_settings(tracked: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     """A job's whole settings from its tracked half (what changes its answers) and its untracked half (what changes
-    only how it runs: virtuebench.config.run_settings), a model's `settings` and a hybrid judge's `llm` merged key by key."""
+    only how it runs: the `run` half of a ModelSpec or JudgeSpec), a model's `settings` and a hybrid judge's `llm` merged key by key."""
     merged = {**tracked, **{name: value for name, value in run.items() if name not in ("settings", "llm")}}
     if "settings" in run:
         merged["settings"] = {**(tracked.get("settings") or {}), **run["settings"]}

@@ -1,0 +1,35 @@
+"""What every section check reads and adds to: the configuration with its defaults, and the review of it (problems stop
+the run, warnings are printed, missing keys stop it before the first job); the error that lists the problems."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from virtuebench.support.settings import did_you_mean
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; the message lists every problem, one per line."""
+
+
+def and_did_you_mean(name: Any, choices: Iterable[str]) -> str:
+    """did_you_mean as the end of a message: "; did you mean 'X'?", or ""."""
+    hint = did_you_mean(name, choices)
+    return f"; {hint.strip()}" if hint else ""
+
+
+@dataclass
+class Review:
+    """What the checks found: problems stop the run, warnings are printed, missing keys stop it before the first job."""
+
+    config: dict[str, Any]
+    environ: dict[str, str]
+    defer_keys: bool
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    missing_keys: list[str] = field(default_factory=list)
+
+    def missing_key(self, message: str) -> None:
+        (self.missing_keys if self.defer_keys else self.problems).append(message)

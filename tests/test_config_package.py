@@ -8,7 +8,6 @@ import ast
 import copy
 import json
 
-import pytest
 import yaml
 from helpers.data import REPO
 
@@ -87,16 +86,3 @@ def test_a_judge_not_in_use_gets_its_spec_from_config_judges_or_is_rules():
     assert plan.judge_spec("strict") == JudgeSpec.resolve("strict", {"kind": "rules", "truncated": "judge"})
     assert plan.judge_spec("strict").answers["truncated"] == "judge"
     assert plan.judge_spec("no-such-judge").settings == {"kind": "rules"}
-
-
-def test_the_deprecated_judge_halves_are_the_specs_and_refuse_a_model():
-    """tracked_settings/run_settings stay for callers written before JudgeSpec: a judge's halves as JSON, the same
-    strings the plan gives its jobs."""
-    from virtuebench.config import run_settings, tracked_settings
-
-    checked, plan = _paper({"OPENAI_API_KEY": "sk-x"})
-    settings = checked.judges[plan.judge]
-    assert tracked_settings("judge", settings, CONFIG_DIR) == plan.judge_config(plan.judge_spec(plan.judge))
-    assert run_settings("judge", settings, CONFIG_DIR) == plan.judge_run_config(plan.judge_spec(plan.judge))
-    with pytest.raises(ValueError, match="only a judge's are split here; a model's are its spec's"):
-        tracked_settings("model", {"backend": "oracle"}, CONFIG_DIR)

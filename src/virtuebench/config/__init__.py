@@ -16,7 +16,6 @@ code's registries (backends, prompts, judges). One job per module:
   checked         check_config, the checks in order, and its result `Checked`
 """
 
-from virtuebench.config.check_judges import run_settings, tracked_settings
 from virtuebench.config.checked import Checked, check_config, start_warnings
 from virtuebench.config.model_registry import Registry, load_registries, load_registry, registry_warnings, resolve_registry
 from virtuebench.config.model_specs import frame_size_warnings, frame_storage_pixels, model_spec, setting_classes
@@ -45,10 +44,8 @@ __all__ = [
     "registry_warnings",
     "resolve_registry",
     "results_collision",
-    "run_settings",
     "schema_errors",
     "setting_classes",
     "start_warnings",
-    "tracked_settings",
     "with_defaults",
 ]

@@ -3,7 +3,6 @@ has its API key or falls back to the rules judge where it says so."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -72,23 +71,3 @@ def curation_judge(review: Review, name: str, defined: dict[str, dict[str, Any]]
 def judge_specs(judges: Mapping[str, dict[str, Any]]) -> dict[str, JudgeSpec]:
     """Each judge in use as its jobs run it, from its settings as its kind resolved them: made once, here."""
     return {name: JudgeSpec.resolve(name, settings) for name, settings in judges.items()}
-
-
-# Kept for callers on branches made before JudgeSpec (virtuebench.plan read a judge's halves through these): a judge's
-# spec halves as JSON. A model's halves are its ModelSpec's (model_spec); remove these once nothing calls them.
-
-
-def tracked_settings(kind: str, entry: dict[str, Any], config_dir: object = None) -> str:
-    """Deprecated: JudgeSpec.resolve(...).answers as sorted JSON, for `kind` "judge" (the only kind it takes)."""
-    return json.dumps(_judge_spec(kind, entry).answers, sort_keys=True)
-
-
-def run_settings(kind: str, entry: dict[str, Any], config_dir: object = None) -> str:
-    """Deprecated: JudgeSpec.resolve(...).run as sorted JSON, for `kind` "judge" (the only kind it takes)."""
-    return json.dumps(_judge_spec(kind, entry).run, sort_keys=True)
-
-
-def _judge_spec(kind: str, entry: dict[str, Any]) -> JudgeSpec:
-    if kind != "judge":
-        raise ValueError(f"settings kind {kind!r}: only a judge's are split here; a model's are its spec's (model_spec)")
-    return JudgeSpec.resolve(entry.get("kind", "rules"), entry)

@@ -1,7 +1,7 @@
 """Model backends behind one interface (virtuebench.models.base.Backend), picked by name from config.
 
-A model's `backend` in the registry is a name in BACKENDS (virtuebench.models.backends), or `package.module:Class` for a backend that
-lives outside this package. The class is the entry: it declares its settings dataclass (each setting's rerun class
+A model's `backend` in the registry is a name in BACKENDS (virtuebench.models.backends), or `package.module:Class`
+for a backend that lives outside this package. The class is the entry: it declares its settings dataclass (each setting's rerun class
 beside it), the setting that caps a frame's pixels and what its route's environment must import (models/base.py),
 and the config's schema, the jobs' tracked params (models/spec.py) and the env check (environments.py) read them
 there. A backend module imports only the standard library and this package at its top: torch, transformers and vLLM

@@ -12,13 +12,12 @@ docs/extending.md.
 
 from __future__ import annotations
 
-import importlib
 import sys
 from dataclasses import dataclass, fields
-from functools import cache
 from pathlib import Path
 from typing import Any
 
+from virtuebench.support.registry import Registry
 from virtuebench.support.settings import settings_from_dict, settings_schema
 
 #: The module a benchmark package registers itself in, and the name it defines there.
@@ -33,10 +32,6 @@ def discover(package_dir: Path = Path(__file__).parent) -> dict[str, str]:
         if (module.parent / "__init__.py").is_file():
             found[module.parent.name] = f"virtuebench.{module.parent.name}.{MODULE}:{ATTRIBUTE}"
     return found
-
-
-#: benchmark name -> "module:attribute" of its Benchmark; the name is what `benchmark:` says in the config.
-REGISTRY: dict[str, str] = discover()
 
 
 @dataclass(frozen=True)
@@ -69,15 +64,13 @@ class Benchmark:
 VIRTUEBENCH = Benchmark("virtuebench", rules="rules/report.smk")
 
 
-@cache
+#: benchmark name -> "module:attribute" of its Benchmark (virtuebench.support.registry), found by `discover`; the name
+#: is what `benchmark:` says in the config.
+REGISTRY: Registry[Benchmark] = Registry("benchmark", discover(), expect=Benchmark, named=True)
+
+
 def benchmark(name: str) -> Benchmark:
-    if name not in REGISTRY:
-        raise ValueError(f"unknown benchmark {name!r}; known: {', '.join(REGISTRY)}")
-    module, _, attribute = REGISTRY[name].partition(":")
-    found = getattr(importlib.import_module(module), attribute)
-    if found.name != name:
-        raise ValueError(f"{REGISTRY[name]} is registered as benchmark {name!r} (its package's name) but names itself {found.name!r}")
-    return found
+    return REGISTRY[name]
 
 
 def settings_blocks() -> dict[str, dict[str, Any]]:
@@ -87,7 +80,7 @@ def settings_blocks() -> dict[str, dict[str, Any]]:
 
 def main() -> int:
     """python -m virtuebench.benchmarks: every benchmark found, its module, rules file and default targets."""
-    for name, where in REGISTRY.items():
+    for name, where in REGISTRY.targets.items():
         found = benchmark(name)
         targets = ", ".join(found.targets) if found.targets is not None else "VirtueBench's tables and figures"
         print(f"{name}: {where}; rules {found.rules}; builds {targets}")
@@ -95,4 +88,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # the registry checks each entry against this module's Benchmark as imported, not as __main__
+    from virtuebench.benchmarks import main as imported_main
+
+    sys.exit(imported_main())

@@ -381,7 +381,8 @@ def dummy_source(hub, monkeypatch):
 
     module.prepare = prepare
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    monkeypatch.setitem(sources.REAL_SOURCES, "dummy", "_test_dummy")
+    monkeypatch.setitem(sources.SOURCES.targets, "dummy", module.__name__)
+    monkeypatch.setattr(sources, "REAL_SOURCES", (*sources.REAL_SOURCES, "dummy"))
     return module
 
 
@@ -397,9 +398,14 @@ def test_cli_downloads_and_prepares(dummy_source, tmp_path, capsys):
 def test_cli_errors_are_one_line(dummy_source, hub, tmp_path, capsys, monkeypatch):
     assert download_main(["nope", "--out", str(tmp_path / "x")]) == 1
     assert capsys.readouterr().err.strip() == "error: unknown source 'nope'; known: " + ", ".join(sources.REAL_SOURCES)
-    monkeypatch.setitem(sources.REAL_SOURCES, "ghost", "_test_no_such_adapter")
+    monkeypatch.setitem(sources.SOURCES.targets, "ghost", "virtuebench.sources._test_no_such_adapter")
+    monkeypatch.setattr(sources, "REAL_SOURCES", (*sources.REAL_SOURCES, "ghost"))
     assert download_main(["ghost", "--out", str(tmp_path / "x")]) == 1
-    assert capsys.readouterr().err.strip().startswith("error: cannot load the adapter for ghost: No module named")
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .startswith("error: source 'ghost': virtuebench.sources._test_no_such_adapter cannot be imported (No module named")
+    )
     hub.repos["test-org/dummy"]["gated"] = True
     monkeypatch.setenv("HF_TOKEN", "hf_NotTheRightOne")
     assert download_main(["dummy", "--out", str(tmp_path / "y")]) == 1

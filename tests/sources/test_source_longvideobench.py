@@ -159,10 +159,10 @@ def test_durations_setting_through_the_adapter(release, tmp_path):
 
     lvb.prepare(release)
     settings = {"raw_dir": str(release), "levels": [64], "sampling": "clip", "durations": "release"}
-    instances, _ = sources.ADAPTERS["longvideobench"](settings, str(tmp_path / "v"), 1)
+    instances, _ = sources.adapter("longvideobench")(settings, str(tmp_path / "v"), 1)
     assert [inst.source_id for inst in instances] == ["vidAAAAAAAA_0", "vidAAAAAAAA_1"]
     with pytest.raises(ValueError, match="mlvu source: durations 'release' is not one of probed$"):
-        sources.ADAPTERS["mlvu"]({**settings, "raw_dir": str(tmp_path)}, str(tmp_path / "w"), 1)
+        sources.adapter("mlvu")({**settings, "raw_dir": str(tmp_path)}, str(tmp_path / "w"), 1)
 
 
 def test_the_supplement_sets_carry_the_subtitles_before_each_longvideobench_question(release, tmp_path):

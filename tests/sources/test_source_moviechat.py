@@ -128,19 +128,19 @@ def test_the_breakpoint_switch_reaches_the_adapter_through_its_settings(tmp_path
     """curation.moviechat_breakpoint: include becomes the adapter's option include_breakpoint (virtuebench.plan); through
     the source registry, as the convert_source job calls it, the breakpoint question within the video comes in with its
     moment as evidence; without the option it is left out. An option its convert does not take is named."""
-    from virtuebench.sources import ADAPTERS
+    from virtuebench.sources import adapter
 
     raw = make_release(tmp_path / "raw", movie)
     settings = {"raw_dir": str(raw), "levels": [64]}
-    included, excluded = ADAPTERS["moviechat-1k"]({**settings, "options": {"include_breakpoint": True}}, str(tmp_path / "v1"), 1)
+    included, excluded = adapter("moviechat-1k")({**settings, "options": {"include_breakpoint": True}}, str(tmp_path / "v1"), 1)
     assert [inst.source_id for inst in included] == ["1/global/0", "1/global/1", "1/breakpoint/0"]
     assert included[-1].evidence == [[30.0, 31.0]] and "moviechat-1k:1/breakpoint" not in excluded_reasons(excluded)
-    default, excluded = ADAPTERS["moviechat-1k"](settings, str(tmp_path / "v2"), 1)
+    default, excluded = adapter("moviechat-1k")(settings, str(tmp_path / "v2"), 1)
     assert [inst.source_id for inst in default] == ["1/global/0", "1/global/1"]
     assert excluded_reasons(excluded)["moviechat-1k:1/breakpoint"].startswith("2 breakpoint question(s) left out")
     with pytest.raises(
         ValueError, match=r"moviechat-1k source: unknown option\(s\) \['breakpoints'\]; its convert takes \['include_breakpoint'\]"
     ):
-        ADAPTERS["moviechat-1k"]({**settings, "options": {"breakpoints": True}}, str(tmp_path / "v3"), 1)
+        adapter("moviechat-1k")({**settings, "options": {"breakpoints": True}}, str(tmp_path / "v3"), 1)
     with pytest.raises(ValueError, match=r"lvbench source: unknown option\(s\) \['include_breakpoint'\]; its convert takes none"):
-        ADAPTERS["lvbench"]({**settings, "options": {"include_breakpoint": True}}, str(tmp_path / "v4"), 1)
+        adapter("lvbench")({**settings, "options": {"include_breakpoint": True}}, str(tmp_path / "v4"), 1)

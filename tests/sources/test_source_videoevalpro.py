@@ -118,10 +118,7 @@ def test_missing_or_unreadable_table(tmp_path):
         videoevalpro.convert(tmp_path, tmp_path / "videos", [64])
 
 
-def test_cli(tmp_path, clip, monkeypatch):
-    # Not registered in REAL_SOURCES yet: register it for this test only (a no-op once it is wired).
-    monkeypatch.setitem(sources.REAL_SOURCES, "videoeval-pro", "videoevalpro")
-    monkeypatch.setitem(sources.ADAPTERS, "videoeval-pro", sources._real("videoeval-pro"))
+def test_cli(tmp_path, clip):
     raw = make_videoevalpro_release(tmp_path / "raw", clip)
     videoevalpro.prepare(raw)
     instances, excluded = convert_with_cli("videoeval-pro", raw, tmp_path)
@@ -147,7 +144,7 @@ def test_clip_sampling_keeps_every_question_of_a_video_shorter_than_the_level(tm
     assert [inst.answers[64] for inst in sets["mcq"]] == ["C", "A", "C", "A"]
     assert [inst.answers[64] for inst in sets["oe"]] == ["Four cups", "Because he is late", "She waves", "A piano"]
     with pytest.raises(ValueError, match="sampling 'everything' is not one of 1fps, clip"):
-        sources.ADAPTERS["videoeval-pro"]({"raw_dir": str(raw), "sampling": "everything"}, str(tmp_path / "v"), 1)
+        sources.adapter("videoeval-pro")({"raw_dir": str(raw), "sampling": "everything"}, str(tmp_path / "v"), 1)
 
 
 def test_a_new_spelling_of_a_task_type_still_fills_its_column_with_one_warning(tmp_path, clip, capsys):

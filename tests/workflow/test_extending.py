@@ -8,6 +8,9 @@ steps name, and the workflow must run with the addition:
   what Table 1 and scores.csv carry under its config name; a setting of the wrong type is refused at start.
 - source, model family and benchmark together: the guide's config/toy.yaml, asking the new `constant` model (and the
   reference ones) the new `toy` source's two questions.
+- prompt: the guide's config/toy.yaml asks its questions with the new `terse` prompt too; with the judge kind and the
+  source, each a module and an entry, the registries list the three toys and the tests that take their lists from the
+  registries pass with them; a misspelt prompt is refused at start with the close name.
 - a benchmark with tables of its own: the guide's `tally` package, rules file and config, and nothing else (found by its
   `benchmark.py`, placed in CVRR-ES's import layer), run on two of the demo's videos to its own table; its block's
   setting of the wrong type is refused at start, and its package keeps the import layers.
@@ -40,6 +43,7 @@ SECTIONS = {
     "judge-kind": "A judge kind",
     "source": "A source",
     "model-family": "A model family",
+    "prompt": "A prompt",
     "benchmark": "A benchmark",
     "benchmark-tables": "A benchmark",
 }
@@ -68,11 +72,11 @@ def add_example(root: Path, file: str, how: str | None, text: str) -> None:
         lines = path.read_text().splitlines(keepends=True)
         (i,) = [i for i, line in enumerate(lines) if line.lstrip().startswith(start)]
         path.write_text("".join(lines[:i] + [text] + lines[i + 1 :]))
-    else:  # a line in the registry dict NAME: before the line that closes it
+    else:  # an entry in the registry NAME (NAME = Registry(what, {entries}, ...)): before the line that closes its table
         name = how.removeprefix("in ")
         lines = path.read_text().splitlines(keepends=True)
-        start = next(i for i, line in enumerate(lines) if re.match(rf"^{name}\b.*= \{{$", line))
-        end = next(i for i in range(start, len(lines)) if lines[i] == "}\n")
+        start = next(i for i, line in enumerate(lines) if re.match(rf"^{name}\b.*= Registry\($", line))
+        end = next(i for i in range(start, len(lines)) if lines[i].strip() == "},")
         path.write_text("".join(lines[:end] + [text] + lines[end:]))
 
 
@@ -129,6 +133,7 @@ def test_the_guide_counts_the_files_its_examples_touch():
     for point, row in (
         ("judge-kind", "a judge kind"),
         ("source", "a source"),
+        ("prompt", "a prompt"),
         ("model-family", "a model family"),
         ("benchmark-tables", "a benchmark with tables of its own"),
     ):
@@ -179,7 +184,7 @@ def test_a_judge_kind_is_a_module_and_a_line(tmp_path):
 def test_a_source_a_model_family_and_a_benchmark_as_the_guide_adds_them(tmp_path):
     root = tmp_path / "workflow"
     snakefile = workflow_copy(root)
-    points = ["source", "model-family", "benchmark"]
+    points = ["source", "model-family", "prompt", "benchmark"]
     touched = add_examples(root, points)
     assert_only_the_named_files_changed(root, points, touched)
 
@@ -188,17 +193,69 @@ def test_a_source_a_model_family_and_a_benchmark_as_the_guide_adds_them(tmp_path
     config = yaml.safe_load((root / "config" / "toy.yaml").read_text())
     result = snakemake(work, config=config, snakefile=snakefile, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
-    overall = {
-        row["model"]: row for row in rows(work / "results" / "toy" / "scores.csv") if row["subset"] == "overall" and row["level"] == "64"
-    }
+    scores = [row for row in rows(work / "results" / "toy" / "scores.csv") if row["subset"] == "overall" and row["level"] == "64"]
+    assert {row["prompt"] for row in scores} == {"honest", "terse"}
+    overall = {row["model"]: row for row in scores if row["prompt"] == "honest"}
     # The toy questions: the circle is red (the constant and guess models say red), the border orange (neither does).
     assert {model: (row["n_correct"], row["n"]) for model, row in overall.items()} == {
         "refuse": ("0", "2"),
         "guess": ("1", "2"),
         "constant": ("1", "2"),
     }
-    responses = (work / "results" / "toy" / "responses" / "constant" / "honest" / "64.jsonl").read_text().splitlines()
-    assert [json.loads(line)["response"] for line in responses] == ["red", "red"]
+    for prompt in ("honest", "terse"):
+        responses = [
+            json.loads(line)
+            for line in (work / "results" / "toy" / "responses" / "constant" / prompt / "64.jsonl").read_text().splitlines()
+        ]
+        assert [(r["instance_id"], r["prompt"], r["response"]) for r in responses] == [("toy_q0", prompt, "red"), ("toy_q1", prompt, "red")]
+
+
+#: Tests that take their lists from the registries: each must pass with the toys registered, and check them.
+REGISTRY_TESTS = (
+    "tests/support/test_registry.py::test_every_registry_loads_every_entry_it_lists",
+    "tests/test_config.py::test_the_schemas_take_the_registries_names_from_the_code",
+    "tests/test_config.py::test_every_judge_kind_is_registered_under_its_name_with_classified_settings",
+)
+
+
+def test_a_judge_kind_a_source_and_a_prompt_are_each_a_module_and_an_entry(tmp_path):
+    root = tmp_path / "workflow"
+    snakefile = workflow_copy(root)
+    points = ["judge-kind", "source", "prompt", "benchmark"]
+    touched = add_examples(root, points) - {"config/toy.yaml"}
+    assert len(touched) == 2 * 3  # the judge kind, the source and the prompt: a module and an entry each
+    assert_only_the_named_files_changed(root, points, touched | {"config/toy.yaml"})
+    env = {**environment(), "PYTHONPATH": str(root / "src")}
+    listed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from virtuebench.judge.kinds import REGISTRY; from virtuebench.sources import SOURCES; "
+            "from virtuebench.prompts import PROMPTS, get_prompt; "
+            "print(REGISTRY['always-refuse'].name, SOURCES['toy'].__name__, repr(get_prompt('terse').render('Why?')))",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert listed.stdout.split(" ", 2) == ["always-refuse", "virtuebench.sources.toy", "'Why?\\nAnswer in at most five words.'\n"], (
+        listed.stderr
+    )
+    # The registry-derived tests, run on the copy's package: they pass with the toys, and run on them.
+    derived = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", *REGISTRY_TESTS],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
+    assert derived.returncode == 0 and f"{len(REGISTRY_TESTS)} passed" in derived.stdout, derived.stdout[-3000:]
+
+    work = tmp_path / "run"
+    work.mkdir()
+    config = {**yaml.safe_load((root / "config" / "toy.yaml").read_text()), "prompts": ["terce"]}
+    misspelt = snakemake(work, "-n", config=config, snakefile=snakefile)
+    assert misspelt.returncode != 0 and "did you mean 'terse'?" in misspelt.stderr, misspelt.stderr[-2000:]
 
 
 def test_a_benchmark_with_tables_of_its_own_is_a_package_a_rules_file_and_a_config(tmp_path):

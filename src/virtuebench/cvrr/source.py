@@ -18,6 +18,8 @@ from virtuebench.sources.base import Conversion, Excluded
 from virtuebench.support.settings import settings_from_dict
 
 SOURCE = "cvrr-es"
+#: N frames over any video, one level per instance (levels.SAMPLINGS; virtuebench.sources.sampling_of reads it).
+SAMPLING = "clip"
 #: A CVRR-ES instance's category and task type are both its dimension.
 TASK_CATEGORIES = {dimension: dimension for dimension in DIMENSIONS}
 
@@ -150,5 +152,5 @@ def load(settings: CvrrSettings, videos_dir: str | Path) -> tuple[list[Instance]
 
 
 def adapter(settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list[Instance], Excluded]:
-    """The source adapter (virtuebench.sources.ADAPTERS): the release under settings.root, one level per instance."""
+    """The source adapter (virtuebench.sources.SOURCES): the release under settings.root, one level per instance."""
     return load(CvrrSettings.from_dict(settings), videos_dir)

@@ -1,6 +1,6 @@
 """The judge kinds, each registered once: its name, its settings with each one's rerun class, and its factory.
 
-A kind lives in one module that defines `KIND = JudgeKind(...)`, and REGISTRY names that module. Everything else reads
+A kind lives in one module that defines `KIND = JudgeKind(...)`, and REGISTRY names it there. Everything else reads
 this table: get_judge builds a judge with the kind's factory, the config checks validate a judge's settings against
 the kind's (virtuebench.config), the judging jobs' tracked params are the kind's `answers` settings (split_settings),
 and the schema's allowed kinds and judge settings are filled in from it. Adding a kind is one module and one line
@@ -9,25 +9,15 @@ here (docs/extending.md).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, Protocol
 
 from virtuebench.judge.base import Judge
 from virtuebench.judge.inputs import NAMES as INPUT_SETTINGS
 from virtuebench.judge.inputs import JudgeInputs, judge_inputs
+from virtuebench.support.registry import Registry
 from virtuebench.support.settings import rerun_classes, settings_from_dict, settings_schema
-
-#: kind name -> "module:attribute" of its JudgeKind. The kind's name is what `kind:` says in config.judges.
-REGISTRY: dict[str, str] = {
-    "rules": "virtuebench.judge.rules:KIND",
-    "llm": "virtuebench.judge.llm:KIND",
-    "mcq": "virtuebench.judge.mcq:KIND",
-    "hybrid": "virtuebench.judge.hybrid:KIND",
-    "letter-grade": "virtuebench.judge.letter_grade:KIND",
-}
 
 
 class Review(Protocol):
@@ -97,16 +87,25 @@ class JudgeKind:
         return {"kind": self.name, **{key: value for key, value in settings.items() if key in self.reads()}}
 
 
-@cache
+#: kind name -> "module:attribute" of its JudgeKind (virtuebench.support.registry). The kind's name is what `kind:`
+#: says in config.judges.
+REGISTRY: Registry[JudgeKind] = Registry(
+    "judge kind",
+    {
+        "rules": "virtuebench.judge.rules:KIND",
+        "llm": "virtuebench.judge.llm:KIND",
+        "mcq": "virtuebench.judge.mcq:KIND",
+        "hybrid": "virtuebench.judge.hybrid:KIND",
+        "letter-grade": "virtuebench.judge.letter_grade:KIND",
+    },
+    expect=JudgeKind,
+    named=True,
+)
+
+
 def judge_kind(name: str) -> JudgeKind:
     """The registered kind called `name`."""
-    if name not in REGISTRY:
-        raise ValueError(f"unknown judge kind {name!r}; registered kinds: {', '.join(REGISTRY)} (virtuebench.judge.kinds)")
-    module, _, attribute = REGISTRY[name].partition(":")
-    kind = getattr(importlib.import_module(module), attribute)
-    if not isinstance(kind, JudgeKind) or kind.name != name:
-        raise ValueError(f"judge kind {name!r}: {REGISTRY[name]} is not a JudgeKind named {name!r}")
-    return kind
+    return REGISTRY[name]
 
 
 def configurable_kinds() -> list[str]:

@@ -1,7 +1,7 @@
 """Model backends behind one interface (virtuebench.models.base.Backend), picked by name from config.
 
-A model's `backend` in the registry is a name below, or `package.module:Class` for a backend that
-lives outside this package. The class is the entry: it declares its settings dataclass (each setting's rerun class
+A model's `backend` in the registry is a name in BACKENDS (virtuebench.models.backends), or `package.module:Class`
+for a backend that lives outside this package. The class is the entry: it declares its settings dataclass (each setting's rerun class
 beside it), the setting that caps a frame's pixels and what its route's environment must import (models/base.py),
 and the config's schema, the jobs' tracked params (models/spec.py) and the env check (environments.py) read them
 there. A backend module imports only the standard library and this package at its top: torch, transformers and vLLM
@@ -10,43 +10,15 @@ are imported when a backend is built, so they are needed only by the jobs that r
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from virtuebench.models.backends import BACKENDS, backend_class
 from virtuebench.models.base import DETERMINISTIC, UNSEEDED, Backend, Reply, Request
 
 if TYPE_CHECKING:
     from virtuebench.models.spec import ModelSpec
 
-BACKENDS: dict[str, str] = {
-    "refuse": "virtuebench.models.reference:RefuseBackend",
-    "guess": "virtuebench.models.reference:GuessBackend",
-    "oracle": "virtuebench.models.oracle:OracleBackend",
-    "openai": "virtuebench.models.openai_api:OpenAIBackend",
-    "transformers": "virtuebench.models.hf:TransformersBackend",
-    "vllm": "virtuebench.models.vllm_engine:VllmBackend",
-    "videochat_flash": "virtuebench.models.remote_code:VideoChatFlashBackend",
-    "internvl_chat": "virtuebench.models.remote_code:InternVLChatBackend",
-    "internvideo": "virtuebench.models.remote_code:InternVideoBackend",
-    "keye": "virtuebench.models.remote_code:KeyeBackend",
-    "llava_video": "virtuebench.models.llava_next:LlavaVideoBackend",
-}
-
-__all__ = ["BACKENDS", "Backend", "Reply", "Request", "load_backend"]
-
-
-def backend_class(name: str) -> type:
-    target = BACKENDS.get(name, name)
-    if ":" not in target:
-        raise ValueError(f"unknown backend {name!r}; known backends: {sorted(BACKENDS)} or 'package.module:Class'")
-    module_name, _, class_name = target.partition(":")
-    try:
-        cls = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError) as error:
-        raise ValueError(f"backend {name!r} cannot be imported ({error}); is its environment installed?") from None
-    if not (isinstance(cls, type) and issubclass(cls, Backend)):
-        raise ValueError(f"backend {name!r}: {target} is not a subclass of virtuebench.models.base.Backend")
-    return cls
+__all__ = ["BACKENDS", "Backend", "Reply", "Request", "backend_class", "load_backend"]
 
 
 def samples_check(model: str, entry: dict[str, Any]) -> tuple[list[str], list[str]]:

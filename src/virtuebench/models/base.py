@@ -10,7 +10,7 @@ defaults, so inference never has to probe for it:
 A backend that loads weights sets `loads_weights` once loaded (and `weights_folder` where it loaded them from a folder
 of its own): `load_backend` then sets `weights_commit`, which inference writes into every record.
 
-What the rest of the workflow reads from the class, its registration (virtuebench.models.BACKENDS):
+What the rest of the workflow reads from the class, its registration (virtuebench.models.backends.BACKENDS):
 - `settings_type`: the dataclass its settings are read into, each field a `virtuebench.support.settings.setting`
   with its rerun class (`answers`: a tracked param of its jobs; `scheduling`: reaches them untracked) and the JSON
   Schema of its value, which the config check applies to a registry entry's `settings`.

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from virtuebench.models.backends import backend_class
 from virtuebench.models.weights import resolve_commit
 
 #: A registry entry's own keys that the spec reads into fields (their rerun classes are config/models.schema.yaml's).
@@ -94,8 +95,6 @@ def settings_classes(backend: str) -> dict[str, str]:
     """{setting: rerun class} the backend's settings dataclass declares (`settings_type`, each field a `setting`);
     {} where it declares none or cannot be imported here (a backend of its own environment): then every setting is
     taken to change the answers, the safe side."""
-    from virtuebench.models import backend_class
-
     try:
         settings_type = backend_class(backend).settings_type
     except ValueError:
@@ -106,8 +105,6 @@ def settings_classes(backend: str) -> dict[str, str]:
 
 
 def _frame_pixels(backend: str, settings: dict[str, Any]) -> int | None:
-    from virtuebench.models import backend_class
-
     try:
         name = backend_class(backend).frame_pixels_setting
     except ValueError:

@@ -7,67 +7,88 @@ broken item is reported, never allowed to break the run.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 from virtuebench.instances import Instance
-from virtuebench.support.settings import settings_from_dict
+from virtuebench.support.registry import Registry
+from virtuebench.support.settings import did_you_mean, settings_from_dict
 
 Excluded = list[dict[str, str]]  # rows of base.EXCLUDED_COLUMNS: item, source, reason_kind, reason
 
 
-@dataclass(frozen=True)
-class Adapter:
-    """A source registered by its module, imported when first called: the module's `adapter(settings, videos_dir,
-    threads)` returns (instances, excluded); `sampling` is how the source's levels sample a video (levels.SAMPLINGS),
-    which the frames stage follows."""
-
-    module: str
-    sampling: str = "1fps"
-
-    def __call__(self, settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list[Instance], Excluded]:
-        return importlib.import_module(self.module).adapter(settings, videos_dir, threads)
-
-    def preview(self, settings: dict[str, Any]) -> list[Instance] | None:
-        """What the module's `preview(settings)` tells before any job: the instances its table will hold (the synthetic
-        demo's, planned without writing a video), or None where only the table will tell; it raises ValueError, naming
-        the setting, where the settings can give no table (CVRR-ES: a folder without its annotation files)."""
-        preview = getattr(importlib.import_module(self.module), "preview", None)
-        return preview(settings) if preview else None
+def _is_source(module: Any) -> bool:
+    return isinstance(module, ModuleType) and (callable(getattr(module, "adapter", None)) or hasattr(module, "RELEASE"))
 
 
-def preview_of(source: str, settings: dict[str, Any]) -> list[Instance] | None:
-    """The instances the source's table will hold, as far as its settings tell before any job (Adapter.preview); None
-    where they do not (the real sources: their tables are read from the releases)."""
-    adapter = ADAPTERS.get(source)
-    return adapter.preview(settings) if isinstance(adapter, Adapter) else None
+#: source name -> its module (virtuebench.support.registry): the config's `source.name`, imported when first used. A
+#: module is a source by its own `adapter(settings, videos_dir, threads)` -> (instances, excluded), with `SAMPLING` where
+#: its levels are not VirtueBench's 1 fps grid (levels.SAMPLINGS) and `preview(settings)` where its settings tell its
+#: instances before any job; or, a real source (REAL_SOURCES), by `RELEASE` and `convert` (virtuebench.sources.base),
+#: which `adapter` wraps. A new source: its module and one line here (docs/extending.md).
+SOURCES: Registry[ModuleType] = Registry(
+    "source",
+    {
+        "synthetic": "virtuebench.sources.synthetic",
+        "cvrr": "virtuebench.cvrr.source",  # CVRR-ES: its package holds its source too
+        "mlvu": "virtuebench.sources.mlvu",
+        "lvbench": "virtuebench.sources.lvbench",
+        "longvideobench": "virtuebench.sources.longvideobench",
+        "moviechat-1k": "virtuebench.sources.moviechat",
+        "video-mme": "virtuebench.sources.videomme",
+        "allvb": "virtuebench.sources.allvb",
+        "videoeval-pro": "virtuebench.sources.videoevalpro",
+    },
+    expect=_is_source,
+    expected="a source module (with adapter(settings, videos_dir, threads), or a RELEASE)",
+)
+#: The former name of SOURCES (virtuebench.config reads it).
+ADAPTERS = SOURCES
 
-
-def sampling_of(source: str) -> str:
-    return getattr(ADAPTERS.get(source), "sampling", "1fps")
-
-
-#: The six public long-video benchmarks VirtueBench is built from (VirtueBench (arXiv:2603.07071), section 3.2), and VideoEval-Pro: source name ->
-#: adapter module in this package (its interface is described in virtuebench.sources.base).
-REAL_SOURCES = {
-    "mlvu": "mlvu",
-    "lvbench": "lvbench",
-    "longvideobench": "longvideobench",
-    "moviechat-1k": "moviechat",
-    "video-mme": "videomme",
-    "allvb": "allvb",
-    # Not one VirtueBench is built from: the supplement's Table 1 compares against it (docs/videoevalpro.md).
-    "videoeval-pro": "videoevalpro",
-}
+#: The registered sources with a public release, read by their `RELEASE` and `convert`: the six long-video benchmarks
+#: VirtueBench is built from (VirtueBench (arXiv:2603.07071), section 3.2), which config.curation.sources names, and
+#: VideoEval-Pro, which is not one of them: the supplement's Table 1 compares against it (docs/videoevalpro.md). Named
+#: here, not found by importing every module, so that listing them costs no import.
+REAL_SOURCES: tuple[str, ...] = ("mlvu", "lvbench", "longvideobench", "moviechat-1k", "video-mme", "allvb", "videoeval-pro")
 
 
 def real_source(name: str) -> ModuleType:
+    """The module of a real source (one with a release: RELEASE, convert)."""
     if name not in REAL_SOURCES:
-        raise ValueError(f"unknown source {name!r}; known: {', '.join(REAL_SOURCES)}")
-    return importlib.import_module(f"virtuebench.sources.{REAL_SOURCES[name]}")
+        raise ValueError(f"unknown source {name!r}; {did_you_mean(name, REAL_SOURCES)}known: {', '.join(REAL_SOURCES)}")
+    module = SOURCES[name]
+    if not hasattr(module, "RELEASE"):
+        raise ValueError(f"source {name!r}: {SOURCES.target(name)} gives no RELEASE")
+    return module
+
+
+def adapter(name: str) -> Callable[[dict[str, Any], str, int], tuple[list[Instance], Excluded]]:
+    """The source's adapter(settings, videos_dir, threads) -> (instances, excluded): its module's own, or, for a real
+    source, its `convert` behind the settings of RealSourceSettings."""
+    if name in REAL_SOURCES:
+        return _real(name)
+    return SOURCES[name].adapter
+
+
+def preview_of(source: str, settings: dict[str, Any]) -> list[Instance] | None:
+    """What the source's `preview(settings)` tells before any job: the instances its table will hold (the synthetic
+    demo's, planned without writing a video), or None where only the table will tell (the real sources: their tables
+    are read from the releases). It raises ValueError, naming the setting, where the settings can give no table
+    (CVRR-ES: a folder without its annotation files)."""
+    if source in REAL_SOURCES or source not in SOURCES:
+        return None
+    preview = getattr(SOURCES[source], "preview", None)
+    return preview(settings) if preview else None
+
+
+def sampling_of(source: str) -> str:
+    """How the source's levels sample a video (levels.SAMPLINGS), which the frames stage follows: its module's
+    `SAMPLING`, else VirtueBench's 1 fps grid (a real source's module is not imported to tell)."""
+    if source in REAL_SOURCES or source not in SOURCES:
+        return "1fps"
+    return getattr(SOURCES[source], "SAMPLING", "1fps")
 
 
 @dataclass(frozen=True)
@@ -125,12 +146,3 @@ def _real(name: str) -> Callable[[dict[str, Any], str, int], tuple[list[Instance
         return module.convert(raw_dir, Path(videos_dir), levels, sampling=given.sampling, durations=given.durations, **options)
 
     return adapter
-
-
-#: name -> adapter(settings, videos_dir, threads) -> (instances, excluded): the one list of sources (the config's
-#: source.name takes its allowed values from it). A new source: its module and one line here (docs/extending.md).
-ADAPTERS: dict[str, Callable[[dict[str, Any], str, int], tuple[list[Instance], Excluded]]] = {
-    "synthetic": Adapter("virtuebench.sources.synthetic"),
-    "cvrr": Adapter("virtuebench.cvrr.source", sampling="clip"),  # CVRR-ES: its package holds its source too
-    **{name: _real(name) for name in REAL_SOURCES},
-}

@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 from virtuebench.instances import write_instances
-from virtuebench.sources import ADAPTERS
+from virtuebench.sources import SOURCES, adapter
 from virtuebench.sources.base import EXCLUDED_COLUMNS
 from virtuebench.support.stops import run_stoppable
 from virtuebench.support.tabular import write_csv
@@ -19,7 +19,7 @@ from virtuebench.support.tabular import write_csv
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m virtuebench.sources", description=__doc__)
-    parser.add_argument("source", choices=sorted(ADAPTERS), help="source adapter")
+    parser.add_argument("source", choices=sorted(SOURCES), help="source adapter")
     parser.add_argument("--settings", default="{}", help="adapter settings as a JSON object")
     parser.add_argument("--videos-dir", required=True, help="where the adapter puts (or finds) videos")
     parser.add_argument("--out", required=True, help="instances table to write (.parquet)")
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--settings is not valid JSON: {error}")
     started = time.monotonic()
     try:
-        instances, excluded = ADAPTERS[args.source](settings, args.videos_dir, args.threads)
+        instances, excluded = adapter(args.source)(settings, args.videos_dir, args.threads)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

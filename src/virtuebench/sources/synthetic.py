@@ -487,5 +487,5 @@ def preview(settings: dict[str, Any]) -> list[Instance]:
 
 
 def adapter(settings: dict[str, Any], videos_dir: str, threads: int) -> tuple[list[Instance], list[dict[str, str]]]:
-    """The source adapter (virtuebench.sources.ADAPTERS): the demo's videos and instances; nothing is left out."""
+    """The source adapter (virtuebench.sources.SOURCES): the demo's videos and instances; nothing is left out."""
     return generate(videos_dir, SyntheticSettings.from_dict(settings), threads=threads), []

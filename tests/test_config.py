@@ -10,8 +10,8 @@ from virtuebench.config import ConfigError, check_config, load_schema, schema_er
 from virtuebench.judge.kinds import REGISTRY, configurable_kinds, judge_kind
 from virtuebench.judge.prompts import JUDGE_PROMPTS
 from virtuebench.models import BACKENDS
-from virtuebench.prompts import TEMPLATES
-from virtuebench.sources import ADAPTERS, REAL_SOURCES
+from virtuebench.prompts import PROMPTS
+from virtuebench.sources import REAL_SOURCES, SOURCES
 
 DEFAULT = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 CONFIG_DIR = REPO / "config"
@@ -33,8 +33,8 @@ def test_the_schemas_take_the_registries_names_from_the_code():
     assert "enum" not in raw["properties"]["source"]["properties"]["name"] and "enum" not in raw["properties"]["prompts"]["items"]
     assert set(raw_judge["properties"]) == {"kind"} and "enum" not in raw_judge["properties"]["kind"]
     schema = load_schema(REPO / "config" / "schema.yaml")
-    assert schema["properties"]["prompts"]["items"]["enum"] == list(TEMPLATES)
-    assert schema["properties"]["source"]["properties"]["name"]["enum"] == [*ADAPTERS, "virtuebench"]
+    assert schema["properties"]["prompts"]["items"]["enum"] == list(PROMPTS)
+    assert schema["properties"]["source"]["properties"]["name"]["enum"] == [*SOURCES, "virtuebench"]
     judge = schema["properties"]["judges"]["additionalProperties"]
     assert judge["properties"]["kind"]["enum"] == configurable_kinds() == [name for name in REGISTRY if judge_kind(name).configurable]
     assert judge["properties"]["prompt"]["enum"] == list(JUDGE_PROMPTS) and judge["additionalProperties"] is False

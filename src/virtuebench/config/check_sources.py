@@ -28,13 +28,13 @@ def check_supplement(review: Review) -> None:
                 f"config.supplement.sources[{i}]: {source!r} is not allowed; {did_you_mean(source, REAL_SOURCES)}"
                 f"allowed values: {', '.join(REAL_SOURCES)}"
             )
-    from virtuebench.prompts import TEMPLATES
+    from virtuebench.prompts import PROMPTS
 
     for key in ("mcq_prompt", "oe_prompt"):
-        if supplement[key] not in TEMPLATES:
+        if supplement[key] not in PROMPTS:
             review.problems.append(
-                f"config.supplement.{key}: {supplement[key]!r} is not allowed; {did_you_mean(supplement[key], TEMPLATES)}"
-                f"allowed values: {', '.join(TEMPLATES)}"
+                f"config.supplement.{key}: {supplement[key]!r} is not allowed; {did_you_mean(supplement[key], PROMPTS)}"
+                f"allowed values: {', '.join(PROMPTS)}"
             )
     if supplement["models"] and config["source"]["name"] != "virtuebench":
         review.problems.append(

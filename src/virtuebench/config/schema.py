@@ -51,16 +51,16 @@ def _registry_names() -> dict[str, Any]:
     from virtuebench.benchmarks import settings_blocks
     from virtuebench.judge.kinds import configurable_kinds, settings_properties
     from virtuebench.models import BACKENDS, backend_class
-    from virtuebench.prompts import TEMPLATES
-    from virtuebench.sources import ADAPTERS
+    from virtuebench.prompts import PROMPTS
+    from virtuebench.sources import SOURCES
 
     return {
         "backends": lambda: {"enum": list(BACKENDS)},
         "benchmarks": lambda: {"enum": list(BENCHMARKS)},
         # The top level: each benchmark's block of settings (config.cvrr ...), and no key beside the schema's and theirs.
         "benchmark-settings": lambda: {"properties": settings_blocks(), "additionalProperties": False},
-        "sources": lambda: {"enum": [*ADAPTERS, CURATED_SOURCE]},
-        "prompts": lambda: {"enum": list(TEMPLATES)},
+        "sources": lambda: {"enum": [*SOURCES, CURATED_SOURCE]},
+        "prompts": lambda: {"enum": list(PROMPTS)},
         "judge-kinds": lambda: {"enum": configurable_kinds()},
         # A judge's settings: every setting some kind reads (the kinds' own checks and the warnings say which it reads).
         "judge-settings": lambda: {"properties": settings_properties(), "additionalProperties": False},

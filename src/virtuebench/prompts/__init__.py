@@ -38,8 +38,6 @@ PROMPTS: Registry[Template] = Registry(
     },
     expect=Template,
 )
-#: The former name of PROMPTS (virtuebench.config reads its names).
-TEMPLATES = PROMPTS
 
 #: How often a two-step prompt's context step is asked: `per-question`, afresh before each question, as the CVRR-ES
 #: authors' DSCP scripts do (mbzuai-oryx/CVRR-Evaluation-Suite, `*_context*.py`, `gemini_dscp_evaluation.py`: step 1

@@ -44,8 +44,6 @@ SOURCES: Registry[ModuleType] = Registry(
     expect=_is_source,
     expected="a source module (with adapter(settings, videos_dir, threads), or a RELEASE)",
 )
-#: The former name of SOURCES (virtuebench.config reads it).
-ADAPTERS = SOURCES
 
 #: The registered sources with a public release, read by their `RELEASE` and `convert`: the six long-video benchmarks
 #: VirtueBench is built from (VirtueBench (arXiv:2603.07071), section 3.2), which config.curation.sources names, and

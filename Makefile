@@ -46,13 +46,13 @@ test: $(STAMP)
 	ruff format --check .
 	python -m pytest -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder -m "not faults" $(TEST_OPTIONS)
 
-# Each test file alone, and each kill, restart and fault test alone, ISOLATED_RUNS times each (benchmarks/isolated.py):
+# Each test file alone, and each kill, restart and fault test alone, ISOLATED_RUNS times each (tools/isolated.py):
 # a test that passes only after the tests that usually run before it fails here. Hours: it logs each run with the
 # code's identity (isolated-runs.jsonl) and, on the same code, resumes where it stopped. docs/development.md.
 ISOLATED_RUNS ?= 5
 ISOLATED_OPTIONS ?=
 test-isolated: $(STAMP)
-	python benchmarks/isolated.py --runs $(ISOLATED_RUNS) $(ISOLATED_OPTIONS)
+	python tools/isolated.py --runs $(ISOLATED_RUNS) $(ISOLATED_OPTIONS)
 
 # The long fault-injection suite (docs/reliability.md): kill -9 and SIGINT at seeded moments of every stage, a
 # re-inference interrupted after an answer-setting change, ENOSPC (root only) and --unlock beside a live run, and the
@@ -65,7 +65,7 @@ test-isolated: $(STAMP)
 FAULTS_OPTIONS ?=
 faults: $(STAMP)
 	python -m pytest -m faults tests/workflow/test_faults.py
-	python benchmarks/faults.py $(FAULTS_OPTIONS)
+	python tools/faults.py $(FAULTS_OPTIONS)
 
 # coverage and mutmut (the `dev` extra): only for the two targets below, so `make test` installs nothing more.
 DEV_STAMP := $(VENV)/.installed-dev

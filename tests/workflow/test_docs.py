@@ -14,7 +14,7 @@ README = REPO / "README.md"
 DOCS = sorted((REPO / "docs").glob("*.md"))
 PAGES = [README, REPO / "CHANGELOG.md", *DOCS]
 #: Where a reader of the repository looks; none of it may send them to ../shared/, which users do not have.
-CITING = ["src", "config", "rules", "docs", "report", "profiles", "envs", "benchmarks"]
+CITING = ["src", "config", "rules", "docs", "report", "profiles", "envs", "tools"]
 CITING_FILES = ["README.md", "CHANGELOG.md", "Makefile", "Snakefile"]
 TEXT = {".py", ".md", ".yaml", ".yml", ".smk", ".rst", ".toml", ".txt", ".json", ".jsonl", ".sh", ".cfg", ""}
 #: The project-internal names of the papers and the contract, from before they were cited by title and arXiv id.

@@ -85,10 +85,10 @@ coverage: $(DEV_STAMP)
 	tail -n 40 coverage.txt; echo "coverage: the full table is in coverage.txt"; exit $$status
 
 # mutmut on the modules whose mistakes change published numbers, in a scratch copy of the tree (no mutants/ here);
-# writes docs/mutation.md and fails where a surviving mutant has neither a test nor an `equivalent` verdict
-# (tests/mutation/verdicts.toml).
+# writes its report to build/mutation.md (git-ignored: docs/mutation.md says how to read it) and fails where a
+# surviving mutant has neither a test nor an `equivalent` verdict (tests/mutation/verdicts.toml).
 MUTATION_TARGETS ?=
-MUTATION_REPORT ?= docs/mutation.md
+MUTATION_REPORT ?= build/mutation.md
 mutation: $(DEV_STAMP)
 	python tests/mutation/run.py --report $(MUTATION_REPORT) $(if $(MUTATION_TARGETS),--targets $(MUTATION_TARGETS))
 

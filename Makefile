@@ -46,13 +46,13 @@ test: $(STAMP)
 	ruff format --check .
 	python -m pytest -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder -m "not faults" $(TEST_OPTIONS)
 
-# Each test file alone, and each kill, restart and fault test alone, ISOLATED_RUNS times each (benchmarks/isolated.py):
+# Each test file alone, and each kill, restart and fault test alone, ISOLATED_RUNS times each (tools/isolated.py):
 # a test that passes only after the tests that usually run before it fails here. Hours: it logs each run with the
 # code's identity (isolated-runs.jsonl) and, on the same code, resumes where it stopped. docs/development.md.
 ISOLATED_RUNS ?= 5
 ISOLATED_OPTIONS ?=
 test-isolated: $(STAMP)
-	python benchmarks/isolated.py --runs $(ISOLATED_RUNS) $(ISOLATED_OPTIONS)
+	python tools/isolated.py --runs $(ISOLATED_RUNS) $(ISOLATED_OPTIONS)
 
 # The long fault-injection suite (docs/reliability.md): kill -9 and SIGINT at seeded moments of every stage, a
 # re-inference interrupted after an answer-setting change, ENOSPC (root only) and --unlock beside a live run, and the
@@ -65,7 +65,7 @@ test-isolated: $(STAMP)
 FAULTS_OPTIONS ?=
 faults: $(STAMP)
 	python -m pytest -m faults tests/workflow/test_faults.py
-	python benchmarks/faults.py $(FAULTS_OPTIONS)
+	python tools/faults.py $(FAULTS_OPTIONS)
 
 # coverage and mutmut (the `dev` extra): only for the two targets below, so `make test` installs nothing more.
 DEV_STAMP := $(VENV)/.installed-dev
@@ -85,10 +85,10 @@ coverage: $(DEV_STAMP)
 	tail -n 40 coverage.txt; echo "coverage: the full table is in coverage.txt"; exit $$status
 
 # mutmut on the modules whose mistakes change published numbers, in a scratch copy of the tree (no mutants/ here);
-# writes docs/mutation.md and fails where a surviving mutant has neither a test nor an `equivalent` verdict
-# (tests/mutation/verdicts.toml).
+# writes its report to build/mutation.md (git-ignored: docs/mutation.md says how to read it) and fails where a
+# surviving mutant has neither a test nor an `equivalent` verdict (tests/mutation/verdicts.toml).
 MUTATION_TARGETS ?=
-MUTATION_REPORT ?= docs/mutation.md
+MUTATION_REPORT ?= build/mutation.md
 mutation: $(DEV_STAMP)
 	python tests/mutation/run.py --report $(MUTATION_REPORT) $(if $(MUTATION_TARGETS),--targets $(MUTATION_TARGETS))
 

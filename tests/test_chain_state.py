@@ -1,4 +1,4 @@
-"""What makes the start-up check cheap at paper scale (benchmarks/bench_startup.py): the digest a judgment keeps of
+"""What makes the start-up check cheap at paper scale (tools/bench_startup.py): the digest a judgment keeps of
 the response line it judged, with the older digest of the record's fields still accepted; the remembered checks kept
 as one digest per check and written only when they change; a report job taking the checks the start-up sweep left; the
 check reading a few fields of each record (refusing what load_records refuses) and each level folder's manifest once."""

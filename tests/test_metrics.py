@@ -282,7 +282,7 @@ def test_the_trust_fallback_uses_the_trust_scores_own_cluster_design():
     assert overall.trust_ci_low < 100 * on_videos.low - 1  # fewer effective items, a wider interval
 
 
-# ---- hand-worked numbers for every branch of metrics.py (the mutation report, docs/mutation.md, lists what each catches)
+# ---- hand-worked numbers for every branch of metrics.py (the mutation report, `make mutation`, lists what each catches)
 
 
 def _overall(judgments, **kwargs):

@@ -71,7 +71,7 @@ CVRR_PAPER = SHARED / "seeds" / "002_5da9834067173b40.txt"
 @needs_published
 @pytest.mark.skipif(not CVRR_PAPER.exists(), reason="shared/seeds is not beside the repository")
 def test_the_published_outputs_make_table3s_standard_and_dscp_rows_and_no_other(tmp_path):
-    """README's Table 3 line, checked: from the published outputs, the paper's Standard and DSCP (Both stages) rows of
+    """docs/cvrr.md's Table 3 paragraph, checked: from the published outputs, the paper's Standard and DSCP (Both stages) rows of
     its five models come out as printed (read from the paper's text), and its CoT and DSCP (Stage 1) rows are empty."""
     lines = CVRR_PAPER.read_text().splitlines()
     header = next(line for line in lines if line.startswith("Prompting Method "))
@@ -89,9 +89,9 @@ def test_the_published_outputs_make_table3s_standard_and_dscp_rows_and_no_other(
     for prompt, title in (("standard", "Standard prompting"), ("dscp", "DSCP (Both stages)")):
         assert [float(made[prompt][m]) for m in models] == printed[title], title
     assert all(made[prompt][m] == "-" for prompt in ("cot", "dscp_step1") for m in models)
-    readme = (REPO / "README.md").read_text()
-    assert "the Standard and DSCP (Both stages) rows of the paper's five models" in readme
-    assert "Its CoT and DSCP (Stage 1) rows cannot be made from them" in readme
+    guide = " ".join((REPO / "docs" / "cvrr.md").read_text().split())  # its lines joined
+    assert "the Standard and DSCP (Both stages) rows of the paper's five models" in guide
+    assert "Its CoT and DSCP (Stage 1) rows cannot be made from them" in guide
 
 
 @needs_published

@@ -11,7 +11,7 @@ configuration:
   wrong           the rerun exited 0 over results that differ from the clean run's (must never happen)
   not fired       the run ended before the moment came: nothing was tested (never counted as identical)
 
-Used by tests/workflow/test_faults.py (a seeded handful, in `make test`) and benchmarks/faults.py (the long suite, in CI).
+Used by tests/workflow/test_faults.py (a seeded handful, in `make test`) and tools/faults.py (the long suite, in CI).
 A moment is a stage and a seeded position in that stage's own progress, polled every 20 ms:
   frames     the k-th frame job's start, then a seeded delay of 0.2 to 1.6 s (the JPEGs under results/frames,
              hidden temporary folders included, are counted when it fires)

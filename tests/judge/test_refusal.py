@@ -1,7 +1,7 @@
 """Stage 1 of the rules judge (judge/refusal.py), rule by rule: every branch of `read_refusal` with the rule name
 the judge's confidence rests on and the reason a judgment records, and each exception to a refusal phrase (an
 aside, an answer after it, someone else's words, a sentence about the scene) with an input on each side of it.
-Expected values are read off the rules' documented behaviour; docs/mutation.md lists what each test catches."""
+Expected values are read off the rules' documented behaviour; the mutation report (`make mutation`, build/mutation.md) lists what each test catches."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""benchmarks/bench_models.py: the full-size architectures it would run on a GPU are the published models
+"""tools/bench_models.py: the full-size architectures it would run on a GPU are the published models
 (built on the meta device: shapes, no memory), and its CPU mode runs the pipelined loop end to end."""
 
 import subprocess
@@ -16,7 +16,7 @@ PUBLISHED = {"qwen2.5-vl": 8.29, "qwen3-vl": 8.77, "internvl": 8.53, "llava-vide
 
 def test_full_size_configs_are_the_published_architectures():
     run = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "bench_models.py"), "--check-configs"], capture_output=True, text=True, timeout=300
+        [sys.executable, str(REPO / "tools" / "bench_models.py"), "--check-configs"], capture_output=True, text=True, timeout=300
     )
     assert run.returncode == 0, run.stderr[-2000:]
     sizes = {line.split(":")[0]: float(line.split()[1]) for line in run.stdout.splitlines()}
@@ -30,7 +30,7 @@ def test_cpu_mode_measures_both_loops(tmp_path):
     run = subprocess.run(
         [
             sys.executable,
-            str(REPO / "benchmarks" / "bench_models.py"),
+            str(REPO / "tools" / "bench_models.py"),
             "--families",
             "qwen2.5-vl",
             "--levels",

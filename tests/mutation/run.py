@@ -1,12 +1,14 @@
-"""`make mutation`: mutmut on the modules whose mistakes change published numbers, and docs/mutation.md.
+"""`make mutation`: mutmut on the modules whose mistakes change published numbers, and its report (build/mutation.md).
 
 Each target (module and the fast unit-test files that cover it) runs in a scratch copy of the working tree, so
 no mutants/ folder is ever left in the checkout. Surviving mutants are looked up in tests/mutation/verdicts.toml,
 keyed by what cannot shift between runs (the file, the function, the original and the mutated line, not mutmut's
 numeric suffix): each is either `equivalent` (with the reason) or was `killed` by a named test (kept, so the report
 can show what each new test catches). A survivor without a verdict fails the run and is printed as a stub to add.
+The report is generated, so it goes to an ignored folder (build/), never docs/: docs/mutation.md says how to run
+this and what it found.
 
-    python tests/mutation/run.py [--targets levels metrics ...] [--max-children N] [--report docs/mutation.md]
+    python tests/mutation/run.py [--targets levels metrics ...] [--max-children N] [--report build/mutation.md]
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 VERDICTS = ROOT / "tests" / "mutation" / "verdicts.toml"
+#: Where the generated report goes by default: git-ignored (.gitignore's /build/), not docs/.
+REPORT = ROOT / "build" / "mutation.md"
+#: The report's first lines; tests/workflow/test_docs.py checks that no page in docs/ starts like this.
+REPORT_HEADER = ("# Mutation testing report", "", "Written by `make mutation` (`tests/mutation/run.py`); do not edit by hand.")
 MUTMUT = Path(sys.executable).with_name("mutmut")
 
 
@@ -234,18 +240,18 @@ def _code(text: str) -> str:
 
 
 def write_report(outcomes: list[Outcome], verdicts: tuple[dict, dict], path: Path, minutes: float, max_children: int) -> list[Mutant]:
-    """docs/mutation.md; returns the survivors of `complete` targets without an `equivalent` verdict."""
+    """The report (build/mutation.md by default); returns the survivors of `complete` targets without an `equivalent`
+    verdict."""
     equivalent, tests_for = verdicts
     version = subprocess.run([str(MUTMUT), "--version"], capture_output=True, text=True).stdout.strip() or "mutmut"
     lines = [
-        "# Mutation testing",
-        "",
-        "Written by `make mutation` (`tests/mutation/run.py`); do not edit by hand. mutmut changes each module below one",
-        "small thing at a time (an operator, a constant, a comparison, a dropped argument) and runs the unit tests listed",
-        "for it; a mutant the tests do not fail on *survived*. `no tests`: no listed test calls the mutated function (counted",
-        "as surviving). Each survivor is either equivalent (no input can tell it from the original: the reason is given) or a",
-        "missing test, listed as such. Verdicts and the tests written for each function:",
-        "`tests/mutation/verdicts.toml`, keyed by file, function and the line's text (not mutmut's numbers, which shift).",
+        *REPORT_HEADER,
+        "mutmut changes each module below one small thing at a time (an operator, a constant, a comparison, a dropped",
+        "argument) and runs the unit tests listed for it; a mutant the tests do not fail on *survived*. `no tests`: no listed",
+        "test calls the mutated function (counted as surviving). Each survivor is either equivalent (no input can tell it",
+        "from the original: the reason is given) or a missing test, listed as such. Verdicts and the tests written for each",
+        "function: `tests/mutation/verdicts.toml`, keyed by file, function and the line's text (not mutmut's numbers, which",
+        "shift). How to run it: docs/mutation.md.",
         "",
         f"{version}; {max_children} worker(s); {minutes:.1f} minutes in all.",
         "",
@@ -301,6 +307,7 @@ def write_report(outcomes: list[Outcome], verdicts: tuple[dict, dict], path: Pat
                 *[f"  {line}" for line in mutant.diff.splitlines() if not line.startswith(("---", "+++"))],
                 "  ```",
             ]
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines + sections) + "\n")
     return open_survivors
 
@@ -318,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--targets", nargs="*", choices=[t.name for t in TARGETS], help="default: all")
     parser.add_argument("--max-children", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--report", default=str(ROOT / "docs" / "mutation.md"))
+    parser.add_argument("--report", default=str(REPORT))
     parser.add_argument("--raw", help="also write every mutant's status and diff here (JSON)")
     parser.add_argument("--from-raw", help="write the report from an earlier --raw file, running nothing")
     args = parser.parse_args(argv)

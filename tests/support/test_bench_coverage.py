@@ -1,4 +1,4 @@
-"""benchmarks/bench_coverage.py: the intervals it reads from the scores CLI are those the functions give, and the
+"""tools/bench_coverage.py: the intervals it reads from the scores CLI are those the functions give, and the
 coverage it prints is the share of benchmarks whose interval holds the truth."""
 
 import importlib.util
@@ -13,7 +13,7 @@ from virtuebench.support.bootstrap import BCA_MIN_VIDEOS, Bootstrap
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_coverage", REPO / "benchmarks" / "bench_coverage.py")
+    spec = importlib.util.spec_from_file_location("bench_coverage", REPO / "tools" / "bench_coverage.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules["bench_coverage"] = module
     spec.loader.exec_module(module)

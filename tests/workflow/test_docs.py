@@ -1,10 +1,14 @@
-"""The docs a newcomer reads: a README short enough to read in one sitting, papers cited by title and arXiv id rather
-than by a path only the project's authors have, every relative link pointing at a file (and heading) that exists,
-and the README's Layout table naming every module of the package."""
+"""The docs a newcomer reads: a README short enough to read in one sitting, whose set-up commands, stage table and
+layout say what the repository holds; papers cited by title and arXiv id rather than by a path only the project's
+authors have; every relative link pointing at a file (and heading) that exists; the README's commands not repeated
+in docs/workflow.md; and no generated report in docs/."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +18,7 @@ README = REPO / "README.md"
 DOCS = sorted((REPO / "docs").glob("*.md"))
 PAGES = [README, REPO / "CHANGELOG.md", *DOCS]
 #: Where a reader of the repository looks; none of it may send them to ../shared/, which users do not have.
-CITING = ["src", "config", "rules", "docs", "report", "profiles", "envs", "benchmarks"]
+CITING = ["src", "config", "rules", "docs", "report", "profiles", "envs", "tools"]
 CITING_FILES = ["README.md", "CHANGELOG.md", "Makefile", "Snakefile"]
 TEXT = {".py", ".md", ".yaml", ".yml", ".smk", ".rst", ".toml", ".txt", ".json", ".jsonl", ".sh", ".cfg", ""}
 #: The project-internal names of the papers and the contract, from before they were cited by title and arXiv id.
@@ -77,46 +81,134 @@ def test_every_relative_link_points_at_what_exists(page):
     assert not broken, f"{page.relative_to(REPO)}:\n" + "\n".join(broken)
 
 
-def layout_rows() -> list[tuple[str, str]]:
-    text = README.read_text()
-    section = text[text.index("## Layout") :]
-    section = section[: section.index("\n## ", 1)]
+def section(heading: str, page: Path = README) -> str:
+    """The text under a `## heading` of `page`, up to the next `## `."""
+    text = page.read_text()
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def table_rows(text: str, columns: int) -> list[list[str]]:
+    """The body rows of the markdown tables in `text` with `columns` cells, each cell stripped."""
     rows = []
-    for line in section.splitlines():
+    for line in text.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and len(cells) == 2 and not set(cells[0]) <= set("-"):
-            rows.append((cells[0], cells[1]))
-    return rows
+        if line.startswith("|") and len(cells) == columns and not set("".join(cells)) <= set("-:"):
+            rows.append(cells)
+    return rows[1:] if rows and rows[0][0] in ("stage", "path") else rows
 
 
-def registered_modules() -> set[str]:
-    """The modules an extension point's registry names (a judge kind's, a source's, a backend's, a prompt's texts, a
-    benchmark's registration): listed there, they need no row of their own (docs/extending.md)."""
-    from virtuebench.benchmarks import REGISTRY as BENCHMARKS
-    from virtuebench.judge.kinds import REGISTRY as JUDGE_KINDS
-    from virtuebench.models import BACKENDS
-    from virtuebench.prompts import PROMPTS
-    from virtuebench.sources import SOURCES
-
-    registries = (BACKENDS, JUDGE_KINDS, SOURCES, PROMPTS, BENCHMARKS)
-    return {target.partition(":")[0] for registry in registries for target in registry.targets.values()}
+def fenced_commands(text: str) -> list[str]:
+    """Each command line of the ```sh blocks in `text`, without its comment."""
+    commands = []
+    for block in FENCE.findall(text):
+        for line in block.splitlines()[1:-1]:
+            command = line.split("  #")[0].strip()
+            if command:
+                commands.append(command)
+    return commands
 
 
-def test_the_layout_names_every_module():
-    """Every module is named in README's Layout table, but for those a registry names (an extension's module)."""
-    package = REPO / "src" / "virtuebench"
-    rows = layout_rows()
-    registered = registered_modules()
-    missing = []
-    for module in sorted(package.rglob("*.py")):
-        dotted = ".".join(("virtuebench", *module.relative_to(package).with_suffix("").parts))
-        if module.stem.startswith("__") or dotted in registered:
+def test_the_two_set_up_commands_are_make_targets():
+    assert fenced_commands(section("Set-up: two commands")) == ["make demo", "make test"]
+    makefile = (REPO / "Makefile").read_text()
+    for target in ("demo", "test"):
+        assert re.search(rf"^{target}:", makefile, re.MULTILINE), f"the Makefile has no `{target}` target"
+
+
+def stage_rows() -> list[tuple[str, str, str, str]]:
+    rows = table_rows(section("Stages"), 4)
+    assert rows, "README.md's Stages section has no stage | rule file | module | output table"
+    return [tuple(cell.strip("`") for cell in row) for row in rows]
+
+
+def declared_output(output: str) -> re.Pattern:
+    """A quoted path in a rule file that ends the way the table's output does: each `<name>` a `{wildcard}`, the
+    results folder (`results/`, `results/paper/`, ...) left out, and at least one part of it named, not a wildcard
+    (`frames/{video_id}/{level}`, not `{video_id}/{level}`)."""
+    parts = output.strip("/").split("/")[1:]
+    tails = ["/".join(parts[i:]) for i in range(len(parts)) if any(not re.fullmatch(r"<\w+>", p.split(".")[0]) for p in parts[i:])]
+    escaped = [re.sub(r"<\w+>", r"\\{[^{}\"]+\\}", re.escape(tail)) for tail in tails]
+    return re.compile('"(?:' + "|".join(escaped) + ')"')
+
+
+def test_every_stage_row_names_a_rule_file_a_module_and_an_output_that_rule_file_declares():
+    wrong = []
+    for stage, rule_file, module, output in stage_rows():
+        path = REPO / rule_file
+        if not path.is_file():
+            wrong.append(f"{stage}: no rule file {rule_file}")
             continue
-        parent = module.parent.relative_to(package).as_posix()
-        if parent == ".":
-            owners = [what for path, what in rows if path == "`src/virtuebench/`"]
-        else:
-            owners = [what for path, what in rows if f"`{parent}/`" in path or f"/{parent}/`" in path]
-        if not any(f"`{module.stem}`" in what for what in owners):
-            missing.append(module.relative_to(package).as_posix())
-    assert not missing, f"README.md's Layout table does not name {missing}"
+        if importlib.util.find_spec(module) is None:
+            wrong.append(f"{stage}: no module {module}")
+        if not declared_output(output).search(path.read_text()):
+            wrong.append(f"{stage}: {rule_file} declares no output like {output}")
+    assert not wrong, "README.md's stage table:\n" + "\n".join(wrong)
+
+
+def test_every_rule_file_is_a_row_of_the_stage_table():
+    named = {rule_file for _, rule_file, _, _ in stage_rows()}
+    rule_files = {
+        path.relative_to(REPO).as_posix()
+        for path in (REPO / "rules").glob("*.smk")
+        if re.search(r"^(?:rule|checkpoint) (?!all:)\w+", path.read_text(), re.MULTILINE)
+    }
+    assert not rule_files - named, f"README.md's stage table lacks a row for {sorted(rule_files - named)}"
+
+
+def test_the_readme_names_every_module_of_the_package():
+    """Each top-level module and subpackage, in the stage table (`virtuebench.x`) or a Layout row of
+    `src/virtuebench/`; the files inside a subpackage are left to its own docs (a new judge kind needs no README row)."""
+    package = REPO / "src" / "virtuebench"
+    staged = {module.removeprefix("virtuebench.").split(".")[0] for _, _, module, _ in stage_rows()}
+    laid_out = " ".join(what for path, what in table_rows(section("Layout"), 2) if path == "`src/virtuebench/`")
+    tops = {p.stem for p in package.glob("*.py") if not p.stem.startswith("__")}
+    tops |= {p.name for p in package.iterdir() if (p / "__init__.py").is_file()}
+    missing = sorted(name for name in tops if name not in staged and f"`{name}`" not in laid_out and f"`{name}/`" not in laid_out)
+    assert not missing, f"README.md names neither in its stage table nor in its Layout table: {missing}"
+
+
+def test_where_to_go_next_links_every_guide_under_a_task():
+    text = section("Where to go next")
+    groups = re.findall(r"^- \*\*([^*]+)\*\*:", text, re.MULTILINE)
+    assert len(groups) >= 3, "README.md's 'Where to go next' is grouped by task: `- **task**: links`"
+    linked = {Path(target).name for target in links(README) if target.startswith("docs/") and target in text}
+    unlinked = sorted(page.name for page in DOCS if page.name not in linked)
+    assert not unlinked, f"README.md's 'Where to go next' does not link {unlinked}"
+
+
+def test_the_readme_commands_are_not_repeated_in_the_workflow_guide():
+    workflow = fenced_commands((REPO / "docs" / "workflow.md").read_text())
+    repeated = sorted(set(fenced_commands(README.read_text())) & set(workflow))
+    assert not repeated, f"docs/workflow.md repeats README.md's commands (link to them instead): {repeated}"
+
+
+@pytest.fixture(scope="module")
+def mutation_runner():
+    spec = importlib.util.spec_from_file_location("mutation_run", REPO / "tests" / "mutation" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        del sys.modules[spec.name]
+
+
+def test_the_mutation_report_is_written_to_an_ignored_folder_not_docs(mutation_runner, tmp_path, monkeypatch):
+    makefile = re.search(r"^MUTATION_REPORT \?= (\S+)$", (REPO / "Makefile").read_text(), re.MULTILINE).group(1)
+    for report in (makefile, mutation_runner.REPORT.relative_to(REPO).as_posix()):
+        assert not report.startswith("docs/"), report
+        ignored = subprocess.run(["git", "check-ignore", "-q", "--no-index", report], cwd=REPO)
+        assert ignored.returncode == 0, f"{report} is not ignored by git: a generated report would be committed"
+    # The report starts with its header, in a folder the writer makes (build/ is absent in a fresh clone).
+    monkeypatch.setattr(mutation_runner, "MUTMUT", Path("/bin/true"))  # `mutmut --version`, installed by `make mutation` only
+    report = tmp_path / "build" / "mutation.md"
+    assert mutation_runner.write_report([], ({}, {}), report, 0.0, 1) == []
+    assert tuple(report.read_text().splitlines()[: len(mutation_runner.REPORT_HEADER)]) == mutation_runner.REPORT_HEADER
+
+
+def test_docs_hold_no_generated_report(mutation_runner):
+    generated = [page.name for page in DOCS if mutation_runner.REPORT_HEADER[-1] in page.read_text()]
+    assert not generated, f"docs/ holds the generated mutation report: {generated} (make mutation writes build/mutation.md)"

@@ -4,7 +4,7 @@ process group during frame extraction (a half-written frames folder used to be t
 re-inference an answer-setting change starts (an API model against the fake server: its max_tokens changed). After each, a plain rerun (with
 `snakemake --unlock` first only where Snakemake asks for it) must give results equal byte for byte to an
 uninterrupted run of the same final configuration. The long suite (kill -9 at five moments of every stage, SIGINT
-too, ENOSPC, --unlock while a run is live) is benchmarks/faults.py, `make faults`, a CI step of its own (about 25 s a
+too, ENOSPC, --unlock while a run is live) is tools/faults.py, `make faults`, a CI step of its own (about 25 s a
 fault); its table is docs/reliability.md. Two of the trial's kinds (issue 47, tests/helpers/fault_kinds.py) are here
 too, a copy of the clean run and one rerun each: W2, one number of results/scores.csv edited, and W3, five verdicts
 flipped in a judgments file with its size and modification time kept (then the report made again)."""
@@ -34,7 +34,7 @@ def bench(tmp_path_factory):
         yield root, server, clean_runs, config, clean, faults.totals(clean)
 
 
-@pytest.mark.parametrize("stage", ["frames"])  # the other stages: benchmarks/faults.py (`make faults`)
+@pytest.mark.parametrize("stage", ["frames"])  # the other stages: tools/faults.py (`make faults`)
 def test_kill_9_in_each_stage_then_a_plain_rerun_gives_identical_results(bench, stage):
     root, _, _, config, clean, totals = bench
     (moment,) = faults.moments(stage, totals, 1, SEED)

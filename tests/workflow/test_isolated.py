@@ -1,4 +1,4 @@
-"""benchmarks/isolated.py (`make test-isolated`): every run it finishes is logged with the code it ran on, a rerun on
+"""tools/isolated.py (`make test-isolated`): every run it finishes is logged with the code it ran on, a rerun on
 the same code does only the runs the log lacks (an interrupted run resumes, and a failure in the log still counts),
 and other code starts again. Run on a real test file, in pytest processes of their own."""
 
@@ -13,7 +13,7 @@ from helpers.data import REPO
 
 pytestmark = pytest.mark.skipif(not (REPO / ".git").exists(), reason="the runs are logged by the git checkout's code: no checkout here")
 
-SCRIPT = [sys.executable, str(REPO / "benchmarks" / "isolated.py"), "--only-files", "--jobs", "1"]
+SCRIPT = [sys.executable, str(REPO / "tools" / "isolated.py"), "--only-files", "--jobs", "1"]
 TARGET = "tests/test_levels.py"
 
 

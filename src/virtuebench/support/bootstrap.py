@@ -27,7 +27,7 @@ From BCA_MIN_VIDEOS videos on it is the BCa interval, unless the closed form on 
 has no width, as where every item is right): then the closed form. So a number is never given a narrower
 interval than the method for fewer videos would give it on the same data. Each interval says which method made
 it (`Interval.method`; results/scores.csv's `ci_method` and `trust_ci_method`, results/comparisons.csv's
-`ci_method`). benchmarks/bench_coverage.py measures the coverage (docs/statistics.md).
+`ci_method`). tools/bench_coverage.py measures the coverage (docs/statistics.md).
 
 The bootstrap's matrix products run on one BLAS thread (threadpoolctl): with OpenBLAS's default threads on a
 machine shared with other jobs a (2000 x 900) product took 4.56 ms against 0.28 ms on one thread.
@@ -588,7 +588,7 @@ def paired_difference(
     difference; valid when the arms are exchangeable under no difference), exact where the sign patterns can be
     counted (virtuebench.support.paired), conventional by default. A bootstrap test from the same resamples was
     tried first and rejected: it rejected too often under no difference. The randomization test's false-positive
-    rates at 5, 12 and 50 videos are in docs/statistics.md (benchmarks/bench_coverage.py);
+    rates at 5, 12 and 50 videos are in docs/statistics.md (tools/bench_coverage.py);
     tests/support/test_bootstrap.py checks its p-values are valid (conventional) and about uniform (mid-p) at 40 videos.
     Below BCA_MIN_VIDEOS videos, and where it is wider, the interval is Bonett-Price's on the differences' own
     cluster design (`paired_fallback`).

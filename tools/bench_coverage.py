@@ -2,7 +2,7 @@
 a known truth, checked through the scores CLI (`python -m virtuebench.metrics`) on generated judgments files;
 docs/statistics.md holds the last run's tables.
 
-    .venv/bin/python benchmarks/bench_coverage.py [--seed 0] [--seeds 2] [--simulations 2000] [--resamples 2000]
+    .venv/bin/python tools/bench_coverage.py [--seed 0] [--seeds 2] [--simulations 2000] [--resamples 2000]
         [--cells 'unequal-*,icc*'] [--via auto|cli|functions] [--jobs 2] [--out docs/statistics.md]
 
 A cell is one design of benchmark (`Design`): videos with their questions, each video's own rate drawn from a Beta

@@ -8,7 +8,7 @@ keyframe intervals, 25 fps, H.264 with B-frames) and measures, each in a fresh p
   - decoding every frame with PyAV.
 
     pip install -e ".[bench]"
-    python benchmarks/bench_frames.py [--cache DIR] [--threads 2] [--out docs/frames_benchmark.md]
+    python tools/bench_frames.py [--cache DIR] [--threads 2] [--out build/frames_benchmark.md]
 """
 
 from __future__ import annotations

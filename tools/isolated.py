@@ -7,9 +7,9 @@ kills, interrupts, restarts, resumes or injects a fault, alone, `--runs` times e
 a time, and prints a table: what ran, how often it passed, its slowest run. Exit status 1 if any run failed; each
 failure's command is printed so that it can be replayed as it ran.
 
-    python benchmarks/isolated.py                    # everything, 5 runs each
-    python benchmarks/isolated.py --runs 2 tests/judge   # the files under tests/judge, and their kill tests
-    python benchmarks/isolated.py --only-files          # the files alone, no single tests
+    python tools/isolated.py                    # everything, 5 runs each
+    python tools/isolated.py --runs 2 tests/judge   # the files under tests/judge, and their kill tests
+    python tools/isolated.py --only-files          # the files alone, no single tests
 
 Each finished run is printed and appended to a log (`--log`, default isolated-runs.jsonl, ignored by git) with the
 code it ran on: HEAD's tree and a digest of the uncommitted changes. A rerun on the same code counts the runs the log

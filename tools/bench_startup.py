@@ -1,7 +1,7 @@
 """The fixed costs of a paper-scale results folder: the workflow's start-up check, cold and warm, a report job's check,
 and the answer store's lookup for a 1,328-item job.
 
-    .venv/bin/python benchmarks/bench_startup.py [--folder /tmp/vb-startup] [--scale 1] [--keep] [--measure-only]
+    .venv/bin/python tools/bench_startup.py [--folder /tmp/vb-startup] [--scale 1] [--keep] [--measure-only]
 
 Generates (seeded, so the same bytes every time) a finished results folder of the paper's shape under FOLDER/results:
 1,328 instances over 901 videos with their levels as in the paper (bench_dag.py's: 587 reach 1024 frames, 915 reach

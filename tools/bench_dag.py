@@ -1,7 +1,7 @@
 """How long Snakemake takes to build the DAG at paper scale: 1,328 instances over 901 videos (915 reaching
 512 frames, 587 reaching 1024, as in the paper), the 25 paper models, 5 levels, 2 prompts.
 
-    python benchmarks/bench_dag.py [--workdir DIR]
+    python tools/bench_dag.py [--workdir DIR]
 
 Writes a generated instances table (no videos: the dry run does not need them) and times `snakemake -n`.
 """

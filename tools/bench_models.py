@@ -1,8 +1,8 @@
 """Per-item cost of the transformers backend for each Hugging Face-native family, and what the pipelined
 loop (the next item prepared on a CPU thread while the current one generates) gains over one-by-one.
 
-    python benchmarks/bench_models.py                      # CPU: tiny random models (tests/helpers/tiny_hf.py), smoke size
-    python benchmarks/bench_models.py --size full          # GPU: the families' published configs, random weights
+    python tools/bench_models.py                      # CPU: tiny random models (tests/helpers/tiny_hf.py), smoke size
+    python tools/bench_models.py --size full          # GPU: the families' published configs, random weights
 
 For each family and level it runs the same items twice through the backend, one by one and pipelined,
 and reports per item: prepare seconds (read the JPEGs, chat template, processor), generate seconds,

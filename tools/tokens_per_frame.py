@@ -5,7 +5,7 @@ their sizing (models/families.py, equal to qwen-vl-utils 0.0.14's: tests/models/
 keye-vl-utils 1.5.2 itself, on frames that all differ from their neighbours (all "slow" frames: the fewest tokens
 each) and on a static video (one slow frame, the rest "fast" at 0.3x); the families with a fixed square input from their published configs.
 
-    python benchmarks/tokens_per_frame.py      # needs the hf extra (keye-vl-utils, torch)
+    python tools/tokens_per_frame.py      # needs the hf extra (keye-vl-utils, torch)
 """
 
 from __future__ import annotations

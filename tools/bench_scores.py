@@ -2,7 +2,7 @@
 25 models x 2 prompts over 1,328 items on 901 videos with their levels as in the paper (587 reach 1024 frames,
 915 reach 512), random verdicts; 254,800 judgments, 1,500 score rows, 882 comparison rows.
 
-    .venv/bin/python benchmarks/bench_scores.py [--ref main] [--models 25] [--resamples 2000]
+    .venv/bin/python tools/bench_scores.py [--ref main] [--models 25] [--resamples 2000]
 
 Each side (the other commit's src/ unpacked from git, `git archive`) runs scoring and then the comparisons, each step
 in its own process as the workflow's two jobs run, on the same judgments; where the side's code keeps the drawn

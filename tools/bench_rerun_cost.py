@@ -4,7 +4,7 @@ finished run, each change is made and the workflow run again to its default targ
 per rule are counted, and scores.csv and the tables are compared byte for byte with those of the finished run where
 nothing they show changed. tests/workflow/test_rerun_cost.py asserts the same on a smaller demo (docs/reruns.md).
 
-    python benchmarks/bench_rerun_cost.py [--folder /tmp/vb-rerun-cost]
+    python tools/bench_rerun_cost.py [--folder /tmp/vb-rerun-cost]
 """
 
 from __future__ import annotations

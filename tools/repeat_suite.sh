@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole suite run again and again on a loaded machine, to find tests that fail only sometimes (issue 28).
 #
-#   benchmarks/repeat_suite.sh [RUNS=10] [BUSY=2] [SUMMARY=repeat_suite.txt]
+#   tools/repeat_suite.sh [RUNS=10] [BUSY=2] [SUMMARY=repeat_suite.txt]
 #
 # Runs `make test` (the README's command) RUNS times in a row in this checkout, with BUSY processes spinning
 # on the CPU beside it the whole time (2 on a 2-core machine: the suite's workers get about half of it), and

@@ -15,7 +15,7 @@ wall time; every outcome's details go to --json. Exits 1 where any outcome is no
 `identical`, except SIGINT to a stage, which may also end `failed by name`; `wrong`, `failed unnamed` and `not fired`
 fail (ENOSPC where no tmpfs can be mounted is skipped with its reason).
 
-    python benchmarks/faults.py [--moments 5] [--seed 34] [--kinds all|cheap|none|KIND...] [--kind-draws 2] [--kinds-only]
+    python tools/faults.py [--moments 5] [--seed 34] [--kinds all|cheap|none|KIND...] [--kind-draws 2] [--kinds-only]
                                 [--doc docs/reliability.md] [--json faults.json] [--note TEXT]
 """
 
@@ -432,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     text = (
         f"{BEGIN}\n"
         + (f"{args.note}\n\n" if args.note else "")
-        + f"Measured {when} with `make faults` (benchmarks/faults.py --moments {args.moments} --sigint-moments {counts['SIGINT']} --seed {args.seed}) on "
+        + f"Measured {when} with `make faults` (tools/faults.py --moments {args.moments} --sigint-moments {counts['SIGINT']} --seed {args.seed}) on "
         f"{platform.system()} {platform.machine()}, {cores} cores, no GPU: {len(outcomes)} faults in {wall / 60:.1f} min.\n\n"
         f"{body}\n\n"
         + (f"Not tried (past --budget-s {args.budget_s:.0f}): {dict(skipped)}.\n\n" if skipped else "")

@@ -104,6 +104,10 @@ class SlowFakeOpenAI(FakeOpenAI):
             self.cut_off_hold = None
             self.cut_off_released.set()
 
+    def __exit__(self, *exc):
+        self.release()
+        return super().__exit__(*exc)
+
     def handle(self, handler, body: dict) -> None:
         content = body["messages"][-1]["content"]
         if not isinstance(content, list):
@@ -114,8 +118,8 @@ class SlowFakeOpenAI(FakeOpenAI):
                 self.backend_requests += 1
                 self.cut_off_answers += 1
                 held = self.cut_off_hold is not None and self.cut_off_answers > self.cut_off_hold
-            if held:  # until release(); slow_s only bounds a test that never releases it
-                self.cut_off_released.wait(timeout=self.slow_s)
+            if held:  # until release() (reinference_after_setting_change's, or the server's end)
+                self.cut_off_released.wait()
             choice = {"index": 0, "message": {"role": "assistant", "content": "I saw"}, "finish_reason": "length"}
             reply = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"] + "-snapshot", "choices": [choice]}
             return self._send(handler, 200, reply)

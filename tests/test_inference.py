@@ -112,7 +112,7 @@ def test_kill_minus_nine_resumes_without_redoing_or_duplicating(bench, tmp_path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
     partial = Path(f"{out}.partial")
     # the backend answers 5 items and hangs on the 6th: killed there, whatever the machine's load
-    kill_after_progress(command, {**env, "VB_TEST_HOLD_AFTER": "5"}, partial, lines=5)
+    kill_after_progress(command, {**env, "VB_TEST_HOLD_AFTER": "5"}, partial, lines=5, calls=calls)
     assert not out.exists()
     done_before = [json.loads(line)["instance_id"] for line in partial.read_text().splitlines() if line.strip()]
     assert len(done_before) == 5
@@ -189,7 +189,7 @@ def test_kill_minus_nine_with_samples_resumes_each_item_and_sample_once(bench, t
     ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
     partial = Path(f"{out}.partial")
-    kill_after_progress(command, {**env, "VB_TEST_HOLD_AFTER": "7"}, partial, lines=7)
+    kill_after_progress(command, {**env, "VB_TEST_HOLD_AFTER": "7"}, partial, lines=7, calls=calls)
     assert not out.exists()
     done_before = [f"{r['instance_id']}#{r['sample']}" for r in map(json.loads, partial.read_text().splitlines())]
     assert len(done_before) == 7

@@ -428,13 +428,18 @@ def test_a_real_full_disk_fails_the_job(tmp_path, video_factory):
         subprocess.run(["umount", str(disk)], check=True)
 
 
-#: The frames CLI with each JPEG write slowed (in worker processes too: they are forked), so a test can stop it midway.
+#: The frames CLI whose every process (worker processes too: they are forked) writes 10 JPEGs and then waits for ever
+#: (until the test signals or kills it), so a test stops it midway whatever the machine's load: the extraction
+#: cannot end first, as it could when each write was only slowed.
 SLOW_FRAMES = """
 import sys, time
 from PIL import Image
-save = Image.Image.save
+save, written = Image.Image.save, [0]
 def slow_save(self, *args, **kwargs):
-    time.sleep(0.02)
+    if written[0] == 10:
+        while True:
+            time.sleep(0.05)
+    written[0] += 1
     return save(self, *args, **kwargs)
 Image.Image.save = slow_save
 from virtuebench.frames import main

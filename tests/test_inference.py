@@ -112,7 +112,7 @@ def test_kill_minus_nine_resumes_without_redoing_or_duplicating(bench, tmp_path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
     partial = Path(f"{out}.partial")
     # the backend answers 5 items and hangs on the 6th: killed there, whatever the machine's load
-    kill_after_progress(command, {**env, "VB_TEST_HOLD_AFTER": "5"}, partial, lines=5)
+    kill_after_progress(command, {**env, "VB_TEST_HOLD_AFTER": "5"}, partial, lines=5, calls=calls)
     assert not out.exists()
     done_before = [json.loads(line)["instance_id"] for line in partial.read_text().splitlines() if line.strip()]
     assert len(done_before) == 5
@@ -189,7 +189,7 @@ def test_kill_minus_nine_with_samples_resumes_each_item_and_sample_once(bench, t
     ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
     partial = Path(f"{out}.partial")
-    kill_after_progress(command, {**env, "VB_TEST_HOLD_AFTER": "7"}, partial, lines=7)
+    kill_after_progress(command, {**env, "VB_TEST_HOLD_AFTER": "7"}, partial, lines=7, calls=calls)
     assert not out.exists()
     done_before = [f"{r['instance_id']}#{r['sample']}" for r in map(json.loads, partial.read_text().splitlines())]
     assert len(done_before) == 7
@@ -246,16 +246,20 @@ def test_a_batch_backend_that_loses_replies_fails_the_batch(bench, tmp_path):
 
 def test_a_pipelined_backend_prepares_the_next_item_while_one_generates(bench, tmp_path):
     import threading
-    import time
 
     from virtuebench.models.base import Backend, Reply
 
     class Pipelined(Backend):
+        """Each generation (of the items in `follow`) ends only once the next item's preparation has started: the
+        overlap is an event the test waits for, not a sleep the other thread must beat (60 s only bounds a failure)."""
+
         pipelined = True
 
-        def __init__(self, fail_prepare, fail_generate):
+        def __init__(self, fail_prepare, fail_generate, follow=None):
             self.events, self.lock = [], threading.Lock()
             self.fail_prepare, self.fail_generate = fail_prepare, fail_generate
+            self.follow = follow or {}  # item -> the item whose preparation its generation waits for
+            self.prepared = {following: threading.Event() for following in self.follow.values()}
 
         def log(self, event):
             with self.lock:
@@ -263,6 +267,8 @@ def test_a_pipelined_backend_prepares_the_next_item_while_one_generates(bench, t
 
         def prepare(self, request):
             self.log(("prepare", request.instance_id))
+            if request.instance_id in self.prepared:
+                self.prepared[request.instance_id].set()
             if request.instance_id == self.fail_prepare:
                 raise OSError("unreadable frame")
             assert request.duration_s and len(request.timestamps) == len(request.frames) == 64
@@ -270,7 +276,8 @@ def test_a_pipelined_backend_prepares_the_next_item_while_one_generates(bench, t
 
         def generate(self, prepared):
             self.log(("generate start", prepared))
-            time.sleep(0.05)
+            if prepared in self.follow:
+                self.prepared[self.follow[prepared]].wait(timeout=60)
             self.log(("generate end", prepared))
             if prepared == self.fail_generate:
                 raise RuntimeError("CUDA out of memory")
@@ -278,7 +285,7 @@ def test_a_pipelined_backend_prepares_the_next_item_while_one_generates(bench, t
 
     instances = read_instances(bench / "instances.parquet")
     ids = [i.instance_id for i in items_for_level(instances, 64)]
-    backend = Pipelined(fail_prepare=ids[2], fail_generate=ids[5])
+    backend = Pipelined(fail_prepare=ids[2], fail_generate=ids[5], follow=dict(zip(ids[3:5], ids[4:6])))
     out = tmp_path / "out.jsonl"
     summary = run_inference(instances, bench / "frames", "p", {"backend": "x:P"}, "honest", 64, out, backend=backend)
     assert summary.backend_errors == 2 and summary.answered == 13 and not out.exists()

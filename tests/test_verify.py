@@ -325,7 +325,8 @@ def test_a_new_model_whose_endpoint_dies_midway_leaves_the_previous_tables(clean
 
 
 def test_a_live_runs_lock_refuses_a_second_run_even_after_unlock(run):
-    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    # A live holder until the test ends it: it waits on a pipe, not for a time a slow run could outlast.
+    holder = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     try:
         lock = run / runlock.LOCK_PATH
         lock.parent.mkdir(parents=True, exist_ok=True)

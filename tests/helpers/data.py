@@ -121,10 +121,14 @@ def make_frame_coded_video(path: Path, frame_times: list[float], gop: int, width
     return [p / 1000 for p in pts]
 
 
-def kill_after_progress(command: list[str], env: dict, partial: Path, lines: int, timeout_s: float = 300) -> None:
+def kill_after_progress(
+    command: list[str], env: dict, partial: Path, lines: int, timeout_s: float = 300, calls: Path | None = None
+) -> None:
     """Start `command`, wait until its progress file holds `lines` lines, then kill -9 it. The deadline is only a
     guard against a hung job (it fails the test, never kills early): on a loaded machine the job may take long to
-    start, and how many lines it writes before the kill is for the test to pin (RecordingBackend's hold_after)."""
+    start, and how many lines it writes before the kill is for the test to pin (RecordingBackend's hold_after). With
+    `calls` (a test backend's log of the items it is asked, VB_TEST_HOLD_AFTER=lines), the kill waits until the
+    backend has also logged the item it then holds: the item in flight at the kill is one, whatever the load."""
     import os
     import signal
     import subprocess
@@ -132,7 +136,13 @@ def kill_after_progress(command: list[str], env: dict, partial: Path, lines: int
 
     process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + timeout_s
-    while not partial.exists() or len(partial.read_text().splitlines()) < lines:
+
+    def ready() -> bool:
+        if not partial.exists() or len(partial.read_text().splitlines()) < lines:
+            return False
+        return calls is None or (calls.exists() and len(calls.read_text().split()) > lines)
+
+    while not ready():
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
             process.wait()

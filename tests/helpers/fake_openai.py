@@ -66,6 +66,10 @@ class FakeOpenAI:
         # (the demo asks "What colour is the border around the picture?" of several videos), never their frames too.
         self.answered: Counter[str] = Counter()  # item -> successful replies (a reply the client gave up on included)
         self.fault_items: dict[int, str] = {}  # the n-th model request's item, for each n in backend_faults
+        self.fault_callers: dict[int, str] = {}  # the n-th model request's Authorization header, for each n in backend_faults
+        # (item, Authorization header) -> model requests: a test that gives each run of a job its own key tells the runs'
+        # requests apart by who sent them, not by when they arrived (a request of a killed run may be counted late).
+        self.asked_by: Counter[tuple[str, str]] = Counter()
         self.images_seen: list[int] = []
         self.bodies: list[dict] = []  # each backend request's parameters (messages left out)
         self.grader_bodies: list[dict] = []  # each letter-grade request's parameters (its messages' roles, not their text)
@@ -296,11 +300,14 @@ class FakeOpenAI:
         fault = self.backend_faults.get(number)
         prompt = content[-1]["text"]
         item = self.item(prompt.split("Question:")[-1].strip(), content)
+        caller = handler.headers.get("Authorization", "")
         with self.lock:
             self.backend_asked[item] += 1
+            self.asked_by[(item, caller)] += 1
             asked = self.backend_asked[item]
             if fault:
                 self.fault_items[number] = item
+                self.fault_callers[number] = caller
             self.asked_again.notify_all()
         images = sum(part["type"] == "image_url" for part in content)
         if fault == "429":

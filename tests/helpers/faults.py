@@ -30,6 +30,7 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -87,6 +88,25 @@ class SlowFakeOpenAI(FakeOpenAI):
     def __init__(self, backend_delay_s: float = 0.05, judge_delay_s: float = 0.03):
         super().__init__(backend_delay_s=backend_delay_s)
         self.judge_delay_s = judge_delay_s
+        # hold_cut_off_after(k): the (k+1)-th cut-off reply from then on is held until release(), so that a re-inference
+        # is interrupted with exactly k new answers written: not a moment a poller must catch before the job ends.
+        self.cut_off_answers = 0
+        self.cut_off_hold: int | None = None
+        self.cut_off_released = threading.Event()
+
+    def hold_cut_off_after(self, k: int) -> None:
+        with self.lock:
+            self.cut_off_answers, self.cut_off_hold = 0, k
+            self.cut_off_released.clear()
+
+    def release(self) -> None:
+        with self.lock:
+            self.cut_off_hold = None
+            self.cut_off_released.set()
+
+    def __exit__(self, *exc):
+        self.release()
+        return super().__exit__(*exc)
 
     def handle(self, handler, body: dict) -> None:
         content = body["messages"][-1]["content"]
@@ -96,6 +116,10 @@ class SlowFakeOpenAI(FakeOpenAI):
             time.sleep(self.backend_delay_s)
             with self.lock:
                 self.backend_requests += 1
+                self.cut_off_answers += 1
+                held = self.cut_off_hold is not None and self.cut_off_answers > self.cut_off_hold
+            if held:  # until release() (reinference_after_setting_change's, or the server's end)
+                self.cut_off_released.wait()
             choice = {"index": 0, "message": {"role": "assistant", "content": "I saw"}, "finish_reason": "length"}
             reply = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"] + "-snapshot", "choices": [choice]}
             return self._send(handler, 200, reply)
@@ -438,9 +462,17 @@ def reinference_after_setting_change(
     clean = clean_runs.get(final, *targets)
     shutil.copytree(first, workdir, symlinks=True)
     write_config(workdir, final)
-    # The k-th line of a response file being written: the API model's new answers (the others are kept).
+    # The k-th line of a response file being written: the API model's new answers (the others are kept). The server
+    # holds the answer after the k-th until the signal is sent (SlowFakeOpenAI.hold_cut_off_after), where it can.
     moment = Moment("reinference", k)
-    fired, at, rc, _ = interrupt(workdir, moment, sig, *targets)
+    hold = getattr(server, "hold_cut_off_after", None)
+    if hold is not None:
+        hold(k)
+    try:
+        fired, at, rc, _ = interrupt(workdir, moment, sig, *targets)
+    finally:
+        if hold is not None:
+            server.release()
     fault = ("SIGINT" if sig == signal.SIGINT else "kill -9") + " in re-inference"
     label = f"max_tokens {before}->{after}, {k} answers in"
     return rerun_outcome(fault, label, workdir, clean, targets, fired, at, rc, started)

@@ -40,9 +40,10 @@ SMALL = {
 
 
 def snakemake(
-    workdir: Path, *args: str, config: dict | None = None, timeout: int = 300, snakefile: Path = REPO / "Snakefile"
+    workdir: Path, *args: str, config: dict | None = None, timeout: int = 1800, snakefile: Path = REPO / "Snakefile"
 ) -> subprocess.CompletedProcess:
-    """Snakemake on `config` (written to workdir/config.yaml) in `workdir`, with the test's interpreter first on PATH."""
+    """Snakemake on `config` (written to workdir/config.yaml) in `workdir`, with the test's interpreter first on PATH.
+    `timeout` only ends a hung run: a demo run passed 300 s on 2 cores at load 16 with 4 busy loops (2026-11-28)."""
     (workdir / "config.yaml").write_text(yaml.safe_dump(config or TINY))
     return subprocess.run(command(workdir, *args, snakefile=snakefile), capture_output=True, text=True, env=environment(), timeout=timeout)
 

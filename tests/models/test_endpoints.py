@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -54,7 +55,10 @@ def test_a_dead_base_url_fails_a_60_item_job_in_seconds(bench, tmp_path):
         *("--model-config", json.dumps(gpt4o(base_url)), "--prompt", "honest", "--level", "64", "--out", str(out)),
     )
     print(f"\ndead base_url: exit {run.returncode} after {seconds:.1f} s: {run.stderr.strip()[-300:]}")
-    assert run.returncode == 1 and seconds < 30
+    # Stopped before its first item, not after every item's retries (14 s an item): no item was asked or recorded
+    # (an event, not a time; the seconds, printed, depend on the machine's load).
+    assert run.returncode == 1 and "request failed" not in run.stderr
+    assert not Path(f"{out}.partial").exists() or not Path(f"{out}.partial").read_text()
     assert base_url in run.stderr and "GPT-4o" in run.stderr and "gpt-4o" in run.stderr and "OPENAI_API_KEY" in run.stderr
     assert "connection refused" in run.stderr and KEY not in run.stderr
     assert not out.exists()  # no item was recorded as answered or failed: nothing to clean up
@@ -77,7 +81,10 @@ def test_the_llm_judge_stops_at_a_dead_base_url(tmp_path):
         "--cache",
         str(tmp_path / "cache"),
     )
-    assert run.returncode == 1 and seconds < 30, run.stderr[-2000:]
+    print(f"\ndead base_url: the judge exits {run.returncode} after {seconds:.1f} s")
+    assert run.returncode == 1 and "request failed" not in run.stderr, run.stderr[-2000:]  # before its first item
+    assert not any((tmp_path / "cache").rglob("*.json")) and not (tmp_path / "out.jsonl").exists()
+    assert not Path(f"{tmp_path / 'out.jsonl'}.partial").exists() or not Path(f"{tmp_path / 'out.jsonl'}.partial").read_text()
     assert base_url in run.stderr and "judge gpt-4o" in run.stderr and "OPENAI_API_KEY" in run.stderr and KEY not in run.stderr
 
 

@@ -377,7 +377,9 @@ def test_http_errors_are_named_in_the_job_log(bench, tmp_path):
     # One request at a time: requests 1 (item 1) and 3, 4, 5 (item 2's three attempts) fail.
     with FakeOpenAI(backend_faults={1: "500", 3: "500", 4: "500", 5: "500"}, echo_auth=True) as server:
         out = tmp_path / "responses.jsonl"
-        run = subprocess.run(_inference(bench, out, server, env, {"max_concurrency": 1}), env=env, capture_output=True, text=True)
+        # A 60 s timeout: the attempts counted are the faults', never a local reply retried for being slow under load.
+        settings = {"max_concurrency": 1, "timeout_s": 60.0}
+        run = subprocess.run(_inference(bench, out, server, env, settings), env=env, capture_output=True, text=True)
         url = f"{server.base_url}/chat/completions"
     assert run.returncode == 1, run.stderr[-2000:]  # one item failed: the job fails, the next run asks for it again
     attempts = [line for line in run.stderr.splitlines() if line.startswith("warning: fake-vlm: HTTP 500")]

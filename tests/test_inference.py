@@ -2,6 +2,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,35 @@ def test_backend_failure_keeps_progress_and_retries_only_failed_items(bench, tmp
     assert summary.backend_errors == 0 and summary.reused == len(first_calls) - 1
     assert calls.read_text().split() == first_calls + [failing]
     assert len(_lines(out)) == len(first_calls)
+
+
+def test_latency_covers_the_backends_reply_on_both_paths(bench, tmp_path):
+    """latency_s is the time the backend took to reply (make plan's GPU-hours read it), on the one-item path and the
+    pipelined one: each backend here takes at least 50 ms, so no latency is below it whatever the load. (The argument
+    list once took the time before the call it was measuring: every latency read about 0.)"""
+    from helpers.vb_test_backends import RecordingBackend
+
+    from virtuebench.models.base import Backend, Reply
+
+    class SlowPipelined(Backend):
+        pipelined = True
+
+        def prepare(self, request):
+            return request.instance_id
+
+        def generate(self, prepared):
+            time.sleep(0.05)
+            return Reply("red")
+
+    instances = read_instances(bench / "instances.parquet")
+    for name, backend in (
+        ("one", RecordingBackend({"calls_file": str(tmp_path / "calls"), "delay_s": 0.05})),
+        ("piped", SlowPipelined({})),
+    ):
+        out = tmp_path / f"{name}.jsonl"
+        run_inference(instances, bench / "frames", name, {"backend": "x:Slow"}, "honest", 64, out, backend=backend)
+        latencies = [record["latency_s"] for record in _lines(out)]
+        assert len(latencies) == 15 and min(latencies) >= 0.049, (name, latencies)
 
 
 def test_changed_settings_are_not_reused(bench, tmp_path):
@@ -606,7 +636,7 @@ def test_a_damaged_entry_is_asked_again_and_other_frames_are_other_answers(bench
         store,
     )
     assert len(calls.read_text().split()) == before + 1 and summary.stored == 14
-    assert (tmp_path / "b.jsonl").read_text() == (tmp_path / "a.jsonl").read_text(), "made again, the same answer"
+    assert _without_latency(tmp_path / "b.jsonl") == _without_latency(tmp_path / "a.jsonl"), "made again, the same answer"
     assert Store(store, "answers").get(entries[0].stem) is not None, "replaced whole"
     # Frames re-extracted with another JPEG quality are other frames: every item is asked again.
     frames = tmp_path / "frames"
@@ -657,7 +687,9 @@ def _level_folders(bench, tmp_path, level=64):
 
 
 def _without_latency(path):
-    return [{key: value for key, value in record.items() if key != "latency_s"} for record in _lines(path)]
+    return [
+        {key: value for key, value in record.items() if key not in ("latency_s", "record_digest")} for record in _lines(path)
+    ]  # (a digest of both)
 
 
 @pytest.mark.parametrize("damage", ["truncated", "replaced"])

@@ -468,8 +468,9 @@ class InferenceJob:
         if done is not None:
             return done
         started = time.monotonic()
-        try:
-            return self.record(unit, len(request.frames), time.monotonic() - started, self.backend.answer(request), context=context)
+        try:  # the reply first: an argument list is read left to right, so the latency would be taken before it
+            reply = self.backend.answer(request)
+            return self.record(unit, len(request.frames), time.monotonic() - started, reply, context=context)
         except Exception as error:  # any backend failure is recorded per item and retried next run
             return self.failure(unit, request, error, time.monotonic() - started, context)
 
@@ -488,8 +489,9 @@ class InferenceJob:
         if done is not None:
             return done
         started = time.monotonic()
-        try:
-            return self.record(unit, len(request.frames), time.monotonic() - started, self.backend.generate(inputs), context=context)
+        try:  # the reply first: an argument list is read left to right, so the latency would be taken before it
+            reply = self.backend.generate(inputs)
+            return self.record(unit, len(request.frames), time.monotonic() - started, reply, context=context)
         except Exception as error:
             return self.failure(unit, request, error, time.monotonic() - started, context)
 

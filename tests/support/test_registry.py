@@ -101,6 +101,9 @@ def test_every_registry_loads_every_entry_it_lists():
             assert "cannot be imported" in str(error), error
     assert set(sources.REAL_SOURCES) <= set(sources.SOURCES)
     assert all(hasattr(sources.real_source(name), "RELEASE") for name in sources.REAL_SOURCES)
+    # ...and the other way: a source with a release left out of REAL_SOURCES would be asked for an adapter it lacks.
+    others = [name for name in sources.SOURCES if name not in sources.REAL_SOURCES]
+    assert others and all(callable(getattr(sources.SOURCES[name], "adapter", None)) for name in others), others
 
 
 def test_listing_the_registries_imports_none_of_their_entries():

@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from virtuebench.config.review import Review
+from virtuebench.config.review import Review, not_allowed
 from virtuebench.judge.kinds import judge_kind
 from virtuebench.judge.spec import JudgeSpec
-from virtuebench.support.settings import did_you_mean
 
 
 def defined_judges(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -33,10 +32,7 @@ def check_judges(review: Review) -> tuple[dict[str, dict[str, Any]], str]:
     ]
     for where, name in wanted:
         if name not in defined:
-            review.problems.append(
-                f"{where}: {name!r} is not allowed; {did_you_mean(name, defined)}allowed values: {', '.join(defined)} "
-                "(define others under config.judges)"
-            )
+            review.problems.append(not_allowed(where, name, defined) + " (define others under config.judges)")
     judge, judges = config["judge"], {}
     compared = {name for pair in config["compare_judges"] for name in pair}
     for name in dict.fromkeys(name for _, name in wanted if name in defined):

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from virtuebench.config.model_registry import Registry, registry_warnings
-from virtuebench.config.review import Review, and_did_you_mean
+from virtuebench.config.review import Review, and_did_you_mean, not_allowed
 from virtuebench.models import samples_check
 from virtuebench.models.spec import resolve_choices
 from virtuebench.support.settings import did_you_mean
@@ -38,10 +38,7 @@ def check_model_choices(review: Review, registry: Registry, models: Iterable[str
         options = sorted({name for names in declared[choice].values() for name in names})
         lacking = [model for model in in_run if model in declared[choice] and option not in declared[choice][model]]
         if option not in options:
-            review.problems.append(
-                f"config.model_choices.{choice}: {option!r} is not allowed; {did_you_mean(option, options)}"
-                f"allowed values: {', '.join(options)}"
-            )
+            review.problems.append(not_allowed(f"config.model_choices.{choice}", option, options))
         elif lacking:
             review.problems.append(
                 f"config.model_choices.{choice}: {option!r} is not an option of {', '.join(lacking)} "

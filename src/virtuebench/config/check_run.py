@@ -6,10 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from virtuebench.config.review import Review, and_did_you_mean
+from virtuebench.config.review import Review, and_did_you_mean, not_allowed
 from virtuebench.levels import LEVELS
 from virtuebench.report.paper import paper_models
-from virtuebench.support.settings import did_you_mean
 
 
 def check_source_and_levels(review: Review) -> None:
@@ -59,10 +58,7 @@ def check_cvrr_model_levels(review: Review, registry: Any) -> None:
 def check_prompts_and_report(review: Review) -> None:
     config, report = review.config, review.config["report"]
     if report["prompt"] not in config["prompts"]:
-        review.problems.append(
-            f"config.report.prompt: {report['prompt']!r} is not allowed; {did_you_mean(report['prompt'], config['prompts'])}"
-            f"allowed values (config.prompts): {', '.join(config['prompts'])}"
-        )
+        review.problems.append(not_allowed("config.report.prompt", report["prompt"], config["prompts"], of="config.prompts"))
     trust = report["trust"]
     if not trust["wrong_answer"] < trust["unwarranted_refusal"]:
         review.problems.append(

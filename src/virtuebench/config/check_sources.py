@@ -8,8 +8,7 @@ from typing import Any
 
 from virtuebench.config.check_judges import curation_judge, defined_judges, judge_key_env
 from virtuebench.config.model_registry import Registry
-from virtuebench.config.review import Review, and_did_you_mean
-from virtuebench.support.settings import did_you_mean
+from virtuebench.config.review import Review, and_did_you_mean, not_allowed
 
 
 def check_supplement(review: Review) -> None:
@@ -18,24 +17,15 @@ def check_supplement(review: Review) -> None:
     config, supplement = review.config, review.config["supplement"]
     for i, model in enumerate(supplement["models"]):
         if model not in config["models"]:
-            review.problems.append(
-                f"config.supplement.models[{i}]: {model!r} is not allowed; {did_you_mean(model, config['models'])}"
-                f"allowed values (config.models): {', '.join(config['models'])}"
-            )
+            review.problems.append(not_allowed(f"config.supplement.models[{i}]", model, config["models"], of="config.models"))
     for i, source in enumerate(supplement["sources"]):
         if source not in REAL_SOURCES:
-            review.problems.append(
-                f"config.supplement.sources[{i}]: {source!r} is not allowed; {did_you_mean(source, REAL_SOURCES)}"
-                f"allowed values: {', '.join(REAL_SOURCES)}"
-            )
+            review.problems.append(not_allowed(f"config.supplement.sources[{i}]", source, REAL_SOURCES))
     from virtuebench.prompts import PROMPTS
 
     for key in ("mcq_prompt", "oe_prompt"):
         if supplement[key] not in PROMPTS:
-            review.problems.append(
-                f"config.supplement.{key}: {supplement[key]!r} is not allowed; {did_you_mean(supplement[key], PROMPTS)}"
-                f"allowed values: {', '.join(PROMPTS)}"
-            )
+            review.problems.append(not_allowed(f"config.supplement.{key}", supplement[key], PROMPTS))
     if supplement["models"] and config["source"]["name"] != "virtuebench":
         review.problems.append(
             "config.supplement.models: the supplementary's table needs source virtuebench (the source benchmarks' questions)"
@@ -80,18 +70,12 @@ def check_curation(review: Review, registry: Registry, judges: dict[str, dict[st
     defined = defined_judges(config)
     difficulty_judge = curation["difficulty_judge"]
     if difficulty_judge not in defined:
-        review.problems.append(
-            f"config.curation.difficulty_judge: {difficulty_judge!r} is not allowed; {did_you_mean(difficulty_judge, defined)}"
-            f"allowed values: {', '.join(defined)}"
-        )
+        review.problems.append(not_allowed("config.curation.difficulty_judge", difficulty_judge, defined))
     elif difficulty_judge not in judges:
         judges[difficulty_judge] = curation_judge(review, difficulty_judge, defined)
     for i, source in enumerate(curation["sources"]):
         if source not in REAL_SOURCES:
-            review.problems.append(
-                f"config.curation.sources[{i}]: {source!r} is not allowed; {did_you_mean(source, REAL_SOURCES)}"
-                f"allowed values: {', '.join(REAL_SOURCES)}"
-            )
+            review.problems.append(not_allowed(f"config.curation.sources[{i}]", source, REAL_SOURCES))
     curation_models = {}
     for key in ("filter_model", "reference_model"):
         name = curation[key]

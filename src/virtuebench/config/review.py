@@ -20,6 +20,14 @@ def and_did_you_mean(name: Any, choices: Iterable[str]) -> str:
     return f"; {hint.strip()}" if hint else ""
 
 
+def not_allowed(where: str, value: Any, allowed: Iterable[str], of: str = "") -> str:
+    """The line of a value outside its allowed set, as every check says it: "<where>: 'x' is not allowed; did you mean
+    'y'? allowed values (<of>): a, b" (`of`: where the allowed values come from, where they are the configuration's)."""
+    allowed = list(allowed)
+    named = f" ({of})" if of else ""
+    return f"{where}: {value!r} is not allowed; {did_you_mean(value, allowed)}allowed values{named}: {', '.join(allowed)}"
+
+
 @dataclass
 class Review:
     """What the checks found: problems stop the run, warnings are printed, missing keys stop it before the first job."""

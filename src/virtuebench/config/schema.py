@@ -11,7 +11,7 @@ import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from virtuebench.support.settings import did_you_mean
+from virtuebench.config.review import not_allowed
 
 
 def _where(error: ValidationError, root: str) -> str:
@@ -28,12 +28,10 @@ def _describe(error: ValidationError, root: str) -> str:
         unknown = sorted(set(error.instance) - set(allowed))
         return f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; allowed keys: {', '.join(allowed)}"
     if error.validator == "enum":
-        allowed = list(map(str, error.validator_value))
-        return f"{where}: {error.instance!r} is not allowed; {did_you_mean(error.instance, allowed)}allowed values: {', '.join(allowed)}"
+        return not_allowed(where, error.instance, map(str, error.validator_value))
     if error.validator == "anyOf" and any("enum" in option for option in error.validator_value):
         allowed = [value for option in error.validator_value for value in option.get("enum", [])]
-        hint = did_you_mean(error.instance, allowed)
-        return f"{where}: {error.instance!r} is not allowed; {hint}allowed values: {', '.join(allowed)} (or package.module:Class)"
+        return not_allowed(where, error.instance, allowed) + " (or package.module:Class)"
     if error.validator == "type":
         return f"{where}: must be of type {error.validator_value}, got {error.instance!r}"
     if error.validator == "required":

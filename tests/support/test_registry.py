@@ -79,6 +79,12 @@ def test_an_external_target_is_loaded_as_given_and_a_changed_entry_is_read_afres
     table.targets["w"] = f"{module.__name__}:NotBase"
     with pytest.raises(ValueError, match="is not a subclass"):
         table["w"]
+    # A module replaced under the same name (a test's stand-in made afresh by each test) is the one served, not the
+    # first one looked up: test_hub's dummy source failed in one shuffle order when the registry kept its own copy.
+    again = types.ModuleType(module.__name__)
+    again.Good = type("Good", (Base,), {"name": "good"})
+    monkeypatch.setitem(sys.modules, module.__name__, again)
+    assert table[f"{module.__name__}:Good"] is again.Good
 
 
 def test_every_registry_loads_every_entry_it_lists():

@@ -32,7 +32,8 @@ class Registry(Mapping[str, T], Generic[T]):
     `external`: a name that is not registered but reads "package.module:attribute" is loaded as given (a backend that
     lives outside this package). `hint` ends the error of an entry whose module cannot be imported.
     `targets` stays a plain dict: `targets[name] = "module:attribute"` adds an entry (what a test does with
-    monkeypatch.setitem); each loaded object is kept under its target, so a changed entry is read afresh.
+    monkeypatch.setitem). Nothing is kept here beyond Python's own module table (sys.modules): each lookup reads the
+    target afresh, so a changed entry, or a module replaced in sys.modules, is what the next lookup gets.
     """
 
     def __init__(
@@ -54,7 +55,6 @@ class Registry(Mapping[str, T], Generic[T]):
                 raise TypeError(f"{what} registry: say in `expected` what its predicate accepts")
             expected = f"{'a subclass of' if classes else 'a'} {expect.__module__}.{expect.__qualname__}"
         self.expected = expected
-        self._loaded: dict[str, Any] = {}
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.targets)
@@ -90,14 +90,12 @@ class Registry(Mapping[str, T], Generic[T]):
     def load(self, name: str) -> T:
         """The object registered as `name`, imported the first time and checked to be what this registry holds."""
         target = self.target(name)
-        if target not in self._loaded:
-            found = _import(target, f"{self.what} {name!r}", self._hint)
-            if not self._accepts(found):
-                raise ValueError(f"{self.what} {name!r}: {target} is not {self.expected}")
-            if self._named and getattr(found, "name", None) != name:
-                raise ValueError(f"{self.what} {name!r}: {target} names itself {getattr(found, 'name', None)!r}, not {name!r}")
-            self._loaded[target] = found
-        return self._loaded[target]
+        found = _import(target, f"{self.what} {name!r}", self._hint)
+        if not self._accepts(found):
+            raise ValueError(f"{self.what} {name!r}: {target} is not {self.expected}")
+        if self._named and getattr(found, "name", None) != name:
+            raise ValueError(f"{self.what} {name!r}: {target} names itself {getattr(found, 'name', None)!r}, not {name!r}")
+        return found
 
     def _accepts(self, found: Any) -> bool:
         if not isinstance(self._expect, type):
